@@ -1,0 +1,110 @@
+/* config.h — one declarative table for every setting.
+ *
+ * Each row names a setting, its type, default, bounds, the commands it
+ * applies to and its help line. The same table drives command-line parsing
+ * (--name value, --name=value, --flag), environment overrides
+ * (CRUCIBLE_<NAME>, upper-cased, '-' -> '_'), --help and `--dump-config`.
+ * Precedence: default < environment < command line. */
+#ifndef CR_CONFIG_H
+#define CR_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Which commands a row applies to (bit mask). */
+enum {
+    CR_CMD_COORDINATOR = 1 << 0,
+    CR_CMD_WORKER = 1 << 1,
+    CR_CMD_RUN = 1 << 2,
+    CR_CMD_SUBMIT = 1 << 3,
+    CR_CMD_WATCH = 1 << 4,
+    CR_CMD_RESULTS = 1 << 5,
+    CR_CMD_STATUS = 1 << 6,
+    CR_CMD_CANCEL = 1 << 7,
+    CR_CMD_TASK = 1 << 8,
+    CR_CMD_CLIENT = CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_STATUS | CR_CMD_CANCEL,
+    CR_CMD_ALL = 0x1ff,
+};
+
+#define CR_CONFIG_STR 256 /* bytes for every string setting */
+
+typedef struct {
+    /* --- endpoints --- */
+    char clients_endpoint[CR_CONFIG_STR]; /* coordinator binds; clients connect */
+    char workers_endpoint[CR_CONFIG_STR]; /* coordinator binds; workers connect */
+    /* --- coordinator --- */
+    char db[CR_CONFIG_STR];               /* SQLite file */
+    int64_t queue_limit;                  /* jobs queued per client at most */
+    int64_t max_attempts;                 /* tries before a job is recorded INFRA_ERROR */
+    int64_t heartbeat_ms;                 /* ms between heartbeats, both ways */
+    int64_t liveness;                     /* missed heartbeats before a peer is lost */
+    /* --- worker --- */
+    char worker_id[CR_CONFIG_STR];        /* "" = <host>-<pid> */
+    char work_dir[CR_CONFIG_STR];         /* build dirs, compile cache, scratch */
+    char cc[CR_CONFIG_STR];               /* C compiler for the "c" backend */
+    char runner[CR_CONFIG_STR];           /* crucible-runner path; "" = next to crucible */
+    char backends[CR_CONFIG_STR];         /* comma list the worker serves */
+    int64_t compile_jobs;                 /* compile pool threads */
+    int64_t cpu;                          /* core the runner's timing thread is pinned to; -1 = pick */
+    /* --- job options (batch defaults) --- */
+    double compile_timeout_s;             /* s */
+    double run_timeout_s;                 /* s, whole runner */
+    double time_budget_s;                 /* s of timing per bench case */
+    double rse_target;                    /* relative standard error to stop at */
+    char reward[CR_CONFIG_STR];           /* formula name */
+    char ref_policy[CR_CONFIG_STR];       /* "interleaved" | "cached" */
+    char clock_policy[CR_CONFIG_STR];     /* "observe" | "lock:base" | "lock:<MHz>" */
+    /* --- client --- */
+    char batch[CR_CONFIG_STR];            /* batch id; "" = generated */
+    char format[CR_CONFIG_STR];           /* results: jsonl | csv | pb */
+    char out[CR_CONFIG_STR];              /* results file; "" = stdout (run: crucible-results.jsonl) */
+    double wait_s;                        /* client: give up after this many s; 0 = never */
+    int64_t workers;                      /* run: local workers to start */
+    int64_t follow;                       /* watch/results: keep streaming until done */
+    /* --- general --- */
+    char log_level[CR_CONFIG_STR];        /* debug | info | warn | error | off */
+    int64_t max_msg;                      /* bytes; ZMQ_MAXMSGSIZE and decoder cap */
+} cr_config_t;
+
+typedef enum { CR_CONF_INT, CR_CONF_DOUBLE, CR_CONF_STR, CR_CONF_BOOL } cr_conf_type_t;
+
+typedef struct {
+    const char *name;   /* command-line name without "--" */
+    cr_conf_type_t type;
+    size_t offset;      /* into cr_config_t */
+    const char *def;    /* default, as text */
+    double min, max;    /* bounds for numbers; min > max = unbounded */
+    unsigned cmds;      /* CR_CMD_* mask */
+    const char *help;
+} cr_conf_row_t;
+
+/* The table, and its length. */
+extern const cr_conf_row_t cr_config_rows[];
+extern const size_t cr_config_nrows;
+
+/* Fills every field with its default. */
+void cr_config_defaults(cr_config_t *c);
+
+/* Applies CRUCIBLE_* environment variables for rows of cmd. Returns 0, or
+ * CR_E_USAGE with err naming the variable and the bad value. */
+int cr_config_env(cr_config_t *c, unsigned cmd, char *err, size_t errlen);
+
+/* Parses argv for the rows of cmd, from index 0. Options may come anywhere;
+ * the other arguments are moved, in order, to the front of argv and their
+ * count is stored in *npos. "--" ends options. Returns 0, or CR_E_USAGE with
+ * err naming the option ("--time-budget-s: 'x' is not a number"), or 1 when
+ * --help was given. */
+int cr_config_argv(cr_config_t *c, unsigned cmd, int argc, char **argv, int *npos, char *err,
+                   size_t errlen);
+
+/* Prints the rows of cmd as a help block ("  --name VALUE   help (default x)"). */
+void cr_config_help(FILE *f, unsigned cmd);
+
+/* Prints name = value for the rows of cmd. */
+void cr_config_dump(FILE *f, const cr_config_t *c, unsigned cmd);
+
+/* Sets one row by name from text; same errors as cr_config_argv. */
+int cr_config_set(cr_config_t *c, const char *name, const char *value, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,30 @@
+/* reward.h — named, versioned reward formulas applied to a record.
+ *
+ * Formulas (name@version):
+ *   default@1  — 0 unless status OK and no hack flag; then
+ *                0.3 + 0.7 * min(speedup_geomean, 4) / 4. Cap 4: above it a
+ *                speedup is more likely a measurement artefact than a win.
+ *   kevin@1    — 0.3*correct + speedup*correct (Kevin-32B).
+ *   drkernel@1 — 0.5*correct + 0.5*min(speedup, 3) (Dr. Kernel).
+ * Infrastructure outcomes (cr_status_is_infra) get has_reward = 0. A hack
+ * flag always zeroes the speed component. */
+#ifndef CR_REWARD_H
+#define CR_REWARD_H
+
+#include "crucible.pb-c.h"
+
+/* Sets rec->has_reward, rec->reward and rec->components (allocated with
+ * malloc, owned by the record as protobuf-c free_unpacked expects; a
+ * previous components message is replaced). formula is a name with or
+ * without "@version"; NULL or "" is "default". Returns 0 or CR_E_USAGE for
+ * an unknown formula (record untouched). */
+int cr_reward_apply(Crucible__RewardRecord *rec, const char *formula);
+
+/* 1 when name names a known formula. */
+int cr_reward_known(const char *name);
+
+/* Group-relative advantages: adv[i] = (r[i] - mean) / (std + 1e-6) over the
+ * members with a reward; members without (has[i] == 0) get 0. */
+void cr_reward_advantages(const double *r, const int *has, int n, double *adv);
+
+#endif

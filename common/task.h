@@ -1,0 +1,138 @@
+/* task.h — task folders: loading, validation, shapes, cases, the call shim.
+ *
+ * A task is a folder holding task.json, the reference source and optionally a
+ * baseline and a prompt (DESIGN.md §3). Parsing validates everything a judge
+ * will rely on, so a malformed task is refused with a message naming the file
+ * and the field ("tasks/x/task.json: params.y.shape[1]: unknown size 'colz'")
+ * and never reaches a worker. The same parser runs in the client (task check,
+ * submit), the coordinator (submit), the worker and the runner. */
+#ifndef CR_TASK_H
+#define CR_TASK_H
+
+#include "expr.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CR_TASK_MAX_PARAMS 32
+#define CR_TASK_MAX_DIMS 8
+#define CR_TASK_MAX_CASES 64
+#define CR_TASK_MAX_ALLOW 16
+/* 16 GiB across a case's buffers: above it the task is refused, not run. */
+#define CR_TASK_MAX_CASE_BYTES (16ull << 30)
+/* 1 MiB of task.json / source: far above any real task, below abuse. */
+#define CR_TASK_MAX_FILE (1u << 20)
+
+typedef enum {
+    CR_DT_F32,
+    CR_DT_F64,
+    CR_DT_F16,
+    CR_DT_BF16,
+    CR_DT_I8,
+    CR_DT_U8,
+    CR_DT_I16,
+    CR_DT_I32,
+    CR_DT_U32,
+    CR_DT_I64,
+    CR_DT_BOOL,
+    CR_DT__COUNT
+} cr_dtype_t;
+
+typedef enum { CR_ROLE_IN, CR_ROLE_OUT, CR_ROLE_INOUT, CR_ROLE_SIZE, CR_ROLE_SCALAR } cr_role_t;
+
+typedef enum {
+    CR_DIST_NORMAL,  /* mean, std */
+    CR_DIST_UNIFORM, /* low, high */
+    CR_DIST_INT,     /* integers in [low, high) */
+} cr_dist_kind_t;
+
+typedef struct {
+    cr_dist_kind_t kind;
+    double a; /* mean (normal) or low (uniform, int) */
+    double b; /* std (normal) or high (uniform, int) */
+} cr_dist_t;
+
+typedef struct {
+    char name[64];                      /* as in the signature and params */
+    cr_role_t role;
+    cr_dtype_t dtype;                   /* buffers, scalars; sizes are CR_DT_I64 */
+    char ctype[96];                     /* C type text from the signature: "const float *" */
+    int is_pointer;                     /* 1 for buffers */
+    int ndim;
+    cr_expr_t *shape[CR_TASK_MAX_DIMS]; /* owned; over size names */
+    cr_dist_t init;                     /* how inputs are drawn */
+} cr_param_t;
+
+typedef struct {
+    int64_t ival[CR_TASK_MAX_PARAMS]; /* size params (and integer scalars), by param index */
+    double fval[CR_TASK_MAX_PARAMS];  /* scalar params, by param index */
+} cr_case_t;
+
+typedef struct {
+    char *dir;          /* folder it was loaded from, or "" for a bundle; owned */
+    char *name;         /* owned */
+    char *language;     /* "c", "cuda" (later "torch"); owned */
+    char *signature;    /* owned */
+    char *reference;    /* file name in dir; owned */
+    char *baseline;     /* file name, NULL when absent; owned */
+    char *prompt;       /* file name, NULL when absent; owned */
+    int nparams;
+    cr_param_t params[CR_TASK_MAX_PARAMS]; /* in signature order */
+    int ncases;
+    cr_case_t cases[CR_TASK_MAX_CASES];
+    int nbench;
+    int bench[CR_TASK_MAX_CASES]; /* indices into cases */
+    double atol, rtol;
+    cr_expr_t *bytes;   /* NULL when absent; owned */
+    cr_expr_t *flops;   /* NULL when absent; owned */
+    int nallow;
+    char *allow[CR_TASK_MAX_ALLOW]; /* libraries the candidate may link ("cublas"); owned */
+    int threads_allowed; /* "threads": true lets a C candidate create threads */
+} cr_task_t;
+
+/* Dtype helpers. cr_dtype_parse accepts "float32", "float64", "float16",
+ * "bfloat16", "int8", "uint8", "int16", "int32", "uint32", "int64", "bool". */
+int cr_dtype_parse(const char *s, cr_dtype_t *out);
+const char *cr_dtype_name(cr_dtype_t d);
+size_t cr_dtype_size(cr_dtype_t d);
+int cr_dtype_is_float(cr_dtype_t d);
+
+const char *cr_role_name(cr_role_t r);
+
+/* Parses and validates task.json text. origin names the file in messages
+ * ("tasks/x/task.json"). Returns 0 and *out (caller destroys), or CR_E_TASK /
+ * CR_E_JSON with err holding "<origin>: <field>: <what is wrong>". */
+int cr_task_parse(const char *json_text, const char *origin, cr_task_t **out, char *err,
+                  size_t errlen);
+
+/* Loads dir/task.json and checks that the reference (and baseline, prompt)
+ * files exist and are readable. Same return contract as cr_task_parse. */
+int cr_task_load_dir(const char *dir, cr_task_t **out, char *err, size_t errlen);
+
+void cr_task_destroy(cr_task_t **self_p);
+
+/* Index of the param named name, or -1. */
+int cr_task_param_index(const cr_task_t *t, const char *name);
+
+/* Number of elements of buffer param p in case c. Returns 0 or CR_E_EXPR. */
+int cr_task_numel(const cr_task_t *t, int c, int p, int64_t *numel);
+
+/* Total bytes / flops the task declares for case c; 0 with *out = 0 when not declared. */
+int cr_task_bytes(const cr_task_t *t, int c, double *out);
+int cr_task_flops(const cr_task_t *t, int c, double *out);
+
+/* Generates the translation unit that is compiled for a candidate or the
+ * reference: it #includes the source file named src_name (a path relative to
+ * the build dir), then defines
+ *     void cr_entry(void **args)   (extern "C" for cuda)
+ * which calls solve() with each args[i] cast from a pointer to a value of the
+ * i-th parameter's declared type. Because it is the same translation unit,
+ * solve may be static, extern "C" or C++-linked. Returns a heap string the
+ * caller frees, or NULL on ENOMEM. */
+char *cr_task_shim_source(const cr_task_t *t, const char *src_name);
+
+/* The shim's entry symbol and its type. */
+#define CR_TASK_ENTRY "cr_entry"
+typedef void (*cr_task_entry_fn)(void **args);
+
+#endif

@@ -1,0 +1,2 @@
+/* placeholder until implemented */
+typedef int cr__placeholder_t;

@@ -1,0 +1,237 @@
+/* wire.c — see wire.h. */
+#include "wire.h"
+
+#include "error.h"
+#include "log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+int cr_wire_pack(Crucible__Envelope *env, uint8_t **buf, size_t *len)
+{
+    env->version = CR_PROTOCOL_VERSION;
+    size_t n = crucible__envelope__get_packed_size(env);
+    if (n > CR_WIRE_MAX_MSG)
+        return CR_E_TOO_BIG;
+    uint8_t *b = malloc(n ? n : 1);
+    if (!b)
+        return -ENOMEM;
+    crucible__envelope__pack(env, b);
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+int cr_wire_unpack(const void *data, size_t len, size_t max, Crucible__Envelope **out)
+{
+    *out = NULL;
+    if (len > max)
+        return CR_E_TOO_BIG;
+    Crucible__Envelope *env = crucible__envelope__unpack(NULL, len, data);
+    if (!env)
+        return CR_E_DECODE;
+    if (env->body_case == CRUCIBLE__ENVELOPE__BODY__NOT_SET) {
+        crucible__envelope__free_unpacked(env, NULL);
+        return CR_E_DECODE;
+    }
+    if (env->version == 0 || env->version > CR_PROTOCOL_VERSION) {
+        crucible__envelope__free_unpacked(env, NULL);
+        return CR_E_VERSION;
+    }
+    *out = env;
+    return 0;
+}
+
+void cr_wire_free(Crucible__Envelope **env_p)
+{
+    if (env_p && *env_p) {
+        crucible__envelope__free_unpacked(*env_p, NULL);
+        *env_p = NULL;
+    }
+}
+
+const char *cr_wire_body_name(const Crucible__Envelope *env)
+{
+    switch (env->body_case) {
+    case CRUCIBLE__ENVELOPE__BODY_READY: return "ready";
+    case CRUCIBLE__ENVELOPE__BODY_HEARTBEAT: return "heartbeat";
+    case CRUCIBLE__ENVELOPE__BODY_ASSIGN: return "assign";
+    case CRUCIBLE__ENVELOPE__BODY_RESULT: return "result";
+    case CRUCIBLE__ENVELOPE__BODY_ACK: return "ack";
+    case CRUCIBLE__ENVELOPE__BODY_DISCONNECT: return "disconnect";
+    case CRUCIBLE__ENVELOPE__BODY_SUBMIT: return "submit";
+    case CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK: return "submit_ack";
+    case CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE: return "subscribe";
+    case CRUCIBLE__ENVELOPE__BODY_GROUP_DONE: return "group_done";
+    case CRUCIBLE__ENVELOPE__BODY_BATCH_DONE: return "batch_done";
+    case CRUCIBLE__ENVELOPE__BODY_STATUS_REQUEST: return "status_request";
+    case CRUCIBLE__ENVELOPE__BODY_STATUS_REPLY: return "status_reply";
+    case CRUCIBLE__ENVELOPE__BODY_CANCEL: return "cancel";
+    case CRUCIBLE__ENVELOPE__BODY_CANCEL_ACK: return "cancel_ack";
+    case CRUCIBLE__ENVELOPE__BODY_ERROR: return "error";
+    default: return "unknown";
+    }
+}
+
+int cr_wire_socket_caps(void *sock, size_t max_msg)
+{
+    int64_t maxsz = (int64_t)max_msg;
+    int linger = 0;
+    int hwm = 100000; /* messages; a ROUTER drops beyond it, so keep it far above credit */
+    if (zmq_setsockopt(sock, ZMQ_MAXMSGSIZE, &maxsz, sizeof maxsz) != 0 ||
+        zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+        zmq_setsockopt(sock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
+        zmq_setsockopt(sock, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0)
+        return CR_E_ZMQ;
+    return 0;
+}
+
+int cr_wire_send(void *sock, const cr_peer_t *peer, Crucible__Envelope *env)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int rc = cr_wire_pack(env, &buf, &len);
+    if (rc != 0)
+        return rc;
+    if (peer && zmq_send(sock, peer->bytes, peer->len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+        free(buf);
+        return CR_E_ZMQ;
+    }
+    int s = zmq_send(sock, buf, len, ZMQ_DONTWAIT);
+    free(buf);
+    return s < 0 ? CR_E_ZMQ : 0;
+}
+
+/* Drops whatever frames remain of a multipart message. */
+static void s_drain_more(void *sock)
+{
+    int more = 0;
+    size_t sz = sizeof more;
+    while (zmq_getsockopt(sock, ZMQ_RCVMORE, &more, &sz) == 0 && more) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        zmq_msg_recv(&m, sock, ZMQ_DONTWAIT);
+        zmq_msg_close(&m);
+    }
+}
+
+int cr_wire_recv(void *sock, cr_peer_t *peer, Crucible__Envelope **out)
+{
+    *out = NULL;
+    zmq_msg_t m;
+    if (peer) {
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, sock, ZMQ_DONTWAIT) < 0) {
+            int e = zmq_errno();
+            zmq_msg_close(&m);
+            return e == EAGAIN ? -EAGAIN : CR_E_ZMQ;
+        }
+        size_t n = zmq_msg_size(&m);
+        peer->len = n > CR_WIRE_MAX_ID ? CR_WIRE_MAX_ID : n;
+        memcpy(peer->bytes, zmq_msg_data(&m), peer->len);
+        int more = zmq_msg_more(&m);
+        zmq_msg_close(&m);
+        if (!more)
+            return CR_E_DECODE;
+    }
+    zmq_msg_init(&m);
+    if (zmq_msg_recv(&m, sock, peer ? 0 : ZMQ_DONTWAIT) < 0) {
+        int e = zmq_errno();
+        zmq_msg_close(&m);
+        return e == EAGAIN ? -EAGAIN : CR_E_ZMQ;
+    }
+    int more = zmq_msg_more(&m);
+    int rc = cr_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), CR_WIRE_MAX_MSG, out);
+    zmq_msg_close(&m);
+    if (more) {
+        s_drain_more(sock);
+        cr_wire_free(out);
+        return CR_E_DECODE;
+    }
+    return rc;
+}
+
+void cr_wire_send_error(void *sock, const cr_peer_t *peer, const char *code, const char *msg,
+                        const char *batch_id)
+{
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Error err = CRUCIBLE__ERROR__INIT;
+    err.code = (char *)code;
+    err.message = (char *)msg;
+    err.batch_id = (char *)(batch_id ? batch_id : "");
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_ERROR;
+    env.error = &err;
+    if (cr_wire_send(sock, peer, &env) != 0)
+        cr_debug("could not send error %s: %s", code, msg);
+}
+
+int cr_wire_frame_write(int fd, const void *data, size_t len)
+{
+    unsigned char hdr[4] = {(unsigned char)(len & 0xff), (unsigned char)((len >> 8) & 0xff),
+                            (unsigned char)((len >> 16) & 0xff),
+                            (unsigned char)((len >> 24) & 0xff)};
+    const unsigned char *parts[2] = {hdr, data};
+    size_t lens[2] = {4, len};
+    for (int i = 0; i < 2; i++) {
+        size_t off = 0;
+        while (off < lens[i]) {
+            ssize_t w = write(fd, parts[i] + off, lens[i] - off);
+            if (w < 0) {
+                if (errno == EINTR)
+                    continue;
+                return -errno;
+            }
+            off += (size_t)w;
+        }
+    }
+    return 0;
+}
+
+int cr_wire_frame_parse(const void *buf, size_t len, size_t max, const uint8_t **payload,
+                        size_t *plen)
+{
+    const uint8_t *b = buf;
+    if (len < 4)
+        return CR_E_DECODE;
+    size_t n = (size_t)b[0] | ((size_t)b[1] << 8) | ((size_t)b[2] << 16) | ((size_t)b[3] << 24);
+    if (n > max)
+        return CR_E_TOO_BIG;
+    if (len - 4 < n)
+        return CR_E_DECODE;
+    *payload = b + 4;
+    *plen = n;
+    return 0;
+}
+
+int cr_wire_record_pack(const Crucible__RewardRecord *rec, uint8_t **buf, size_t *len)
+{
+    size_t n = crucible__reward_record__get_packed_size(rec);
+    uint8_t *b = malloc(n ? n : 1);
+    if (!b)
+        return -ENOMEM;
+    crucible__reward_record__pack(rec, b);
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+int cr_wire_record_unpack(const void *data, size_t len, Crucible__RewardRecord **out)
+{
+    *out = crucible__reward_record__unpack(NULL, len, data);
+    return *out ? 0 : CR_E_DECODE;
+}
+
+Crucible__RewardRecord *cr_wire_record_dup(const Crucible__RewardRecord *rec)
+{
+    uint8_t *buf;
+    size_t len;
+    if (cr_wire_record_pack(rec, &buf, &len) != 0)
+        return NULL;
+    Crucible__RewardRecord *out = NULL;
+    cr_wire_record_unpack(buf, len, &out);
+    free(buf);
+    return out;
+}

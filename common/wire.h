@@ -1,0 +1,87 @@
+/* wire.h — the one module that encodes and decodes Crucible messages.
+ *
+ * Every ZeroMQ message is one Crucible__Envelope (proto/crucible.proto).
+ * DEALER peers send a single frame; a ROUTER sees [identity][payload].
+ * Sizes are capped twice: by ZMQ_MAXMSGSIZE on the socket (cr_wire_socket_caps)
+ * and by the decoder here, so an oversized or undecodable message is an error
+ * return, never a crash. Every unpacked envelope is released with
+ * cr_wire_free() on every path. */
+#ifndef CR_WIRE_H
+#define CR_WIRE_H
+
+#include "crucible.pb-c.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CR_PROTOCOL_VERSION 1
+/* 64 MiB: a GRPO step of 4096 candidates of ~10 KiB source fits with room. */
+#define CR_WIRE_MAX_MSG (64u * 1024u * 1024u)
+/* Identity frames from ROUTER sockets: ZeroMQ caps them at 255 bytes. */
+#define CR_WIRE_MAX_ID 255
+
+typedef struct {
+    unsigned char bytes[CR_WIRE_MAX_ID]; /* peer routing id */
+    size_t len;
+} cr_peer_t;
+
+/* Packs env (its version is set to CR_PROTOCOL_VERSION) into a heap buffer.
+ * Returns 0 and *buf (caller frees with free()) or -ENOMEM / CR_E_TOO_BIG. */
+int cr_wire_pack(Crucible__Envelope *env, uint8_t **buf, size_t *len);
+
+/* Decodes data. Returns 0 and *out (release with cr_wire_free), or
+ * CR_E_TOO_BIG (len > max), CR_E_DECODE (not a valid envelope, or no body),
+ * CR_E_VERSION (a newer major version); *out is then NULL. */
+int cr_wire_unpack(const void *data, size_t len, size_t max, Crucible__Envelope **out);
+
+/* Releases an envelope from cr_wire_unpack and nulls the pointer. Safe on NULL. */
+void cr_wire_free(Crucible__Envelope **env_p);
+
+/* Name of the envelope's body case, for logs ("submit", "result", ...). */
+const char *cr_wire_body_name(const Crucible__Envelope *env);
+
+/* Sets ZMQ_MAXMSGSIZE, a linger of 0 and sensible high-water marks. */
+int cr_wire_socket_caps(void *sock, size_t max_msg);
+
+/* Sends env on a DEALER socket (peer == NULL) or to peer on a ROUTER socket.
+ * ZMQ_DONTWAIT: returns CR_E_ZMQ when the peer is unreachable or full, 0 on success. */
+int cr_wire_send(void *sock, const cr_peer_t *peer, Crucible__Envelope *env);
+
+/* Receives one message (non-blocking). With peer != NULL the socket is a
+ * ROUTER and the identity frame is stored there. Returns:
+ *   0 and *out on success;
+ *   -EAGAIN when nothing is waiting;
+ *   CR_E_DECODE / CR_E_TOO_BIG / CR_E_VERSION when a message came but is bad:
+ *     *out is NULL, peer (if any) is filled so the caller can reply;
+ *   CR_E_ZMQ on a socket error. */
+int cr_wire_recv(void *sock, cr_peer_t *peer, Crucible__Envelope **out);
+
+/* Sends an Error envelope {code, message, batch_id} (best effort). */
+void cr_wire_send_error(void *sock, const cr_peer_t *peer, const char *code, const char *msg,
+                        const char *batch_id);
+
+/* ---- framing for pipes (runner <-> worker) ----
+ * A frame is a 4-byte little-endian length followed by that many bytes. */
+
+/* Writes one frame to fd, retrying short writes. Returns 0 or -errno. */
+int cr_wire_frame_write(int fd, const void *data, size_t len);
+
+/* Finds the first complete frame in buf. Returns 0 with *payload and *plen set,
+ * CR_E_DECODE when buf holds no complete frame, CR_E_TOO_BIG when the length
+ * field exceeds max. */
+int cr_wire_frame_parse(const void *buf, size_t len, size_t max, const uint8_t **payload,
+                        size_t *plen);
+
+/* ---- records ---- */
+
+/* Packs a RewardRecord into a heap buffer (caller frees). 0 or -ENOMEM. */
+int cr_wire_record_pack(const Crucible__RewardRecord *rec, uint8_t **buf, size_t *len);
+
+/* Unpacks a record; release with crucible__reward_record__free_unpacked(rec, NULL).
+ * Returns 0 or CR_E_DECODE. */
+int cr_wire_record_unpack(const void *data, size_t len, Crucible__RewardRecord **out);
+
+/* Deep copy of a record through pack/unpack. Returns NULL on failure. */
+Crucible__RewardRecord *cr_wire_record_dup(const Crucible__RewardRecord *rec);
+
+#endif
