@@ -1,2 +1,131 @@
+/* test_proc.c — supervised child processes. */
+#include "proc.h"
+
 #include <criterion/criterion.h>
-Test(placeholder, todo) { cr_skip_test("not written yet"); }
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+Test(proc, captures_output_and_exit_code)
+{
+    char *argv[] = {"sh", "-c", "echo out; echo err >&2; exit 3", NULL};
+    cr_proc_opts_t o = {.argv = argv};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert(r.exited);
+    cr_assert_eq(r.exit_code, 3);
+    cr_assert_str_eq(r.out, "out\n");
+    cr_assert_str_eq(r.err, "err\n");
+    char d[64];
+    cr_assert_str_eq(cr_proc_describe(&r, d, sizeof d), "exit 3");
+    cr_proc_result_close(&r);
+}
+
+Test(proc, stdin_is_delivered)
+{
+    char *argv[] = {"cat", NULL};
+    static char big[300000]; /* more than a pipe buffer: written from the poll loop */
+    memset(big, 'a', sizeof big);
+    cr_proc_opts_t o = {.argv = argv, .stdin_data = big, .stdin_len = sizeof big,
+                        .out_cap = sizeof big};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert_eq(r.out_len, sizeof big);
+    cr_assert_not(r.out_truncated);
+    cr_proc_result_close(&r);
+}
+
+Test(proc, signal_is_reported)
+{
+    char *argv[] = {"sh", "-c", "kill -SEGV $$", NULL};
+    cr_proc_opts_t o = {.argv = argv};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert(r.signaled);
+    cr_assert_eq(r.signal, SIGSEGV);
+    cr_proc_result_close(&r);
+}
+
+/* A child that starts a grandchild and hangs: the deadline kills the whole
+ * group, so the grandchild is gone too. */
+Test(proc, timeout_kills_the_group)
+{
+    char pidfile[] = "/tmp/cr-proc-XXXXXX";
+    int fd = mkstemp(pidfile);
+    close(fd);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "sleep 30 & echo $! > %s; sleep 30", pidfile);
+    char *argv[] = {"sh", "-c", cmd, NULL};
+    cr_proc_opts_t o = {.argv = argv, .timeout_ms = 300};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert(r.timed_out);
+    cr_assert(r.seconds < 5.0);
+    FILE *f = fopen(pidfile, "r");
+    int gpid = 0;
+    cr_assert_eq(fscanf(f, "%d", &gpid), 1);
+    fclose(f);
+    unlink(pidfile);
+    usleep(100000);
+    /* gone, or a zombie waiting for whoever inherited it: either way not running */
+    char stat[64], line[256] = "";
+    snprintf(stat, sizeof stat, "/proc/%d/stat", gpid);
+    FILE *sf = fopen(stat, "r");
+    if (sf) {
+        if (!fgets(line, sizeof line, sf))
+            line[0] = '\0';
+        fclose(sf);
+    }
+    char *rp = strrchr(line, ')');
+    cr_assert(!sf || (rp && rp[2] == 'Z'), "grandchild %d still running: %s", gpid, line);
+    cr_proc_result_close(&r);
+}
+
+/* A child that exits while a background grandchild holds stdout open must
+ * not block the caller until the grandchild ends. */
+Test(proc, leftover_grandchild_does_not_block)
+{
+    char *argv[] = {"sh", "-c", "sleep 30 & echo done", NULL};
+    cr_proc_opts_t o = {.argv = argv, .timeout_ms = 10000};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert(r.exited);
+    cr_assert_not(r.timed_out);
+    cr_assert(r.seconds < 5.0);
+    cr_assert_str_eq(r.out, "done\n");
+    cr_proc_result_close(&r);
+}
+
+Test(proc, stderr_keeps_the_tail)
+{
+    char *argv[] = {"sh", "-c", "for i in $(seq 1 2000); do echo line$i >&2; done", NULL};
+    cr_proc_opts_t o = {.argv = argv, .err_cap = 64};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert(r.err_truncated);
+    cr_assert_not_null(strstr(r.err, "line2000\n"));
+    cr_proc_result_close(&r);
+}
+
+Test(proc, rlimits_apply)
+{
+    char *argv[] = {"sh", "-c", "ulimit -n; ulimit -c", NULL};
+    cr_rlimits_t lim = {.nofile = 77, .no_core = 1};
+    cr_proc_opts_t o = {.argv = argv, .limits = &lim};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert_str_eq(r.out, "77\n0\n");
+    cr_proc_result_close(&r);
+}
+
+Test(proc, missing_program_exits_127)
+{
+    char *argv[] = {"/nonexistent/crucible-none", NULL};
+    cr_proc_opts_t o = {.argv = argv};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert(r.exited);
+    cr_assert_eq(r.exit_code, 127);
+    cr_proc_result_close(&r);
+}
