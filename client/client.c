@@ -1,2 +1,599 @@
-/* placeholder until implemented */
-typedef int cr__placeholder_t;
+/* client.c — see client.h. */
+#define _GNU_SOURCE
+#include "client.h"
+
+#include "error.h"
+#include "file.h"
+#include "hash.h"
+#include "log.h"
+#include "wire.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zmq.h>
+
+struct cr_client {
+    void *ctx;       /* ZeroMQ context, owned */
+    void *sock;      /* DEALER connected to the clients endpoint, owned */
+    size_t max_msg;  /* bytes; cap on messages both ways */
+};
+
+cr_client_t *cr_client_new(const char *endpoint, size_t max_msg)
+{
+    cr_client_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->max_msg = max_msg ? max_msg : CR_WIRE_MAX_MSG;
+    c->ctx = zmq_ctx_new();
+    if (!c->ctx)
+        goto fail;
+    c->sock = zmq_socket(c->ctx, ZMQ_DEALER);
+    if (!c->sock)
+        goto fail;
+    if (cr_wire_socket_caps(c->sock, c->max_msg) != 0 || zmq_connect(c->sock, endpoint) != 0) {
+        cr_error("cannot connect to %s: %s", endpoint, zmq_strerror(zmq_errno()));
+        goto fail;
+    }
+    return c;
+fail:
+    cr_client_destroy(&c);
+    return NULL;
+}
+
+void cr_client_destroy(cr_client_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    cr_client_t *c = *self_p;
+    if (c->sock)
+        zmq_close(c->sock);
+    if (c->ctx)
+        zmq_ctx_term(c->ctx);
+    free(c);
+    *self_p = NULL;
+}
+
+/* Packs env and checks it against the client's cap before sending. */
+static int s_send(cr_client_t *c, Crucible__Envelope *env)
+{
+    if (crucible__envelope__get_packed_size(env) > c->max_msg)
+        return CR_E_TOO_BIG;
+    return cr_wire_send(c->sock, NULL, env);
+}
+
+int cr_client_submit(cr_client_t *c, const char *batch_id, Crucible__TaskBundle **tasks,
+                     size_t ntasks, Crucible__JobSpec **jobs, size_t njobs,
+                     const Crucible__JobOptions *options, int subscribe)
+{
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Submit s = CRUCIBLE__SUBMIT__INIT;
+    s.batch_id = (char *)batch_id;
+    s.tasks = tasks;
+    s.n_tasks = ntasks;
+    s.jobs = jobs;
+    s.n_jobs = njobs;
+    s.options = (Crucible__JobOptions *)options;
+    s.subscribe = subscribe != 0;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT;
+    env.submit = &s;
+    return s_send(c, &env);
+}
+
+int cr_client_subscribe(cr_client_t *c, const char *batch_id, uint64_t after_seq, int follow)
+{
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Subscribe s = CRUCIBLE__SUBSCRIBE__INIT;
+    s.batch_id = (char *)batch_id;
+    s.after_seq = after_seq;
+    s.follow = follow != 0;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE;
+    env.subscribe = &s;
+    return s_send(c, &env);
+}
+
+int cr_client_status(cr_client_t *c, const char *batch_id)
+{
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__StatusRequest s = CRUCIBLE__STATUS_REQUEST__INIT;
+    s.batch_id = (char *)(batch_id ? batch_id : "");
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_STATUS_REQUEST;
+    env.status_request = &s;
+    return s_send(c, &env);
+}
+
+int cr_client_cancel(cr_client_t *c, const char *batch_id, const char *job_id)
+{
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Cancel s = CRUCIBLE__CANCEL__INIT;
+    s.batch_id = (char *)batch_id;
+    s.job_id = (char *)(job_id ? job_id : "");
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_CANCEL;
+    env.cancel = &s;
+    return s_send(c, &env);
+}
+
+int cr_client_recv(cr_client_t *c, int timeout_ms, Crucible__Envelope **out)
+{
+    *out = NULL;
+    zmq_pollitem_t it = {.socket = c->sock, .events = ZMQ_POLLIN};
+    int n = zmq_poll(&it, 1, timeout_ms);
+    if (n < 0)
+        return zmq_errno() == EINTR ? -EINTR : CR_E_ZMQ;
+    if (n == 0)
+        return -EAGAIN;
+    int rc = cr_wire_recv(c->sock, NULL, out);
+    if (rc != 0 && rc != -EAGAIN)
+        cr_warn("bad message from the coordinator: %s", cr_strerror(rc));
+    return rc;
+}
+
+/* ------------------------------------------------------------ task bundles */
+
+/* Reads dir/name into *out (NULL name: *out = ""). */
+static int s_read_in(const char *dir, const char *name, char **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!name) {
+        *out = strdup("");
+        return *out ? 0 : -ENOMEM;
+    }
+    if (strchr(name, '/') || strcmp(name, "..") == 0) {
+        snprintf(err, errlen, "%s/task.json: '%s': a file name inside the task folder is expected",
+                 dir, name);
+        return CR_E_TASK;
+    }
+    char *path = cr_file_join(dir, name);
+    if (!path)
+        return -ENOMEM;
+    /* 1 MiB: the task loader's CR_TASK_MAX_FILE */
+    int rc = cr_file_read(path, 1u << 20, out, NULL);
+    if (rc != 0)
+        snprintf(err, errlen, "%s: %s", path, cr_strerror(rc));
+    free(path);
+    return rc;
+}
+
+int cr_client_task_bundle(const char *dir, Crucible__TaskBundle **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    char *path = cr_file_join(dir, "task.json"), *text = NULL;
+    if (!path)
+        return -ENOMEM;
+    int rc = cr_file_read(path, 1u << 20, &text, NULL);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s: %s", path, cr_strerror(rc));
+        free(path);
+        return rc;
+    }
+    json_error_t je;
+    json_t *j = json_loads(text, 0, &je);
+    const char *name = j ? json_string_value(json_object_get(j, "name")) : NULL;
+    const char *ref = j ? json_string_value(json_object_get(j, "reference")) : NULL;
+    json_t *base = j ? json_object_get(j, "baseline") : NULL;
+    if (!j)
+        snprintf(err, errlen, "%s: line %d: %s", path, je.line, je.text);
+    else if (!name || !*name)
+        snprintf(err, errlen, "%s: name: a non-empty string is required", path);
+    else if (!ref)
+        snprintf(err, errlen, "%s: reference: a file name is required", path);
+    else if (base && !json_is_null(base) && !json_is_string(base))
+        snprintf(err, errlen, "%s: baseline: a file name is expected", path);
+    if (!j || !name || !*name || !ref || (base && !json_is_null(base) && !json_is_string(base))) {
+        json_decref(j);
+        free(text);
+        free(path);
+        return !j ? CR_E_JSON : CR_E_TASK;
+    }
+    Crucible__TaskBundle *b = malloc(sizeof *b);
+    if (!b) {
+        rc = -ENOMEM;
+        goto done;
+    }
+    crucible__task_bundle__init(b);
+    b->task_json = text;
+    text = NULL;
+    b->name = strdup(name);
+    b->hash = malloc(CR_HASH_HEX_LEN + 1);
+    if (!b->name || !b->hash) {
+        rc = -ENOMEM;
+        goto done;
+    }
+    rc = s_read_in(dir, ref, &b->reference_source, err, errlen);
+    if (rc == 0)
+        rc = s_read_in(dir, json_string_value(base), &b->baseline_source, err, errlen);
+    if (rc != 0)
+        goto done;
+    cr_hash_global_init();
+    cr_hash_t h;
+    cr_hash_init(&h);
+    cr_hash_update_str(&h, b->task_json);
+    cr_hash_update_str(&h, b->reference_source);
+    cr_hash_update_str(&h, b->baseline_source);
+    cr_hash_final_hex(&h, b->hash);
+    *out = b;
+    b = NULL;
+done:
+    if (b)
+        crucible__task_bundle__free_unpacked(b, NULL); /* NULL strings are skipped */
+    if (rc == -ENOMEM)
+        snprintf(err, errlen, "%s: out of memory", dir);
+    json_decref(j);
+    free(text);
+    free(path);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- job sets */
+
+static int s_is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int s_is_candidate(const char *name)
+{
+    static const char *const ext[] = {".c", ".cu", ".cc", ".cpp", ".cxx", ".py"};
+    const char *dot = strrchr(name, '.');
+    if (name[0] == '.' || !dot)
+        return 0;
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        if (strcmp(dot, ext[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Sorted names in dir (alphabetical, so job order is the same on every run). */
+static int s_list(const char *dir, struct dirent ***names, char *err, size_t errlen)
+{
+    int n = scandir(dir, names, NULL, alphasort);
+    if (n < 0)
+        snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+    return n < 0 ? -errno : n;
+}
+
+static void s_list_free(struct dirent **names, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+static char *s_dup(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+int cr_jobset_add(cr_jobset_t *js, const char *job_id, const char *task, const char *source,
+                  const char *group_id, uint32_t sample_index, uint32_t turn)
+{
+    if (js->njobs == js->cap_jobs) {
+        size_t cap = js->cap_jobs ? js->cap_jobs * 2 : 64;
+        Crucible__JobSpec **nj = realloc(js->jobs, cap * sizeof *nj);
+        if (!nj)
+            return -ENOMEM;
+        js->jobs = nj;
+        js->cap_jobs = cap;
+    }
+    Crucible__JobSpec *j = malloc(sizeof *j);
+    if (!j)
+        return -ENOMEM;
+    crucible__job_spec__init(j);
+    j->job_id = s_dup(job_id);
+    j->task = s_dup(task);
+    j->source = s_dup(source);
+    j->group_id = s_dup(group_id);
+    j->sample_index = sample_index;
+    j->turn = turn;
+    if (!j->job_id || !j->task || !j->source || !j->group_id) {
+        crucible__job_spec__free_unpacked(j, NULL);
+        return -ENOMEM;
+    }
+    js->jobs[js->njobs++] = j;
+    return 0;
+}
+
+Crucible__TaskBundle *cr_jobset_task(const cr_jobset_t *js, const char *name)
+{
+    for (size_t i = 0; i < js->ntasks; i++)
+        if (strcmp(js->tasks[i]->name, name) == 0)
+            return js->tasks[i];
+    return NULL;
+}
+
+/* Index of the task whose name, or folder base name, is name; -1 if none. */
+static int s_task_for(const cr_jobset_t *js, const char *name)
+{
+    for (size_t i = 0; i < js->ntasks; i++) {
+        const char *dir = js->task_dirs[i], *slash = strrchr(dir, '/');
+        if (strcmp(js->tasks[i]->name, name) == 0 || strcmp(slash ? slash + 1 : dir, name) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+static int s_add_task(cr_jobset_t *js, const char *dir, char *err, size_t errlen)
+{
+    Crucible__TaskBundle *b = NULL;
+    int rc = cr_client_task_bundle(dir, &b, err, errlen);
+    if (rc != 0)
+        return rc;
+    if (cr_jobset_task(js, b->name)) {
+        snprintf(err, errlen, "%s/task.json: name: '%s' is already the name of another task", dir,
+                 b->name);
+        crucible__task_bundle__free_unpacked(b, NULL);
+        return CR_E_DUPLICATE;
+    }
+    Crucible__TaskBundle **nt = realloc(js->tasks, (js->ntasks + 1) * sizeof *nt);
+    if (nt)
+        js->tasks = nt;
+    char **nd = nt ? realloc(js->task_dirs, (js->ntasks + 1) * sizeof *nd) : NULL;
+    if (nd)
+        js->task_dirs = nd;
+    char *d = nd ? strdup(dir) : NULL;
+    if (!d) {
+        crucible__task_bundle__free_unpacked(b, NULL);
+        return -ENOMEM;
+    }
+    /* strip trailing slashes so the folder's base name can be matched */
+    for (size_t n = strlen(d); n > 1 && d[n - 1] == '/'; n--)
+        d[n - 1] = '\0';
+    js->tasks[js->ntasks] = b;
+    js->task_dirs[js->ntasks++] = d;
+    return 0;
+}
+
+/* Adds every candidate file in dir as a job of task. */
+static int s_add_dir(cr_jobset_t *js, const char *task, const char *dir, char *err, size_t errlen)
+{
+    struct dirent **names = NULL;
+    int n = s_list(dir, &names, err, errlen), rc = 0;
+    if (n < 0)
+        return n;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (!s_is_candidate(names[i]->d_name))
+            continue;
+        char *path = cr_file_join(dir, names[i]->d_name), *src = NULL;
+        if (!path) {
+            rc = -ENOMEM;
+            break;
+        }
+        if (s_is_dir(path)) {
+            free(path);
+            continue;
+        }
+        rc = cr_file_read(path, 1u << 20, &src, NULL);
+        if (rc != 0) {
+            snprintf(err, errlen, "%s: %s", path, cr_strerror(rc));
+        } else {
+            char id[1024];
+            snprintf(id, sizeof id, "%s/%s", task, names[i]->d_name);
+            rc = cr_jobset_add(js, id, task, src, NULL, 0, 0);
+        }
+        free(src);
+        free(path);
+    }
+    s_list_free(names, n);
+    return rc;
+}
+
+/* One manifest line: {"task", "file" | "source", "job_id"?, "group_id"?, ...}. */
+static int s_add_line(cr_jobset_t *js, const char *manifest, int lineno, const char *line,
+                      char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *o = json_loads(line, 0, &je);
+    int rc = 0;
+    char *src = NULL, *path = NULL;
+    const char *task = o ? json_string_value(json_object_get(o, "task")) : NULL;
+    const char *file = o ? json_string_value(json_object_get(o, "file")) : NULL;
+    const char *source = o ? json_string_value(json_object_get(o, "source")) : NULL;
+    json_t *jid = o ? json_object_get(o, "job_id") : NULL, *jgroup = NULL;
+    json_t *jsi = o ? json_object_get(o, "sample_index") : NULL;
+    json_t *jturn = o ? json_object_get(o, "turn") : NULL;
+    if (o)
+        jgroup = json_object_get(o, "group_id");
+#define S_BAD(...)                                                                          \
+    do {                                                                                    \
+        int k_ = snprintf(err, errlen, "%s:%d: ", manifest, lineno);                        \
+        if (k_ >= 0 && (size_t)k_ < errlen)                                                 \
+            snprintf(err + k_, errlen - (size_t)k_, __VA_ARGS__);                           \
+        rc = CR_E_USAGE;                                                                    \
+        goto done;                                                                          \
+    } while (0)
+    if (!o)
+        S_BAD("%s", je.text);
+    if (!json_is_object(o))
+        S_BAD("an object is expected");
+    if (!task)
+        S_BAD("task: a task name is required");
+    int ti = s_task_for(js, task);
+    if (ti < 0)
+        S_BAD("task: no task named '%s'", task);
+    task = js->tasks[ti]->name;
+    if (!!file == !!source)
+        S_BAD("exactly one of \"file\" and \"source\" is required");
+    if (jid && !json_is_string(jid))
+        S_BAD("job_id: a string is expected");
+    if (jgroup && !json_is_string(jgroup))
+        S_BAD("group_id: a string is expected");
+    if ((jsi && (!json_is_integer(jsi) || json_integer_value(jsi) < 0 ||
+                 json_integer_value(jsi) > UINT32_MAX)) ||
+        (jturn && (!json_is_integer(jturn) || json_integer_value(jturn) < 0 ||
+                   json_integer_value(jturn) > UINT32_MAX)))
+        S_BAD("sample_index and turn must be non-negative integers");
+    if (file) {
+        /* relative to the working directory, else to the manifest's folder */
+        if (file[0] != '/' && !cr_file_exists(file)) {
+            char *mdir = strdup(manifest), *slash = mdir ? strrchr(mdir, '/') : NULL;
+            if (slash) {
+                *slash = '\0';
+                path = cr_file_join(mdir, file);
+            }
+            free(mdir);
+        }
+        rc = cr_file_read(path ? path : file, 1u << 20, &src, NULL);
+        if (rc != 0)
+            S_BAD("%s: %s", path ? path : file, cr_strerror(rc));
+    }
+    char id[1024];
+    if (jid)
+        snprintf(id, sizeof id, "%s", json_string_value(jid));
+    else if (file)
+        snprintf(id, sizeof id, "%s/%s", task, strrchr(file, '/') ? strrchr(file, '/') + 1 : file);
+    else
+        snprintf(id, sizeof id, "%s/line%d", task, lineno);
+    rc = cr_jobset_add(js, id, task, file ? src : source, json_string_value(jgroup),
+                       jsi ? (uint32_t)json_integer_value(jsi) : 0,
+                       jturn ? (uint32_t)json_integer_value(jturn) : 0);
+#undef S_BAD
+done:
+    free(src);
+    free(path);
+    json_decref(o);
+    return rc;
+}
+
+static int s_add_manifest(cr_jobset_t *js, const char *manifest, char *err, size_t errlen)
+{
+    FILE *f = fopen(manifest, "re");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", manifest, strerror(errno));
+        return -errno;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    int lineno = 0, rc = 0;
+    while (rc == 0 && getline(&line, &cap, f) >= 0) {
+        lineno++;
+        if (line[strspn(line, " \t\r\n")] == '\0')
+            continue; /* blank lines are allowed */
+        rc = s_add_line(js, manifest, lineno, line, err, errlen);
+    }
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+/* Order of job ids, for the duplicate check. */
+static int s_cmp_id(const void *a, const void *b)
+{
+    return strcmp((*(Crucible__JobSpec *const *)a)->job_id, (*(Crucible__JobSpec *const *)b)->job_id);
+}
+
+int cr_jobset_check(const cr_jobset_t *js, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < js->njobs; i++) {
+        if (!cr_jobset_task(js, js->jobs[i]->task)) {
+            snprintf(err, errlen, "job %s: no task named '%s'", js->jobs[i]->job_id,
+                     js->jobs[i]->task);
+            return CR_E_NOT_FOUND;
+        }
+    }
+    if (js->njobs < 2)
+        return 0;
+    Crucible__JobSpec **s = malloc(js->njobs * sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    memcpy(s, js->jobs, js->njobs * sizeof *s);
+    qsort(s, js->njobs, sizeof *s, s_cmp_id);
+    int rc = 0;
+    for (size_t i = 1; i < js->njobs && rc == 0; i++) {
+        if (strcmp(s[i - 1]->job_id, s[i]->job_id) == 0) {
+            snprintf(err, errlen, "job id '%s' is used twice", s[i]->job_id);
+            rc = CR_E_DUPLICATE;
+        }
+    }
+    free(s);
+    return rc;
+}
+
+int cr_jobset_load(cr_jobset_t *js, const char *tasks, const char *cands, char *err,
+                   size_t errlen)
+{
+    int rc = 0;
+    char *tj = cr_file_join(tasks, "task.json");
+    if (!tj)
+        return -ENOMEM;
+    if (cr_file_exists(tj)) {
+        rc = s_add_task(js, tasks, err, errlen);
+    } else {
+        struct dirent **names = NULL;
+        int n = s_list(tasks, &names, err, errlen);
+        if (n < 0) {
+            free(tj);
+            return n;
+        }
+        for (int i = 0; i < n && rc == 0; i++) {
+            char *d = names[i]->d_name[0] == '.' ? NULL : cr_file_join(tasks, names[i]->d_name);
+            char *t = d ? cr_file_join(d, "task.json") : NULL;
+            if (t && cr_file_exists(t))
+                rc = s_add_task(js, d, err, errlen);
+            free(t);
+            free(d);
+        }
+        s_list_free(names, n);
+    }
+    free(tj);
+    if (rc == 0 && js->ntasks == 0) {
+        snprintf(err, errlen, "%s: no task folders (folders holding task.json)", tasks);
+        rc = CR_E_NOT_FOUND;
+    }
+    if (rc != 0)
+        return rc;
+
+    if (!cands) {
+        for (size_t i = 0; i < js->ntasks && rc == 0; i++) {
+            char *cd = cr_file_join(js->task_dirs[i], "candidates");
+            if (cd && s_is_dir(cd))
+                rc = s_add_dir(js, js->tasks[i]->name, cd, err, errlen);
+            free(cd);
+        }
+    } else if (s_is_dir(cands)) {
+        struct dirent **names = NULL;
+        int n = s_list(cands, &names, err, errlen);
+        if (n < 0)
+            return n;
+        for (int i = 0; i < n && rc == 0; i++) {
+            char *d = names[i]->d_name[0] == '.' ? NULL : cr_file_join(cands, names[i]->d_name);
+            if (!d || !s_is_dir(d)) {
+                free(d);
+                continue;
+            }
+            int ti = s_task_for(js, names[i]->d_name);
+            if (ti < 0) {
+                snprintf(err, errlen, "%s: no task named '%s' in %s", d, names[i]->d_name, tasks);
+                rc = CR_E_NOT_FOUND;
+            } else {
+                char *sub = cr_file_join(d, "candidates");
+                rc = s_add_dir(js, js->tasks[ti]->name, sub && s_is_dir(sub) ? sub : d, err,
+                               errlen);
+                free(sub);
+            }
+            free(d);
+        }
+        s_list_free(names, n);
+    } else {
+        rc = s_add_manifest(js, cands, err, errlen);
+    }
+    return rc != 0 ? rc : cr_jobset_check(js, err, errlen);
+}
+
+void cr_jobset_close(cr_jobset_t *js)
+{
+    for (size_t i = 0; i < js->ntasks; i++) {
+        crucible__task_bundle__free_unpacked(js->tasks[i], NULL);
+        free(js->task_dirs[i]);
+    }
+    for (size_t i = 0; i < js->njobs; i++)
+        crucible__job_spec__free_unpacked(js->jobs[i], NULL);
+    free(js->tasks);
+    free(js->task_dirs);
+    free(js->jobs);
+    memset(js, 0, sizeof *js);
+}

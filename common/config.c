@@ -1,2 +1,363 @@
-/* placeholder until implemented */
-typedef int cr__placeholder_t;
+/* config.c — the settings table and its parser; see config.h.
+ *
+ * Every setting is one row of s_rows: adding a setting is adding a field to
+ * cr_config_t and a row here, and parsing, environment overrides, --help,
+ * the config dump and tests/test_config.c all follow. Text settings with a
+ * closed set of values are checked by s_check_text, keyed by the row name. */
+#include "config.h"
+
+#include "error.h"
+#include "log.h"
+#include "reward.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <strings.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROW(name, type, field, def, lo, hi, cmds, help)                                     \
+    {name, type, offsetof(cr_config_t, field), def, lo, hi, cmds, help}
+
+/* Commands that take job options: they become the batch defaults. */
+#define JOBOPT (CR_CMD_SUBMIT | CR_CMD_RUN | CR_CMD_WORKER | CR_CMD_COORDINATOR)
+/* Commands that start or are local cluster processes. */
+#define CLUSTER (CR_CMD_COORDINATOR | CR_CMD_WORKER | CR_CMD_RUN)
+
+const cr_conf_row_t cr_config_rows[] = {
+    /* endpoints */
+    ROW("clients-endpoint", CR_CONF_STR, clients_endpoint, "tcp://127.0.0.1:5555", 1, 0,
+        CR_CMD_COORDINATOR | CR_CMD_CLIENT,
+        "ZeroMQ endpoint for clients: the coordinator binds it, clients connect"),
+    ROW("workers-endpoint", CR_CONF_STR, workers_endpoint, "tcp://127.0.0.1:5556", 1, 0,
+        CR_CMD_COORDINATOR | CR_CMD_WORKER,
+        "ZeroMQ endpoint for workers: the coordinator binds it, workers connect"),
+    /* coordinator */
+    ROW("db", CR_CONF_STR, db, "crucible.db", 1, 0, CR_CMD_COORDINATOR,
+        "SQLite file holding batches, jobs and results"),
+    ROW("queue-limit", CR_CONF_INT, queue_limit, "100000", 1, 1e9, CR_CMD_COORDINATOR,
+        "jobs one client may have queued; a larger submit is refused whole"),
+    ROW("max-attempts", CR_CONF_INT, max_attempts, "3", 1, 100,
+        CR_CMD_COORDINATOR | CR_CMD_SUBMIT | CR_CMD_RUN,
+        "tries of a job before it is recorded INFRA_ERROR"),
+    ROW("heartbeat-ms", CR_CONF_INT, heartbeat_ms, "1000", 10, 600000, CLUSTER,
+        "milliseconds between heartbeats, both ways"),
+    ROW("liveness", CR_CONF_INT, liveness, "3", 1, 100, CLUSTER,
+        "missed heartbeats before a peer is declared lost"),
+    /* worker */
+    ROW("worker-id", CR_CONF_STR, worker_id, "", 1, 0, CR_CMD_WORKER,
+        "worker id and ZeroMQ routing id; empty = <host>-<pid>"),
+    ROW("work-dir", CR_CONF_STR, work_dir, "/tmp/crucible-work", 1, 0, CR_CMD_WORKER,
+        "directory for build dirs, the compile cache and runner scratch"),
+    ROW("cc", CR_CONF_STR, cc, "cc", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
+        "C compiler for the c backend"),
+    ROW("runner", CR_CONF_STR, runner, "", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
+        "crucible-runner path; empty = next to the crucible binary"),
+    ROW("backends", CR_CONF_STR, backends, "c", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
+        "comma list of backends the worker serves (c, cuda)"),
+    ROW("compile-jobs", CR_CONF_INT, compile_jobs, "2", 1, 256, CR_CMD_WORKER | CR_CMD_RUN,
+        "compiler processes a worker runs at once"),
+    ROW("cpu", CR_CONF_INT, cpu, "-1", -1, 4095, CR_CMD_WORKER,
+        "core the runner's timing thread is pinned to; -1 = pick one"),
+    /* job options */
+    ROW("compile-timeout-s", CR_CONF_DOUBLE, compile_timeout_s, "60", 0.1, 3600, JOBOPT,
+        "seconds a compile may take"),
+    ROW("run-timeout-s", CR_CONF_DOUBLE, run_timeout_s, "60", 0.1, 3600, JOBOPT,
+        "seconds a runner may take (verify and timing); then it is killed: TIMEOUT"),
+    ROW("time-budget-s", CR_CONF_DOUBLE, time_budget_s, "1.0", 0.001, 3600, JOBOPT,
+        "seconds of timing per bench case at most"),
+    ROW("rse-target", CR_CONF_DOUBLE, rse_target, "0.005", 1e-5, 1, JOBOPT,
+        "relative standard error at which timing stops early"),
+    ROW("reward", CR_CONF_STR, reward, "default", 1, 0, JOBOPT,
+        "reward formula: default, kevin, drkernel (optionally @version)"),
+    ROW("ref-policy", CR_CONF_STR, ref_policy, "interleaved", 1, 0, JOBOPT,
+        "reference timing: interleaved (beside every candidate) or cached"),
+    ROW("clock-policy", CR_CONF_STR, clock_policy, "observe", 1, 0, JOBOPT,
+        "GPU clocks: observe, lock:base or lock:<MHz> (locking needs root)"),
+    /* client */
+    ROW("batch", CR_CONF_STR, batch, "", 1, 0, CR_CMD_SUBMIT | CR_CMD_RUN,
+        "batch id; empty = generated"),
+    ROW("format", CR_CONF_STR, format, "jsonl", 1, 0, CR_CMD_RESULTS,
+        "results format: jsonl, csv or pb (length-delimited RewardRecord)"),
+    ROW("out", CR_CONF_STR, out, "", 1, 0, CR_CMD_RESULTS | CR_CMD_RUN,
+        "results file; empty = stdout (run: crucible-results.jsonl)"),
+    ROW("wait-s", CR_CONF_DOUBLE, wait_s, "0", 0, 1e7, CR_CMD_CLIENT | CR_CMD_RUN,
+        "give up after this many seconds; 0 = wait as long as it takes"),
+    ROW("workers", CR_CONF_INT, workers, "2", 1, 256, CR_CMD_RUN, "local workers to start"),
+    /* watch and results always stream to the end: following is what they are for */
+    ROW("follow", CR_CONF_BOOL, follow, "0", 0, 1, CR_CMD_SUBMIT,
+        "after submitting, show progress until the batch is done"),
+    /* general */
+    ROW("log-level", CR_CONF_STR, log_level, "info", 1, 0, CR_CMD_ALL,
+        "debug, info, warn, error or off"),
+    ROW("max-msg", CR_CONF_INT, max_msg, "67108864", 4096, 67108864, CR_CMD_ALL & ~CR_CMD_TASK,
+        "largest ZeroMQ message accepted, in bytes (the decoder's cap)"),
+};
+
+const size_t cr_config_nrows = sizeof cr_config_rows / sizeof cr_config_rows[0];
+
+const cr_conf_row_t *cr_config_find(const char *name)
+{
+    for (size_t i = 0; i < cr_config_nrows; i++)
+        if (strcmp(cr_config_rows[i].name, name) == 0)
+            return &cr_config_rows[i];
+    return NULL;
+}
+
+/* Writes "<label>: <reason>" into err and returns CR_E_USAGE. */
+static int s_fail(char *err, size_t errlen, const char *label, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int s_fail(char *err, size_t errlen, const char *label, const char *fmt, ...)
+{
+    if (err && errlen) {
+        int n = snprintf(err, errlen, "%s: ", label);
+        if (n >= 0 && (size_t)n < errlen) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+            va_end(ap);
+        }
+    }
+    return CR_E_USAGE;
+}
+
+/* Checks the text settings that have a closed set of values. Returns NULL
+ * when v is acceptable, else what the value should have been. */
+static const char *s_check_text(const cr_conf_row_t *r, const char *v)
+{
+    const char *n = r->name;
+    if (strcmp(n, "ref-policy") == 0)
+        return strcmp(v, "interleaved") == 0 || strcmp(v, "cached") == 0
+                   ? NULL
+                   : "expected interleaved or cached";
+    if (strcmp(n, "clock-policy") == 0) {
+        if (strcmp(v, "observe") == 0 || strcmp(v, "lock:base") == 0)
+            return NULL;
+        /* lock:<MHz>: 1 to 5 digits, no GPU clocks above 99999 MHz */
+        const char *d = strncmp(v, "lock:", 5) == 0 ? v + 5 : NULL;
+        size_t k = d ? strspn(d, "0123456789") : 0;
+        return d && k >= 1 && k <= 5 && d[k] == '\0' && atoi(d) > 0
+                   ? NULL
+                   : "expected observe, lock:base or lock:<MHz>";
+    }
+    if (strcmp(n, "format") == 0)
+        return strcmp(v, "jsonl") == 0 || strcmp(v, "csv") == 0 || strcmp(v, "pb") == 0
+                   ? NULL
+                   : "expected jsonl, csv or pb";
+    if (strcmp(n, "log-level") == 0) {
+        cr_log_level_t l;
+        return cr_log_parse_level(v, &l) == 0 ? NULL
+                                              : "expected debug, info, warn, error or off";
+    }
+    if (strcmp(n, "reward") == 0)
+        return cr_reward_known(v) ? NULL : "unknown formula (default, kevin, drkernel)";
+    if (strcmp(n, "backends") == 0) {
+        /* a non-empty comma list of known backends */
+        const char *p = v;
+        do {
+            size_t k = strcspn(p, ",");
+            if (!((k == 1 && strncmp(p, "c", 1) == 0) || (k == 4 && strncmp(p, "cuda", 4) == 0)))
+                return "expected a comma list of c, cuda";
+            p += k;
+        } while (*p++ == ',');
+        return NULL;
+    }
+    if (strstr(n, "-endpoint"))
+        return strstr(v, "://") ? NULL : "expected an endpoint such as tcp://host:port or ipc:///path";
+    return NULL;
+}
+
+/* Sets row r from text; label names the source in errors ("--x" or "CRUCIBLE_X"). */
+static int s_set(cr_config_t *c, const cr_conf_row_t *r, const char *value, const char *label,
+                 char *err, size_t errlen)
+{
+    void *field = (char *)c + r->offset;
+    int bounded = r->min <= r->max;
+    char *end = NULL;
+    switch (r->type) {
+    case CR_CONF_INT: {
+        errno = 0;
+        long long v = strtoll(value, &end, 10);
+        if (!*value || *end || errno)
+            return s_fail(err, errlen, label, "'%s' is not an integer", value);
+        if (bounded && ((double)v < r->min || (double)v > r->max))
+            return s_fail(err, errlen, label, "%lld is out of range [%.15g, %.15g]", v, r->min,
+                          r->max);
+        *(int64_t *)field = v;
+        return 0;
+    }
+    case CR_CONF_DOUBLE: {
+        errno = 0;
+        double v = strtod(value, &end);
+        if (!*value || *end || errno || !isfinite(v))
+            return s_fail(err, errlen, label, "'%s' is not a number", value);
+        if (bounded && (v < r->min || v > r->max))
+            return s_fail(err, errlen, label, "%g is out of range [%g, %g]", v, r->min, r->max);
+        *(double *)field = v;
+        return 0;
+    }
+    case CR_CONF_BOOL: {
+        static const char *const yes[] = {"1", "true", "yes", "on"};
+        static const char *const no[] = {"0", "false", "no", "off"};
+        for (int i = 0; i < 4; i++) {
+            if (strcasecmp(value, yes[i]) == 0 || strcasecmp(value, no[i]) == 0) {
+                *(int64_t *)field = strcasecmp(value, yes[i]) == 0;
+                return 0;
+            }
+        }
+        return s_fail(err, errlen, label, "'%s' is not a boolean (1/0, true/false)", value);
+    }
+    case CR_CONF_STR: {
+        if (strlen(value) >= CR_CONFIG_STR)
+            return s_fail(err, errlen, label, "value longer than %d bytes", CR_CONFIG_STR - 1);
+        const char *why = s_check_text(r, value);
+        if (why)
+            return s_fail(err, errlen, label, "'%s': %s", value, why);
+        memcpy(field, value, strlen(value) + 1);
+        return 0;
+    }
+    }
+    return s_fail(err, errlen, label, "unknown setting type");
+}
+
+void cr_config_defaults(cr_config_t *c)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < cr_config_nrows; i++) {
+        /* the defaults are ours, so a failure here is a bug in the table */
+        int rc = s_set(c, &cr_config_rows[i], cr_config_rows[i].def, cr_config_rows[i].name,
+                       NULL, 0);
+        if (rc != 0)
+            abort();
+    }
+}
+
+int cr_config_set(cr_config_t *c, const char *name, const char *value, char *err, size_t errlen)
+{
+    char label[80];
+    snprintf(label, sizeof label, "--%s", name);
+    const cr_conf_row_t *r = cr_config_find(name);
+    if (!r)
+        return s_fail(err, errlen, label, "unknown option");
+    return s_set(c, r, value, label, err, errlen);
+}
+
+int cr_config_env(cr_config_t *c, unsigned cmd, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < cr_config_nrows; i++) {
+        const cr_conf_row_t *r = &cr_config_rows[i];
+        if (!(r->cmds & cmd))
+            continue;
+        char var[96] = "CRUCIBLE_";
+        size_t k = strlen(var);
+        for (const char *p = r->name; *p && k < sizeof var - 1; p++)
+            var[k++] = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
+        var[k] = '\0';
+        const char *v = getenv(var);
+        if (v) {
+            int rc = s_set(c, r, v, var, err, errlen);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+int cr_config_argv(cr_config_t *c, unsigned cmd, int argc, char **argv, int *npos, char *err,
+                   size_t errlen)
+{
+    *npos = 0;
+    /* --help wins over any error elsewhere on the line */
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return 1;
+    int n = 0, only_pos = 0;
+    for (int i = 0; i < argc; i++) {
+        char *a = argv[i];
+        if (only_pos || a[0] != '-' || a[1] == '\0') {
+            argv[n++] = a; /* n <= i: moving left never overwrites an unread argument */
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_pos = 1;
+            continue;
+        }
+        if (a[1] != '-')
+            return s_fail(err, errlen, a, "unknown option (options are --name)");
+        char name[80];
+        const char *eq = strchr(a + 2, '=');
+        size_t len = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
+        snprintf(name, sizeof name, "%.*s", (int)len, a + 2);
+        char label[96];
+        snprintf(label, sizeof label, "--%s", name);
+        const cr_conf_row_t *r = cr_config_find(name);
+        if (!r)
+            return s_fail(err, errlen, label, "unknown option");
+        if (!(r->cmds & cmd))
+            return s_fail(err, errlen, label, "not an option of this command");
+        const char *value;
+        if (eq)
+            value = eq + 1;
+        else if (r->type == CR_CONF_BOOL)
+            value = "1";
+        else if (i + 1 < argc)
+            value = argv[++i];
+        else
+            return s_fail(err, errlen, label, "missing value");
+        int rc = s_set(c, r, value, label, err, errlen);
+        if (rc != 0)
+            return rc;
+    }
+    *npos = n;
+    return 0;
+}
+
+const char *cr_config_format(const cr_config_t *c, const cr_conf_row_t *r, char *buf, size_t len)
+{
+    const void *field = (const char *)c + r->offset;
+    switch (r->type) {
+    case CR_CONF_INT:
+    case CR_CONF_BOOL:
+        snprintf(buf, len, "%lld", (long long)*(const int64_t *)field);
+        break;
+    case CR_CONF_DOUBLE: {
+        /* the shortest text that reads back as the same double */
+        double v = *(const double *)field;
+        /* start at the integer digits, so 60 prints as "60" and not "6e+01" */
+        int digits = fabs(v) >= 1 && fabs(v) < 1e15 ? (int)floor(log10(fabs(v))) + 1 : 1;
+        for (int prec = digits; prec <= 17; prec++) {
+            snprintf(buf, len, "%.*g", prec, v);
+            if (strtod(buf, NULL) == v)
+                break;
+        }
+        break;
+    }
+    case CR_CONF_STR:
+        snprintf(buf, len, "%s", (const char *)field);
+        break;
+    }
+    return buf;
+}
+
+void cr_config_help(FILE *f, unsigned cmd)
+{
+    for (size_t i = 0; i < cr_config_nrows; i++) {
+        const cr_conf_row_t *r = &cr_config_rows[i];
+        if (!(r->cmds & cmd))
+            continue;
+        char left[80];
+        snprintf(left, sizeof left, "--%s%s", r->name, r->type == CR_CONF_BOOL ? "" : " VALUE");
+        fprintf(f, "  %-28s %s (default: %s)\n", left, r->help, r->def[0] ? r->def : "empty");
+    }
+}
+
+void cr_config_dump(FILE *f, const cr_config_t *c, unsigned cmd)
+{
+    char buf[CR_CONFIG_STR + 32];
+    for (size_t i = 0; i < cr_config_nrows; i++)
+        if (cr_config_rows[i].cmds & cmd)
+            fprintf(f, "%s = %s\n", cr_config_rows[i].name,
+                    cr_config_format(c, &cr_config_rows[i], buf, sizeof buf));
+}

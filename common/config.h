@@ -61,7 +61,7 @@ typedef struct {
     char out[CR_CONFIG_STR];              /* results file; "" = stdout (run: crucible-results.jsonl) */
     double wait_s;                        /* client: give up after this many s; 0 = never */
     int64_t workers;                      /* run: local workers to start */
-    int64_t follow;                       /* watch/results: keep streaming until done */
+    int64_t follow;                       /* submit: keep streaming until done (watch/results always do) */
     /* --- general --- */
     char log_level[CR_CONFIG_STR];        /* debug | info | warn | error | off */
     int64_t max_msg;                      /* bytes; ZMQ_MAXMSGSIZE and decoder cap */
@@ -103,6 +103,13 @@ void cr_config_help(FILE *f, unsigned cmd);
 
 /* Prints name = value for the rows of cmd. */
 void cr_config_dump(FILE *f, const cr_config_t *c, unsigned cmd);
+
+/* The row named name (without "--"), or NULL. */
+const cr_conf_row_t *cr_config_find(const char *name);
+
+/* Writes row r's value in c as text that cr_config_set reads back to the
+ * same value; returns buf. */
+const char *cr_config_format(const cr_config_t *c, const cr_conf_row_t *r, char *buf, size_t len);
 
 /* Sets one row by name from text; same errors as cr_config_argv. */
 int cr_config_set(cr_config_t *c, const char *name, const char *value, char *err, size_t errlen);

@@ -28,16 +28,25 @@ double cr_rng_normal(cr_rng_t *rng);   /* N(0, 1) */
 void cr_inputs_fill(void *buf, cr_dtype_t d, size_t n, const cr_dist_t *dist, cr_rng_t *rng);
 
 /* Poisons n elements: floats get a signalling-free NaN with the payload
- * CR_POISON_F32/F64 (and 0x7e5a for 16-bit floats), integers the byte 0xA5
- * pattern. cr_inputs_count_poison counts elements still holding it. */
+ * CR_POISON_F32/F64/F16/BF16, integers the byte 0xA5 pattern.
+ * cr_inputs_count_poison counts elements still holding it. For 8-bit types
+ * the pattern is also an ordinary value: a caller checking "all written"
+ * should not count elements where the reference holds the pattern too. */
 void cr_inputs_poison(void *buf, cr_dtype_t d, size_t n);
 size_t cr_inputs_count_poison(const void *buf, cr_dtype_t d, size_t n, int64_t *first);
 
 #define CR_POISON_F32 0x7fc0deadu
 #define CR_POISON_F64 0x7ff8dead0000deadull
+#define CR_POISON_F16 0x7e5au  /* quiet NaN in binary16 */
+#define CR_POISON_BF16 0x7fdau /* quiet NaN in bfloat16 (0x7e5a would be a finite 7e37) */
 
 /* Converts element i of buf to double (for comparison and reporting). */
 double cr_inputs_get(const void *buf, cr_dtype_t d, size_t i);
+
+/* Stores v as element i of buf: rounded to the dtype (nearest even for
+ * 16-bit floats), integers rounded to nearest and clamped to their range,
+ * bools as v != 0. The inverse of cr_inputs_get. */
+void cr_inputs_set(void *buf, cr_dtype_t d, size_t i, double v);
 
 /* allclose over n elements: |a - r| <= atol + rtol*|r|; NaN/Inf in a where r
  * is finite fails; where r is NaN, a must be NaN. Reports max abs/rel error,

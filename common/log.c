@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-cr_log_level_t cr__log_level = CR_LOG_INFO;
+cr_log_level_t cr__log_level = CR_LEVEL_INFO;
 static char s_role[32] = "crucible";
 
 static const char *const s_level_names[] = {"debug", "info", "warn", "error", "off"};
@@ -27,7 +27,7 @@ void cr_log_set_level(cr_log_level_t level)
 
 int cr_log_parse_level(const char *s, cr_log_level_t *out)
 {
-    for (int i = 0; i <= CR_LOG_OFF; i++) {
+    for (int i = 0; i <= CR_LEVEL_OFF; i++) {
         if (strcmp(s, s_level_names[i]) == 0) {
             *out = (cr_log_level_t)i;
             return 0;

@@ -8,11 +8,11 @@
 #define CR_LOG_H
 
 typedef enum {
-    CR_LOG_DEBUG = 0,
-    CR_LOG_INFO = 1,
-    CR_LOG_WARN = 2,
-    CR_LOG_ERROR = 3,
-    CR_LOG_OFF = 4,
+    CR_LEVEL_DEBUG = 0,
+    CR_LEVEL_INFO = 1,
+    CR_LEVEL_WARN = 2,
+    CR_LEVEL_ERROR = 3,
+    CR_LEVEL_OFF = 4,
 } cr_log_level_t;
 
 extern cr_log_level_t cr__log_level;
@@ -35,9 +35,9 @@ void cr__log_write(cr_log_level_t level, const char *fmt, ...)
             cr__log_write((level), __VA_ARGS__);                            \
     } while (0)
 
-#define cr_debug(...) CR_LOG(CR_LOG_DEBUG, __VA_ARGS__)
-#define cr_info(...)  CR_LOG(CR_LOG_INFO, __VA_ARGS__)
-#define cr_warn(...)  CR_LOG(CR_LOG_WARN, __VA_ARGS__)
-#define cr_error(...) CR_LOG(CR_LOG_ERROR, __VA_ARGS__)
+#define cr_debug(...) CR_LOG(CR_LEVEL_DEBUG, __VA_ARGS__)
+#define cr_info(...)  CR_LOG(CR_LEVEL_INFO, __VA_ARGS__)
+#define cr_warn(...)  CR_LOG(CR_LEVEL_WARN, __VA_ARGS__)
+#define cr_error(...) CR_LOG(CR_LEVEL_ERROR, __VA_ARGS__)
 
 #endif

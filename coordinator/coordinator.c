@@ -1,2 +1,1699 @@
-/* placeholder until implemented */
-typedef int cr__placeholder_t;
+/* coordinator.c — the broker's main loop and protocol handlers.
+ *
+ * One thread, one loop, named phases (STYLE.md): poll (timeout = next cron),
+ * handle workers, handle clients, dispatch, cron. Every state change goes
+ * through the store first and is announced second, so a crash between the
+ * two loses an announcement (the client resubscribes after its last seq),
+ * never a record.
+ *
+ * Worker accounting: in_flight counts the jobs the store says are ASSIGNED
+ * to the worker; it goes up in dispatch and down when such a job becomes
+ * DONE or goes back to the queue, whoever caused it. */
+#include "coordinator.h"
+
+#include "error.h"
+#include "hash.h"
+#include "log.h"
+#include "record.h"
+#include "reward.h"
+#include "sched.h"
+#include "store.h"
+#include "task.h"
+#include "timeutil.h"
+#include "wire.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+/* Messages handled per socket per loop turn, so that a flood on one side
+ * cannot starve the other or the dispatch phase. */
+#define CR_COORD_BURST 256
+/* Most SubmitAck.errors lines: one per bad task, capped against a flood. */
+#define CR_COORD_MAX_ERRORS 64
+/* Throughput window: one bucket per second over a minute. */
+#define CR_COORD_TP_SECONDS 60
+/* Debug builds re-check every store invariant this often (ms); it reads the
+ * whole database, so not more. */
+#define CR_COORD_CHECK_MS 10000
+
+typedef struct {
+    cr_peer_t peer;                     /* client connection on the clients socket */
+    char batch_id[CR_STORE_ID_MAX + 1]; /* batch it follows */
+    int dead;                           /* 1 when a send failed: reaped by s_subs_reap */
+} s_sub_t;
+
+struct cr_coordinator {
+    /* --- configuration --- */
+    cr_config_t cfg;                /* copy; defaults filled where 0 */
+    /* --- sockets --- */
+    void *zctx;                     /* owned ZeroMQ context */
+    void *clients;                  /* ROUTER, cfg.clients_endpoint */
+    void *workers;                  /* ROUTER, cfg.workers_endpoint */
+    /* --- state --- */
+    cr_store_t *store;              /* owned; the durable queue */
+    cr_sched_t *sched;              /* owned; live workers */
+    s_sub_t *subs;                  /* owned array of result subscribers */
+    size_t nsubs;                   /* entries used */
+    size_t capsubs;                 /* entries allocated */
+    size_t rr;                      /* dispatch starts at this worker: round robin */
+    int dispatch_due;               /* 1 when jobs were queued or credit freed since the last dispatch */
+    /* --- timers --- */
+    int64_t next_cron_ms;           /* monotonic ms of the next cron phase */
+    int64_t next_check_ms;          /* monotonic ms of the next invariant check (debug) */
+    /* --- throughput --- */
+    uint32_t tp_count[CR_COORD_TP_SECONDS]; /* results per second, by second % 60 */
+    int64_t tp_sec[CR_COORD_TP_SECONDS];    /* which second each bucket holds */
+    /* --- control --- */
+    atomic_int stop;                /* set by cr_coordinator_stop */
+};
+
+static volatile sig_atomic_t s_signalled; /* set by SIGINT / SIGTERM */
+
+static void s_on_signal(int sig)
+{
+    (void)sig;
+    s_signalled = 1;
+}
+
+/* ---- small helpers ---- */
+
+/* A peer id for logs: printable ids as they are, others as hex. */
+static const char *s_peer_name(const cr_peer_t *p, char *buf, size_t cap)
+{
+    int printable = p->len > 0;
+    for (size_t i = 0; i < p->len; i++)
+        printable &= p->bytes[i] > 0x20 && p->bytes[i] < 0x7f;
+    if (printable) {
+        snprintf(buf, cap, "%.*s", (int)p->len, (const char *)p->bytes);
+        return buf;
+    }
+    size_t off = (size_t)snprintf(buf, cap, "0x");
+    for (size_t i = 0; i < p->len && off + 3 < cap; i++)
+        off += (size_t)snprintf(buf + off, cap - off, "%02x", p->bytes[i]);
+    return buf;
+}
+
+/* The full hex of a peer id: a batch's owner for queue limits. */
+static void s_owner_of(const cr_peer_t *p, char out[CR_STORE_OWNER_MAX + 1])
+{
+    size_t off = 0;
+    for (size_t i = 0; i < p->len && off + 2 < CR_STORE_OWNER_MAX + 1; i++)
+        off += (size_t)snprintf(out + off, CR_STORE_OWNER_MAX + 1 - off, "%02x", p->bytes[i]);
+    out[off] = '\0';
+}
+
+/* 1 when id is 1..CR_STORE_ID_MAX bytes without control characters. */
+static int s_id_ok(const char *id, int may_be_empty)
+{
+    size_t n = id ? strlen(id) : 0;
+    if (n == 0)
+        return may_be_empty;
+    if (n > CR_STORE_ID_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)id[i] < 0x20 || id[i] == 0x7f)
+            return 0;
+    return 1;
+}
+
+static int s_send(void *sock, const cr_peer_t *peer, Crucible__Envelope *env)
+{
+    int rc = cr_wire_send(sock, peer, env);
+    if (rc != 0) {
+        char who[80];
+        cr_debug("send %s to %s failed: %s", cr_wire_body_name(env),
+                 s_peer_name(peer, who, sizeof who), zmq_strerror(zmq_errno()));
+    }
+    return rc;
+}
+
+static void s_error(void *sock, const cr_peer_t *peer, int code, const char *batch_id,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void s_error(void *sock, const cr_peer_t *peer, int code, const char *batch_id,
+                    const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cr_wire_send_error(sock, peer, cr_errname(code), msg, batch_id);
+}
+
+/* The batch's stored options (unpacked; caller frees), or NULL. */
+static Crucible__JobOptions *s_batch_options(cr_coordinator_t *c, const char *batch_id)
+{
+    uint8_t *blob = NULL;
+    size_t len = 0;
+    if (cr_store_batch_options(c->store, batch_id, &blob, &len) != 0)
+        return NULL;
+    Crucible__JobOptions *o = crucible__job_options__unpack(NULL, len, blob);
+    free(blob);
+    return o;
+}
+
+static uint32_t s_max_attempts(cr_coordinator_t *c, const char *batch_id)
+{
+    Crucible__JobOptions *o = s_batch_options(c, batch_id);
+    uint32_t m = o && o->max_attempts ? o->max_attempts : (uint32_t)c->cfg.max_attempts;
+    if (o)
+        crucible__job_options__free_unpacked(o, NULL);
+    return m;
+}
+
+static void s_count_result(cr_coordinator_t *c)
+{
+    int64_t sec = cr_time_mono_ms() / 1000;
+    int i = (int)(sec % CR_COORD_TP_SECONDS);
+    if (c->tp_sec[i] != sec) {
+        c->tp_sec[i] = sec;
+        c->tp_count[i] = 0;
+    }
+    c->tp_count[i]++;
+}
+
+static double s_jobs_per_minute(const cr_coordinator_t *c)
+{
+    int64_t sec = cr_time_mono_ms() / 1000;
+    uint64_t sum = 0;
+    for (int i = 0; i < CR_COORD_TP_SECONDS; i++)
+        if (sec - c->tp_sec[i] < CR_COORD_TP_SECONDS)
+            sum += c->tp_count[i];
+    return (double)sum;
+}
+
+/* ---- subscribers ---- */
+
+static void s_sub_drop(cr_coordinator_t *c, const cr_peer_t *peer, const char *batch_id)
+{
+    for (size_t i = 0; i < c->nsubs; i++) {
+        s_sub_t *s = &c->subs[i];
+        if (s->peer.len == peer->len && memcmp(s->peer.bytes, peer->bytes, peer->len) == 0 &&
+            strcmp(s->batch_id, batch_id) == 0)
+            s->dead = 1;
+    }
+}
+
+static int s_sub_add(cr_coordinator_t *c, const cr_peer_t *peer, const char *batch_id)
+{
+    if (c->nsubs == c->capsubs) {
+        size_t cap = c->capsubs ? 2 * c->capsubs : 16;
+        void *g = realloc(c->subs, cap * sizeof *c->subs);
+        if (!g)
+            return -ENOMEM;
+        c->subs = g;
+        c->capsubs = cap;
+    }
+    s_sub_t *s = &c->subs[c->nsubs++];
+    s->peer = *peer;
+    snprintf(s->batch_id, sizeof s->batch_id, "%s", batch_id);
+    s->dead = 0;
+    return 0;
+}
+
+/* Removes subscribers marked dead (never during a publish loop). */
+static void s_subs_reap(cr_coordinator_t *c)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c->nsubs; i++)
+        if (!c->subs[i].dead)
+            c->subs[k++] = c->subs[i];
+    c->nsubs = k;
+}
+
+/* Sends env to every live subscriber of batch_id; a failed send (client
+ * gone, or too far behind) ends that subscription: the client resumes with
+ * Subscribe{after_seq}. */
+static void s_publish(cr_coordinator_t *c, const char *batch_id, Crucible__Envelope *env)
+{
+    for (size_t i = 0; i < c->nsubs; i++) {
+        s_sub_t *s = &c->subs[i];
+        if (s->dead || strcmp(s->batch_id, batch_id) != 0)
+            continue;
+        if (s_send(c->clients, &s->peer, env) != 0) {
+            char who[80];
+            cr_info("subscriber %s of batch %s unreachable: subscription ended",
+                    s_peer_name(&s->peer, who, sizeof who), batch_id);
+            s->dead = 1;
+        }
+    }
+}
+
+/* ---- batch and group announcements ---- */
+
+typedef struct {
+    size_t n;       /* members collected */
+    size_t cap;     /* slots allocated */
+    char **ids;     /* owned job ids */
+    double *reward; /* rewards, 0 without one */
+    int *has;       /* 1 when the member has a reward */
+} s_group_t;
+
+static int s_group_collect(const Crucible__RewardRecord *rec, void *arg)
+{
+    s_group_t *g = arg;
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 16;
+        char **ids = realloc(g->ids, cap * sizeof *ids);
+        if (ids)
+            g->ids = ids;
+        double *r = realloc(g->reward, cap * sizeof *r);
+        if (r)
+            g->reward = r;
+        int *h = realloc(g->has, cap * sizeof *h);
+        if (h)
+            g->has = h;
+        if (!ids || !r || !h)
+            return 1;
+        g->cap = cap;
+    }
+    g->ids[g->n] = strdup(rec->job_id);
+    if (!g->ids[g->n])
+        return 1;
+    g->reward[g->n] = rec->has_reward ? rec->reward : 0.0;
+    g->has[g->n] = rec->has_reward;
+    g->n++;
+    return 0;
+}
+
+static void s_group_free(s_group_t *g)
+{
+    for (size_t i = 0; i < g->n; i++)
+        free(g->ids[i]);
+    free(g->ids);
+    free(g->reward);
+    free(g->has);
+}
+
+/* Builds GroupDone for a complete group and sends it to `to` (one client,
+ * for a replay) or publishes it (live). Live, the advantages are also
+ * written into the stored records so a later replay carries them. */
+static void s_group_done(cr_coordinator_t *c, const char *batch_id, const char *group_id,
+                         const cr_peer_t *to, int live)
+{
+    s_group_t g = {0};
+    double *adv = NULL;
+    if (cr_store_group_records(c->store, batch_id, group_id, s_group_collect, &g) != 0 ||
+        g.n == 0)
+        goto out;
+    adv = calloc(g.n, sizeof *adv);
+    if (!adv)
+        goto out;
+    cr_reward_advantages(g.reward, g.has, (int)g.n, adv);
+    if (live && cr_store_begin(c->store) == 0) {
+        int rc = 0;
+        for (size_t i = 0; rc == 0 && i < g.n; i++)
+            rc = cr_store_set_advantage(c->store, batch_id, g.ids[i], adv[i]);
+        if (rc == 0)
+            rc = cr_store_commit(c->store);
+        if (rc != 0) {
+            cr_store_rollback(c->store);
+            cr_error("batch %s group %s: advantages not stored: %s", batch_id, group_id,
+                     cr_strerror(rc));
+        }
+    }
+    Crucible__GroupDone gd = CRUCIBLE__GROUP_DONE__INIT;
+    gd.batch_id = (char *)batch_id;
+    gd.group_id = (char *)group_id;
+    gd.n_job_ids = gd.n_rewards = gd.n_advantages = g.n;
+    gd.job_ids = g.ids;
+    gd.rewards = g.reward;
+    gd.advantages = adv;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_GROUP_DONE;
+    env.group_done = &gd;
+    if (to)
+        s_send(c->clients, to, &env);
+    else
+        s_publish(c, batch_id, &env);
+out:
+    free(adv);
+    s_group_free(&g);
+}
+
+typedef struct {
+    Crucible__BatchDone__ByStatusEntry e[CR_STORE_NSTATUS];     /* entries, unused tail */
+    Crucible__BatchDone__ByStatusEntry *p[CR_STORE_NSTATUS];    /* what the message points at */
+} s_by_status_t;
+
+/* BatchDone for a complete batch, to one client or to its subscribers (who
+ * are then done with it). */
+static void s_batch_done(cr_coordinator_t *c, const char *batch_id, const cr_store_batch_t *b,
+                         const cr_peer_t *to)
+{
+    uint32_t counts[CR_STORE_NSTATUS] = {0};
+    s_by_status_t bs;
+    Crucible__BatchDone bd = CRUCIBLE__BATCH_DONE__INIT;
+    if (cr_store_batch_counts(c->store, batch_id, counts, NULL, NULL) != 0)
+        return;
+    for (int i = 0; i < CR_STORE_NSTATUS; i++) {
+        if (!counts[i])
+            continue;
+        crucible__batch_done__by_status_entry__init(&bs.e[bd.n_by_status]);
+        bs.e[bd.n_by_status].key = (char *)cr_status_name(i);
+        bs.e[bd.n_by_status].value = counts[i];
+        bs.p[bd.n_by_status] = &bs.e[bd.n_by_status];
+        bd.n_by_status++;
+    }
+    bd.by_status = bs.p;
+    bd.batch_id = (char *)batch_id;
+    bd.total = b->total;
+    bd.last_seq = b->last_seq;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_BATCH_DONE;
+    env.batch_done = &bd;
+    if (to) {
+        s_send(c->clients, to, &env);
+        return;
+    }
+    s_publish(c, batch_id, &env);
+    for (size_t i = 0; i < c->nsubs; i++)
+        if (strcmp(c->subs[i].batch_id, batch_id) == 0)
+            c->subs[i].dead = 1;
+    s_subs_reap(c);
+}
+
+/* A job just became DONE (its record has its seq): stream it, then the
+ * group and the batch if this record completed them. */
+static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
+{
+    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    res.record = (Crucible__RewardRecord *)rec;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    s_publish(c, rec->batch_id, &env);
+
+    if (rec->group_id && rec->group_id[0]) {
+        uint32_t members = 0, done = 0;
+        uint64_t last = 0;
+        if (cr_store_group_state(c->store, rec->batch_id, rec->group_id, &members, &done,
+                                 &last) == 0 &&
+            members > 0 && done == members && last == rec->seq)
+            s_group_done(c, rec->batch_id, rec->group_id, NULL, 1);
+    }
+    /* Records made together (a cancel, a submit) are announced one by one
+     * after they are all stored: only the last one completes the batch. */
+    cr_store_batch_t b;
+    if (cr_store_batch_get(c->store, rec->batch_id, &b) == 0 && b.total > 0 &&
+        b.done == b.total && b.last_seq == rec->seq) {
+        cr_info("batch %s done: %u records", rec->batch_id, b.total);
+        s_batch_done(c, rec->batch_id, &b, NULL);
+    }
+    s_subs_reap(c);
+}
+
+/* ---- workers ---- */
+
+static void s_worker_send(cr_coordinator_t *c, cr_worker_t *w, Crucible__Envelope *env)
+{
+    s_send(c->workers, &w->peer, env);
+}
+
+static void s_send_cancel(cr_coordinator_t *c, cr_worker_t *w, const char *batch_id,
+                          const char *job_id)
+{
+    Crucible__Cancel m = CRUCIBLE__CANCEL__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    m.batch_id = (char *)batch_id;
+    m.job_id = (char *)job_id;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_CANCEL;
+    env.cancel = &m;
+    s_worker_send(c, w, &env);
+}
+
+/* Puts every job the store has ASSIGNED to worker_id back in the queue:
+ * counting the try (the worker was lost) or not (it left politely, or the
+ * Assign never reached it). Records made on the way (INFRA_ERROR after the
+ * last attempt) are announced. *n_failed gets how many ended that way. */
+static size_t s_requeue_worker_jobs(cr_coordinator_t *c, const char *worker_id, int count,
+                                    const char *why, size_t *n_failed)
+{
+    cr_store_key_t *keys = NULL;
+    size_t n = 0, requeued = 0, failed = 0;
+    if (cr_store_worker_jobs(c->store, worker_id, &keys, &n) != 0)
+        n = 0;
+    for (size_t i = 0; i < n; i++) {
+        Crucible__RewardRecord *rec = NULL;
+        int rc = count ? cr_store_requeue(c->store, keys[i].batch_id, keys[i].job_id,
+                                          s_max_attempts(c, keys[i].batch_id), why, &rec)
+                       : cr_store_unassign(c->store, keys[i].batch_id, keys[i].job_id);
+        if (rc != 0) {
+            cr_error("job %s/%s of worker %s not requeued: %s", keys[i].batch_id,
+                     keys[i].job_id, worker_id, cr_strerror(rc));
+            continue;
+        }
+        if (rec) {
+            failed++;
+            cr_warn("job %s/%s: %s", keys[i].batch_id, keys[i].job_id, rec->message);
+            s_on_record(c, rec);
+            crucible__reward_record__free_unpacked(rec, NULL);
+        } else {
+            requeued++;
+        }
+    }
+    free(keys);
+    if (requeued)
+        c->dispatch_due = 1;
+    if (n_failed)
+        *n_failed = failed;
+    return requeued;
+}
+
+/* The worker is gone: its jobs go back to the queue and it leaves the
+ * registry. A worker that said Disconnect first is not held against its jobs. */
+static void s_worker_lost(cr_coordinator_t *c, cr_worker_t *w, const char *why)
+{
+    size_t failed = 0;
+    size_t n = s_requeue_worker_jobs(c, w->id, !w->draining, why, &failed);
+    char more[64] = "";
+    if (failed)
+        snprintf(more, sizeof more, ", %zu recorded INFRA_ERROR (attempts spent)", failed);
+    cr_warn("worker %s lost: %s; %zu jobs requeued%s", w->id, why, n, more);
+    cr_sched_remove(c->sched, w);
+}
+
+static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Crucible__Ready *r)
+{
+    char who[80];
+    s_peer_name(peer, who, sizeof who);
+    if (!s_id_ok(r->worker_id, 0) || strlen(r->worker_id) > CR_SCHED_ID_MAX) {
+        cr_warn("worker peer %s: Ready with an invalid worker_id: ignored", who);
+        s_error(c->workers, peer, CR_E_USAGE, "", "Ready: worker_id must be 1..%d bytes",
+                CR_SCHED_ID_MAX);
+        return;
+    }
+    cr_worker_t *old = cr_sched_find_peer(c->sched, peer);
+    if (old && strcmp(old->id, r->worker_id) != 0)
+        s_worker_lost(c, old, "its connection re-registered under another id");
+
+    /* Whatever the store still has assigned to this id did not survive: the
+     * worker restarted, or it was told Disconnect and lost track. */
+    size_t failed = 0;
+    size_t n = s_requeue_worker_jobs(c, r->worker_id, 1, "worker restarted", &failed);
+    if (n || failed)
+        cr_warn("worker %s re-registered: %zu jobs requeued, %zu recorded INFRA_ERROR",
+                r->worker_id, n, failed);
+
+    cr_worker_t info;
+    memset(&info, 0, sizeof info);
+    snprintf(info.id, sizeof info.id, "%s", r->worker_id);
+    info.peer = *peer;
+    for (size_t i = 0; i < r->n_backends && info.nbackends < CR_SCHED_MAX_BACKENDS; i++) {
+        if (strlen(r->backends[i]) > CR_SCHED_BACKEND_MAX || !r->backends[i][0])
+            continue;
+        snprintf(info.backends[info.nbackends++], CR_SCHED_BACKEND_MAX + 1, "%s",
+                 r->backends[i]);
+    }
+    info.credit = r->credit;
+    snprintf(info.host, sizeof info.host, "%s", r->host);
+    snprintf(info.device, sizeof info.device, "%s", r->device_name);
+    int known = 0;
+    cr_worker_t *w = cr_sched_register(c->sched, &info, cr_time_mono_ms(), &known);
+    c->dispatch_due = 1;
+    if (!w) {
+        cr_error("worker %s: cannot register: out of memory", r->worker_id);
+        return;
+    }
+    char backends[CR_SCHED_MAX_BACKENDS * (CR_SCHED_BACKEND_MAX + 2) + 1] = "";
+    for (int i = 0; i < w->nbackends; i++) {
+        if (i)
+            strcat(backends, ",");
+        strcat(backends, w->backends[i]);
+    }
+    cr_info("worker %s %s: host %s, device %s, backends %s, credit %u", w->id,
+            known ? "ready again" : "ready", w->host[0] ? w->host : "?",
+            w->device[0] ? w->device : "?", backends[0] ? backends : "none", w->credit);
+}
+
+static void s_ack(cr_coordinator_t *c, cr_worker_t *w, const Crucible__RewardRecord *rec)
+{
+    Crucible__Ack ack = CRUCIBLE__ACK__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    ack.batch_id = rec->batch_id;
+    ack.job_id = rec->job_id;
+    ack.attempt = rec->attempt;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_ACK;
+    env.ack = &ack;
+    s_worker_send(c, w, &env);
+}
+
+static void s_set_str(char **field, const char *v)
+{
+    char *d = strdup(v);
+    if (!d)
+        return;
+    if (*field && *field != protobuf_c_empty_string)
+        free(*field);
+    *field = d;
+}
+
+/* A worker's verdict. rec belongs to the envelope (the caller frees it). */
+static void s_worker_result(cr_coordinator_t *c, cr_worker_t *w, Crucible__RewardRecord *rec)
+{
+    if (!rec || !s_id_ok(rec->batch_id, 0) || !s_id_ok(rec->job_id, 0)) {
+        cr_warn("worker %s: Result without a record or its batch/job ids: refused", w->id);
+        s_error(c->workers, &w->peer, CR_E_USAGE, "", "Result: record with batch_id and job_id "
+                                                      "required");
+        return;
+    }
+    cr_store_job_info_t info;
+    int rc = cr_store_job_get(c->store, rec->batch_id, rec->job_id, &info);
+    if (rc == CR_E_NOT_FOUND) {
+        cr_warn("worker %s: result for unknown job %s/%s: acknowledged and dropped", w->id,
+                rec->batch_id, rec->job_id);
+        s_ack(c, w, rec);
+        return;
+    }
+    if (rc != 0)
+        return; /* not acknowledged: the worker resends in 5 s */
+    if (info.state == CR_JOB_DONE) {
+        cr_debug("worker %s: duplicate result for %s/%s attempt %u: acknowledged and dropped",
+                 w->id, rec->batch_id, rec->job_id, rec->attempt);
+        s_ack(c, w, rec);
+        return;
+    }
+    if (rec->status <= 0 || rec->status >= CR_STORE_NSTATUS) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "worker %s sent status %d, which this coordinator does not know",
+                 w->id, (int)rec->status);
+        cr_warn("job %s/%s: %s", rec->batch_id, rec->job_id, msg);
+        rec->status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
+        s_set_str(&rec->message, msg);
+    }
+    if (!rec->worker_id || !rec->worker_id[0])
+        s_set_str(&rec->worker_id, w->id);
+    int holds = info.state == CR_JOB_ASSIGNED && strcmp(info.worker_id, w->id) == 0;
+    int infra = rec->status == CRUCIBLE__STATUS__STATUS_INFRA_ERROR ||
+                rec->status == CRUCIBLE__STATUS__STATUS_WORKER_LOST;
+    if (infra && !holds) {
+        /* A failed try that is no longer this worker's: the job is already
+         * queued or running again, and that try decides. */
+        cr_info("worker %s: %s for %s/%s, which it no longer holds: acknowledged and dropped",
+                w->id, cr_status_name(rec->status), rec->batch_id, rec->job_id);
+        s_ack(c, w, rec);
+        return;
+    }
+
+    Crucible__JobOptions *opts = s_batch_options(c, rec->batch_id);
+    uint32_t max_attempts =
+        opts && opts->max_attempts ? opts->max_attempts : (uint32_t)c->cfg.max_attempts;
+
+    /* An infrastructure failure is retried, never turned into a verdict,
+     * while attempts remain (DESIGN.md §2). */
+    if (infra && info.attempt < max_attempts) {
+        rc = cr_store_requeue(c->store, rec->batch_id, rec->job_id, max_attempts, rec->message,
+                              NULL);
+        if (rc == 0) {
+            cr_warn("job %s/%s attempt %u on %s: %s (%s); retrying", rec->batch_id, rec->job_id,
+                    info.attempt, w->id, cr_status_name(rec->status), rec->message);
+            cr_sched_finished(w);
+            c->dispatch_due = 1;
+            s_ack(c, w, rec);
+        }
+        goto out;
+    }
+
+    rc = cr_reward_apply(rec, opts ? opts->reward : NULL);
+    if (rc != 0)
+        cr_warn("job %s/%s: reward formula '%s': %s; record kept without reward", rec->batch_id,
+                rec->job_id, opts ? opts->reward : "", cr_strerror(rc));
+    cr_store_job_info_t prev;
+    rc = cr_store_complete(c->store, rec, &prev);
+    if (rc == CR_E_DUPLICATE || rc == CR_E_NOT_FOUND) {
+        s_ack(c, w, rec);
+        goto out;
+    }
+    if (rc != 0) {
+        cr_error("job %s/%s: result from %s not stored: %s", rec->batch_id, rec->job_id, w->id,
+                 cr_strerror(rc));
+        goto out; /* not acknowledged: the worker resends */
+    }
+    s_count_result(c);
+    c->dispatch_due = 1;
+    w->done++;
+    if (prev.state == CR_JOB_ASSIGNED) {
+        cr_worker_t *holder = cr_sched_find(c->sched, prev.worker_id);
+        if (holder) {
+            cr_sched_finished(holder);
+            /* A late result from a worker declared lost beat the retry:
+             * first record wins, the retry is called off. */
+            if (holder != w)
+                s_send_cancel(c, holder, rec->batch_id, rec->job_id);
+        }
+    }
+    cr_debug("job %s/%s: %s from %s (seq %llu)", rec->batch_id, rec->job_id,
+             cr_status_name(rec->status), w->id, (unsigned long long)rec->seq);
+    s_on_record(c, rec);
+    s_ack(c, w, rec);
+out:
+    if (opts)
+        crucible__job_options__free_unpacked(opts, NULL);
+}
+
+static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env)
+{
+    char who[80];
+    if (env->body_case == CRUCIBLE__ENVELOPE__BODY_READY) {
+        if (env->ready)
+            s_worker_ready(c, peer, env->ready);
+        return;
+    }
+    cr_worker_t *w = cr_sched_find_peer(c->sched, peer);
+    if (!w) {
+        cr_info("worker peer %s: %s from an unregistered worker: told to Disconnect",
+                s_peer_name(peer, who, sizeof who), cr_wire_body_name(env));
+        Crucible__Disconnect d = CRUCIBLE__DISCONNECT__INIT;
+        Crucible__Envelope out = CRUCIBLE__ENVELOPE__INIT;
+        d.reason = "unknown worker: send Ready";
+        out.body_case = CRUCIBLE__ENVELOPE__BODY_DISCONNECT;
+        out.disconnect = &d;
+        s_send(c->workers, peer, &out);
+        return;
+    }
+    if (w->unreachable)
+        c->dispatch_due = 1; /* it can take jobs again */
+    cr_sched_touch(w, cr_time_mono_ms());
+    switch (env->body_case) {
+    case CRUCIBLE__ENVELOPE__BODY_HEARTBEAT:
+    case CRUCIBLE__ENVELOPE__BODY_ACK:
+        break; /* a sign of life is all they carry for us */
+    case CRUCIBLE__ENVELOPE__BODY_RESULT:
+        s_worker_result(c, w, env->result ? env->result->record : NULL);
+        break;
+    case CRUCIBLE__ENVELOPE__BODY_DISCONNECT:
+        w->draining = 1;
+        cr_info("worker %s leaving (%s): %u jobs in flight", w->id,
+                env->disconnect && env->disconnect->reason[0] ? env->disconnect->reason
+                                                              : "no reason",
+                w->in_flight);
+        break;
+    default:
+        cr_warn("worker %s: unexpected %s on the workers endpoint", w->id,
+                cr_wire_body_name(env));
+        s_error(c->workers, peer, CR_E_USAGE, "", "unexpected %s on the workers endpoint",
+                cr_wire_body_name(env));
+        break;
+    }
+    /* A draining worker with nothing left leaves now. */
+    if (w->draining && w->in_flight == 0) {
+        cr_info("worker %s drained: removed", w->id);
+        cr_sched_remove(c->sched, w);
+    }
+}
+
+/* ---- clients ---- */
+
+typedef struct {
+    const char *name;           /* TaskBundle.name (borrowed from the Submit) */
+    Crucible__TaskBundle *tb;   /* borrowed */
+    int valid;                  /* 1 when it parsed */
+    char hash[CR_HASH_HEX_LEN + 1]; /* content hash: BLAKE2b of the three texts */
+    char language[CR_STORE_LANG_MAX + 1]; /* parsed task language */
+    char msg[600];              /* why it is invalid */
+} s_bundle_t;
+
+static void s_bundle_check(s_bundle_t *b, Crucible__TaskBundle *tb)
+{
+    b->tb = tb;
+    b->name = tb->name;
+    if (!s_id_ok(tb->name, 0)) {
+        snprintf(b->msg, sizeof b->msg, "a task bundle without a valid name");
+        return;
+    }
+    char origin[CR_STORE_ID_MAX + 16], err[512] = "";
+    snprintf(origin, sizeof origin, "%s/task.json", tb->name);
+    cr_task_t *t = NULL;
+    int rc = cr_task_parse(tb->task_json, origin, &t, err, sizeof err);
+    if (rc != 0) {
+        snprintf(b->msg, sizeof b->msg, "%s", err[0] ? err : cr_strerror(rc));
+        return;
+    }
+    if (!t->language || strlen(t->language) > CR_STORE_LANG_MAX)
+        snprintf(b->msg, sizeof b->msg, "%s: language: missing or too long", origin);
+    else if (!tb->reference_source[0])
+        snprintf(b->msg, sizeof b->msg, "%s: reference: the bundle has no reference source",
+                 origin);
+    else if (t->baseline && !tb->baseline_source[0])
+        snprintf(b->msg, sizeof b->msg, "%s: baseline: the bundle has no baseline source",
+                 origin);
+    else {
+        snprintf(b->language, sizeof b->language, "%s", t->language);
+        b->valid = 1;
+    }
+    cr_task_destroy(&t);
+    cr_hash_t h;
+    cr_hash_init(&h);
+    cr_hash_update_str(&h, tb->task_json);
+    cr_hash_update_str(&h, tb->reference_source);
+    cr_hash_update_str(&h, tb->baseline_source);
+    cr_hash_final_hex(&h, b->hash);
+}
+
+/* Fills out from the Submit's options and the configured defaults, and
+ * checks the result. Strings in out are borrowed (submit or config). */
+static int s_resolve_options(const cr_coordinator_t *c, const Crucible__JobOptions *in,
+                             Crucible__JobOptions *out, char *err, size_t errlen)
+{
+    const cr_config_t *cfg = &c->cfg;
+    if (in)
+        *out = *in;
+    else
+        crucible__job_options__init(out);
+    if (!(out->compile_timeout_s > 0))
+        out->compile_timeout_s = cfg->compile_timeout_s;
+    if (!(out->run_timeout_s > 0))
+        out->run_timeout_s = cfg->run_timeout_s;
+    if (!(out->time_budget_s > 0))
+        out->time_budget_s = cfg->time_budget_s;
+    if (!(out->rse_target > 0))
+        out->rse_target = cfg->rse_target;
+    if (!out->reward || !out->reward[0])
+        out->reward = (char *)(cfg->reward[0] ? cfg->reward : "default");
+    if (out->ref_policy == CRUCIBLE__REF_POLICY__REF_INTERLEAVED &&
+        strcmp(cfg->ref_policy, "cached") == 0)
+        out->ref_policy = CRUCIBLE__REF_POLICY__REF_CACHED;
+    if (!out->clock_policy || !out->clock_policy[0])
+        out->clock_policy = (char *)(cfg->clock_policy[0] ? cfg->clock_policy : "observe");
+    if (out->max_attempts == 0)
+        out->max_attempts = (uint32_t)cfg->max_attempts;
+
+    double t[4] = {out->compile_timeout_s, out->run_timeout_s, out->time_budget_s,
+                   out->rse_target};
+    for (int i = 0; i < 4; i++) {
+        if (!isfinite(t[i]) || t[i] < 0) {
+            snprintf(err, errlen, "options: times and rse_target must be finite and >= 0");
+            return CR_E_USAGE;
+        }
+    }
+    if (!cr_reward_known(out->reward)) {
+        snprintf(err, errlen, "options.reward: unknown formula '%.64s'", out->reward);
+        return CR_E_USAGE;
+    }
+    const char *cp = out->clock_policy;
+    int ok = strcmp(cp, "observe") == 0 || strcmp(cp, "lock:base") == 0;
+    if (!ok && strncmp(cp, "lock:", 5) == 0 && cp[5]) {
+        size_t k = strspn(cp + 5, "0123456789");
+        ok = cp[5 + k] == '\0' && k <= 5;
+    }
+    if (!ok) {
+        snprintf(err, errlen, "options.clock_policy: '%.64s' is not observe, lock:base or "
+                              "lock:<MHz>", cp);
+        return CR_E_USAGE;
+    }
+    if (out->ref_policy != CRUCIBLE__REF_POLICY__REF_INTERLEAVED &&
+        out->ref_policy != CRUCIBLE__REF_POLICY__REF_CACHED) {
+        snprintf(err, errlen, "options.ref_policy: unknown value %d", (int)out->ref_policy);
+        return CR_E_USAGE;
+    }
+    return 0;
+}
+
+typedef struct {
+    Crucible__RewardRecord **recs; /* owned copies */
+    size_t n;                      /* used */
+    size_t cap;                    /* allocated */
+} s_records_t;
+
+static int s_records_collect(const Crucible__RewardRecord *rec, void *arg)
+{
+    s_records_t *r = arg;
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 16;
+        void *g = realloc(r->recs, cap * sizeof *r->recs);
+        if (!g)
+            return 1;
+        r->recs = g;
+        r->cap = cap;
+    }
+    r->recs[r->n] = cr_wire_record_dup(rec);
+    return r->recs[r->n++] == NULL;
+}
+
+static void s_records_free(s_records_t *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->recs[i])
+            crucible__reward_record__free_unpacked(r->recs[i], NULL);
+    free(r->recs);
+}
+
+typedef struct {
+    cr_coordinator_t *c;   /* the coordinator */
+    const cr_peer_t *to;   /* the subscribing client */
+    const char *batch_id;  /* its batch */
+    char (*groups)[CR_STORE_ID_MAX + 1]; /* complete groups, by last seq */
+    uint64_t *group_seq;   /* last seq of each */
+    size_t ngroups;        /* used */
+    size_t capgroups;      /* allocated */
+    uint64_t after;        /* replay starts after this seq */
+    int failed;            /* 1 when a send failed: stop */
+} s_replay_t;
+
+static void s_replay_group(const char *group_id, uint64_t last_seq, void *arg)
+{
+    s_replay_t *r = arg;
+    if (last_seq <= r->after)
+        return; /* its GroupDone went out before after_seq */
+    if (r->ngroups == r->capgroups) {
+        size_t cap = r->capgroups ? 2 * r->capgroups : 16;
+        void *g1 = realloc(r->groups, cap * sizeof *r->groups);
+        if (g1)
+            r->groups = g1;
+        void *g2 = realloc(r->group_seq, cap * sizeof *r->group_seq);
+        if (g2)
+            r->group_seq = g2;
+        if (!g1 || !g2)
+            return;
+        r->capgroups = cap;
+    }
+    snprintf(r->groups[r->ngroups], sizeof r->groups[0], "%s", group_id);
+    r->group_seq[r->ngroups++] = last_seq;
+}
+
+/* Replays one stored record to the subscriber, then the GroupDone that
+ * followed it live. */
+static int s_replay_record(const Crucible__RewardRecord *rec, void *arg)
+{
+    s_replay_t *r = arg;
+    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    res.record = (Crucible__RewardRecord *)rec;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    if (s_send(r->c->clients, r->to, &env) != 0) {
+        r->failed = 1;
+        return 1;
+    }
+    for (size_t i = 0; i < r->ngroups; i++)
+        if (r->group_seq[i] == rec->seq)
+            s_group_done(r->c, r->batch_id, r->groups[i], r->to, 0);
+    return 0;
+}
+
+static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const char *batch_id);
+
+/* Replays the batch's records after after_seq to peer, then BatchDone when
+ * the batch is complete, or else follows it (follow) or ends the replay
+ * with a StatusReply of the batch (no follow: the client knows it has all). */
+static void s_subscribe(cr_coordinator_t *c, const cr_peer_t *peer, const char *batch_id,
+                        uint64_t after_seq, int follow)
+{
+    cr_store_batch_t b;
+    int rc = cr_store_batch_get(c->store, batch_id, &b);
+    if (rc != 0) {
+        s_error(c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : CR_E_STORE, batch_id,
+                "batch '%s': %s", batch_id, cr_strerror(rc));
+        return;
+    }
+    s_sub_drop(c, peer, batch_id);
+    s_subs_reap(c);
+    s_replay_t r = {.c = c, .to = peer, .batch_id = batch_id, .after = after_seq};
+    if (cr_store_groups_done(c->store, batch_id, s_replay_group, &r) == 0)
+        cr_store_records(c->store, batch_id, after_seq, s_replay_record, &r);
+    free(r.groups);
+    free(r.group_seq);
+    if (r.failed)
+        return;
+    if (b.total > 0 && b.done == b.total)
+        s_batch_done(c, batch_id, &b, peer);
+    else if (follow)
+        s_sub_add(c, peer, batch_id);
+    else
+        s_status_reply(c, peer, batch_id);
+}
+
+static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Submit *sub)
+{
+    char who[80], err[1024];
+    const char *batch = sub->batch_id;
+    s_peer_name(peer, who, sizeof who);
+    s_bundle_t *bundles = NULL;
+    cr_store_job_in_t *jobs = NULL;
+    uint8_t **specs = NULL;
+    uint8_t *opts_blob = NULL;
+    char (*unknown)[CR_STORE_ID_MAX + 40] = NULL; /* "unknown task" message per job */
+    const char *errors[CR_COORD_MAX_ERRORS];
+    size_t nerrors = 0;
+
+    if (!s_id_ok(batch, 0)) {
+        s_error(c->clients, peer, CR_E_USAGE, "", "Submit: batch_id must be 1..%d bytes without "
+                "control characters", CR_STORE_ID_MAX);
+        return;
+    }
+    if (sub->n_jobs == 0) {
+        s_error(c->clients, peer, CR_E_USAGE, batch, "Submit: no jobs");
+        return;
+    }
+    for (size_t i = 0; i < sub->n_jobs; i++) {
+        Crucible__JobSpec *js = sub->jobs[i];
+        if (!s_id_ok(js->job_id, 0) || !s_id_ok(js->group_id, 1) || !s_id_ok(js->task, 1)) {
+            s_error(c->clients, peer, CR_E_USAGE, batch, "Submit: jobs[%zu]: job_id, task and "
+                    "group_id must be at most %d bytes without control characters (job_id "
+                    "non-empty)", i, CR_STORE_ID_MAX);
+            return;
+        }
+    }
+    Crucible__JobOptions opts;
+    if (s_resolve_options(c, sub->options, &opts, err, sizeof err) != 0) {
+        s_error(c->clients, peer, CR_E_USAGE, batch, "Submit: %s", err);
+        return;
+    }
+
+    /* Validate every bundle; a name given twice with different contents is
+     * ambiguous, so both are invalid. */
+    bundles = calloc(sub->n_tasks ? sub->n_tasks : 1, sizeof *bundles);
+    jobs = calloc(sub->n_jobs, sizeof *jobs);
+    specs = calloc(sub->n_jobs, sizeof *specs);
+    if (!bundles || !jobs || !specs)
+        goto nomem;
+    for (size_t i = 0; i < sub->n_tasks; i++) {
+        s_bundle_check(&bundles[i], sub->tasks[i]);
+        for (size_t k = 0; k < i; k++) {
+            if (bundles[k].name && bundles[i].name && strcmp(bundles[k].name, bundles[i].name) == 0 &&
+                strcmp(bundles[k].hash, bundles[i].hash) != 0) {
+                bundles[k].valid = bundles[i].valid = 0;
+                snprintf(bundles[i].msg, sizeof bundles[i].msg,
+                         "two different task bundles are named '%s'", bundles[i].name);
+                memcpy(bundles[k].msg, bundles[i].msg, sizeof bundles[k].msg);
+            }
+        }
+    }
+    for (size_t i = 0; i < sub->n_tasks; i++)
+        if (!bundles[i].valid && nerrors < CR_COORD_MAX_ERRORS)
+            errors[nerrors++] = bundles[i].msg;
+
+    /* Jobs and their bundles. */
+    unknown = calloc(sub->n_jobs, sizeof *unknown);
+    if (!unknown)
+        goto nomem;
+    for (size_t i = 0; i < sub->n_jobs; i++) {
+        Crucible__JobSpec *js = sub->jobs[i];
+        s_bundle_t *b = NULL;
+        for (size_t k = 0; k < sub->n_tasks && !b; k++)
+            if (bundles[k].name && strcmp(bundles[k].name, js->task) == 0)
+                b = &bundles[k];
+        jobs[i].job_id = js->job_id;
+        jobs[i].group_id = js->group_id;
+        jobs[i].task_hash = b && b->valid ? b->hash : "";
+        jobs[i].language = b && b->valid ? b->language : "";
+        if (!b) {
+            snprintf(unknown[i], sizeof unknown[i], "unknown task '%s'", js->task);
+            int seen = 0;
+            for (size_t k = 0; k < nerrors; k++)
+                seen |= strcmp(errors[k], unknown[i]) == 0;
+            if (!seen && nerrors < CR_COORD_MAX_ERRORS)
+                errors[nerrors++] = unknown[i];
+        }
+        jobs[i].spec_len = crucible__job_spec__get_packed_size(js);
+        specs[i] = malloc(jobs[i].spec_len ? jobs[i].spec_len : 1);
+        if (!specs[i])
+            goto nomem;
+        crucible__job_spec__pack(js, specs[i]);
+        jobs[i].spec = specs[i];
+    }
+    size_t opts_len = crucible__job_options__get_packed_size(&opts);
+    opts_blob = malloc(opts_len ? opts_len : 1);
+    if (!opts_blob)
+        goto nomem;
+    crucible__job_options__pack(&opts, opts_blob);
+
+    /* The owner of the queue limit is the batch's first submitter. */
+    char owner[CR_STORE_OWNER_MAX + 1];
+    cr_store_batch_t before;
+    int known = cr_store_batch_get(c->store, batch, &before) == 0;
+    if (known)
+        snprintf(owner, sizeof owner, "%s", before.owner);
+    else
+        s_owner_of(peer, owner);
+    uint64_t last_seq0 = known ? before.last_seq : 0;
+
+    /* One transaction: the batch, its tasks, its jobs, the INVALID_TASK
+     * records, the limit check. Refused means nothing stays. */
+    uint32_t n_new = 0, n_dup = 0, rejected = 0;
+    int rc = cr_store_begin(c->store);
+    if (rc == 0)
+        rc = cr_store_add_batch(c->store, batch, owner, opts_blob, opts_len, cr_time_now_ms(),
+                                NULL);
+    for (size_t i = 0; rc == 0 && i < sub->n_tasks; i++) {
+        if (!bundles[i].valid)
+            continue;
+        Crucible__TaskBundle tb = *bundles[i].tb;
+        tb.hash = bundles[i].hash; /* ours: a client's hash is not trusted as a cache key */
+        size_t len = crucible__task_bundle__get_packed_size(&tb);
+        uint8_t *blob = malloc(len ? len : 1);
+        if (!blob) {
+            rc = -ENOMEM;
+            break;
+        }
+        crucible__task_bundle__pack(&tb, blob);
+        rc = cr_store_add_task(c->store, bundles[i].hash, bundles[i].name, blob, len);
+        free(blob);
+    }
+    if (rc == 0)
+        rc = cr_store_add_jobs(c->store, batch, jobs, sub->n_jobs, cr_time_now_ms(), &n_new,
+                               &n_dup);
+    for (size_t i = 0; rc == 0 && i < sub->n_jobs; i++) {
+        if (!jobs[i].is_new || jobs[i].task_hash[0])
+            continue;
+        const char *why = unknown[i];
+        for (size_t k = 0; k < sub->n_tasks; k++)
+            if (bundles[k].name && strcmp(bundles[k].name, sub->jobs[i]->task) == 0)
+                why = bundles[k].msg;
+        Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
+        r.batch_id = (char *)batch;
+        r.job_id = sub->jobs[i]->job_id;
+        r.status = CRUCIBLE__STATUS__STATUS_INVALID_TASK;
+        r.message = (char *)why;
+        r.t_finished = cr_time_now_ms();
+        Crucible__RewardRecord *rec = cr_wire_record_dup(&r);
+        rc = rec ? cr_store_complete(c->store, rec, NULL) : -ENOMEM;
+        if (rec)
+            crucible__reward_record__free_unpacked(rec, NULL);
+        rejected++;
+    }
+    uint32_t queued_new = n_new - rejected;
+    uint64_t queued = 0;
+    if (rc == 0 && queued_new > 0 && c->cfg.queue_limit > 0) {
+        rc = cr_store_queued_by_owner(c->store, owner, &queued);
+        if (rc == 0 && queued > (uint64_t)c->cfg.queue_limit)
+            rc = CR_E_LIMIT;
+    }
+    if (rc == 0)
+        rc = cr_store_commit(c->store);
+    if (rc != 0)
+        cr_store_rollback(c->store);
+    if (rc == CR_E_LIMIT) {
+        cr_info("batch %s from %s refused: queue limit %lld (%llu queued with it)", batch, who,
+                (long long)c->cfg.queue_limit, (unsigned long long)queued);
+        s_error(c->clients, peer, CR_E_LIMIT, batch,
+                "queue limit is %lld jobs per client: this submit would bring yours to %llu; "
+                "nothing was queued", (long long)c->cfg.queue_limit, (unsigned long long)queued);
+        goto out;
+    }
+    if (rc != 0) {
+        cr_error("batch %s from %s not stored: %s", batch, who, cr_strerror(rc));
+        s_error(c->clients, peer, rc, batch, "Submit not stored: %s", cr_strerror(rc));
+        goto out;
+    }
+
+    cr_store_counts_t counts;
+    cr_store_counts(c->store, &counts);
+    Crucible__SubmitAck ack = CRUCIBLE__SUBMIT_ACK__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    ack.batch_id = (char *)batch;
+    ack.accepted = queued_new;
+    ack.duplicate = n_dup;
+    ack.rejected = rejected;
+    ack.queue_depth = (uint32_t)counts.queued;
+    ack.n_errors = nerrors;
+    ack.errors = (char **)errors;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK;
+    env.submit_ack = &ack;
+    s_send(c->clients, peer, &env);
+    cr_info("batch %s from %s: %u queued, %u duplicate, %u invalid task", batch, who, queued_new,
+            n_dup, rejected);
+    c->dispatch_due |= queued_new > 0;
+
+    /* Records made at submit go to the batch's existing subscribers... */
+    if (rejected) {
+        s_records_t made = {0};
+        cr_store_records(c->store, batch, last_seq0, s_records_collect, &made);
+        for (size_t i = 0; i < made.n; i++)
+            if (made.recs[i])
+                s_on_record(c, made.recs[i]);
+        s_records_free(&made);
+    }
+    /* ...and to this client through a replay from the start. */
+    if (sub->subscribe)
+        s_subscribe(c, peer, batch, 0, 1);
+    goto out;
+
+nomem:
+    cr_error("batch %s from %s: out of memory", batch, who);
+    s_error(c->clients, peer, -ENOMEM, batch, "Submit: coordinator out of memory");
+out:
+    for (size_t i = 0; specs && i < sub->n_jobs; i++)
+        free(specs[i]);
+    free(specs);
+    free(jobs);
+    free(bundles);
+    free(opts_blob);
+    free(unknown);
+}
+
+typedef struct {
+    Crucible__StatusReply__HackFlagsEntry *e; /* owned entries */
+    Crucible__StatusReply__HackFlagsEntry **p; /* owned pointer array */
+    size_t n;                                 /* used */
+    size_t cap;                               /* allocated */
+} s_flags_t;
+
+static void s_flag_collect(const char *flag, uint32_t count, void *arg)
+{
+    s_flags_t *f = arg;
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? 2 * f->cap : 16;
+        Crucible__StatusReply__HackFlagsEntry *e = malloc(cap * sizeof *e);
+        void *p = realloc(f->p, cap * sizeof *f->p);
+        if (p)
+            f->p = p;
+        if (!e || !p) {
+            free(e);
+            return;
+        }
+        if (f->n)
+            memcpy(e, f->e, f->n * sizeof *e);
+        free(f->e);
+        f->e = e;
+        f->cap = cap;
+    }
+    char *key = strdup(flag);
+    if (!key)
+        return;
+    crucible__status_reply__hack_flags_entry__init(&f->e[f->n]);
+    f->e[f->n].key = key;
+    f->e[f->n].value = count;
+    f->n++;
+}
+
+static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const char *batch_id)
+{
+    Crucible__StatusReply r = CRUCIBLE__STATUS_REPLY__INIT;
+    cr_store_counts_t counts;
+    if (cr_store_counts(c->store, &counts) != 0) {
+        s_error(c->clients, peer, CR_E_STORE, batch_id, "status: database error");
+        return;
+    }
+    r.queue_depth = (uint32_t)counts.queued;
+    r.running = (uint32_t)counts.assigned;
+    r.done = counts.done;
+    r.jobs_per_minute = s_jobs_per_minute(c);
+
+    size_t nw = cr_sched_count(c->sched);
+    Crucible__WorkerInfo *wi = calloc(nw ? nw : 1, sizeof *wi);
+    Crucible__WorkerInfo **wp = calloc(nw ? nw : 1, sizeof *wp);
+    char *(*backs)[CR_SCHED_MAX_BACKENDS] = calloc(nw ? nw : 1, sizeof *backs);
+    s_flags_t flags = {0};
+    Crucible__StatusReply__ByStatusEntry bse[CR_STORE_NSTATUS], *bsp[CR_STORE_NSTATUS];
+    if (!wi || !wp || !backs) {
+        s_error(c->clients, peer, -ENOMEM, batch_id, "status: out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < nw; i++) {
+        cr_worker_t *w = cr_sched_at(c->sched, i);
+        crucible__worker_info__init(&wi[i]);
+        wi[i].worker_id = w->id;
+        wi[i].host = w->host;
+        wi[i].device = w->device;
+        for (int k = 0; k < w->nbackends; k++)
+            backs[i][k] = w->backends[k];
+        wi[i].n_backends = (size_t)w->nbackends;
+        wi[i].backends = backs[i];
+        wi[i].credit = w->credit;
+        wi[i].in_flight = w->in_flight;
+        wi[i].done = w->done;
+        wi[i].draining = w->draining;
+        wp[i] = &wi[i];
+    }
+    r.n_workers = nw;
+    r.workers = wp;
+    if (batch_id && batch_id[0]) {
+        cr_store_batch_t b;
+        int rc = cr_store_batch_get(c->store, batch_id, &b);
+        if (rc != 0) {
+            s_error(c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : CR_E_STORE,
+                    batch_id, "batch '%s': %s", batch_id, cr_strerror(rc));
+            goto out;
+        }
+        uint32_t by[CR_STORE_NSTATUS] = {0};
+        cr_store_batch_counts(c->store, batch_id, by, s_flag_collect, &flags);
+        r.batch_id = (char *)batch_id;
+        r.batch_total = b.total;
+        r.batch_done = b.done;
+        for (int i = 0; i < CR_STORE_NSTATUS; i++) {
+            if (!by[i])
+                continue;
+            crucible__status_reply__by_status_entry__init(&bse[r.n_by_status]);
+            bse[r.n_by_status].key = (char *)cr_status_name(i);
+            bse[r.n_by_status].value = by[i];
+            bsp[r.n_by_status] = &bse[r.n_by_status];
+            r.n_by_status++;
+        }
+        r.by_status = bsp;
+        for (size_t i = 0; i < flags.n; i++)
+            flags.p[i] = &flags.e[i];
+        r.n_hack_flags = flags.n;
+        r.hack_flags = flags.p;
+    }
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_STATUS_REPLY;
+    env.status_reply = &r;
+    s_send(c->clients, peer, &env);
+out:
+    for (size_t i = 0; i < flags.n; i++)
+        free(flags.e[i].key);
+    free(flags.e);
+    free(flags.p);
+    free(backs);
+    free(wp);
+    free(wi);
+}
+
+static void s_on_cancelled(const Crucible__RewardRecord *rec, const char *prev_worker, void *arg)
+{
+    cr_coordinator_t *c = arg;
+    if (prev_worker[0]) {
+        cr_worker_t *w = cr_sched_find(c->sched, prev_worker);
+        if (w) {
+            s_send_cancel(c, w, rec->batch_id, rec->job_id);
+            cr_sched_finished(w);
+            c->dispatch_due = 1;
+        }
+    }
+    s_on_record(c, rec);
+}
+
+static void s_client_cancel(cr_coordinator_t *c, const cr_peer_t *peer, const Crucible__Cancel *m)
+{
+    char who[80];
+    uint32_t n = 0;
+    int rc = cr_store_cancel(c->store, m->batch_id, m->job_id, s_on_cancelled, c, &n);
+    if (rc != 0) {
+        s_error(c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : rc, m->batch_id,
+                "cancel %s%s%s: %s", m->batch_id, m->job_id[0] ? "/" : "", m->job_id,
+                cr_strerror(rc));
+        return;
+    }
+    cr_info("cancel from %s: %u jobs of batch %s%s%s cancelled",
+            s_peer_name(peer, who, sizeof who), n, m->batch_id, m->job_id[0] ? " job " : "",
+            m->job_id);
+    Crucible__CancelAck ack = CRUCIBLE__CANCEL_ACK__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    ack.batch_id = m->batch_id;
+    ack.cancelled = n;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_CANCEL_ACK;
+    env.cancel_ack = &ack;
+    s_send(c->clients, peer, &env);
+    /* A draining worker whose last job was just cancelled can go. */
+    for (size_t i = cr_sched_count(c->sched); i-- > 0;) {
+        cr_worker_t *w = cr_sched_at(c->sched, i);
+        if (w->draining && w->in_flight == 0)
+            cr_sched_remove(c->sched, w);
+    }
+}
+
+static void s_on_client_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env)
+{
+    char who[80];
+    switch (env->body_case) {
+    case CRUCIBLE__ENVELOPE__BODY_SUBMIT:
+        if (env->submit)
+            s_client_submit(c, peer, env->submit);
+        break;
+    case CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE:
+        if (env->subscribe)
+            s_subscribe(c, peer, env->subscribe->batch_id, env->subscribe->after_seq,
+                        env->subscribe->follow);
+        break;
+    case CRUCIBLE__ENVELOPE__BODY_STATUS_REQUEST:
+        s_status_reply(c, peer, env->status_request ? env->status_request->batch_id : "");
+        break;
+    case CRUCIBLE__ENVELOPE__BODY_CANCEL:
+        if (env->cancel)
+            s_client_cancel(c, peer, env->cancel);
+        break;
+    default:
+        cr_warn("client %s: unexpected %s on the clients endpoint",
+                s_peer_name(peer, who, sizeof who), cr_wire_body_name(env));
+        s_error(c->clients, peer, CR_E_USAGE, "", "unexpected %s on the clients endpoint",
+                cr_wire_body_name(env));
+        break;
+    }
+}
+
+/* ---- phases ---- */
+
+typedef void (*s_handler_fn)(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env);
+
+/* Reads up to CR_COORD_BURST messages from a ROUTER. A message that does
+ * not decode is answered with Error and logged with its peer. */
+static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_handler_fn fn)
+{
+    for (int i = 0; i < CR_COORD_BURST; i++) {
+        cr_peer_t peer;
+        memset(&peer, 0, sizeof peer);
+        Crucible__Envelope *env = NULL;
+        int rc = cr_wire_recv(sock, &peer, &env);
+        if (rc == -EAGAIN)
+            return;
+        if (rc == CR_E_ZMQ) {
+            cr_error("%s socket: receive failed: %s", side, zmq_strerror(zmq_errno()));
+            return;
+        }
+        if (rc != 0) {
+            char who[80];
+            cr_warn("%s %s: bad message (%s): answered %s", side,
+                    s_peer_name(&peer, who, sizeof who), cr_strerror(rc), cr_errname(rc));
+            if (peer.len)
+                s_error(sock, &peer, rc, "", "%s", cr_strerror(rc));
+            continue;
+        }
+        fn(c, &peer, env);
+        cr_wire_free(&env);
+    }
+}
+
+/* Sends one Assign; on failure the jobs go back to the queue uncounted and
+ * the worker is skipped until it speaks again. */
+static int s_flush_assign(cr_coordinator_t *c, cr_worker_t *w, Crucible__Job **jobs, size_t n)
+{
+    if (n == 0)
+        return 0;
+    Crucible__Assign a = CRUCIBLE__ASSIGN__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    a.n_jobs = n;
+    a.jobs = jobs;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
+    env.assign = &a;
+    if (s_send(c->workers, &w->peer, &env) == 0) {
+        cr_sched_assigned(w, (uint32_t)n);
+        cr_debug("assigned %zu jobs to %s (%u in flight)", n, w->id, w->in_flight);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        cr_store_unassign(c->store, jobs[i]->batch_id, jobs[i]->spec->job_id);
+    w->unreachable = 1;
+    cr_warn("worker %s unreachable: %zu jobs back in the queue", w->id, n);
+    return CR_E_ZMQ;
+}
+
+typedef struct {
+    Crucible__Job job;            /* points at the parts below */
+    Crucible__JobSpec *spec;      /* owned (unpacked) */
+    Crucible__TaskBundle *task;   /* owned (unpacked) */
+    Crucible__JobOptions *opts;   /* owned (unpacked) */
+    char *name;                   /* the bundle's own name, restored before freeing */
+} s_out_job_t;
+
+static void s_dispatch_worker(cr_coordinator_t *c, cr_worker_t *w, uint32_t room)
+{
+    const char *langs[CR_SCHED_MAX_BACKENDS];
+    for (int i = 0; i < w->nbackends; i++)
+        langs[i] = w->backends[i];
+    cr_store_key_t *keys = calloc(room, sizeof *keys);
+    s_out_job_t *out = calloc(room, sizeof *out);
+    Crucible__Job **ptrs = calloc(room, sizeof *ptrs);
+    const char **klangs = calloc(room, sizeof *klangs);
+    int *take = calloc(room, sizeof *take);
+    size_t n = 0, nout = 0;
+    if (!keys || !out || !ptrs || !klangs || !take ||
+        cr_store_next_queued(c->store, langs, (size_t)w->nbackends, room, keys, &n) != 0)
+        n = 0;
+    /* The store offers the oldest jobs in the worker's languages; the
+     * scheduler's policy has the last word on which it takes. */
+    for (size_t i = 0; i < n; i++)
+        klangs[i] = keys[i].language;
+    if (n)
+        cr_sched_pick(w, klangs, n, take);
+    for (size_t i = 0; i < n; i++) {
+        if (!take[i])
+            continue;
+        cr_store_assigned_t a;
+        if (cr_store_assign(c->store, keys[i].batch_id, keys[i].job_id, w->id, cr_time_now_ms(),
+                            &a) != 0)
+            continue;
+        s_out_job_t *o = &out[nout];
+        o->spec = crucible__job_spec__unpack(NULL, a.spec_len, a.spec);
+        o->task = crucible__task_bundle__unpack(NULL, a.task_len, a.task);
+        o->opts = crucible__job_options__unpack(NULL, a.options_len, a.options);
+        if (!o->spec || !o->task || !o->opts) {
+            /* Our own bytes do not decode: the job cannot run anywhere. */
+            cr_error("job %s/%s: stored job does not decode", keys[i].batch_id, keys[i].job_id);
+            Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
+            r.batch_id = keys[i].batch_id;
+            r.job_id = keys[i].job_id;
+            r.status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
+            r.message = "coordinator: the stored job does not decode";
+            Crucible__RewardRecord *rec = cr_wire_record_dup(&r);
+            if (rec && cr_store_complete(c->store, rec, NULL) == 0)
+                s_on_record(c, rec);
+            if (rec)
+                crucible__reward_record__free_unpacked(rec, NULL);
+            if (o->spec)
+                crucible__job_spec__free_unpacked(o->spec, NULL);
+            if (o->task)
+                crucible__task_bundle__free_unpacked(o->task, NULL);
+            if (o->opts)
+                crucible__job_options__free_unpacked(o->opts, NULL);
+            memset(o, 0, sizeof *o);
+            cr_store_assigned_free(&a);
+            continue;
+        }
+        crucible__job__init(&o->job);
+        o->job.batch_id = keys[i].batch_id;
+        o->job.spec = o->spec;
+        o->job.task = o->task;
+        o->job.options = o->opts;
+        o->job.attempt = a.attempt;
+        /* The bundle is stored by content; the job names it as submitted. */
+        o->name = o->task->name;
+        if (o->spec->task[0])
+            o->task->name = o->spec->task;
+        ptrs[nout++] = &o->job;
+        cr_store_assigned_free(&a);
+    }
+    /* Split into messages under the size cap; one job always fits, as it
+     * arrived inside a Submit under the same cap. After a failed send the
+     * rest go back to the queue too. */
+    size_t start = 0, bytes = 0;
+    size_t cap = (size_t)c->cfg.max_msg > 8192 ? (size_t)c->cfg.max_msg - 4096 : 4096;
+    int failed = 0;
+    for (size_t i = 0; i <= nout; i++) {
+        size_t sz = i < nout ? crucible__job__get_packed_size(ptrs[i]) + 16 : 0;
+        if (i == nout || (i > start && bytes + sz > cap)) {
+            if (!failed)
+                failed = s_flush_assign(c, w, ptrs + start, i - start) != 0;
+            else
+                for (size_t k = start; k < i; k++)
+                    cr_store_unassign(c->store, ptrs[k]->batch_id, ptrs[k]->spec->job_id);
+            start = i;
+            bytes = 0;
+        }
+        bytes += sz;
+    }
+    for (size_t i = 0; i < nout; i++) {
+        out[i].task->name = out[i].name; /* it pointed into the spec for the send */
+        crucible__job_spec__free_unpacked(out[i].spec, NULL);
+        crucible__job_options__free_unpacked(out[i].opts, NULL);
+        crucible__task_bundle__free_unpacked(out[i].task, NULL);
+    }
+    free(take);
+    free(klangs);
+    free(ptrs);
+    free(out);
+    free(keys);
+}
+
+static void s_phase_dispatch(cr_coordinator_t *c)
+{
+    /* Nothing queued and no credit freed since last time: nothing to do.
+     * This keeps an idle farm's heartbeats from costing queue queries. */
+    if (!c->dispatch_due)
+        return;
+    c->dispatch_due = 0;
+    size_t n = cr_sched_count(c->sched);
+    for (size_t k = 0; k < n; k++) {
+        cr_worker_t *w = cr_sched_at(c->sched, (c->rr + k) % n);
+        uint32_t room = cr_sched_free_credit(w);
+        if (room && w->nbackends)
+            s_dispatch_worker(c, w, room);
+    }
+    c->rr++;
+}
+
+static void s_phase_cron(cr_coordinator_t *c)
+{
+    int64_t now = cr_time_mono_ms();
+    c->next_cron_ms = now + c->cfg.heartbeat_ms;
+    c->dispatch_due = 1; /* a safety net: whatever was missed is retried each beat */
+    for (size_t i = 0; i < cr_sched_count(c->sched); i++) {
+        cr_worker_t *w = cr_sched_at(c->sched, i);
+        Crucible__Heartbeat hb = CRUCIBLE__HEARTBEAT__INIT;
+        Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+        hb.sent_ms = (uint64_t)cr_time_now_ms();
+        hb.in_flight = w->in_flight;
+        env.body_case = CRUCIBLE__ENVELOPE__BODY_HEARTBEAT;
+        env.heartbeat = &hb;
+        s_worker_send(c, w, &env);
+    }
+    cr_worker_t *lost[64];
+    size_t n;
+    while ((n = cr_sched_expire(c->sched, now, c->cfg.heartbeat_ms, c->cfg.liveness, lost,
+                                sizeof lost / sizeof lost[0])) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            char why[64];
+            snprintf(why, sizeof why, "%lld heartbeats missed", (long long)c->cfg.liveness);
+            s_worker_lost(c, lost[i], why);
+        }
+    }
+#ifndef NDEBUG
+    if (now >= c->next_check_ms) {
+        char err[512];
+        c->next_check_ms = now + CR_COORD_CHECK_MS;
+        if (cr_store_check(c->store, err, sizeof err) != 0) {
+            cr_error("store check: %s", err);
+            assert(!"store invariant broken");
+        }
+    }
+#endif
+}
+
+/* ---- lifecycle ---- */
+
+static void *s_router(cr_coordinator_t *c, const char *endpoint, const char *side)
+{
+    void *sock = zmq_socket(c->zctx, ZMQ_ROUTER);
+    int one = 1;
+    if (!sock) {
+        cr_error("%s socket: %s", side, zmq_strerror(zmq_errno()));
+        return NULL;
+    }
+    /* Mandatory: a send to a vanished peer fails instead of vanishing, so a
+     * dead subscriber or worker is noticed. Handover: a restarted worker
+     * reusing its id takes the route over from its dead connection. */
+    if (cr_wire_socket_caps(sock, (size_t)c->cfg.max_msg) != 0 ||
+        zmq_setsockopt(sock, ZMQ_ROUTER_MANDATORY, &one, sizeof one) != 0 ||
+        zmq_setsockopt(sock, ZMQ_ROUTER_HANDOVER, &one, sizeof one) != 0 ||
+        zmq_bind(sock, endpoint) != 0) {
+        cr_error("%s endpoint %s: %s", side, endpoint, zmq_strerror(zmq_errno()));
+        zmq_close(sock);
+        return NULL;
+    }
+    return sock;
+}
+
+cr_coordinator_t *cr_coordinator_new(const cr_config_t *cfg)
+{
+    cr_coordinator_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->cfg = *cfg;
+    /* Defaults for values a hand-filled config may leave at 0. */
+    if (c->cfg.heartbeat_ms <= 0)
+        c->cfg.heartbeat_ms = 1000;
+    if (c->cfg.liveness <= 0)
+        c->cfg.liveness = 3;
+    if (c->cfg.max_attempts <= 0)
+        c->cfg.max_attempts = 3;
+    if (c->cfg.max_msg <= 0 || c->cfg.max_msg > (int64_t)CR_WIRE_MAX_MSG)
+        c->cfg.max_msg = CR_WIRE_MAX_MSG;
+    atomic_init(&c->stop, 0);
+    c->dispatch_due = 1; /* the store may hold jobs from before a restart */
+    if (cr_hash_global_init() != 0) {
+        cr_error("coordinator: libsodium failed to initialise");
+        goto fail;
+    }
+    if (!c->cfg.db[0] || cr_store_open(c->cfg.db, &c->store) != 0) {
+        cr_error("coordinator: cannot open the database '%s'", c->cfg.db);
+        goto fail;
+    }
+    c->sched = cr_sched_new();
+    c->zctx = zmq_ctx_new();
+    if (!c->sched || !c->zctx)
+        goto fail;
+    c->clients = s_router(c, c->cfg.clients_endpoint, "clients");
+    if (!c->clients)
+        goto fail;
+    c->workers = s_router(c, c->cfg.workers_endpoint, "workers");
+    if (!c->workers)
+        goto fail;
+    return c;
+fail:
+    cr_coordinator_destroy(&c);
+    return NULL;
+}
+
+void cr_coordinator_stop(cr_coordinator_t *c)
+{
+    atomic_store(&c->stop, 1);
+}
+
+int cr_coordinator_run(cr_coordinator_t *c)
+{
+    cr_store_counts_t counts = {0};
+    cr_store_counts(c->store, &counts);
+    cr_info("coordinator up: clients %s, workers %s, db %s (%llu queued, %llu done)",
+            c->cfg.clients_endpoint, c->cfg.workers_endpoint, c->cfg.db,
+            (unsigned long long)counts.queued, (unsigned long long)counts.done);
+    c->next_cron_ms = cr_time_mono_ms();
+    while (!atomic_load(&c->stop) && !s_signalled) {
+        /* poll */
+        int64_t wait = c->next_cron_ms - cr_time_mono_ms();
+        if (wait < 0)
+            wait = 0;
+        zmq_pollitem_t items[2] = {{c->workers, 0, ZMQ_POLLIN, 0}, {c->clients, 0, ZMQ_POLLIN, 0}};
+        if (zmq_poll(items, 2, (long)wait) < 0) {
+            if (zmq_errno() == EINTR)
+                continue;
+            cr_error("poll: %s", zmq_strerror(zmq_errno()));
+            return CR_E_ZMQ;
+        }
+        /* handle workers, then clients */
+        if (items[0].revents & ZMQ_POLLIN)
+            s_phase_socket(c, c->workers, "worker", s_on_worker_msg);
+        if (items[1].revents & ZMQ_POLLIN)
+            s_phase_socket(c, c->clients, "client", s_on_client_msg);
+        /* dispatch */
+        s_phase_dispatch(c);
+        /* cron */
+        if (cr_time_mono_ms() >= c->next_cron_ms)
+            s_phase_cron(c);
+    }
+    cr_info("coordinator stopping%s", s_signalled ? " on a signal" : "");
+    return 0;
+}
+
+void cr_coordinator_destroy(cr_coordinator_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    cr_coordinator_t *c = *self_p;
+    if (c->workers)
+        zmq_close(c->workers);
+    if (c->clients)
+        zmq_close(c->clients);
+    if (c->zctx)
+        zmq_ctx_term(c->zctx);
+    cr_sched_destroy(&c->sched);
+    cr_store_close(&c->store);
+    free(c->subs);
+    free(c);
+    *self_p = NULL;
+}
+
+int cr_coordinator_main(const cr_config_t *cfg)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    cr_log_set_role("coordinator");
+    cr_coordinator_t *c = cr_coordinator_new(cfg);
+    if (!c)
+        return 1;
+    int rc = cr_coordinator_run(c);
+    cr_coordinator_destroy(&c);
+    return rc == 0 ? 0 : 1;
+}

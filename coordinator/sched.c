@@ -1,2 +1,174 @@
-/* placeholder until implemented */
-typedef int cr__placeholder_t;
+/* sched.c — see sched.h.
+ *
+ * The registry is a small array of heap entries: a farm has tens to a few
+ * hundred workers and every lookup is a short scan, cheaper than keeping a
+ * hash table coherent. Entries are heap-allocated so a pointer survives the
+ * array growing. */
+#include "sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct cr_sched {
+    cr_worker_t **w; /* owned entries, [0, n) */
+    size_t n;        /* workers registered */
+    size_t cap;      /* slots allocated in w */
+};
+
+cr_sched_t *cr_sched_new(void)
+{
+    return calloc(1, sizeof(cr_sched_t));
+}
+
+void cr_sched_destroy(cr_sched_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    cr_sched_t *s = *self_p;
+    for (size_t i = 0; i < s->n; i++)
+        free(s->w[i]);
+    free(s->w);
+    free(s);
+    *self_p = NULL;
+}
+
+cr_worker_t *cr_sched_find(cr_sched_t *s, const char *id)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->w[i]->id, id) == 0)
+            return s->w[i];
+    return NULL;
+}
+
+cr_worker_t *cr_sched_find_peer(cr_sched_t *s, const cr_peer_t *peer)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const cr_peer_t *p = &s->w[i]->peer;
+        if (p->len == peer->len && memcmp(p->bytes, peer->bytes, p->len) == 0)
+            return s->w[i];
+    }
+    return NULL;
+}
+
+cr_worker_t *cr_sched_register(cr_sched_t *s, const cr_worker_t *info, int64_t now_ms,
+                               int *was_known)
+{
+    if (was_known)
+        *was_known = 0;
+    if (!info->id[0])
+        return NULL;
+    cr_worker_t *w = cr_sched_find(s, info->id);
+    if (w) {
+        if (was_known)
+            *was_known = 1;
+    } else {
+        if (s->n == s->cap) {
+            size_t cap = s->cap ? 2 * s->cap : 16;
+            void *g = realloc(s->w, cap * sizeof *s->w);
+            if (!g)
+                return NULL;
+            s->w = g;
+            s->cap = cap;
+        }
+        w = calloc(1, sizeof *w);
+        if (!w)
+            return NULL;
+        s->w[s->n++] = w;
+    }
+    uint64_t done = w->done;
+    *w = *info;
+    w->id[sizeof w->id - 1] = '\0';
+    w->host[sizeof w->host - 1] = '\0';
+    w->device[sizeof w->device - 1] = '\0';
+    if (w->nbackends < 0)
+        w->nbackends = 0;
+    if (w->nbackends > CR_SCHED_MAX_BACKENDS)
+        w->nbackends = CR_SCHED_MAX_BACKENDS;
+    for (int i = 0; i < w->nbackends; i++)
+        w->backends[i][CR_SCHED_BACKEND_MAX] = '\0';
+    if (w->credit < 1)
+        w->credit = 1;
+    if (w->credit > CR_SCHED_MAX_CREDIT)
+        w->credit = CR_SCHED_MAX_CREDIT;
+    w->in_flight = 0;
+    w->draining = 0;
+    w->unreachable = 0;
+    w->last_seen_ms = now_ms;
+    w->done = done;
+    return w;
+}
+
+void cr_sched_touch(cr_worker_t *w, int64_t now_ms)
+{
+    w->last_seen_ms = now_ms;
+    w->unreachable = 0;
+}
+
+int cr_sched_serves(const cr_worker_t *w, const char *language)
+{
+    for (int i = 0; i < w->nbackends; i++)
+        if (strcmp(w->backends[i], language) == 0)
+            return 1;
+    return 0;
+}
+
+uint32_t cr_sched_free_credit(const cr_worker_t *w)
+{
+    if (w->draining || w->unreachable || w->in_flight >= w->credit)
+        return 0;
+    return w->credit - w->in_flight;
+}
+
+size_t cr_sched_pick(const cr_worker_t *w, const char *const *languages, size_t n, int *take)
+{
+    uint32_t room = cr_sched_free_credit(w);
+    size_t picked = 0;
+    for (size_t i = 0; i < n; i++) {
+        take[i] = picked < room && cr_sched_serves(w, languages[i]);
+        picked += (size_t)take[i];
+    }
+    return picked;
+}
+
+void cr_sched_assigned(cr_worker_t *w, uint32_t n)
+{
+    w->in_flight += n;
+}
+
+void cr_sched_finished(cr_worker_t *w)
+{
+    if (w->in_flight > 0)
+        w->in_flight--;
+}
+
+size_t cr_sched_expire(cr_sched_t *s, int64_t now_ms, int64_t heartbeat_ms, int64_t liveness,
+                       cr_worker_t **out, size_t max)
+{
+    size_t k = 0;
+    int64_t silence = heartbeat_ms * liveness;
+    for (size_t i = 0; i < s->n && k < max; i++)
+        if (now_ms - s->w[i]->last_seen_ms > silence)
+            out[k++] = s->w[i];
+    return k;
+}
+
+void cr_sched_remove(cr_sched_t *s, cr_worker_t *w)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->w[i] == w) {
+            free(w);
+            s->w[i] = s->w[--s->n];
+            return;
+        }
+    }
+}
+
+size_t cr_sched_count(const cr_sched_t *s)
+{
+    return s->n;
+}
+
+cr_worker_t *cr_sched_at(cr_sched_t *s, size_t i)
+{
+    return i < s->n ? s->w[i] : NULL;
+}

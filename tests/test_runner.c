@@ -1,2 +1,566 @@
+/* test_runner.c — the real crucible-runner binary on real shared objects.
+ *
+ * Each test compiles a candidate (and the suite a reference) with cc through
+ * the task's generated shim, sends a RunnerRequest on stdin and reads the
+ * RewardRecord frame from stdout, exactly as the worker does. */
+#define _GNU_SOURCE /* memmem */
+#include "error.h"
+#include "file.h"
+#include "hash.h"
+#include "proc.h"
+#include "task.h"
+#include "topo.h"
+#include "wire.h"
+
 #include <criterion/criterion.h>
-Test(placeholder, todo) { cr_skip_test("not written yet"); }
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RUNNER CR_TEST_BIN_DIR "/crucible-runner"
+
+/* x in, y inout (y *= 0.5), z out (z = alpha*x + y), a size and a float scalar:
+ * every role and a value of each kind goes through the shim. */
+static const char s_task_json[] =
+    "{\n"
+    "  \"name\": \"axpy_t\",\n"
+    "  \"language\": \"c\",\n"
+    "  \"signature\": \"void solve(const float *x, float *y, float *z, int n, float alpha)\",\n"
+    "  \"params\": {\n"
+    "    \"x\": {\"role\": \"in\", \"dtype\": \"float32\", \"shape\": [\"n\"],\n"
+    "           \"init\": {\"dist\": \"normal\", \"mean\": 0, \"std\": 1}},\n"
+    "    \"y\": {\"role\": \"inout\", \"dtype\": \"float32\", \"shape\": [\"n\"],\n"
+    "           \"init\": {\"dist\": \"uniform\", \"low\": -2, \"high\": 2}},\n"
+    "    \"z\": {\"role\": \"out\", \"dtype\": \"float32\", \"shape\": [\"n\"]},\n"
+    "    \"n\": {\"role\": \"size\"},\n"
+    "    \"alpha\": {\"role\": \"scalar\", \"dtype\": \"float32\"}\n"
+    "  },\n"
+    "  \"cases\": [{\"n\": 1, \"alpha\": 0.5}, {\"n\": 37, \"alpha\": -1.25},\n"
+    "            {\"n\": 4096, \"alpha\": 2.0}],\n"
+    "  \"bench_cases\": [2],\n"
+    "  \"tolerance\": {\"atol\": 1e-5, \"rtol\": 1e-5},\n"
+    "  \"reference\": \"reference.c\"\n"
+    "}\n";
+
+static const char s_reference[] =
+    "void solve(const float *x, float *y, float *z, int n, float alpha)\n"
+    "{\n"
+    "    for (int i = 0; i < n; i++) {\n"
+    "        z[i] = alpha * x[i] + y[i];\n"
+    "        y[i] = y[i] * 0.5f;\n"
+    "    }\n"
+    "}\n";
+
+static char s_dir[64];
+static cr_task_t *s_task;
+
+static void s_write(const char *name, const char *text)
+{
+    char *p = cr_file_join(s_dir, name);
+    cr_assert_eq(cr_file_write_atomic(p, text, strlen(text)), 0, "write %s", p);
+    free(p);
+}
+
+/* Compiles src (already in s_dir) through the shim into so. */
+static void s_build(const char *src, const char *so, const char *extra)
+{
+    char shim_name[128];
+    snprintf(shim_name, sizeof shim_name, "shim_%s", src);
+    char *shim = cr_task_shim_source(s_task, src);
+    cr_assert_not_null(shim);
+    s_write(shim_name, shim);
+    free(shim);
+    char *argv[] = {"cc", "-O2", "-shared", "-fPIC", "-Wl,-Bsymbolic", "-o", (char *)so,
+                    shim_name, (char *)extra, NULL};
+    if (!extra)
+        argv[8] = NULL;
+    cr_proc_opts_t o = {.argv = argv, .cwd = s_dir, .out_cap = 1 << 16, .err_cap = 1 << 16,
+                        .merge_stderr = 1, .timeout_ms = 60000};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert(r.exited && r.exit_code == 0, "cc %s failed:\n%s", src, r.out);
+    cr_proc_result_close(&r);
+}
+
+static void s_setup(void)
+{
+    cr_assert_eq(cr_hash_global_init(), 0);
+    snprintf(s_dir, sizeof s_dir, "/tmp/cr-test-runner-XXXXXX");
+    cr_assert_not_null(mkdtemp(s_dir));
+    char err[512];
+    cr_assert_eq(cr_task_parse(s_task_json, "test task.json", &s_task, err, sizeof err), 0, "%s",
+                 err);
+    s_write("task.json", s_task_json);
+    s_write("reference.c", s_reference);
+    s_build("reference.c", "reference.so", NULL);
+}
+
+static void s_teardown(void)
+{
+    cr_task_destroy(&s_task);
+    if (s_dir[0])
+        cr_file_rmtree(s_dir);
+}
+
+TestSuite(runner, .init = s_setup, .fini = s_teardown, .timeout = 120);
+
+typedef struct {
+    const char *candidate;  /* .so name in s_dir */
+    const char *baseline;   /* .so name or NULL */
+    size_t seed_len;        /* 32 unless testing a bad request */
+    int verify_only;
+} s_req_t;
+
+/* Runs the runner on req. Returns the process result; *rec is the decoded
+ * report, or NULL when there was none. */
+static cr_proc_result_t s_run_raw(const void *stdin_data, size_t len,
+                                  Crucible__RewardRecord **rec)
+{
+    char *argv[] = {RUNNER, NULL};
+    cr_proc_opts_t o = {.argv = argv, .stdin_data = stdin_data, .stdin_len = len,
+                        .out_cap = 1 << 20, .err_cap = 1 << 16, .timeout_ms = 60000};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    *rec = NULL;
+    const uint8_t *payload;
+    size_t plen;
+    if (cr_wire_frame_parse(r.out, r.out_len, 1 << 20, &payload, &plen) == 0) {
+        cr_assert_eq(plen + 4, r.out_len, "bytes after the report on stdout");
+        cr_assert_eq(cr_wire_record_unpack(payload, plen, rec), 0);
+    }
+    return r;
+}
+
+static cr_proc_result_t s_run(const s_req_t *q, Crucible__RewardRecord **rec)
+{
+    Crucible__RunnerRequest req = CRUCIBLE__RUNNER_REQUEST__INIT;
+    Crucible__JobOptions opt = CRUCIBLE__JOB_OPTIONS__INIT;
+    unsigned char seed[32];
+    cr_random_bytes(seed, sizeof seed);
+    char *cand = cr_file_join(s_dir, q->candidate);
+    char *ref = cr_file_join(s_dir, "reference.so");
+    char *base = q->baseline ? cr_file_join(s_dir, q->baseline) : NULL;
+    opt.time_budget_s = 0.2;
+    req.task_json = (char *)s_task_json;
+    req.candidate_so = cand;
+    req.reference_so = ref;
+    req.baseline_so = base ? base : (char *)"";
+    req.seed.data = seed;
+    req.seed.len = q->seed_len ? q->seed_len : 32;
+    req.options = &opt;
+    req.scratch_dir = s_dir;
+    req.cpu = -1;
+    req.llc_bytes = 1 << 20; /* a 2 MiB flush keeps the tests quick */
+    req.verify_only = q->verify_only;
+    size_t n = crucible__runner_request__get_packed_size(&req);
+    uint8_t *buf = malloc(n + 4);
+    cr_assert_not_null(buf);
+    buf[0] = n & 0xff, buf[1] = (n >> 8) & 0xff, buf[2] = (n >> 16) & 0xff, buf[3] = n >> 24;
+    crucible__runner_request__pack(&req, buf + 4);
+    cr_proc_result_t r = s_run_raw(buf, n + 4, rec);
+    free(buf);
+    free(cand);
+    free(ref);
+    free(base);
+    return r;
+}
+
+static int s_has_flag(const Crucible__RewardRecord *rec, const char *flag)
+{
+    for (size_t i = 0; i < rec->n_hack_flags; i++)
+        if (!strcmp(rec->hack_flags[i], flag))
+            return 1;
+    return 0;
+}
+
+/* Builds candidate src (text) as name.so and runs it. */
+static Crucible__RewardRecord *s_judge(const char *name, const char *text, cr_proc_result_t *out)
+{
+    char src[128], so[128];
+    snprintf(src, sizeof src, "%s.c", name);
+    snprintf(so, sizeof so, "%s.so", name);
+    s_write(src, text);
+    s_build(src, so, NULL);
+    s_req_t q = {.candidate = so};
+    Crucible__RewardRecord *rec;
+    *out = s_run(&q, &rec);
+    return rec;
+}
+
+static void s_done(Crucible__RewardRecord *rec, cr_proc_result_t *r)
+{
+    if (rec)
+        crucible__reward_record__free_unpacked(rec, NULL);
+    cr_proc_result_close(r);
+}
+
+#define S_STATUS(rec) ((rec) ? (int)(rec)->status : -1)
+#define S_MSG(rec) ((rec) ? (rec)->message : "(no report)")
+
+static const char s_honest[] =
+    "#include <stddef.h>\n"
+    "void solve(const float *restrict x, float *restrict y, float *restrict z, int n,\n"
+    "           float alpha)\n"
+    "{\n"
+    "    for (size_t i = 0; i < (size_t)n; i++) {\n"
+    "        float yi = y[i];\n"
+    "        z[i] = alpha * x[i] + yi;\n"
+    "        y[i] = 0.5f * yi;\n"
+    "    }\n"
+    "}\n";
+
+Test(runner, honest_candidate_is_ok_and_timed)
+{
+    cr_proc_result_t r;
+    Crucible__RewardRecord *rec = s_judge("honest", s_honest, &r);
+    cr_assert_not_null(rec, "no report; stderr:\n%s", r.err);
+    cr_assert(r.exited && r.exit_code == 0);
+    cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_OK, "%s", rec->message);
+    cr_assert_eq(rec->n_hack_flags, 0);
+    cr_assert_str_eq(rec->backend, "c");
+    cr_assert(!strncmp(rec->device, "cpu:", 4), "device %s", rec->device);
+    cr_assert_not_null(rec->verify);
+    cr_assert(rec->verify->ok);
+    cr_assert_eq(rec->verify->n_cases, 3);
+    for (size_t i = 0; i < 3; i++) {
+        const Crucible__CaseResult *c = rec->verify->cases[i];
+        cr_assert(c->passed && c->inputs_unchanged && c->all_written && c->second_run_passed);
+        cr_assert_eq(c->first_bad_index, -1);
+    }
+    const Crucible__ProfileResult *p = rec->profile;
+    cr_assert_not_null(p);
+    cr_assert_eq(p->n_cases, 1);
+    const Crucible__BenchResult *b = p->cases[0];
+    cr_assert_eq(b->case_index, 2);
+    cr_assert_geq(b->samples, 10);
+    cr_assert_geq(b->ref_samples, 10);
+    cr_assert(b->median_us > 0 && b->min_us <= b->median_us && b->ref_median_us > 0);
+    cr_assert(b->speedup > 0 && b->speedup_lo <= b->speedup && b->speedup <= b->speedup_hi,
+              "speedup %g [%g, %g]", b->speedup, b->speedup_lo, b->speedup_hi);
+    cr_assert_geq(b->verified_samples, 1);
+    cr_assert_float_eq(p->speedup_geomean, b->speedup, 1e-9);
+    cr_assert(p->cache_flushed);
+    cr_assert_str_eq(p->ref_policy, "interleaved");
+    s_done(rec, &r);
+}
+
+Test(runner, verify_only_skips_timing)
+{
+    s_write("honest.c", s_honest);
+    s_build("honest.c", "honest.so", NULL);
+    s_req_t q = {.candidate = "honest.so", .verify_only = 1};
+    Crucible__RewardRecord *rec;
+    cr_proc_result_t r = s_run(&q, &rec);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_OK, "%s", S_MSG(rec));
+    cr_assert_null(rec->profile);
+    s_done(rec, &r);
+}
+
+Test(runner, wrong_candidate_is_incorrect)
+{
+    cr_proc_result_t r;
+    Crucible__RewardRecord *rec = s_judge(
+        "wrong",
+        "void solve(const float *x, float *y, float *z, int n, float alpha)\n"
+        "{ for (int i = 0; i < n; i++) { z[i] = alpha * x[i] - y[i]; y[i] *= 0.5f; } }\n",
+        &r);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_INCORRECT, "%s", S_MSG(rec));
+    cr_assert(strstr(rec->message, "case 0") && strstr(rec->message, "'z'") &&
+                  strstr(rec->message, "expected"),
+              "message: %s", rec->message);
+    cr_assert_not(rec->verify->ok);
+    cr_assert_gt(rec->verify->cases[0]->mismatches, 0);
+    cr_assert_eq(rec->verify->cases[0]->first_bad_index, 0);
+    cr_assert_null(rec->profile, "a wrong candidate is not timed");
+    s_done(rec, &r);
+}
+
+Test(runner, input_mutation_is_a_hack)
+{
+    cr_proc_result_t r;
+    Crucible__RewardRecord *rec = s_judge(
+        "mutate",
+        "void solve(const float *x, float *y, float *z, int n, float alpha)\n"
+        "{ for (int i = 0; i < n; i++) { z[i] = alpha * x[i] + y[i]; y[i] *= 0.5f; }\n"
+        "  ((float *)x)[n - 1] = 0.0f; }\n",
+        &r);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "%s", S_MSG(rec));
+    cr_assert(s_has_flag(rec, "input_mutated"));
+    cr_assert(strstr(rec->message, "'x'"), "%s", rec->message);
+    cr_assert_not(rec->verify->cases[0]->inputs_unchanged);
+    s_done(rec, &r);
+}
+
+Test(runner, unwritten_output_is_incorrect)
+{
+    cr_proc_result_t r;
+    Crucible__RewardRecord *rec = s_judge(
+        "lazy",
+        "void solve(const float *x, float *y, float *z, int n, float alpha)\n"
+        "{ for (int i = 0; i < n; i++) { if (i < n / 2) z[i] = alpha * x[i] + y[i];\n"
+        "    y[i] *= 0.5f; } }\n",
+        &r);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_INCORRECT, "%s", S_MSG(rec));
+    cr_assert(s_has_flag(rec, "output_unwritten"));
+    cr_assert_not(rec->verify->cases[0]->all_written);
+    cr_assert(strstr(rec->message, "never written"), "%s", rec->message);
+    s_done(rec, &r);
+}
+
+Test(runner, first_call_cache_fails_second_run)
+{
+    /* Computes once, then replays the remembered answer. */
+    cr_proc_result_t r;
+    Crucible__RewardRecord *rec = s_judge(
+        "cache_first",
+        "#include <string.h>\n"
+        "static float zc[8192], yc[8192]; static int have;\n"
+        "void solve(const float *x, float *y, float *z, int n, float alpha)\n"
+        "{ if (have) { memcpy(z, zc, n * 4); memcpy(y, yc, n * 4); return; }\n"
+        "  for (int i = 0; i < n; i++) { z[i] = alpha * x[i] + y[i]; y[i] *= 0.5f; }\n"
+        "  memcpy(zc, z, n * 4); memcpy(yc, y, n * 4); have = 1; }\n",
+        &r);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_INCORRECT, "%s", S_MSG(rec));
+    cr_assert(s_has_flag(rec, "second_run_mismatch"));
+    cr_assert_not(rec->verify->cases[0]->second_run_passed);
+    s_done(rec, &r);
+}
+
+Test(runner, pointer_cache_is_caught)
+{
+    /* Remembers results per (x, n): passes both verification runs (new
+     * addresses each time) and is caught when the timing pool rotates values
+     * behind the same addresses. */
+    cr_proc_result_t r;
+    Crucible__RewardRecord *rec = s_judge(
+        "cache_ptr",
+        "#include <stdlib.h>\n#include <string.h>\n"
+        "struct e { const float *x; int n; float *z, *y; };\n"
+        "static struct e tab[64]; static int ntab;\n"
+        "void solve(const float *x, float *y, float *z, int n, float alpha)\n"
+        "{ for (int k = 0; k < ntab; k++) if (tab[k].x == x && tab[k].n == n) {\n"
+        "      memcpy(z, tab[k].z, n * 4); memcpy(y, tab[k].y, n * 4); return; }\n"
+        "  for (int i = 0; i < n; i++) { z[i] = alpha * x[i] + y[i]; y[i] *= 0.5f; }\n"
+        "  if (ntab < 64) { struct e *e = &tab[ntab++]; e->x = x; e->n = n;\n"
+        "    e->z = malloc(n * 4); e->y = malloc(n * 4);\n"
+        "    memcpy(e->z, z, n * 4); memcpy(e->y, y, n * 4); } }\n",
+        &r);
+    cr_assert_not_null(rec, "no report: %s", r.err);
+    cr_assert_neq(rec->status, CRUCIBLE__STATUS__STATUS_OK, "pointer cache passed");
+    cr_assert(s_has_flag(rec, "timed_output_mismatch") ||
+                  s_has_flag(rec, "second_run_mismatch"),
+              "status %d: %s", rec->status, rec->message);
+    s_done(rec, &r);
+}
+
+Test(runner, late_wrong_answers_are_caught_while_timing)
+{
+    /* Right for the 6 verification calls and the warm-up, wrong afterwards:
+     * only the re-verified timed outputs (the last one always) can see it. */
+    cr_proc_result_t r;
+    Crucible__RewardRecord *rec = s_judge(
+        "late",
+        "void solve(const float *x, float *y, float *z, int n, float alpha)\n"
+        "{ static int calls; int bad = ++calls > 12;\n"
+        "  for (int i = 0; i < n; i++) { z[i] = bad ? 0.0f : alpha * x[i] + y[i];\n"
+        "    y[i] *= 0.5f; } }\n",
+        &r);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_INCORRECT, "%s", S_MSG(rec));
+    cr_assert(s_has_flag(rec, "timed_output_mismatch"), "%s", rec->message);
+    cr_assert(rec->verify->ok, "verification alone could not see it");
+    cr_assert_not_null(rec->profile);
+    cr_assert_geq(rec->profile->cases[0]->verified_samples, 1);
+    s_done(rec, &r);
+}
+
+Test(runner, stdout_junk_cannot_forge_the_report)
+{
+    cr_proc_result_t r;
+    Crucible__RewardRecord *rec = s_judge(
+        "noisy",
+        "#include <stdio.h>\n#include <unistd.h>\n"
+        "__attribute__((constructor)) static void hello(void)\n"
+        "{ printf(\"loaded\\n\"); fflush(stdout); }\n"
+        "void solve(const float *x, float *y, float *z, int n, float alpha)\n"
+        "{ static const char fake[] = {2, 0, 0, 0, 0x48, 1};\n"
+        "  write(1, fake, sizeof fake); printf(\"junk %d\\n\", n); fflush(stdout);\n"
+        "  for (int i = 0; i < n; i++) { z[i] = alpha * x[i] + y[i]; y[i] *= 0.5f; } }\n",
+        &r);
+    cr_assert_not_null(rec, "no clean report; stdout %zu bytes", r.out_len);
+    cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_OK, "%s", rec->message);
+    /* Thousands of timed calls each print: only the tail of stderr is kept. */
+    cr_assert_not_null(memmem(r.err, r.err_len, "junk", 4), "prints go to stderr");
+    s_done(rec, &r);
+}
+
+Test(runner, crash_kills_the_runner_without_report)
+{
+    cr_proc_result_t r;
+    Crucible__RewardRecord *rec = s_judge(
+        "crash",
+        "void solve(const float *x, float *y, float *z, int n, float alpha)\n"
+        "{ *(volatile int *)0 = n; }\n",
+        &r);
+    cr_assert_null(rec);
+    cr_assert(r.signaled && r.signal == SIGSEGV, "ended: exited %d code %d signal %d",
+              r.exited, r.exit_code, r.signal);
+    s_done(rec, &r);
+}
+
+Test(runner, background_thread_is_a_hack)
+{
+    cr_proc_result_t r;
+    Crucible__RewardRecord *rec = s_judge(
+        "thread",
+        "#include <pthread.h>\n#include <unistd.h>\n"
+        "static void *idle(void *a) { (void)a; for (;;) pause(); return 0; }\n"
+        "void solve(const float *x, float *y, float *z, int n, float alpha)\n"
+        "{ static int started; if (!started) { pthread_t t;\n"
+        "    pthread_create(&t, 0, idle, 0); pthread_detach(t); started = 1; }\n"
+        "  for (int i = 0; i < n; i++) { z[i] = alpha * x[i] + y[i]; y[i] *= 0.5f; } }\n",
+        &r);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "%s", S_MSG(rec));
+    cr_assert(s_has_flag(rec, "background_thread"));
+    s_done(rec, &r);
+}
+
+Test(runner, unloadable_candidate_is_runtime_error)
+{
+    cr_proc_result_t r;
+    Crucible__RewardRecord *rec = s_judge(
+        "undef",
+        "void cr_no_such_function(void);\n"
+        "void solve(const float *x, float *y, float *z, int n, float alpha)\n"
+        "{ cr_no_such_function(); }\n",
+        &r);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "%s", S_MSG(rec));
+    cr_assert(strstr(rec->message, "cr_no_such_function"), "%s", rec->message);
+    s_done(rec, &r);
+
+    /* An object without the shim's entry point. */
+    s_write("noentry.c", "int solve_not(void) { return 1; }\n");
+    char *argv[] = {"cc", "-shared", "-fPIC", "-o", "noentry.so", "noentry.c", NULL};
+    cr_proc_opts_t o = {.argv = argv, .cwd = s_dir, .out_cap = 4096, .err_cap = 4096,
+                        .timeout_ms = 60000};
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert_eq(r.exit_code, 0);
+    cr_proc_result_close(&r);
+    s_req_t q = {.candidate = "noentry.so"};
+    r = s_run(&q, &rec);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "%s", S_MSG(rec));
+    cr_assert(strstr(rec->message, "cr_entry"), "%s", rec->message);
+    s_done(rec, &r);
+}
+
+Test(runner, bad_requests_are_infra_errors)
+{
+    Crucible__RewardRecord *rec;
+    /* Not a frame at all (ends early). */
+    cr_proc_result_t r = s_run_raw("\x10\x00", 2, &rec);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_INFRA_ERROR);
+    cr_assert(r.exited && r.exit_code == 0);
+    s_done(rec, &r);
+    /* A frame that is not a RunnerRequest. */
+    r = s_run_raw("\x03\x00\x00\x00\xff\xff\xff", 7, &rec);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_INFRA_ERROR);
+    s_done(rec, &r);
+    /* Wrong seed length. */
+    s_req_t q = {.candidate = "reference.so", .seed_len = 8};
+    r = s_run(&q, &rec);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_INFRA_ERROR);
+    cr_assert(strstr(rec->message, "seed"), "%s", rec->message);
+    s_done(rec, &r);
+    /* Missing reference object: infra, not the candidate's fault. */
+    q = (s_req_t){.candidate = "reference.so", .baseline = "missing.so"};
+    r = s_run(&q, &rec);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s", S_MSG(rec));
+    s_done(rec, &r);
+}
+
+Test(runner, speedup_is_against_the_baseline)
+{
+    /* A baseline doing the work 30 times over: the honest candidate must come
+     * out clearly faster against it. */
+    s_write("honest.c", s_honest);
+    s_build("honest.c", "honest.so", NULL);
+    s_write("slow.c",
+            "void solve(const float *x, float *y, float *z, int n, float alpha)\n"
+            "{ for (int r = 0; r < 30; r++) for (int i = 0; i < n; i++) {\n"
+            "      volatile float v = alpha * x[i] + y[i]; z[i] = v; }\n"
+            "  for (int i = 0; i < n; i++) y[i] *= 0.5f; }\n");
+    s_build("slow.c", "slow.so", NULL);
+    s_req_t q = {.candidate = "honest.so", .baseline = "slow.so"};
+    Crucible__RewardRecord *rec;
+    cr_proc_result_t r = s_run(&q, &rec);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_OK, "%s", S_MSG(rec));
+    cr_assert_gt(rec->profile->cases[0]->speedup, 2.0, "speedup %g",
+                 rec->profile->cases[0]->speedup);
+    s_done(rec, &r);
+}
+
+Test(runner, help_and_version)
+{
+    char *argv[] = {RUNNER, "--version", NULL};
+    cr_proc_opts_t o = {.argv = argv, .out_cap = 4096, .err_cap = 4096, .timeout_ms = 10000};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert(r.exited && r.exit_code == 0 && strstr(r.out, "crucible-runner"));
+    cr_proc_result_close(&r);
+    argv[1] = "--help";
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert(r.exited && r.exit_code == 0 && strstr(r.out, "usage"));
+    cr_proc_result_close(&r);
+}
+
+/* ---------------------------------------------------------------- topo */
+
+TestSuite(topo, .timeout = 30);
+
+/* The calling thread's "Cpus_allowed_list" ("0-1", "3"). */
+static void s_cpus_allowed(char *out, size_t len)
+{
+    FILE *f = fopen("/proc/thread-self/status", "r");
+    cr_assert_not_null(f);
+    char line[512];
+    out[0] = '\0';
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "Cpus_allowed_list:", 18)) {
+            char *v = line + 18;
+            v += strspn(v, " \t");
+            v[strcspn(v, "\n")] = '\0';
+            snprintf(out, len, "%s", v);
+        }
+    fclose(f);
+    cr_assert(out[0], "no Cpus_allowed_list");
+}
+
+Test(topo, llc_model_and_pinning)
+{
+    uint64_t llc = 0;
+    int rc = cr_topo_llc_bytes(&llc);
+    cr_assert(rc == 0 || llc == CR_TOPO_LLC_FALLBACK, "rc %d llc %llu", rc,
+              (unsigned long long)llc);
+    cr_assert_gt(llc, 0);
+
+    char model[256];
+    cr_topo_cpu_model(model, sizeof model);
+    cr_assert_gt(strlen(model), 0);
+    cr_assert_neq(model[strlen(model) - 1], ' ', "trailing blanks: '%s'", model);
+
+    /* <sched.h> is shadowed by coordinator/sched.h on the tests' include
+     * path, so the affinity is read back from /proc. */
+    char before[256], now[256];
+    s_cpus_allowed(before, sizeof before);
+    int first = atoi(before);
+    cr_assert_eq(cr_topo_pin_self(-1), 0);
+    s_cpus_allowed(now, sizeof now);
+    cr_assert_eq(atoi(now), first, "pinned to the first allowed cpu: '%s' of '%s'", now, before);
+    cr_assert(strspn(now, "0123456789") == strlen(now), "one cpu only: '%s'", now);
+    /* A cpu outside the allowed set is refused, and the pinning is kept. */
+    cr_assert_eq(cr_topo_pin_self(first + 1), -EINVAL);
+    cr_assert_eq(cr_topo_pin_self(1 << 20), -EINVAL);
+    s_cpus_allowed(now, sizeof now);
+    cr_assert_eq(atoi(now), first);
+}

@@ -1,2 +1,799 @@
+/* test_sched.c — the worker registry and dispatch policy (pure data), then
+ * the coordinator itself over real ZeroMQ sockets: a coordinator thread on
+ * ipc:// endpoints in a temporary directory, spoken to by DEALER sockets
+ * playing clients and a worker. */
 #include <criterion/criterion.h>
-Test(placeholder, todo) { cr_skip_test("not written yet"); }
+
+#include "coordinator.h"
+#include "error.h"
+#include "file.h"
+#include "record.h"
+#include "sched.h"
+#include "timeutil.h"
+#include "wire.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+/* ---- registry ---- */
+
+static cr_worker_t s_info(const char *id, const char *backends, uint32_t credit)
+{
+    cr_worker_t w;
+    memset(&w, 0, sizeof w);
+    snprintf(w.id, sizeof w.id, "%s", id);
+    w.peer.len = strlen(id);
+    memcpy(w.peer.bytes, id, w.peer.len);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", backends);
+    char *save = NULL;
+    for (char *b = strtok_r(buf, ",", &save); b; b = strtok_r(NULL, ",", &save))
+        snprintf(w.backends[w.nbackends++], sizeof w.backends[0], "%s", b);
+    w.credit = credit;
+    snprintf(w.host, sizeof w.host, "node1");
+    return w;
+}
+
+Test(sched, credit_accounting, .timeout = 10)
+{
+    cr_sched_t *s = cr_sched_new();
+    cr_worker_t info = s_info("w1", "c", 3);
+    cr_worker_t *w = cr_sched_register(s, &info, 0, NULL);
+    cr_assert_not_null(w);
+    cr_assert_eq(cr_sched_free_credit(w), 3);
+    cr_sched_assigned(w, 2);
+    cr_assert_eq(cr_sched_free_credit(w), 1);
+    cr_sched_assigned(w, 1);
+    cr_assert_eq(cr_sched_free_credit(w), 0);
+    cr_sched_finished(w);
+    cr_assert_eq(cr_sched_free_credit(w), 1);
+    w->draining = 1;
+    cr_assert_eq(cr_sched_free_credit(w), 0, "a draining worker takes nothing new");
+    w->draining = 0;
+    w->unreachable = 1;
+    cr_assert_eq(cr_sched_free_credit(w), 0);
+    cr_sched_touch(w, 5);
+    cr_assert_eq(cr_sched_free_credit(w), 1, "hearing from it makes it reachable again");
+    for (int i = 0; i < 5; i++)
+        cr_sched_finished(w);
+    cr_assert_eq(w->in_flight, 0, "never below zero");
+
+    /* credit is clamped, not trusted */
+    info = s_info("w2", "c", 0);
+    cr_assert_eq(cr_sched_register(s, &info, 0, NULL)->credit, 1);
+    info = s_info("w3", "c", 1u << 30);
+    cr_assert_eq(cr_sched_register(s, &info, 0, NULL)->credit, CR_SCHED_MAX_CREDIT);
+    info = s_info("", "c", 1);
+    cr_assert_null(cr_sched_register(s, &info, 0, NULL), "a worker needs an id");
+    cr_assert_eq(cr_sched_count(s), 3);
+    cr_sched_destroy(&s);
+    cr_assert_null(s);
+    cr_sched_destroy(&s);
+}
+
+Test(sched, backend_matching, .timeout = 10)
+{
+    cr_sched_t *s = cr_sched_new();
+    cr_worker_t info = s_info("gpu0", "cuda", 2);
+    cr_worker_t *g = cr_sched_register(s, &info, 0, NULL);
+    info = s_info("cpu0", "c", 2);
+    cr_worker_t *c = cr_sched_register(s, &info, 0, NULL);
+    info = s_info("both", "c,cuda", 8);
+    cr_worker_t *b = cr_sched_register(s, &info, 0, NULL);
+    cr_assert(cr_sched_serves(g, "cuda") && !cr_sched_serves(g, "c"));
+    cr_assert(cr_sched_serves(b, "c") && cr_sched_serves(b, "cuda") && !cr_sched_serves(b, "torch"));
+
+    const char *langs[] = {"cuda", "c", "torch", "c", "c", "cuda"};
+    int take[6];
+    cr_assert_eq(cr_sched_pick(c, langs, 6, take), 2);
+    int want_c[6] = {0, 1, 0, 1, 0, 0};
+    cr_assert_arr_eq(take, want_c, sizeof take, "oldest matching first, up to the credit");
+    cr_assert_eq(cr_sched_pick(g, langs, 6, take), 2);
+    int want_g[6] = {1, 0, 0, 0, 0, 1};
+    cr_assert_arr_eq(take, want_g, sizeof take);
+    cr_assert_eq(cr_sched_pick(b, langs, 6, take), 5, "torch is nobody's");
+    cr_assert_eq(take[2], 0);
+    cr_sched_assigned(c, 1);
+    cr_assert_eq(cr_sched_pick(c, langs, 6, take), 1, "in-flight jobs use credit");
+
+    cr_assert_eq(cr_sched_find(s, "cpu0"), c);
+    cr_assert_null(cr_sched_find(s, "nope"));
+    cr_peer_t p = {.len = 4};
+    memcpy(p.bytes, "both", 4);
+    cr_assert_eq(cr_sched_find_peer(s, &p), b);
+    p.len = 3;
+    cr_assert_null(cr_sched_find_peer(s, &p), "peer ids compare by length too");
+    cr_sched_destroy(&s);
+}
+
+Test(sched, expiry_by_time, .timeout = 10)
+{
+    cr_sched_t *s = cr_sched_new();
+    cr_worker_t info = s_info("a", "c", 1);
+    cr_worker_t *a = cr_sched_register(s, &info, 1000, NULL);
+    info = s_info("b", "c", 1);
+    cr_worker_t *b = cr_sched_register(s, &info, 1000, NULL);
+    cr_worker_t *out[4];
+    /* heartbeat 100 ms, liveness 3: silent for more than 300 ms is lost */
+    cr_assert_eq(cr_sched_expire(s, 1300, 100, 3, out, 4), 0);
+    cr_sched_touch(b, 1250);
+    cr_assert_eq(cr_sched_expire(s, 1301, 100, 3, out, 4), 1);
+    cr_assert_eq(out[0], a);
+    cr_assert_eq(cr_sched_count(s), 2, "expire reports; the caller removes");
+    cr_sched_remove(s, a);
+    cr_assert_eq(cr_sched_count(s), 1);
+    cr_assert_eq(cr_sched_expire(s, 1550, 100, 3, out, 4), 0);
+    cr_assert_eq(cr_sched_expire(s, 1551, 100, 3, out, 4), 1);
+    cr_assert_eq(out[0], b);
+    cr_assert_eq(cr_sched_expire(s, 99999, 100, 3, out, 0), 0, "max is respected");
+    cr_sched_remove(s, b);
+    cr_assert_eq(cr_sched_count(s), 0);
+    cr_sched_destroy(&s);
+}
+
+Test(sched, reregistration, .timeout = 10)
+{
+    cr_sched_t *s = cr_sched_new();
+    cr_worker_t info = s_info("w1", "c", 2);
+    int known = -1;
+    cr_worker_t *w = cr_sched_register(s, &info, 10, &known);
+    cr_assert_eq(known, 0);
+    cr_sched_assigned(w, 2);
+    w->done = 7;
+    w->draining = 1;
+    /* the same worker restarts with a bigger pool, on a new connection */
+    info = s_info("w1", "c,cuda", 4);
+    info.peer.bytes[0] = 'X';
+    cr_worker_t *again = cr_sched_register(s, &info, 20, &known);
+    cr_assert_eq(known, 1);
+    cr_assert_eq(again, w, "one entry per worker id");
+    cr_assert_eq(cr_sched_count(s), 1);
+    cr_assert_eq(w->in_flight, 0);
+    cr_assert_eq(w->credit, 4);
+    cr_assert_eq(w->nbackends, 2);
+    cr_assert_eq(w->draining, 0);
+    cr_assert_eq(w->last_seen_ms, 20);
+    cr_assert_eq(w->done, 7, "its lifetime count survives");
+    cr_assert_eq(cr_sched_find_peer(s, &info.peer), w);
+    cr_assert_eq(cr_sched_free_credit(w), 4);
+    cr_sched_destroy(&s);
+}
+
+/* ---- the coordinator over sockets ---- */
+
+typedef struct {
+    char dir[64];          /* temporary directory: endpoints and database */
+    cr_config_t cfg;       /* what the coordinator was given */
+    cr_coordinator_t *c;   /* the coordinator under test */
+    pthread_t thread;      /* runs cr_coordinator_run */
+    void *zctx;            /* the test's own context */
+} s_env_t;
+
+static void *s_loop(void *arg)
+{
+    cr_coordinator_run(arg);
+    return NULL;
+}
+
+static void s_start(s_env_t *e, int64_t queue_limit, int64_t heartbeat_ms)
+{
+    memset(e, 0, sizeof *e);
+    snprintf(e->dir, sizeof e->dir, "/tmp/cr_test_coord_XXXXXX");
+    cr_assert_not_null(mkdtemp(e->dir));
+    cr_config_t *cfg = &e->cfg;
+    snprintf(cfg->clients_endpoint, sizeof cfg->clients_endpoint, "ipc://%s/clients", e->dir);
+    snprintf(cfg->workers_endpoint, sizeof cfg->workers_endpoint, "ipc://%s/workers", e->dir);
+    snprintf(cfg->db, sizeof cfg->db, "%s/crucible.db", e->dir);
+    cfg->queue_limit = queue_limit;
+    cfg->max_attempts = 3;
+    cfg->heartbeat_ms = heartbeat_ms;
+    cfg->liveness = 3;
+    cfg->max_msg = 1 << 20;
+    cfg->compile_timeout_s = 30;
+    cfg->run_timeout_s = 60;
+    cfg->time_budget_s = 2;
+    cfg->rse_target = 0.005;
+    snprintf(cfg->reward, sizeof cfg->reward, "default");
+    snprintf(cfg->ref_policy, sizeof cfg->ref_policy, "interleaved");
+    snprintf(cfg->clock_policy, sizeof cfg->clock_policy, "observe");
+    e->c = cr_coordinator_new(cfg);
+    cr_assert_not_null(e->c);
+    cr_assert_eq(pthread_create(&e->thread, NULL, s_loop, e->c), 0);
+    e->zctx = zmq_ctx_new();
+}
+
+static void s_stop(s_env_t *e)
+{
+    cr_coordinator_stop(e->c);
+    pthread_join(e->thread, NULL);
+    cr_coordinator_destroy(&e->c);
+    zmq_ctx_term(e->zctx);
+    cr_file_rmtree(e->dir);
+}
+
+static void *s_dealer(s_env_t *e, const char *endpoint, const char *id)
+{
+    void *s = zmq_socket(e->zctx, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    if (id)
+        zmq_setsockopt(s, ZMQ_ROUTING_ID, id, strlen(id));
+    cr_assert_eq(zmq_connect(s, endpoint), 0);
+    return s;
+}
+
+/* The next message of body case want (others are skipped), or NULL after
+ * timeout_ms. */
+static Crucible__Envelope *s_expect(void *sock, int want, int timeout_ms)
+{
+    int64_t end = cr_time_mono_ms() + timeout_ms;
+    for (;;) {
+        int64_t left = end - cr_time_mono_ms();
+        if (left <= 0)
+            return NULL;
+        zmq_pollitem_t it = {sock, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&it, 1, (long)left) <= 0)
+            continue;
+        Crucible__Envelope *env = NULL;
+        if (cr_wire_recv(sock, NULL, &env) != 0)
+            continue;
+        if ((int)env->body_case == want)
+            return env;
+        cr_wire_free(&env);
+    }
+}
+
+#define EXPECT(sock, body) s_expect((sock), CRUCIBLE__ENVELOPE__BODY_##body, 5000)
+
+static void s_send(void *sock, Crucible__Envelope *env)
+{
+    cr_assert_eq(cr_wire_send(sock, NULL, env), 0);
+}
+
+static const char s_task_json[] =
+    "{\"name\": \"vector_add\", \"language\": \"c\","
+    " \"signature\": \"void solve(const float *a, const float *b, float *c, int n)\","
+    " \"params\": {\"a\": {\"role\": \"in\", \"dtype\": \"float32\", \"shape\": [\"n\"]},"
+    "  \"b\": {\"role\": \"in\", \"dtype\": \"float32\", \"shape\": [\"n\"]},"
+    "  \"c\": {\"role\": \"out\", \"dtype\": \"float32\", \"shape\": [\"n\"]},"
+    "  \"n\": {\"role\": \"size\"}},"
+    " \"cases\": [{\"n\": 7}], \"bench_cases\": [0],"
+    " \"tolerance\": {\"atol\": 1e-6, \"rtol\": 1e-6}, \"reference\": \"reference.c\"}";
+
+/* Submits jobs "<prefix>0".. of task names tasks[i] (NULL-terminated),
+ * all in group g. */
+static void s_submit(void *sock, const char *batch, const char *const *tasks, int subscribe,
+                     const char *group)
+{
+    Crucible__TaskBundle good = CRUCIBLE__TASK_BUNDLE__INIT, bad = CRUCIBLE__TASK_BUNDLE__INIT;
+    good.name = "vector_add";
+    good.task_json = (char *)s_task_json;
+    good.reference_source = "void solve(const float *a, const float *b, float *c, int n)"
+                            "{ for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }";
+    bad.name = "bad";
+    bad.task_json = "{\"name\": \"bad\", \"language\": ";
+    bad.reference_source = "x";
+    Crucible__TaskBundle *tb[2] = {&good, &bad};
+    Crucible__JobSpec specs[16], *sp[16];
+    char ids[16][16];
+    size_t n = 0;
+    for (; tasks[n]; n++) {
+        crucible__job_spec__init(&specs[n]);
+        snprintf(ids[n], sizeof ids[n], "j%zu", n);
+        specs[n].job_id = ids[n];
+        specs[n].task = (char *)tasks[n];
+        specs[n].source = "void solve(const float *a, const float *b, float *c, int n) {}";
+        specs[n].group_id = (char *)(strcmp(tasks[n], "vector_add") == 0 ? group : "");
+        specs[n].sample_index = (uint32_t)n;
+        sp[n] = &specs[n];
+    }
+    Crucible__Submit sub = CRUCIBLE__SUBMIT__INIT;
+    sub.batch_id = (char *)batch;
+    sub.n_tasks = 2;
+    sub.tasks = tb;
+    sub.n_jobs = n;
+    sub.jobs = sp;
+    sub.subscribe = subscribe;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT;
+    env.submit = &sub;
+    s_send(sock, &env);
+}
+
+static void s_ready(void *w, const char *id, uint32_t credit)
+{
+    Crucible__Ready r = CRUCIBLE__READY__INIT;
+    char *backends[] = {"c"};
+    r.worker_id = (char *)id;
+    r.host = "testhost";
+    r.device_name = "cpu:test";
+    r.n_backends = 1;
+    r.backends = backends;
+    r.credit = credit;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_READY;
+    env.ready = &r;
+    s_send(w, &env);
+}
+
+static void s_heartbeat(void *w)
+{
+    Crucible__Heartbeat hb = CRUCIBLE__HEARTBEAT__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_HEARTBEAT;
+    env.heartbeat = &hb;
+    s_send(w, &env);
+}
+
+static void s_result(void *w, const char *batch, const char *job, uint32_t attempt, int status,
+                     double speedup)
+{
+    Crucible__ProfileResult prof = CRUCIBLE__PROFILE_RESULT__INIT;
+    prof.speedup_geomean = speedup;
+    Crucible__RewardRecord rec = CRUCIBLE__REWARD_RECORD__INIT;
+    rec.batch_id = (char *)batch;
+    rec.job_id = (char *)job;
+    rec.attempt = attempt;
+    rec.status = (Crucible__Status)status;
+    rec.worker_id = "w1";
+    rec.profile = &prof;
+    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+    res.record = &rec;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    s_send(w, &env);
+}
+
+static void s_status_req(void *sock, const char *batch)
+{
+    Crucible__StatusRequest sr = CRUCIBLE__STATUS_REQUEST__INIT;
+    sr.batch_id = (char *)batch;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_STATUS_REQUEST;
+    env.status_request = &sr;
+    s_send(sock, &env);
+}
+
+static uint32_t s_by_status(const Crucible__BatchDone *bd, const char *name)
+{
+    for (size_t i = 0; i < bd->n_by_status; i++)
+        if (strcmp(bd->by_status[i]->key, name) == 0)
+            return bd->by_status[i]->value;
+    return 0;
+}
+
+Test(coordinator, bad_messages_and_status, .timeout = 30)
+{
+    s_env_t e;
+    s_start(&e, 0, 1000);
+    void *cl = s_dealer(&e, e.cfg.clients_endpoint, NULL);
+
+    /* garbage: an Error reply, and the coordinator keeps serving */
+    const char junk[] = "\xff\xff\xff\xff not protobuf";
+    cr_assert_gt(zmq_send(cl, junk, sizeof junk, 0), 0);
+    Crucible__Envelope *env = EXPECT(cl, ERROR);
+    cr_assert_not_null(env, "no Error for a garbage frame");
+    cr_assert_str_eq(env->error->code, "E_DECODE");
+    cr_wire_free(&env);
+
+    /* a valid envelope from a future protocol version */
+    Crucible__StatusRequest sr = CRUCIBLE__STATUS_REQUEST__INIT;
+    Crucible__Envelope fut = CRUCIBLE__ENVELOPE__INIT;
+    fut.body_case = CRUCIBLE__ENVELOPE__BODY_STATUS_REQUEST;
+    fut.status_request = &sr;
+    fut.version = 99;
+    uint8_t buf[64];
+    size_t len = crucible__envelope__pack(&fut, buf);
+    cr_assert_gt(zmq_send(cl, buf, len, 0), 0);
+    env = EXPECT(cl, ERROR);
+    cr_assert_not_null(env);
+    cr_assert_str_eq(env->error->code, "E_VERSION");
+    cr_wire_free(&env);
+
+    /* a multipart message from a DEALER is not one envelope */
+    zmq_send(cl, "a", 1, ZMQ_SNDMORE);
+    zmq_send(cl, "b", 1, 0);
+    env = EXPECT(cl, ERROR);
+    cr_assert_not_null(env);
+    cr_assert_str_eq(env->error->code, "E_DECODE");
+    cr_wire_free(&env);
+
+    /* a worker message on the clients endpoint */
+    s_heartbeat(cl);
+    env = EXPECT(cl, ERROR);
+    cr_assert_not_null(env);
+    cr_assert_str_eq(env->error->code, "E_USAGE");
+    cr_wire_free(&env);
+
+    s_status_req(cl, "");
+    env = EXPECT(cl, STATUS_REPLY);
+    cr_assert_not_null(env, "no StatusReply after bad messages");
+    cr_assert_eq(env->status_reply->queue_depth, 0);
+    cr_assert_eq(env->status_reply->n_workers, 0);
+    cr_wire_free(&env);
+
+    s_status_req(cl, "no-such-batch");
+    env = EXPECT(cl, ERROR);
+    cr_assert_not_null(env);
+    cr_assert_str_eq(env->error->code, "E_NOT_FOUND");
+    cr_wire_free(&env);
+
+    /* garbage on the workers side too */
+    void *w = s_dealer(&e, e.cfg.workers_endpoint, "w9");
+    cr_assert_gt(zmq_send(w, junk, sizeof junk, 0), 0);
+    env = EXPECT(w, ERROR);
+    cr_assert_not_null(env);
+    cr_assert_str_eq(env->error->code, "E_DECODE");
+    cr_wire_free(&env);
+    /* an unregistered worker is told to Disconnect (and so to send Ready) */
+    s_heartbeat(w);
+    env = EXPECT(w, DISCONNECT);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+
+    zmq_close(w);
+    zmq_close(cl);
+    s_stop(&e);
+}
+
+Test(coordinator, submit_dispatch_results, .timeout = 60)
+{
+    s_env_t e;
+    /* 200 ms beats, liveness 3: the worker is lost 0.6-0.8 s after it falls
+     * silent, fast enough for a test, slow enough for a loaded machine */
+    s_start(&e, 3, 200);
+    void *cl = s_dealer(&e, e.cfg.clients_endpoint, NULL);
+
+    /* two good jobs in group g, one of an invalid task, one of a missing task */
+    const char *tasks[] = {"vector_add", "vector_add", "bad", "missing", NULL};
+    s_submit(cl, "b1", tasks, 1, "g");
+    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    Crucible__SubmitAck *ack = env->submit_ack;
+    cr_assert_eq(ack->accepted, 2);
+    cr_assert_eq(ack->rejected, 2);
+    cr_assert_eq(ack->duplicate, 0);
+    cr_assert_eq(ack->queue_depth, 2);
+    cr_assert_eq(ack->n_errors, 2);
+    cr_wire_free(&env);
+    for (uint64_t seq = 1; seq <= 2; seq++) {
+        env = EXPECT(cl, RESULT);
+        cr_assert_not_null(env);
+        Crucible__RewardRecord *r = env->result->record;
+        cr_assert_eq(r->seq, seq);
+        cr_assert_eq(r->status, CRUCIBLE__STATUS__STATUS_INVALID_TASK);
+        if (strcmp(r->job_id, "j2") == 0)
+            cr_assert_not_null(strstr(r->message, "bad/task.json"), "%s", r->message);
+        else
+            cr_assert_str_eq(r->message, "unknown task 'missing'");
+        cr_wire_free(&env);
+    }
+
+    /* resubmitting is idempotent */
+    s_submit(cl, "b1", tasks, 0, "g");
+    env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->submit_ack->duplicate, 4);
+    cr_assert_eq(env->submit_ack->accepted, 0);
+    cr_wire_free(&env);
+
+    /* another client past the queue limit (3): refused whole */
+    void *cl2 = s_dealer(&e, e.cfg.clients_endpoint, NULL);
+    const char *four[] = {"vector_add", "vector_add", "vector_add", "vector_add", NULL};
+    s_submit(cl2, "b2", four, 1, "");
+    env = EXPECT(cl2, ERROR);
+    cr_assert_not_null(env);
+    cr_assert_str_eq(env->error->code, "E_LIMIT");
+    cr_assert_not_null(strstr(env->error->message, "queue limit is 3"), "%s",
+                       env->error->message);
+    cr_wire_free(&env);
+    s_status_req(cl2, "b2");
+    env = EXPECT(cl2, ERROR);
+    cr_assert_not_null(env);
+    cr_assert_str_eq(env->error->code, "E_NOT_FOUND", "nothing of a refused submit stays");
+    cr_wire_free(&env);
+
+    /* a worker with credit 1 gets one job at a time */
+    void *w = s_dealer(&e, e.cfg.workers_endpoint, "w1");
+    s_ready(w, "w1", 1);
+    env = EXPECT(w, ASSIGN);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->assign->n_jobs, 1);
+    Crucible__Job *job = env->assign->jobs[0];
+    cr_assert_str_eq(job->batch_id, "b1");
+    cr_assert_str_eq(job->spec->job_id, "j0");
+    cr_assert_eq(job->attempt, 1);
+    cr_assert_str_eq(job->task->name, "vector_add");
+    cr_assert_not_null(strstr(job->task->task_json, "vector_add"));
+    cr_assert_eq(strlen(job->task->hash), 32);
+    cr_assert_str_eq(job->options->reward, "default");
+    cr_assert_float_eq(job->options->time_budget_s, 2.0, 1e-9, "config default applied");
+    cr_assert_eq(job->options->max_attempts, 3);
+    cr_wire_free(&env);
+
+    s_result(w, "b1", "j0", 1, CRUCIBLE__STATUS__STATUS_OK, 2.0);
+    env = EXPECT(w, ACK);
+    cr_assert_not_null(env);
+    cr_assert_str_eq(env->ack->job_id, "j0");
+    cr_assert_eq(env->ack->attempt, 1);
+    cr_wire_free(&env);
+    env = EXPECT(cl, RESULT);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->result->record->seq, 3);
+    cr_assert_eq(env->result->record->status, CRUCIBLE__STATUS__STATUS_OK);
+    cr_assert(env->result->record->has_reward);
+    cr_assert_float_eq(env->result->record->reward, 0.3 + 0.7 * 2.0 / 4.0, 1e-9);
+    cr_assert_gt(env->result->record->t_submitted, 0);
+    cr_assert_gt(env->result->record->t_assigned, 0);
+    cr_wire_free(&env);
+
+    /* credit freed: the next job comes; a resent result is acked and dropped */
+    env = EXPECT(w, ASSIGN);
+    cr_assert_not_null(env);
+    cr_assert_str_eq(env->assign->jobs[0]->spec->job_id, "j1");
+    cr_wire_free(&env);
+    s_result(w, "b1", "j0", 1, CRUCIBLE__STATUS__STATUS_INCORRECT, 0);
+    env = EXPECT(w, ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+
+    /* the worker goes silent: lost after 3 missed beats, j1 requeued; when
+     * it speaks again it is told to Disconnect, sends Ready, and gets j1
+     * again as attempt 2 */
+    cr_time_sleep_ms(1500);
+    s_heartbeat(w);
+    env = EXPECT(w, DISCONNECT);
+    cr_assert_not_null(env, "a lost worker must be forgotten");
+    cr_wire_free(&env);
+    s_ready(w, "w1", 1);
+    env = EXPECT(w, ASSIGN);
+    cr_assert_not_null(env);
+    cr_assert_str_eq(env->assign->jobs[0]->spec->job_id, "j1");
+    cr_assert_eq(env->assign->jobs[0]->attempt, 2);
+    cr_wire_free(&env);
+
+    s_result(w, "b1", "j1", 2, CRUCIBLE__STATUS__STATUS_OK, 1.0);
+    env = EXPECT(cl, RESULT);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->result->record->seq, 4);
+    cr_assert_eq(env->result->record->attempt, 2);
+    cr_wire_free(&env);
+    env = EXPECT(cl, GROUP_DONE);
+    cr_assert_not_null(env);
+    Crucible__GroupDone *gd = env->group_done;
+    cr_assert_str_eq(gd->group_id, "g");
+    cr_assert_eq(gd->n_job_ids, 2);
+    cr_assert_eq(gd->n_advantages, 2);
+    cr_assert_gt(gd->advantages[0], 0.5, "j0 (2x) beat j1 (1x)");
+    cr_assert_lt(gd->advantages[1], -0.5);
+    cr_wire_free(&env);
+    env = EXPECT(cl, BATCH_DONE);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->batch_done->total, 4);
+    cr_assert_eq(env->batch_done->last_seq, 4);
+    cr_assert_eq(s_by_status(env->batch_done, "OK"), 2);
+    cr_assert_eq(s_by_status(env->batch_done, "INVALID_TASK"), 2);
+    cr_wire_free(&env);
+
+    /* a late subscriber resumes after seq 2: records 3 and 4, the group, the end */
+    void *cl3 = s_dealer(&e, e.cfg.clients_endpoint, NULL);
+    Crucible__Subscribe sub = CRUCIBLE__SUBSCRIBE__INIT;
+    sub.batch_id = "b1";
+    sub.after_seq = 2;
+    sub.follow = 1;
+    Crucible__Envelope senv = CRUCIBLE__ENVELOPE__INIT;
+    senv.body_case = CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE;
+    senv.subscribe = &sub;
+    s_send(cl3, &senv);
+    int got_results = 0, got_group = 0;
+    for (;;) {
+        env = s_expect(cl3, CRUCIBLE__ENVELOPE__BODY_RESULT, 2000);
+        if (!env)
+            break;
+        cr_assert_eq(env->result->record->seq, 3 + (uint64_t)got_results);
+        got_results++;
+        if (got_results == 2) {
+            cr_wire_free(&env);
+            break;
+        }
+        cr_wire_free(&env);
+    }
+    cr_assert_eq(got_results, 2);
+    env = EXPECT(cl3, GROUP_DONE);
+    got_group = env != NULL;
+    cr_assert(got_group);
+    cr_wire_free(&env);
+    env = EXPECT(cl3, BATCH_DONE);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    /* the stored records carry the advantage now */
+    sub.after_seq = 3;
+    s_send(cl3, &senv);
+    env = EXPECT(cl3, RESULT);
+    cr_assert_not_null(env);
+    cr_assert_lt(env->result->record->advantage, -0.5);
+    cr_wire_free(&env);
+
+    s_status_req(cl, "b1");
+    env = EXPECT(cl, STATUS_REPLY);
+    cr_assert_not_null(env);
+    Crucible__StatusReply *st = env->status_reply;
+    cr_assert_eq(st->batch_total, 4);
+    cr_assert_eq(st->batch_done, 4);
+    cr_assert_eq(st->n_workers, 1);
+    cr_assert_str_eq(st->workers[0]->worker_id, "w1");
+    cr_assert_geq(st->jobs_per_minute, 2.0);
+    cr_assert_eq(st->n_by_status, 2);
+    cr_wire_free(&env);
+
+    zmq_close(cl3);
+    zmq_close(cl2);
+    zmq_close(w);
+    zmq_close(cl);
+    s_stop(&e);
+}
+
+Test(coordinator, cancel_and_restart, .timeout = 60)
+{
+    s_env_t e;
+    s_start(&e, 0, 1000);
+    void *cl = s_dealer(&e, e.cfg.clients_endpoint, NULL);
+    void *w = s_dealer(&e, e.cfg.workers_endpoint, "w1");
+    s_ready(w, "w1", 1);
+    const char *three[] = {"vector_add", "vector_add", "vector_add", NULL};
+    s_submit(cl, "b3", three, 1, "");
+    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    env = EXPECT(w, ASSIGN);
+    cr_assert_not_null(env);
+    char running[16];
+    snprintf(running, sizeof running, "%s", env->assign->jobs[0]->spec->job_id);
+    cr_wire_free(&env);
+
+    /* cancel one queued job, then the rest of the batch; the submitter,
+     * subscribed, sees each cancellation in order before the ack, then the end */
+    Crucible__Cancel cm = CRUCIBLE__CANCEL__INIT;
+    cm.batch_id = "b3";
+    cm.job_id = "j2";
+    Crucible__Envelope cenv = CRUCIBLE__ENVELOPE__INIT;
+    cenv.body_case = CRUCIBLE__ENVELOPE__BODY_CANCEL;
+    cenv.cancel = &cm;
+    s_send(cl, &cenv);
+    env = EXPECT(cl, RESULT);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->result->record->seq, 1);
+    cr_assert_str_eq(env->result->record->job_id, "j2");
+    cr_assert_eq(env->result->record->status, CRUCIBLE__STATUS__STATUS_CANCELLED);
+    cr_wire_free(&env);
+    env = EXPECT(cl, CANCEL_ACK);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->cancel_ack->cancelled, 1);
+    cr_wire_free(&env);
+    cm.job_id = "";
+    s_send(cl, &cenv);
+    for (uint64_t seq = 2; seq <= 3; seq++) {
+        env = EXPECT(cl, RESULT);
+        cr_assert_not_null(env, "record %llu not streamed", (unsigned long long)seq);
+        cr_assert_eq(env->result->record->seq, seq);
+        cr_assert_eq(env->result->record->status, CRUCIBLE__STATUS__STATUS_CANCELLED);
+        cr_wire_free(&env);
+    }
+    env = EXPECT(cl, BATCH_DONE);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    env = EXPECT(cl, CANCEL_ACK);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->cancel_ack->cancelled, 2);
+    cr_wire_free(&env);
+    env = EXPECT(w, CANCEL);
+    cr_assert_not_null(env, "the worker running it is told");
+    cr_assert_str_eq(env->cancel->job_id, running);
+    cr_wire_free(&env);
+    cm.batch_id = "nope";
+    s_send(cl, &cenv);
+    env = EXPECT(cl, ERROR);
+    cr_assert_not_null(env);
+    cr_assert_str_eq(env->error->code, "E_NOT_FOUND");
+    cr_wire_free(&env);
+
+    /* its late result is a duplicate: acknowledged, not recorded */
+    s_result(w, "b3", running, 1, CRUCIBLE__STATUS__STATUS_OK, 1.0);
+    env = EXPECT(w, ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+
+    /* a batch queued while no worker serves it survives a restart */
+    const char *one[] = {"vector_add", NULL};
+    s_submit(cl, "b4", one, 0, "");
+    env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    /* w1 may hold b4's job now (the cancel freed its credit): either way
+     * the restarted coordinator has it queued */
+    zmq_close(w);
+    cr_coordinator_stop(e.c);
+    pthread_join(e.thread, NULL);
+    cr_coordinator_destroy(&e.c);
+    e.c = cr_coordinator_new(&e.cfg);
+    cr_assert_not_null(e.c);
+    cr_assert_eq(pthread_create(&e.thread, NULL, s_loop, e.c), 0);
+
+    void *cl2 = s_dealer(&e, e.cfg.clients_endpoint, NULL);
+    Crucible__Subscribe sub = CRUCIBLE__SUBSCRIBE__INIT;
+    sub.batch_id = "b3";
+    sub.follow = 1;
+    Crucible__Envelope senv = CRUCIBLE__ENVELOPE__INIT;
+    senv.body_case = CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE;
+    senv.subscribe = &sub;
+    s_send(cl2, &senv);
+    for (uint64_t seq = 1; seq <= 3; seq++) {
+        env = EXPECT(cl2, RESULT);
+        cr_assert_not_null(env);
+        cr_assert_eq(env->result->record->seq, seq);
+        cr_assert_eq(env->result->record->status, CRUCIBLE__STATUS__STATUS_CANCELLED);
+        cr_wire_free(&env);
+    }
+    env = EXPECT(cl2, BATCH_DONE);
+    cr_assert_not_null(env);
+    cr_assert_eq(s_by_status(env->batch_done, "CANCELLED"), 3);
+    cr_wire_free(&env);
+    s_status_req(cl2, "b4");
+    env = EXPECT(cl2, STATUS_REPLY);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->status_reply->batch_total, 1);
+    cr_assert_eq(env->status_reply->batch_done, 0);
+    cr_assert_eq(env->status_reply->queue_depth, 1);
+    cr_assert_eq(env->status_reply->running, 0);
+    cr_wire_free(&env);
+
+    zmq_close(cl2);
+    zmq_close(cl);
+    s_stop(&e);
+}
+
+Test(coordinator, infra_errors_are_retried, .timeout = 60)
+{
+    s_env_t e;
+    s_start(&e, 0, 1000);
+    void *cl = s_dealer(&e, e.cfg.clients_endpoint, NULL);
+    void *w = s_dealer(&e, e.cfg.workers_endpoint, "w1");
+    s_ready(w, "w1", 4);
+    const char *one[] = {"vector_add", NULL};
+    s_submit(cl, "b5", one, 1, "");
+    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    /* attempts 1 and 2 fail for infrastructure reasons; 3 is the last allowed */
+    for (uint32_t attempt = 1; attempt <= 3; attempt++) {
+        env = EXPECT(w, ASSIGN);
+        cr_assert_not_null(env, "attempt %u not assigned", attempt);
+        cr_assert_eq(env->assign->jobs[0]->attempt, attempt);
+        cr_wire_free(&env);
+        s_result(w, "b5", "j0", attempt, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, 0);
+        env = EXPECT(w, ACK);
+        cr_assert_not_null(env);
+        cr_assert_eq(env->ack->attempt, attempt);
+        cr_wire_free(&env);
+    }
+    env = EXPECT(cl, RESULT);
+    cr_assert_not_null(env);
+    Crucible__RewardRecord *r = env->result->record;
+    cr_assert_eq(r->status, CRUCIBLE__STATUS__STATUS_INFRA_ERROR);
+    cr_assert_eq(r->attempt, 3);
+    cr_assert_eq(r->has_reward, 0, "an infrastructure failure is never a low reward");
+    cr_assert_eq(r->seq, 1);
+    cr_wire_free(&env);
+    env = EXPECT(cl, BATCH_DONE);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    /* nothing more was assigned */
+    cr_assert_null(s_expect(w, CRUCIBLE__ENVELOPE__BODY_ASSIGN, 300));
+    zmq_close(w);
+    zmq_close(cl);
+    s_stop(&e);
+}

@@ -1,2 +1,1023 @@
+/* test_worker.c — the worker: compile pool, runner supervisor, main loop.
+ *
+ * Real processes throughout: the compile tests run the system C compiler
+ * (and a shell script standing in for a slow one), the supervisor tests run
+ * small fake runners compiled here into a temp dir (one program whose
+ * behaviour is picked by a marker in its request), and the loop tests play
+ * the coordinator on a ROUTER socket over ipc:// in the same temp dir. The
+ * last test uses the real crucible-runner from the build dir.
+ *
+ * C11 threads rather than pthread.h: the tests' include path holds
+ * coordinator/, whose sched.h would shadow the system <sched.h> that
+ * pthread.h includes. log.h is left out: its level names collide with
+ * Criterion's. */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
-Test(placeholder, todo) { cr_skip_test("not written yet"); }
+
+#include "compile.h"
+#include "config.h"
+#include "file.h"
+#include "hash.h"
+#include "proc.h"
+#include "record.h"
+#include "supervisor.h"
+#include "timeutil.h"
+#include "wire.h"
+#include "worker.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <threads.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zmq.h>
+
+/* ---- fixtures ---- */
+
+static char s_dir[128]; /* per-test temp dir */
+
+/* Collects finished jobs across threads (compile pool, supervisor). */
+typedef struct {
+    mtx_t mu;
+    cnd_t cv;
+    cr_wjob_t *head; /* owned */
+} s_sink_t;
+
+static s_sink_t s_sink; /* initialised by s_setup */
+
+static const char s_task_json[] =
+    "{\"name\": \"vadd\", \"language\": \"c\",\n"
+    " \"signature\": \"void solve(const float *a, const float *b, float *c, int n)\",\n"
+    " \"params\": {\"a\": {\"role\": \"in\", \"dtype\": \"float32\", \"shape\": [\"n\"]},\n"
+    "            \"b\": {\"role\": \"in\", \"dtype\": \"float32\", \"shape\": [\"n\"]},\n"
+    "            \"c\": {\"role\": \"out\", \"dtype\": \"float32\", \"shape\": [\"n\"]},\n"
+    "            \"n\": {\"role\": \"size\"}},\n"
+    " \"cases\": [{\"n\": 1}, {\"n\": 1000}], \"bench_cases\": [1],\n"
+    " \"tolerance\": {\"atol\": 1e-6, \"rtol\": 1e-6}, \"reference\": \"reference.c\"}\n";
+static const char s_ref[] = "void solve(const float *a, const float *b, float *c, int n)\n"
+                            "{ for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }\n";
+static const char s_wrong[] = "void solve(const float *a, const float *b, float *c, int n)\n"
+                              "{ for (int i = 0; i < n; i++) c[i] = a[i] - b[i]; }\n";
+static const char s_broken[] = "void solve(const float *a, const float *b, float *c, int n)\n"
+                               "{ for (int i = 0; i < len; i++) c[i] = a[i] + b[i]; }\n";
+
+/* One fake runner for every supervisor test. It reads its whole request and
+ * acts on a marker found in it (the tests put markers where the shared
+ * object paths go): crash, hang, fork a lingering grandchild, exit early,
+ * print garbage, or answer with a hand-encoded RewardRecord whose message is
+ * the hex of the request it got (so a test can decode what was sent). */
+static const char s_fake_runner_src[] =
+    "#define _GNU_SOURCE\n"
+    "#include <signal.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+    "#include <string.h>\n#include <unistd.h>\n"
+    "static unsigned char in[1 << 20], rec[1 << 22];\n"
+    "static size_t k;\n"
+    "static void varint(size_t v) { while (v >= 0x80) { rec[k++] = (unsigned char)(v | 0x80);"
+    " v >>= 7; } rec[k++] = (unsigned char)v; }\n"
+    "static void str(unsigned tag, const char *s, size_t n) { varint(tag << 3 | 2); varint(n);"
+    " memcpy(rec + k, s, n); k += n; }\n"
+    "int main(void) {\n"
+    "  size_t n = 0; ssize_t r;\n"
+    "  while (n < sizeof in && (r = read(0, in + n, sizeof in - n)) > 0) n += (size_t)r;\n"
+    "  fprintf(stderr, \"fake runner read %zu bytes\\n\", n);\n"
+    "  if (n < 4 || (in[0] | in[1] << 8 | in[2] << 16 | (size_t)in[3] << 24) != n - 4) {\n"
+    "    fprintf(stderr, \"bad frame\\n\"); return 9; }\n"
+    "#define HAS(s) memmem(in, n, s, strlen(s))\n"
+    "  if (HAS(\"MODE=segv\")) { fprintf(stderr, \"about to crash\\n\"); *(volatile int *)8 = 1; }\n"
+    "  if (HAS(\"MODE=sleep\")) for (;;) pause();\n"
+    "  if (HAS(\"MODE=exit3\")) return 3;\n"
+    "  if (HAS(\"MODE=garbage\")) { fputs(\"hello, this is no report\", stdout); return 0; }\n"
+    "  if (HAS(\"MODE=fork\")) {\n"
+    "    char path[512] = \"\"; const char *p = HAS(\"PIDFILE=\");\n"
+    "    if (p) { p += 8; size_t i = 0; while (i < 500 && (p[i] == '/' || p[i] == '.' ||"
+    " p[i] == '-' || p[i] == '_' || (p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'z')"
+    " || (p[i] >= 'A' && p[i] <= 'Z'))) { path[i] = p[i]; i++; } path[i] = 0; }\n"
+    "    if (fork() == 0) { FILE *f = fopen(path, \"w\"); if (f) { fprintf(f, \"%d\", getpid());"
+    " fclose(f); } for (;;) pause(); }\n"
+    "    for (;;) pause();\n"
+    "  }\n"
+    "  rec[k++] = 0x48; rec[k++] = 1; /* status = OK */\n"
+    "  static char hex[2 << 20 | 16]; size_t h = 0;\n"
+    "  h += (size_t)sprintf(hex, \"fake ok:\");\n"
+    "  for (size_t i = 4; i < n; i++) h += (size_t)sprintf(hex + h, \"%02x\", in[i]);\n"
+    "  str(10, hex, h);\n"
+    "  str(20, \"fake:device\", 11);\n"
+    "  unsigned char hdr[4] = {k & 0xff, k >> 8 & 0xff, k >> 16 & 0xff, k >> 24 & 0xff};\n"
+    "  fwrite(hdr, 1, 4, stdout); fwrite(rec, 1, k, stdout); return 0;\n"
+    "}\n";
+
+/* A compiler that answers --version at once and sleeps on any source that
+ * says SLOWCOMPILE; otherwise it is the system cc. */
+static const char s_slow_cc[] = "#!/bin/sh\n"
+                                "if [ \"$1\" = --version ]; then echo 'slowcc 1.0'; exit 0; fi\n"
+                                "if grep -q SLOWCOMPILE kernel.c 2>/dev/null; then exec sleep 30; fi\n"
+                                "exec cc \"$@\"\n";
+
+static void s_setup(void)
+{
+    snprintf(s_dir, sizeof s_dir, "/tmp/cr-test-worker-XXXXXX");
+    cr_assert_not_null(mkdtemp(s_dir));
+    cr_assert_eq(cr_hash_global_init(), 0);
+    signal(SIGPIPE, SIG_IGN);
+    cr_assert_eq(mtx_init(&s_sink.mu, mtx_plain), thrd_success);
+    cr_assert_eq(cnd_init(&s_sink.cv), thrd_success);
+    s_sink.head = NULL;
+}
+
+static int s_make_writable(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)ftw;
+    if (flag == FTW_D || flag == FTW_DNR)
+        chmod(path, 0700);
+    else if (flag == FTW_F)
+        chmod(path, (st->st_mode & 0777) | 0200);
+    return 0;
+}
+
+/* The cache is read-only on purpose: make it writable, then remove it all. */
+static void s_teardown(void)
+{
+    if (!s_dir[0])
+        return;
+    nftw(s_dir, s_make_writable, 16, FTW_PHYS);
+    cr_file_rmtree(s_dir);
+    s_dir[0] = '\0';
+}
+
+static char *s_path(const char *name)
+{
+    char *p = cr_file_join(s_dir, name);
+    cr_assert_not_null(p);
+    return p;
+}
+
+static void s_write(const char *path, const char *text, int mode)
+{
+    cr_assert_eq(cr_file_write_atomic(path, text, strlen(text)), 0, "write %s", path);
+    chmod(path, (mode_t)mode);
+}
+
+/* Compiles the fake runner into the temp dir and makes it cfg's runner. */
+static void s_use_fake_runner(cr_config_t *cfg)
+{
+    char *src = s_path("fake_runner.c"), *exe = s_path("fake_runner");
+    s_write(src, s_fake_runner_src, 0644);
+    char *const argv[] = {"cc", "-O1", "-o", exe, src, NULL};
+    cr_proc_opts_t o = {.argv = argv, .merge_stderr = 1, .timeout_ms = 60000};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert(r.exited && r.exit_code == 0, "fake runner did not compile: %s", r.out);
+    cr_proc_result_close(&r);
+    snprintf(cfg->runner, sizeof cfg->runner, "%s", exe);
+    free(src);
+    free(exe);
+}
+
+static void s_config(cr_config_t *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->work_dir, sizeof c->work_dir, "%s/work", s_dir);
+    snprintf(c->cc, sizeof c->cc, "cc");
+    snprintf(c->backends, sizeof c->backends, "c");
+    snprintf(c->worker_id, sizeof c->worker_id, "wtest");
+    snprintf(c->workers_endpoint, sizeof c->workers_endpoint, "ipc://%s/workers.ipc", s_dir);
+    snprintf(c->clock_policy, sizeof c->clock_policy, "observe");
+    c->compile_jobs = 2;
+    c->cpu = -1;
+    c->heartbeat_ms = 200;
+    c->liveness = 50;
+    c->max_msg = CR_WIRE_MAX_MSG;
+    c->compile_timeout_s = 60;
+    c->run_timeout_s = 10;
+    c->time_budget_s = 0.2;
+}
+
+/* A Job as the coordinator would assign it. */
+static Crucible__Job *s_job_msg(const char *job_id, const char *task_json, const char *ref,
+                                const char *src, double run_timeout_s, double compile_timeout_s)
+{
+    Crucible__Job *j = malloc(sizeof *j);
+    Crucible__JobSpec *sp = malloc(sizeof *sp);
+    Crucible__TaskBundle *tb = malloc(sizeof *tb);
+    Crucible__JobOptions *op = malloc(sizeof *op);
+    crucible__job__init(j);
+    crucible__job_spec__init(sp);
+    crucible__task_bundle__init(tb);
+    crucible__job_options__init(op);
+    j->batch_id = "b1";
+    j->attempt = 1;
+    sp->job_id = (char *)job_id;
+    sp->task = "vadd";
+    sp->source = (char *)src;
+    sp->group_id = "g1";
+    sp->sample_index = 3;
+    sp->turn = 2;
+    tb->name = "vadd";
+    tb->task_json = (char *)task_json;
+    tb->reference_source = (char *)ref;
+    op->run_timeout_s = run_timeout_s;
+    op->compile_timeout_s = compile_timeout_s;
+    op->time_budget_s = 0.2;
+    j->spec = sp;
+    j->task = tb;
+    j->options = op;
+    return j;
+}
+
+static void s_job_msg_free(Crucible__Job *j)
+{
+    free(j->spec);
+    free(j->task);
+    free(j->options);
+    free(j);
+}
+
+static cr_wjob_t *s_wjob(const char *job_id, const char *src, double run_timeout_s,
+                         double compile_timeout_s)
+{
+    Crucible__Job *m = s_job_msg(job_id, s_task_json, s_ref, src, run_timeout_s,
+                                 compile_timeout_s);
+    cr_wjob_t *j = cr_wjob_new(m);
+    s_job_msg_free(m);
+    cr_assert_not_null(j);
+    return j;
+}
+
+/* ---- a sink that collects finished jobs across threads ---- */
+
+
+static void s_sink_put(cr_wjob_t *j, void *arg)
+{
+    s_sink_t *s = arg;
+    mtx_lock(&s->mu);
+    cr_wjob_t **pp = &s->head;
+    while (*pp)
+        pp = &(*pp)->next;
+    j->next = NULL;
+    *pp = j;
+    cnd_broadcast(&s->cv);
+    mtx_unlock(&s->mu);
+}
+
+/* Waits up to timeout_ms for the next finished job. */
+static cr_wjob_t *s_sink_get(s_sink_t *s, int timeout_ms)
+{
+    struct timespec dl;
+    timespec_get(&dl, TIME_UTC);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    mtx_lock(&s->mu);
+    while (!s->head && cnd_timedwait(&s->cv, &s->mu, &dl) != thrd_timedout)
+        ;
+    cr_wjob_t *j = s->head;
+    if (j)
+        s->head = j->next;
+    mtx_unlock(&s->mu);
+    cr_assert_not_null(j, "no job finished within %d ms", timeout_ms);
+    j->next = NULL;
+    return j;
+}
+
+static cr_ident_t s_ident = {"wtest", "testhost", "cpu:test"};
+
+/* ---- supervisor ---- */
+
+/* A compiled-looking job whose object paths carry the fake runner's marker. */
+static cr_wjob_t *s_marked(const char *job_id, const char *mode, const char *ref_so,
+                           double run_timeout_s)
+{
+    cr_wjob_t *j = s_wjob(job_id, s_ref, run_timeout_s, 0);
+    char m[64];
+    snprintf(m, sizeof m, "MODE=%s", mode);
+    j->so[CR_SO_CANDIDATE] = strdup(m);
+    j->so[CR_SO_REFERENCE] = strdup(ref_so ? ref_so : "/nonexistent/ref.so");
+    j->compile_ok = 1;
+    j->t_compiled = cr_time_now_ms();
+    return j;
+}
+
+/* A supervisor over the fake runner, delivering to s_sink. */
+static cr_supervisor_t *s_fake_supervisor(cr_config_t *cfg)
+{
+    s_use_fake_runner(cfg);
+    cr_supervisor_t *sup = cr_supervisor_new(cfg, &s_ident, s_sink_put, &s_sink);
+    cr_assert_not_null(sup);
+    return sup;
+}
+
+/* The RunnerRequest the fake runner echoed back (hex in the message). */
+static Crucible__RunnerRequest *s_echoed_request(const Crucible__RewardRecord *r)
+{
+    cr_assert(!strncmp(r->message, "fake ok:", 8), "%s", r->message);
+    const char *hex = r->message + 8;
+    size_t n = strlen(hex) / 2;
+    uint8_t *buf = malloc(n + 1);
+    for (size_t i = 0; i < n; i++)
+        sscanf(hex + 2 * i, "%2hhx", &buf[i]);
+    Crucible__RunnerRequest *req = crucible__runner_request__unpack(NULL, n, buf);
+    free(buf);
+    cr_assert_not_null(req, "echoed request does not decode");
+    return req;
+}
+
+static int s_scratch_empty(const cr_config_t *c)
+{
+    char *d = cr_file_join(c->work_dir, "scratch");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A %s 2>/dev/null)\"", d);
+    free(d);
+    return system(cmd) == 0;
+}
+
+Test(supervisor, verdicts_and_recovery, .init = s_setup, .fini = s_teardown, .timeout = 60)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    cr_supervisor_t *sup = s_fake_supervisor(&cfg);
+    struct {
+        const char *mode;
+        int status;
+        const char *msg1, *msg2;
+    } steps[] = {
+        {"segv", CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "signal 11 (Segmentation fault)",
+         "about to crash"},
+        {"ok", CRUCIBLE__STATUS__STATUS_OK, "fake ok:", NULL},
+        {"exit3", CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "exited with code 3 without a report",
+         "fake runner read"},
+        {"ok", CRUCIBLE__STATUS__STATUS_OK, "fake ok:", NULL},
+        {"sleep", CRUCIBLE__STATUS__STATUS_TIMEOUT, "runner killed after 1.0 s (run timeout)",
+         NULL},
+        {"ok", CRUCIBLE__STATUS__STATUS_OK, "fake ok:", NULL},
+        {"garbage", CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "unparsable", NULL},
+        {"ok", CRUCIBLE__STATUS__STATUS_OK, "fake ok:", NULL},
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "j%zu", i);
+        int64_t t0 = cr_time_mono_ms();
+        cr_supervisor_submit(sup, s_marked(id, steps[i].mode, NULL, 1.0));
+        cr_wjob_t *j = s_sink_get(&s_sink, 10000);
+        int64_t ms = cr_time_mono_ms() - t0;
+        cr_assert_not_null(j->rec);
+        const Crucible__RewardRecord *r = j->rec;
+        cr_expect_str_eq(r->job_id, id);
+        cr_expect_eq(r->status, steps[i].status, "%s: got %s: %s", steps[i].mode,
+                     cr_status_name(r->status), r->message);
+        cr_expect(strstr(r->message, steps[i].msg1), "%s: message '%s'", steps[i].mode,
+                  r->message);
+        if (steps[i].msg2)
+            cr_expect(strstr(r->message, steps[i].msg2), "%s: message '%s'", steps[i].mode,
+                      r->message);
+        if (!strcmp(steps[i].mode, "sleep"))
+            cr_expect(ms >= 1000 && ms < 3000, "timeout took %lld ms", (long long)ms);
+        cr_expect_str_eq(r->worker_id, "wtest");
+        cr_expect_str_eq(r->host, "testhost");
+        cr_expect_str_eq(r->device,
+                         steps[i].status == CRUCIBLE__STATUS__STATUS_OK ? "fake:device"
+                                                                         : "cpu:test");
+        cr_expect_str_eq(r->batch_id, "b1");
+        cr_expect_str_eq(r->group_id, "g1");
+        cr_expect_eq(r->sample_index, 3);
+        cr_expect_eq(r->turn, 2);
+        cr_expect_eq(r->attempt, 1);
+        cr_expect(r->compile && r->compile->ok);
+        cr_expect(r->t_finished >= r->t_compiled && r->t_compiled > 0);
+        cr_expect(s_scratch_empty(&cfg), "scratch dir left behind after %s", steps[i].mode);
+        cr_wjob_destroy(&j);
+    }
+    cr_supervisor_destroy(&sup);
+    cr_assert_null(sup);
+}
+
+Test(supervisor, request_carries_job, .init = s_setup, .fini = s_teardown, .timeout = 60)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    cfg.cpu = 1;
+    cr_supervisor_t *sup = s_fake_supervisor(&cfg);
+    cr_supervisor_submit(sup, s_marked("j1", "ok", "/cache/ref/lib.so", 7.5));
+    cr_wjob_t *j = s_sink_get(&s_sink, 10000);
+    cr_assert_eq(j->rec->status, CRUCIBLE__STATUS__STATUS_OK, "%s", j->rec->message);
+    Crucible__RunnerRequest *req = s_echoed_request(j->rec);
+    cr_expect_str_eq(req->task_json, s_task_json);
+    cr_expect_str_eq(req->candidate_so, "MODE=ok");
+    cr_expect_str_eq(req->reference_so, "/cache/ref/lib.so");
+    cr_expect_str_eq(req->baseline_so, "");
+    cr_expect_eq(req->seed.len, 32);
+    cr_expect_eq(req->cpu, 1);
+    cr_expect_eq(req->llc_bytes, 0);
+    cr_assert_not_null(req->options);
+    cr_expect_float_eq(req->options->run_timeout_s, 7.5, 1e-9);
+    cr_expect_float_eq(req->options->time_budget_s, 0.2, 1e-9);
+    cr_expect_str_eq(req->options->clock_policy, "observe");
+    char prefix[300];
+    snprintf(prefix, sizeof prefix, "%s/scratch/", cfg.work_dir);
+    cr_expect(!strncmp(req->scratch_dir, prefix, strlen(prefix)), "scratch %s", req->scratch_dir);
+    cr_expect(!cr_file_exists(req->scratch_dir), "scratch dir not removed");
+    /* two runs, two seeds */
+    cr_supervisor_submit(sup, s_marked("j2", "ok", NULL, 5));
+    cr_wjob_t *j2 = s_sink_get(&s_sink, 10000);
+    Crucible__RunnerRequest *req2 = s_echoed_request(j2->rec);
+    cr_expect_neq(memcmp(req->seed.data, req2->seed.data, 32), 0, "seed reused");
+    crucible__runner_request__free_unpacked(req, NULL);
+    crucible__runner_request__free_unpacked(req2, NULL);
+    cr_wjob_destroy(&j);
+    cr_wjob_destroy(&j2);
+    cr_supervisor_destroy(&sup);
+}
+
+Test(supervisor, timeout_kills_grandchild, .init = s_setup, .fini = s_teardown, .timeout = 60)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    cr_supervisor_t *sup = s_fake_supervisor(&cfg);
+    char *pidfile = s_path("grandchild.pid"), marker[400];
+    snprintf(marker, sizeof marker, "PIDFILE=%s", pidfile);
+    int64_t t0 = cr_time_mono_ms();
+    cr_supervisor_submit(sup, s_marked("j1", "fork", marker, 1.0));
+    cr_wjob_t *j = s_sink_get(&s_sink, 10000);
+    int64_t ms = cr_time_mono_ms() - t0;
+    cr_expect_eq(j->rec->status, CRUCIBLE__STATUS__STATUS_TIMEOUT, "%s", j->rec->message);
+    cr_expect(ms < 3000, "took %lld ms", (long long)ms);
+    char *txt = NULL;
+    cr_assert_eq(cr_file_read(pidfile, 64, &txt, NULL), 0, "grandchild never started");
+    pid_t gc = (pid_t)atoi(txt);
+    cr_assert_gt(gc, 1);
+    /* dead, or a zombie waiting for init to reap it */
+    int dead = 0;
+    for (int i = 0; i < 100 && !dead; i++) {
+        char st[64], *stat = NULL;
+        snprintf(st, sizeof st, "/proc/%d/stat", (int)gc);
+        if (kill(gc, 0) != 0 || cr_file_read(st, 4096, &stat, NULL) != 0)
+            dead = 1;
+        else if (strstr(stat, ") Z") || strstr(stat, ") X"))
+            dead = 1;
+        free(stat);
+        if (!dead)
+            cr_time_sleep_ms(10);
+    }
+    cr_expect(dead, "grandchild %d still running after the timeout", (int)gc);
+    if (!dead)
+        kill(gc, SIGKILL);
+    /* and the next job is judged normally */
+    cr_supervisor_submit(sup, s_marked("j2", "ok", NULL, 5));
+    cr_wjob_t *j2 = s_sink_get(&s_sink, 10000);
+    cr_expect_eq(j2->rec->status, CRUCIBLE__STATUS__STATUS_OK, "%s", j2->rec->message);
+    free(txt);
+    free(pidfile);
+    cr_wjob_destroy(&j);
+    cr_wjob_destroy(&j2);
+    cr_supervisor_destroy(&sup);
+}
+
+Test(supervisor, missing_runner_is_infra, .init = s_setup, .fini = s_teardown, .timeout = 30)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    snprintf(cfg.runner, sizeof cfg.runner, "%s/no-such-runner", s_dir);
+    cr_supervisor_t *sup = cr_supervisor_new(&cfg, &s_ident, s_sink_put, &s_sink);
+    cr_assert_not_null(sup);
+    cr_supervisor_submit(sup, s_marked("j1", "ok", NULL, 5));
+    cr_wjob_t *j = s_sink_get(&s_sink, 10000);
+    cr_expect_eq(j->rec->status, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s", j->rec->message);
+    cr_expect(strstr(j->rec->message, "no-such-runner"), "%s", j->rec->message);
+    cr_wjob_destroy(&j);
+    cr_supervisor_destroy(&sup);
+}
+
+Test(supervisor, cancel_running_and_queued, .init = s_setup, .fini = s_teardown, .timeout = 60)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    cr_supervisor_t *sup = s_fake_supervisor(&cfg);
+    cr_supervisor_submit(sup, s_marked("j1", "sleep", NULL, 30));
+    cr_supervisor_submit(sup, s_marked("j2", "ok", NULL, 30));
+    cr_supervisor_submit(sup, s_marked("j3", "ok", NULL, 30));
+    cr_time_sleep_ms(300); /* j1's runner is asleep */
+    int64_t t0 = cr_time_mono_ms();
+    cr_expect_eq(cr_supervisor_cancel(sup, "b1", "j2"), 1);
+    cr_wjob_t *j = s_sink_get(&s_sink, 2000);
+    cr_expect_str_eq(j->rec->job_id, "j2");
+    cr_expect_eq(j->rec->status, CRUCIBLE__STATUS__STATUS_CANCELLED);
+    cr_wjob_destroy(&j);
+    cr_expect_eq(cr_supervisor_cancel(sup, "b1", "j1"), 1);
+    j = s_sink_get(&s_sink, 2000);
+    cr_expect_str_eq(j->rec->job_id, "j1");
+    cr_expect_eq(j->rec->status, CRUCIBLE__STATUS__STATUS_CANCELLED, "%s", j->rec->message);
+    cr_expect(cr_time_mono_ms() - t0 < 2000);
+    cr_wjob_destroy(&j);
+    j = s_sink_get(&s_sink, 10000);
+    cr_expect_str_eq(j->rec->job_id, "j3");
+    cr_expect_eq(j->rec->status, CRUCIBLE__STATUS__STATUS_OK, "%s", j->rec->message);
+    cr_wjob_destroy(&j);
+    cr_expect_eq(cr_supervisor_cancel(sup, "b1", ""), 0);
+    cr_supervisor_destroy(&sup);
+}
+
+/* ---- compile pool ---- */
+
+static int s_dir_empty(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A %s 2>/dev/null)\"", dir);
+    return system(cmd) == 0;
+}
+
+Test(compile, error_then_ok_then_cache_hit, .init = s_setup, .fini = s_teardown, .timeout = 120)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    cr_compile_t *c = cr_compile_new(&cfg, s_sink_put, &s_sink);
+    cr_assert_not_null(c);
+    cr_expect(strlen(cr_compile_compiler(c)) > 0);
+
+    cr_compile_submit(c, s_wjob("bad", s_broken, 0, 0));
+    cr_wjob_t *j = s_sink_get(&s_sink, 60000);
+    cr_expect_eq(j->status, CRUCIBLE__STATUS__STATUS_COMPILE_ERROR, "%s", j->message);
+    cr_expect(strstr(j->message, "compile error:") && strstr(j->message, "error"), "%s",
+              j->message);
+    cr_expect(!strchr(j->message, '\n'), "message is one line: %s", j->message);
+    cr_assert_not_null(j->compile_log);
+    cr_expect(strstr(j->compile_log, "len"), "log: %s", j->compile_log);
+    cr_expect_eq(j->compile_ok, 0);
+    cr_wjob_destroy(&j);
+
+    cr_compile_submit(c, s_wjob("good1", s_wrong, 0, 0));
+    j = s_sink_get(&s_sink, 60000);
+    cr_expect_eq(j->status, 0, "%s", j->message);
+    cr_expect_eq(j->compile_ok, 1);
+    cr_expect_eq(j->cache_hit, 0);
+    cr_assert_not_null(j->so[CR_SO_CANDIDATE]);
+    cr_assert_not_null(j->so[CR_SO_REFERENCE]);
+    cr_expect_null(j->so[CR_SO_BASELINE]);
+    struct stat st;
+    cr_assert_eq(stat(j->so[CR_SO_CANDIDATE], &st), 0);
+    cr_expect_eq(st.st_mode & 0222, 0, "cache entry is writable");
+    cr_expect(strstr(j->so[CR_SO_CANDIDATE], "/cache/") &&
+              strstr(j->so[CR_SO_CANDIDATE], "/lib.so"));
+    char *first = strdup(j->so[CR_SO_CANDIDATE]);
+    cr_expect(j->t_compiled > 0 && j->compile_s > 0);
+    cr_wjob_destroy(&j);
+
+    cr_compile_submit(c, s_wjob("good2", s_wrong, 0, 0));
+    j = s_sink_get(&s_sink, 60000);
+    cr_expect_eq(j->status, 0, "%s", j->message);
+    cr_expect_eq(j->cache_hit, 1);
+    cr_expect_str_eq(j->so[CR_SO_CANDIDATE], first);
+    cr_wjob_destroy(&j);
+    cr_expect_eq(cr_compile_pending(c), 0);
+
+    char *build = cr_file_join(cfg.work_dir, "build");
+    cr_expect(s_dir_empty(build), "per-job build dirs left behind");
+    free(build);
+    free(first);
+    cr_compile_destroy(&c);
+    cr_assert_null(c);
+}
+
+Test(compile, timeout, .init = s_setup, .fini = s_teardown, .timeout = 60)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    char *cc = s_path("slowcc");
+    s_write(cc, s_slow_cc, 0755);
+    snprintf(cfg.cc, sizeof cfg.cc, "%s", cc);
+    cr_compile_t *c = cr_compile_new(&cfg, s_sink_put, &s_sink);
+    cr_assert_not_null(c);
+    cr_expect_str_eq(cr_compile_compiler(c), "slowcc 1.0");
+    int64_t t0 = cr_time_mono_ms();
+    cr_compile_submit(c, s_wjob("slow", "/* SLOWCOMPILE */\nvoid solve(const float *a, const "
+                                        "float *b, float *c, int n) {}\n",
+                                0, 0.5));
+    cr_wjob_t *j = s_sink_get(&s_sink, 20000);
+    int64_t ms = cr_time_mono_ms() - t0;
+    cr_expect_eq(j->status, CRUCIBLE__STATUS__STATUS_COMPILE_TIMEOUT, "%s", j->message);
+    cr_expect(strstr(j->message, "compile timeout"), "%s", j->message);
+    cr_expect(ms < 5000, "took %lld ms", (long long)ms);
+    cr_wjob_destroy(&j);
+    /* the next compile is fine */
+    cr_compile_submit(c, s_wjob("fast", s_ref, 0, 30));
+    j = s_sink_get(&s_sink, 60000);
+    cr_expect_eq(j->status, 0, "%s", j->message);
+    cr_wjob_destroy(&j);
+    char *build = cr_file_join(cfg.work_dir, "build");
+    cr_expect(s_dir_empty(build), "per-job build dirs left behind");
+    free(build);
+    cr_compile_destroy(&c);
+    free(cc);
+}
+
+Test(compile, bad_reference_or_task_is_invalid_task, .init = s_setup, .fini = s_teardown,
+     .timeout = 60)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    cfg.compile_jobs = 1;
+    cr_compile_t *c = cr_compile_new(&cfg, s_sink_put, &s_sink);
+    cr_assert_not_null(c);
+    Crucible__Job *m = s_job_msg("j1", s_task_json, s_broken, s_ref, 0, 0);
+    cr_compile_submit(c, cr_wjob_new(m));
+    s_job_msg_free(m);
+    cr_wjob_t *j = s_sink_get(&s_sink, 60000);
+    cr_expect_eq(j->status, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "%s", j->message);
+    cr_expect(strstr(j->message, "reference 'reference.c'"), "%s", j->message);
+    cr_wjob_destroy(&j);
+
+    m = s_job_msg("j2", "{\"name\": \"vadd\", \"language\": \"c\"}", s_ref, s_ref, 0, 0);
+    cr_compile_submit(c, cr_wjob_new(m));
+    s_job_msg_free(m);
+    j = s_sink_get(&s_sink, 60000);
+    cr_expect_eq(j->status, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "%s", j->message);
+    cr_expect(strstr(j->message, "vadd/task.json"), "%s", j->message);
+    cr_wjob_destroy(&j);
+    cr_compile_destroy(&c);
+}
+
+Test(compile, cancel_queued_and_running, .init = s_setup, .fini = s_teardown, .timeout = 60)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    cfg.compile_jobs = 1;
+    char *cc = s_path("slowcc");
+    s_write(cc, s_slow_cc, 0755);
+    snprintf(cfg.cc, sizeof cfg.cc, "%s", cc);
+    cr_compile_t *c = cr_compile_new(&cfg, s_sink_put, &s_sink);
+    cr_assert_not_null(c);
+    cr_compile_submit(c, s_wjob("slow", "/* SLOWCOMPILE */\n", 0, 30));
+    cr_compile_submit(c, s_wjob("next", s_ref, 0, 30));
+    cr_time_sleep_ms(500); /* the reference compiled, the candidate is "compiling" */
+    cr_expect_eq(cr_compile_pending(c), 2);
+    cr_expect_eq(cr_compile_cancel(c, "b1", "next"), 1);
+    cr_wjob_t *j = s_sink_get(&s_sink, 2000);
+    cr_expect_str_eq(j->job->spec->job_id, "next");
+    cr_expect_eq(j->status, CRUCIBLE__STATUS__STATUS_CANCELLED);
+    cr_wjob_destroy(&j);
+    int64_t t0 = cr_time_mono_ms();
+    cr_expect_eq(cr_compile_cancel(c, "b1", ""), 1);
+    j = s_sink_get(&s_sink, 5000);
+    cr_expect_str_eq(j->job->spec->job_id, "slow");
+    cr_expect_eq(j->status, CRUCIBLE__STATUS__STATUS_CANCELLED, "%s", j->message);
+    cr_expect(cr_time_mono_ms() - t0 < 3000);
+    cr_wjob_destroy(&j);
+    cr_compile_destroy(&c);
+    free(cc);
+}
+
+/* ---- the worker loop against a test-side coordinator ---- */
+
+typedef struct {
+    void *ctx;    /* owned */
+    void *router; /* owned */
+    cr_peer_t peer;
+} s_coord_t;
+
+static void s_coord_open(s_coord_t *co, const cr_config_t *cfg)
+{
+    co->ctx = zmq_ctx_new();
+    co->router = zmq_socket(co->ctx, ZMQ_ROUTER);
+    int one = 1;
+    /* a reconnecting worker reuses its routing id: let the new pipe win */
+    zmq_setsockopt(co->router, ZMQ_ROUTER_HANDOVER, &one, sizeof one);
+    cr_assert_eq(cr_wire_socket_caps(co->router, CR_WIRE_MAX_MSG), 0);
+    cr_assert_eq(zmq_bind(co->router, cfg->workers_endpoint), 0, "bind %s",
+                 cfg->workers_endpoint);
+}
+
+static void s_coord_close(s_coord_t *co)
+{
+    zmq_close(co->router);
+    zmq_ctx_term(co->ctx);
+}
+
+/* Next message, skipping heartbeats unless want is HEARTBEAT. NULL on timeout. */
+static Crucible__Envelope *s_coord_recv(s_coord_t *co, int want, int timeout_ms)
+{
+    int64_t end = cr_time_mono_ms() + timeout_ms;
+    for (;;) {
+        int64_t left = end - cr_time_mono_ms();
+        if (left <= 0)
+            return NULL;
+        zmq_pollitem_t it = {.socket = co->router, .events = ZMQ_POLLIN};
+        if (zmq_poll(&it, 1, (long)left) <= 0)
+            continue;
+        Crucible__Envelope *env = NULL;
+        if (cr_wire_recv(co->router, &co->peer, &env) != 0)
+            continue;
+        if (env->body_case == CRUCIBLE__ENVELOPE__BODY_HEARTBEAT &&
+            want != CRUCIBLE__ENVELOPE__BODY_HEARTBEAT) {
+            cr_wire_free(&env);
+            continue;
+        }
+        return env;
+    }
+}
+
+static Crucible__Envelope *s_expect(s_coord_t *co, int want, int timeout_ms)
+{
+    Crucible__Envelope *env = s_coord_recv(co, want, timeout_ms);
+    cr_assert_not_null(env, "no message (wanted body %d) within %d ms", want, timeout_ms);
+    cr_assert_eq(env->body_case, want, "got %s, wanted body %d", cr_wire_body_name(env), want);
+    return env;
+}
+
+static void s_send_assign(s_coord_t *co, Crucible__Job **jobs, size_t n)
+{
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Assign a = CRUCIBLE__ASSIGN__INIT;
+    a.jobs = jobs;
+    a.n_jobs = n;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
+    env.assign = &a;
+    cr_assert_eq(cr_wire_send(co->router, &co->peer, &env), 0);
+}
+
+static void s_send_ack(s_coord_t *co, const Crucible__RewardRecord *r)
+{
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Ack a = CRUCIBLE__ACK__INIT;
+    a.batch_id = r->batch_id;
+    a.job_id = r->job_id;
+    a.attempt = r->attempt;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_ACK;
+    env.ack = &a;
+    cr_assert_eq(cr_wire_send(co->router, &co->peer, &env), 0);
+}
+
+static int s_worker_thread(void *arg)
+{
+    return cr_worker_run(arg);
+}
+
+/* Binds the test coordinator, starts a worker loop on a thread and takes
+ * its first Ready. */
+static cr_worker_t *s_worker_start(const cr_config_t *cfg, s_coord_t *co, thrd_t *th)
+{
+    s_coord_open(co, cfg);
+    cr_worker_t *w = cr_worker_new(cfg);
+    cr_assert_not_null(w);
+    cr_assert_eq(thrd_create(th, s_worker_thread, w), thrd_success);
+    return w;
+}
+
+/* Stops the loop; returns what cr_worker_run returned. */
+static int s_worker_end(cr_worker_t *w, s_coord_t *co, thrd_t th)
+{
+    cr_worker_stop(w);
+    int rc = -1;
+    thrd_join(th, &rc);
+    cr_worker_destroy(&w);
+    cr_assert_null(w);
+    s_coord_close(co);
+    return rc;
+}
+
+Test(worker, loopback_assign_result_ack, .init = s_setup, .fini = s_teardown, .timeout = 120)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    s_use_fake_runner(&cfg);
+    snprintf(cfg.backends, sizeof cfg.backends, "c, cuda"); /* no cuda row yet: not served */
+    s_coord_t co;
+    thrd_t th;
+    cr_worker_t *w = s_worker_start(&cfg, &co, &th);
+
+    Crucible__Envelope *env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
+    const Crucible__Ready *rd = env->ready;
+    cr_expect_str_eq(rd->worker_id, "wtest");
+    cr_expect_eq(co.peer.len, 5);
+    cr_expect_eq(memcmp(co.peer.bytes, "wtest", 5), 0, "routing id is the worker id");
+    cr_expect_eq(rd->credit, 4);
+    cr_assert_eq(rd->n_backends, 1);
+    cr_expect_str_eq(rd->backends[0], "c");
+    cr_expect(rd->compiler[0] && rd->arch[0] && rd->host[0]);
+    cr_expect(!strncmp(rd->device_name, "cpu:", 4), "%s", rd->device_name);
+    cr_wire_free(&env);
+
+    Crucible__Job *jobs[2] = {s_job_msg("ok1", s_task_json, s_ref, s_ref, 10, 30),
+                              s_job_msg("bad1", s_task_json, s_ref, s_broken, 10, 30)};
+    s_send_assign(&co, jobs, 2);
+    s_job_msg_free(jobs[0]);
+    s_job_msg_free(jobs[1]);
+
+    Crucible__Envelope *res[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+        env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 60000);
+        int k = !strcmp(env->result->record->job_id, "bad1");
+        cr_assert_null(res[k], "result for %s twice", env->result->record->job_id);
+        res[k] = env;
+    }
+    const Crucible__RewardRecord *ok = res[0]->result->record, *bad = res[1]->result->record;
+    cr_expect_eq(ok->status, CRUCIBLE__STATUS__STATUS_OK, "%s", ok->message);
+    cr_expect(!strncmp(ok->message, "fake ok:", 8));
+    cr_expect_str_eq(ok->worker_id, "wtest");
+    cr_expect_str_eq(ok->backend, "c");
+    cr_expect_str_eq(ok->device, "fake:device");
+    cr_expect_str_eq(ok->task, "vadd");
+    cr_expect(ok->compile && ok->compile->ok);
+    cr_expect(ok->t_assigned > 0 && ok->t_compiled >= ok->t_assigned &&
+              ok->t_finished >= ok->t_compiled);
+    cr_expect_eq(bad->status, CRUCIBLE__STATUS__STATUS_COMPILE_ERROR, "%s", bad->message);
+    cr_expect(bad->compile && !bad->compile->ok && strstr(bad->compile->log, "len"));
+    cr_expect(!strncmp(bad->device, "cpu:", 4));
+
+    /* ack one; "Disconnect" makes the worker say Ready and resend the other */
+    s_send_ack(&co, ok);
+    Crucible__Envelope denv = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Disconnect d = CRUCIBLE__DISCONNECT__INIT;
+    d.reason = "unknown worker";
+    denv.body_case = CRUCIBLE__ENVELOPE__BODY_DISCONNECT;
+    denv.disconnect = &d;
+    cr_assert_eq(cr_wire_send(co.router, &co.peer, &denv), 0);
+    env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
+    cr_wire_free(&env);
+    env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 5000);
+    cr_expect_str_eq(env->result->record->job_id, "bad1", "only the unacked result is resent");
+    cr_wire_free(&env);
+    s_send_ack(&co, bad);
+
+    /* heartbeats flow, with nothing in flight */
+    env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_HEARTBEAT, 2000);
+    cr_expect_eq(env->heartbeat->in_flight, 0);
+    cr_wire_free(&env);
+    /* after the Acks nothing is resent: one more Disconnect brings a Ready only */
+    cr_assert_eq(cr_wire_send(co.router, &co.peer, &denv), 0);
+    env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
+    cr_wire_free(&env);
+    env = s_coord_recv(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 500);
+    cr_expect_null(env, "acked result resent");
+    cr_wire_free(&env);
+
+    cr_wire_free(&res[0]);
+    cr_wire_free(&res[1]);
+    cr_expect_eq(s_worker_end(w, &co, th), 0);
+}
+
+Test(worker, resend_and_reconnect, .init = s_setup, .fini = s_teardown, .timeout = 120)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    cfg.heartbeat_ms = 100;
+    cfg.liveness = 30; /* 3 s of silence */
+    s_use_fake_runner(&cfg);
+    s_coord_t co;
+    thrd_t th;
+    cr_worker_t *w = s_worker_start(&cfg, &co, &th);
+
+    Crucible__Envelope *env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
+    cr_wire_free(&env);
+    Crucible__Job *job = s_job_msg("r1", s_task_json, s_ref, s_ref, 10, 30);
+    s_send_assign(&co, &job, 1);
+    s_job_msg_free(job);
+    int64_t t_first = 0;
+    /* not acknowledged: resent after 5 s (the Assign counted as life; we stay
+     * silent, so within 3 s more the worker also reconnects and says Ready) */
+    int readies = 0, results = 0, result_after_ready = 0;
+    int64_t end = cr_time_mono_ms() + 15000;
+    while (cr_time_mono_ms() < end && !(readies >= 1 && result_after_ready)) {
+        env = s_coord_recv(&co, 0, 500);
+        if (!env)
+            continue;
+        if (env->body_case == CRUCIBLE__ENVELOPE__BODY_RESULT) {
+            cr_expect_str_eq(env->result->record->job_id, "r1");
+            if (results++ == 0)
+                t_first = cr_time_mono_ms();
+            if (readies > 0)
+                result_after_ready = 1;
+        } else if (env->body_case == CRUCIBLE__ENVELOPE__BODY_READY && results > 0) {
+            readies++;
+        }
+        cr_wire_free(&env);
+    }
+    cr_expect(results >= 1, "no result");
+    cr_expect(readies >= 1, "worker did not reconnect after 3 s of silence");
+    cr_expect(result_after_ready, "unacked result not resent after reconnecting");
+
+    /* now talk: heartbeats keep it from reconnecting; the resend comes every 5 s */
+    Crucible__Envelope hb = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Heartbeat h = CRUCIBLE__HEARTBEAT__INIT;
+    hb.body_case = CRUCIBLE__ENVELOPE__BODY_HEARTBEAT;
+    hb.heartbeat = &h;
+    int64_t t_last = cr_time_mono_ms(), t_resend = 0;
+    end = cr_time_mono_ms() + 8000;
+    int more_readies = 0;
+    while (cr_time_mono_ms() < end && !t_resend) {
+        cr_wire_send(co.router, &co.peer, &hb);
+        env = s_coord_recv(&co, 0, 100);
+        if (!env)
+            continue;
+        if (env->body_case == CRUCIBLE__ENVELOPE__BODY_RESULT)
+            t_resend = cr_time_mono_ms();
+        else if (env->body_case == CRUCIBLE__ENVELOPE__BODY_READY)
+            more_readies++;
+        cr_wire_free(&env);
+    }
+    cr_expect(t_resend > 0, "unacked result never resent");
+    cr_expect(t_resend - t_last >= 3000, "resent too early (%lld ms)",
+              (long long)(t_resend - t_last));
+    cr_expect_eq(more_readies, 0, "reconnected although the coordinator talked");
+    (void)t_first;
+
+    cr_expect_eq(s_worker_end(w, &co, th), 0);
+}
+
+Test(worker, refuses_without_servable_backend, .init = s_setup, .fini = s_teardown,
+     .timeout = 30)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    snprintf(cfg.backends, sizeof cfg.backends, "fortran");
+    cr_worker_t *w = cr_worker_new(&cfg);
+    cr_expect_null(w);
+    cr_worker_destroy(&w);
+    cr_worker_destroy(NULL);
+}
+
+Test(worker, sigterm_stops_worker_main, .init = s_setup, .fini = s_teardown, .timeout = 60)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    s_use_fake_runner(&cfg);
+    s_coord_t co;
+    s_coord_open(&co, &cfg);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0)
+        _exit(cr_worker_main(&cfg));
+    Crucible__Envelope *env = s_coord_recv(&co, CRUCIBLE__ENVELOPE__BODY_READY, 10000);
+    cr_expect_not_null(env, "worker process sent no Ready");
+    cr_wire_free(&env);
+    kill(pid, SIGTERM);
+    int status = 0, done = 0;
+    for (int i = 0; i < 300 && !done; i++) {
+        done = waitpid(pid, &status, WNOHANG) == pid;
+        if (!done)
+            cr_time_sleep_ms(10);
+    }
+    if (!done) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    cr_expect(done, "worker did not stop within 3 s of SIGTERM");
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    s_coord_close(&co);
+}
+
+/* The real judge, end to end through the worker: honest, wrong and broken
+ * candidates. Skipped only when crucible-runner was not built. */
+Test(worker, real_runner_verdicts, .init = s_setup, .fini = s_teardown, .timeout = 240)
+{
+    const char *runner = CR_TEST_BIN_DIR "/crucible-runner";
+    if (access(runner, X_OK) != 0)
+        cr_skip_test("%s not built", runner);
+    cr_config_t cfg;
+    s_config(&cfg);
+    cfg.liveness = 200; /* the test does not heartbeat */
+    snprintf(cfg.runner, sizeof cfg.runner, "%s", runner);
+    s_coord_t co;
+    thrd_t th;
+    cr_worker_t *w = s_worker_start(&cfg, &co, &th);
+    Crucible__Envelope *env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
+    cr_wire_free(&env);
+    struct {
+        const char *id, *src;
+        int status;
+    } cases[] = {
+        {"honest", s_ref, CRUCIBLE__STATUS__STATUS_OK},
+        {"wrong", s_wrong, CRUCIBLE__STATUS__STATUS_INCORRECT},
+        {"broken", s_broken, CRUCIBLE__STATUS__STATUS_COMPILE_ERROR},
+        {"crash", "void solve(const float *a, const float *b, float *c, int n)\n"
+                  "{ *(volatile int *)8 = n; }\n", CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR},
+    };
+    size_t n = sizeof cases / sizeof cases[0];
+    Crucible__Job *jobs[4];
+    for (size_t i = 0; i < n; i++)
+        jobs[i] = s_job_msg(cases[i].id, s_task_json, s_ref, cases[i].src, 60, 60);
+    s_send_assign(&co, jobs, n);
+    for (size_t i = 0; i < n; i++)
+        s_job_msg_free(jobs[i]);
+    for (size_t got = 0; got < n; got++) {
+        env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 120000);
+        const Crucible__RewardRecord *r = env->result->record;
+        size_t i = 0;
+        while (i < n && strcmp(cases[i].id, r->job_id) != 0)
+            i++;
+        cr_assert_lt(i, n, "unknown job %s", r->job_id);
+        cr_expect_eq(r->status, cases[i].status, "%s: got %s: %s", r->job_id,
+                     cr_status_name(r->status), r->message);
+        if (r->status == CRUCIBLE__STATUS__STATUS_OK)
+            cr_expect(r->verify && r->verify->ok && r->profile, "%s: no verify/profile",
+                      r->job_id);
+        s_send_ack(&co, r);
+        cr_wire_free(&env);
+    }
+    cr_expect_eq(s_worker_end(w, &co, th), 0);
+}

@@ -1,2 +1,698 @@
-/* placeholder until implemented */
-typedef int cr__placeholder_t;
+/* compile.c — see compile.h.
+ *
+ * Design notes.
+ *  1. A job is in exactly one place: the queue, a thread's active slot, or
+ *     handed to done. Moving it out of a slot and calling done happen under
+ *     the pool's lock, so cr_compile_cancel sees every job still here.
+ *  2. A cache entry is a directory holding lib.so. It is built elsewhere and
+ *     appears under cache/ by one rename(2); an entry that exists is whole.
+ *     When two builders race, the second rename fails (EEXIST/ENOTEMPTY) and
+ *     the second builder uses the first one's entry: same key, same bytes.
+ *  3. A compiler that cannot be started, or a work dir that cannot be
+ *     written, is the worker's fault: INFRA_ERROR, never COMPILE_ERROR, so a
+ *     candidate is not punished for a broken machine. */
+#define _GNU_SOURCE
+#include "compile.h"
+
+#include "error.h"
+#include "file.h"
+#include "hash.h"
+#include "log.h"
+#include "proc.h"
+#include "record.h"
+#include "timeutil.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- the language table: everything language-specific lives here ---- */
+
+typedef struct {
+    const char *language;      /* task.json "language" */
+    const char *ext;           /* of the written sources: the compiler picks its front end by it */
+    size_t cc_offset;          /* offset of the compiler setting in cr_config_t */
+    const char *const *flags;  /* before "-o lib.so" */
+    const char *const *libs;   /* after the translation unit */
+} s_lang_t;
+
+/* -Bsymbolic: the candidate's own symbols bind inside its object, so a
+ * candidate and a reference that both define solve() cannot interpose. */
+static const char *const s_c_flags[] = {"-O2", "-std=gnu11", "-shared", "-fPIC",
+                                        "-Wl,-Bsymbolic", NULL};
+static const char *const s_c_libs[] = {"-lm", NULL};
+
+static const s_lang_t s_langs[] = {
+    {"c", ".c", offsetof(cr_config_t, cc), s_c_flags, s_c_libs},
+    /* "cuda" goes here: ".cu", nvcc, -Xcompiler -fPIC --shared ... */
+};
+#define S_NLANGS (sizeof s_langs / sizeof s_langs[0])
+
+/* 60 s: used only when neither the job nor the config gives a compile timeout. */
+#define S_DEFAULT_COMPILE_TIMEOUT_S 60.0
+/* 10 s for `<cc> --version`: a compiler that cannot say its version in that
+ * time will not compile anything either. */
+#define S_VERSION_TIMEOUT_MS 10000
+
+static const s_lang_t *s_lang_find(const char *language)
+{
+    for (size_t i = 0; i < S_NLANGS; i++)
+        if (language && strcmp(s_langs[i].language, language) == 0)
+            return &s_langs[i];
+    return NULL;
+}
+
+static const char *s_lang_cc(const cr_config_t *cfg, const s_lang_t *l)
+{
+    const char *cc = (const char *)cfg + l->cc_offset;
+    return cc[0] ? cc : "cc";
+}
+
+/* ---- jobs ---- */
+
+cr_wjob_t *cr_wjob_new(const Crucible__Job *job)
+{
+    if (!job || !job->spec || !job->task)
+        return NULL;
+    cr_wjob_t *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    /* deep copy through pack/unpack: the Assign envelope is freed right after */
+    size_t n = crucible__job__get_packed_size(job);
+    uint8_t *buf = malloc(n ? n : 1);
+    if (buf) {
+        crucible__job__pack(job, buf);
+        j->job = crucible__job__unpack(NULL, n, buf);
+        free(buf);
+    }
+    if (!j->job || !j->job->spec || !j->job->task) {
+        if (j->job)
+            crucible__job__free_unpacked(j->job, NULL);
+        free(j);
+        return NULL;
+    }
+    j->t_assigned = cr_time_now_ms();
+    return j;
+}
+
+void cr_wjob_destroy(cr_wjob_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    cr_wjob_t *j = *self_p;
+    if (j->job)
+        crucible__job__free_unpacked(j->job, NULL);
+    cr_task_destroy(&j->task);
+    for (int i = 0; i < CR_SO__COUNT; i++)
+        free(j->so[i]);
+    free(j->compile_log);
+    if (j->report)
+        crucible__reward_record__free_unpacked(j->report, NULL);
+    if (j->rec)
+        crucible__reward_record__free_unpacked(j->rec, NULL);
+    free(j);
+    *self_p = NULL;
+}
+
+void cr_wjob_fail(cr_wjob_t *j, int status, const char *fmt, ...)
+{
+    if (j->status != 0)
+        return;
+    j->status = status;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->message, sizeof j->message, fmt, ap);
+    va_end(ap);
+}
+
+const char *cr_wjob_name(const cr_wjob_t *j, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s", j->job->batch_id, j->job->spec->job_id);
+    return buf;
+}
+
+int cr__wjob_matches(const cr_wjob_t *j, const char *batch_id, const char *job_id)
+{
+    if (!batch_id || strcmp(j->job->batch_id, batch_id) != 0)
+        return 0;
+    return !job_id || !job_id[0] || strcmp(j->job->spec->job_id, job_id) == 0;
+}
+
+void cr__note_pid(void *arg)
+{
+    __atomic_store_n((pid_t *)arg, getpid(), __ATOMIC_SEQ_CST);
+}
+
+void cr__kill_slot(pid_t *slot)
+{
+    pid_t pid = slot ? __atomic_load_n(slot, __ATOMIC_SEQ_CST) : 0;
+    if (pid > 0)
+        kill(-pid, SIGKILL);
+}
+
+void cr__wqueue_push(cr__wqueue_t *q, cr_wjob_t *j)
+{
+    j->next = NULL;
+    if (q->tail)
+        q->tail->next = j;
+    else
+        q->head = j;
+    q->tail = j;
+}
+
+cr_wjob_t *cr__wqueue_pop(cr__wqueue_t *q)
+{
+    cr_wjob_t *j = q->head;
+    if (j) {
+        q->head = j->next;
+        if (!q->head)
+            q->tail = NULL;
+        j->next = NULL;
+    }
+    return j;
+}
+
+cr_wjob_t *cr__wqueue_take(cr__wqueue_t *q, const char *batch_id, const char *job_id, int *n)
+{
+    cr__wqueue_t keep = {NULL, NULL}, gone = {NULL, NULL};
+    *n = 0;
+    for (cr_wjob_t *j; (j = cr__wqueue_pop(q));) {
+        if (cr__wjob_matches(j, batch_id, job_id)) {
+            cr__wqueue_push(&gone, j);
+            (*n)++;
+        } else {
+            cr__wqueue_push(&keep, j);
+        }
+    }
+    *q = keep;
+    return gone.head;
+}
+
+/* ---- the pool ---- */
+
+typedef struct {
+    cr_compile_t *pool; /* not owned */
+    int index;          /* into active[] and pids[] */
+} s_thread_arg_t;
+
+struct cr_compile {
+    const cr_config_t *cfg;      /* not owned; outlives the pool */
+    cr_compile_done_fn done;     /* where finished jobs go */
+    void *done_arg;              /* passed to done */
+    char *build_dir;             /* <work_dir>/build; owned */
+    char *cache_dir;             /* <work_dir>/cache; owned */
+    char *ident[S_NLANGS];       /* `<cc> --version` per language; owned; NULL = not served */
+    char compiler[256];          /* first line of the first served identity, for Ready */
+    /* --- shared state, under mu --- */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;           /* signalled when a job is queued or on stop */
+    cr__wqueue_t queue;          /* jobs waiting for a thread */
+    int npending;                /* queued + being compiled */
+    int stop;                    /* threads leave when set */
+    int nthreads;                /* threads running */
+    int nslots;                  /* length of threads, targs, active, pids */
+    pthread_t *threads;          /* owned */
+    s_thread_arg_t *targs;       /* owned */
+    cr_wjob_t **active;          /* per thread: job being compiled; not owned */
+    pid_t *pids;                 /* per thread: compiler pid, 0 = none; MAP_SHARED */
+};
+
+/* Reads `<cc> --version` once: part of every cache key, so a compiler
+ * upgrade never serves objects built by the old one. */
+static char *s_compiler_ident(const char *cc)
+{
+    char *const argv[] = {(char *)cc, "--version", NULL};
+    cr_proc_opts_t o = {.argv = argv, .merge_stderr = 1, .out_cap = 4096,
+                        .timeout_ms = S_VERSION_TIMEOUT_MS};
+    cr_proc_result_t r;
+    char *s = NULL;
+    if (cr_proc_run(&o, &r) == 0) {
+        if (r.exited && r.exit_code == 0 && r.out_len > 0)
+            s = strdup(r.out);
+        cr_proc_result_close(&r);
+    }
+    if (!s) {
+        cr_warn("compiler '%s' did not answer --version: its compiles will fail as INFRA_ERROR",
+                cc);
+        size_t n = strlen(cc) + 16;
+        s = malloc(n);
+        if (s)
+            snprintf(s, n, "%s (unknown)", cc);
+    }
+    return s;
+}
+
+/* The line of a compiler log a person wants first: the first one that says
+ * "error", else the first non-empty one. Copied, one line, into out. */
+static void s_first_error(const char *log, char *out, size_t len)
+{
+    const char *pick = NULL;
+    for (const char *p = log; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (!pick && n > 0)
+            pick = p;
+        if (memmem(p, n, "error", 5)) {
+            pick = p;
+            break;
+        }
+        p = e ? e + 1 : NULL;
+    }
+    if (!pick) {
+        snprintf(out, len, "(no compiler output)");
+        return;
+    }
+    size_t n = strcspn(pick, "\n");
+    if (n >= len)
+        n = len - 1;
+    memcpy(out, pick, n);
+    out[n] = '\0';
+}
+
+typedef enum { S_BUILD_OK, S_BUILD_ERROR, S_BUILD_TIMEOUT, S_BUILD_INFRA } s_build_t;
+
+/* Builds one source into a cached shared object. On S_BUILD_OK *so_out is
+ * the entry's lib.so path (caller frees) and *hit tells whether the cache
+ * had it. *log_out (caller frees, may be NULL) gets the compiler output of a
+ * real compile. msg describes an ERROR / TIMEOUT / INFRA outcome. */
+static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char *ident,
+                         const cr_task_t *task, const char *source, double timeout_s,
+                         char **so_out, int *hit, char **log_out, char *msg, size_t msglen)
+{
+    char src_name[32], shim_name[32], key[CR_HASH_HEX_LEN + 1], rnd[64];
+    snprintf(src_name, sizeof src_name, "kernel%s", l->ext);
+    snprintf(shim_name, sizeof shim_name, "shim%s", l->ext);
+    *so_out = NULL;
+    *hit = 0;
+    *log_out = NULL;
+    s_build_t out = S_BUILD_INFRA;
+    char *shim = NULL, *entry = NULL, *so = NULL, *bdir = NULL, *pub = NULL, *p = NULL;
+
+    shim = cr_task_shim_source(task, src_name);
+    if (!shim) {
+        snprintf(msg, msglen, "could not generate the call shim (out of memory)");
+        goto done;
+    }
+    cr_hash_t h;
+    cr_hash_init(&h);
+    cr_hash_update_str(&h, l->language);
+    cr_hash_update_str(&h, ident);
+    for (const char *const *f = l->flags; *f; f++)
+        cr_hash_update_str(&h, *f);
+    for (const char *const *f = l->libs; *f; f++)
+        cr_hash_update_str(&h, *f);
+    cr_hash_update_str(&h, shim);
+    cr_hash_update_str(&h, source);
+    cr_hash_final_hex(&h, key);
+
+    entry = cr_file_join(c->cache_dir, key);
+    so = entry ? cr_file_join(entry, "lib.so") : NULL;
+    if (!so) {
+        snprintf(msg, msglen, "out of memory");
+        goto done;
+    }
+    if (cr_file_exists(so)) {
+        *hit = 1;
+        out = S_BUILD_OK;
+        goto done;
+    }
+
+    cr_random_id(".", rnd, sizeof rnd);
+    size_t n = strlen(key) + strlen(rnd) + 1;
+    char *leaf = malloc(n);
+    if (leaf) {
+        snprintf(leaf, n, "%s%s", key, rnd);
+        bdir = cr_file_join(c->build_dir, leaf);
+        free(leaf);
+    }
+    int rc = bdir ? cr_file_mkdirs(bdir, 0755) : -ENOMEM;
+    if (rc == 0) {
+        p = cr_file_join(bdir, src_name);
+        rc = p ? cr_file_write_atomic(p, source, strlen(source)) : -ENOMEM;
+        free(p);
+    }
+    if (rc == 0) {
+        p = cr_file_join(bdir, shim_name);
+        rc = p ? cr_file_write_atomic(p, shim, strlen(shim)) : -ENOMEM;
+        free(p);
+    }
+    p = NULL;
+    if (rc != 0) {
+        snprintf(msg, msglen, "cannot write the build dir under %s: %s", c->build_dir,
+                 cr_strerror(rc));
+        goto done;
+    }
+
+    /* argv: cc flags... -o lib.so shim libs... */
+    const char *argv[32];
+    int k = 0;
+    argv[k++] = s_lang_cc(c->cfg, l);
+    for (const char *const *f = l->flags; *f; f++)
+        argv[k++] = *f;
+    argv[k++] = "-o";
+    argv[k++] = "lib.so";
+    argv[k++] = shim_name;
+    for (const char *const *f = l->libs; *f; f++)
+        argv[k++] = *f;
+    argv[k] = NULL;
+    cr_proc_opts_t o = {.argv = (char *const *)argv, .cwd = bdir, .merge_stderr = 1,
+                        .out_cap = CR_COMPILE_LOG_CAP, .timeout_ms = (int64_t)(timeout_s * 1000),
+                        .child_setup = cr__note_pid, .child_arg = &c->pids[ti]};
+    cr_proc_result_t r;
+    __atomic_store_n(&c->pids[ti], 0, __ATOMIC_SEQ_CST);
+    rc = cr_proc_run(&o, &r);
+    pthread_mutex_lock(&c->mu);
+    c->pids[ti] = 0; /* reaped: from now on its pid may belong to someone else */
+    pthread_mutex_unlock(&c->mu);
+    if (rc != 0) {
+        snprintf(msg, msglen, "cannot start the compiler: %s", cr_strerror(rc));
+        goto done;
+    }
+    *log_out = strdup(r.out);
+    if (r.timed_out) {
+        snprintf(msg, msglen, "compiler killed after %.1f s (compile timeout)", timeout_s);
+        out = S_BUILD_TIMEOUT;
+    } else if (r.exited && r.exit_code == 127 && r.out_len == 0) {
+        snprintf(msg, msglen, "compiler '%s' could not be started", argv[0]);
+    } else if (!r.exited || r.exit_code != 0) {
+        char how[64], line[512];
+        s_first_error(r.out, line, sizeof line);
+        snprintf(msg, msglen, "%s (compiler %s)", line, cr_proc_describe(&r, how, sizeof how));
+        out = S_BUILD_ERROR;
+    } else {
+        out = S_BUILD_OK;
+    }
+    cr_proc_result_close(&r);
+    if (out != S_BUILD_OK)
+        goto done;
+
+    /* publish: bdir/entry/lib.so, then one rename into the cache */
+    pub = cr_file_join(bdir, "entry");
+    char *built = cr_file_join(bdir, "lib.so");
+    char *pub_so = pub ? cr_file_join(pub, "lib.so") : NULL;
+    rc = (built && pub_so) ? 0 : -ENOMEM;
+    if (rc == 0 && mkdir(pub, 0755) != 0)
+        rc = -errno;
+    if (rc == 0 && rename(built, pub_so) != 0)
+        rc = -errno;
+    if (rc == 0)
+        chmod(pub_so, 0555);
+    free(built);
+    free(pub_so);
+    if (rc == 0 && rename(pub, entry) != 0) {
+        if (errno == EEXIST || errno == ENOTEMPTY)
+            *hit = 1; /* another builder published the same key first: note 2 */
+        else
+            rc = -errno;
+    } else if (rc == 0) {
+        /* read-only after the rename: moving a directory needs write access to it */
+        chmod(entry, 0555);
+    }
+    if (rc != 0) {
+        snprintf(msg, msglen, "cannot publish %s: %s", entry, cr_strerror(rc));
+        out = S_BUILD_INFRA;
+    }
+
+done:
+    if (out == S_BUILD_OK) {
+        *so_out = so;
+        so = NULL;
+    }
+    if (bdir)
+        cr_file_rmtree(bdir);
+    free(shim);
+    free(entry);
+    free(so);
+    free(bdir);
+    free(pub);
+    return out;
+}
+
+static int s_cancelled(cr_wjob_t *j)
+{
+    return __atomic_load_n(&j->cancelled, __ATOMIC_SEQ_CST);
+}
+
+/* Builds the reference, the baseline (when the task has one) and the
+ * candidate. Any failure sets the job's status (compile.h). */
+static void s_compile_job(cr_compile_t *c, int ti, cr_wjob_t *j)
+{
+    int64_t t0 = cr_time_mono_ns();
+    const Crucible__TaskBundle *b = j->job->task;
+    const Crucible__JobOptions *opt = j->job->options;
+    char err[512], origin[300], msg[700];
+    snprintf(origin, sizeof origin, "%s/task.json", b->name);
+    if (cr_task_parse(b->task_json, origin, &j->task, err, sizeof err) != 0) {
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "%s", err);
+        goto out;
+    }
+    const s_lang_t *l = s_lang_find(j->task->language);
+    if (!l || !c->ident[l - s_langs]) {
+        /* the coordinator schedules by backend: this is a scheduling fault */
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                     "worker does not serve language '%s'", j->task->language);
+        goto out;
+    }
+    const char *ident = c->ident[l - s_langs];
+    double tmo = opt && opt->compile_timeout_s > 0 ? opt->compile_timeout_s
+                 : c->cfg->compile_timeout_s > 0   ? c->cfg->compile_timeout_s
+                                                   : S_DEFAULT_COMPILE_TIMEOUT_S;
+    /* reference first: if it does not build, the candidate cannot be judged */
+    struct {
+        int which;
+        const char *src;
+        const char *file; /* task's file name, for messages */
+    } parts[3] = {
+        {CR_SO_REFERENCE, b->reference_source, j->task->reference},
+        {CR_SO_BASELINE, b->baseline_source, j->task->baseline},
+        {CR_SO_CANDIDATE, j->job->spec->source, NULL},
+    };
+    for (int i = 0; i < 3; i++) {
+        if (s_cancelled(j))
+            goto out;
+        if (parts[i].which == CR_SO_BASELINE && (!j->task->baseline || !parts[i].src[0]))
+            continue;
+        char *log = NULL;
+        int hit = 0;
+        s_build_t st = s_build(c, ti, l, ident, j->task, parts[i].src, tmo,
+                               &j->so[parts[i].which], &hit, &log, msg, sizeof msg);
+        if (parts[i].which == CR_SO_CANDIDATE) {
+            j->cache_hit = hit;
+            j->compile_log = log;
+            log = NULL;
+        }
+        free(log);
+        if (s_cancelled(j))
+            goto out;
+        if (st == S_BUILD_INFRA) {
+            cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s", msg);
+        } else if (st != S_BUILD_OK && parts[i].which != CR_SO_CANDIDATE) {
+            cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INVALID_TASK,
+                         "task %s: %s '%s' does not compile: %s", b->name,
+                         parts[i].which == CR_SO_REFERENCE ? "reference" : "baseline",
+                         parts[i].file ? parts[i].file : "?", msg);
+        } else if (st == S_BUILD_ERROR) {
+            cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_COMPILE_ERROR, "compile error: %s", msg);
+        } else if (st == S_BUILD_TIMEOUT) {
+            cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_COMPILE_TIMEOUT, "%s", msg);
+        }
+        if (st != S_BUILD_OK)
+            goto out;
+    }
+    j->compile_ok = 1;
+out:
+    if (s_cancelled(j))
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_CANCELLED, "cancelled while compiling");
+    j->compile_s = (double)(cr_time_mono_ns() - t0) / 1e9;
+    j->t_compiled = cr_time_now_ms();
+    char name[300];
+    cr_debug("job %s attempt %u: compiled in %.2f s%s%s%s", cr_wjob_name(j, name, sizeof name),
+             j->job->attempt, j->compile_s, j->cache_hit ? " (cache hit)" : "",
+             j->status ? ": " : "", j->status ? cr_status_name(j->status) : "");
+}
+
+static void *s_thread(void *arg)
+{
+    s_thread_arg_t *ta = arg;
+    cr_compile_t *c = ta->pool;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        while (!c->stop && !c->queue.head)
+            pthread_cond_wait(&c->cv, &c->mu);
+        if (c->stop)
+            break;
+        cr_wjob_t *j = cr__wqueue_pop(&c->queue);
+        c->active[ta->index] = j;
+        pthread_mutex_unlock(&c->mu);
+
+        s_compile_job(c, ta->index, j);
+
+        pthread_mutex_lock(&c->mu);
+        c->active[ta->index] = NULL;
+        c->npending--;
+        if (c->stop)
+            cr_wjob_destroy(&j);
+        else
+            c->done(j, c->done_arg); /* under the lock: note 1 */
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, void *arg)
+{
+    cr_compile_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->cfg = cfg;
+    c->done = done;
+    c->done_arg = arg;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    c->nslots = cfg->compile_jobs > 0 ? (int)cfg->compile_jobs : 1;
+    c->build_dir = cr_file_join(cfg->work_dir, "build");
+    c->cache_dir = cr_file_join(cfg->work_dir, "cache");
+    c->threads = calloc((size_t)c->nslots, sizeof *c->threads);
+    c->targs = calloc((size_t)c->nslots, sizeof *c->targs);
+    c->active = calloc((size_t)c->nslots, sizeof *c->active);
+    c->pids = mmap(NULL, (size_t)c->nslots * sizeof(pid_t), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (c->pids == MAP_FAILED)
+        c->pids = NULL;
+    if (!c->build_dir || !c->cache_dir || !c->threads || !c->targs || !c->active || !c->pids)
+        goto fail;
+    int rc = cr_file_mkdirs(c->build_dir, 0755);
+    if (rc == 0)
+        rc = cr_file_mkdirs(c->cache_dir, 0755);
+    if (rc != 0) {
+        cr_error("compile pool: cannot create %s and %s: %s", c->build_dir, c->cache_dir,
+                 cr_strerror(rc));
+        goto fail;
+    }
+    char list[CR_CONFIG_STR], *save = NULL;
+    snprintf(list, sizeof list, "%s", cfg->backends[0] ? cfg->backends : "c");
+    for (char *t = strtok_r(list, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        const s_lang_t *l = s_lang_find(t);
+        if (!l) {
+            cr_warn("backend '%s' is not built into this worker: not served", t);
+            continue;
+        }
+        char **id = &c->ident[l - s_langs];
+        if (*id)
+            continue;
+        if (!(*id = s_compiler_ident(s_lang_cc(cfg, l))))
+            goto fail;
+        if (!c->compiler[0])
+            snprintf(c->compiler, sizeof c->compiler, "%.*s", (int)strcspn(*id, "\n"), *id);
+    }
+    if (!c->compiler[0]) {
+        cr_error("compile pool: no servable backend in '%s'", cfg->backends);
+        goto fail;
+    }
+    for (; c->nthreads < c->nslots; c->nthreads++) {
+        c->targs[c->nthreads] = (s_thread_arg_t){c, c->nthreads};
+        if (pthread_create(&c->threads[c->nthreads], NULL, s_thread, &c->targs[c->nthreads]) !=
+            0) {
+            cr_error("compile pool: could only start %d of %d threads", c->nthreads, c->nslots);
+            goto fail;
+        }
+    }
+    return c;
+fail:
+    cr_compile_destroy(&c);
+    return NULL;
+}
+
+void cr_compile_submit(cr_compile_t *c, cr_wjob_t *job)
+{
+    pthread_mutex_lock(&c->mu);
+    cr__wqueue_push(&c->queue, job);
+    c->npending++;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+int cr_compile_cancel(cr_compile_t *c, const char *batch_id, const char *job_id)
+{
+    int found = 0;
+    pthread_mutex_lock(&c->mu);
+    cr_wjob_t *gone = cr__wqueue_take(&c->queue, batch_id, job_id, &found);
+    c->npending -= found;
+    while (gone) {
+        cr_wjob_t *j = gone;
+        gone = j->next;
+        j->t_compiled = cr_time_now_ms();
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_CANCELLED, "cancelled before compiling");
+        c->done(j, c->done_arg); /* under the lock, as from a thread (note 1) */
+    }
+    for (int i = 0; i < c->nthreads; i++) {
+        cr_wjob_t *j = c->active[i];
+        if (!j || !cr__wjob_matches(j, batch_id, job_id))
+            continue;
+        found++;
+        __atomic_store_n(&j->cancelled, 1, __ATOMIC_SEQ_CST);
+        cr__kill_slot(&c->pids[i]);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return found;
+}
+
+int cr_compile_pending(cr_compile_t *c)
+{
+    pthread_mutex_lock(&c->mu);
+    int n = c->npending;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+const char *cr_compile_compiler(const cr_compile_t *c)
+{
+    return c->compiler;
+}
+
+int cr_compile_backends(const cr_compile_t *c, char **out, int max)
+{
+    int n = 0;
+    for (size_t i = 0; i < S_NLANGS && n < max; i++)
+        if (c->ident[i])
+            out[n++] = (char *)s_langs[i].language;
+    return n;
+}
+
+void cr_compile_destroy(cr_compile_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    cr_compile_t *c = *self_p;
+    pthread_mutex_lock(&c->mu);
+    c->stop = 1;
+    for (int i = 0; c->pids && i < c->nthreads; i++)
+        cr__kill_slot(&c->pids[i]); /* shutdown must not wait for a slow compile */
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    for (int i = 0; i < c->nthreads; i++)
+        pthread_join(c->threads[i], NULL);
+    for (cr_wjob_t *j; (j = cr__wqueue_pop(&c->queue));)
+        cr_wjob_destroy(&j);
+    for (size_t i = 0; i < S_NLANGS; i++)
+        free(c->ident[i]);
+    if (c->pids)
+        munmap(c->pids, (size_t)c->nslots * sizeof(pid_t));
+    free(c->threads);
+    free(c->targs);
+    free(c->active);
+    free(c->build_dir);
+    free(c->cache_dir);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    free(c);
+    *self_p = NULL;
+}

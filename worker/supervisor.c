@@ -1,2 +1,475 @@
-/* placeholder until implemented */
-typedef int cr__placeholder_t;
+/* supervisor.c — see supervisor.h.
+ *
+ * Design notes.
+ *  1. The runner's pid reaches us before cr_proc_run returns through a
+ *     MAP_SHARED slot its child_setup writes (cr__note_pid), so a Cancel or a
+ *     shutdown can kill the group of a runner that is still measuring. The
+ *     slot is cleared under the lock once cr_proc_run has reaped the child.
+ *  2. The scratch dir is private (0700) and removed after every run, whatever
+ *     the outcome: nothing a candidate writes survives it.
+ *  3. The final record is assembled on the stack from pointers into the job
+ *     and packed/unpacked once into job->rec, so it is one owned message that
+ *     free_unpacked releases, whoever made its parts. */
+#define _GNU_SOURCE
+#include "supervisor.h"
+
+#include "error.h"
+#include "file.h"
+#include "hash.h"
+#include "log.h"
+#include "proc.h"
+#include "record.h"
+#include "timeutil.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* 4 MiB of report: a record with per-case results is a few KiB. */
+#define S_REPORT_CAP (4u * 1024u * 1024u)
+/* 8 KiB of runner stderr: the last lines say why a candidate died. */
+#define S_STDERR_CAP (8u * 1024u)
+/* 300 s: only when neither the job nor the config gives a run timeout. */
+#define S_DEFAULT_RUN_TIMEOUT_S 300.0
+/* Limits on the runner (it tightens them itself before loading a candidate).
+ * 256 descriptors and 512 processes are far above what a judge needs and far
+ * below what a fork or descriptor bomb wants; 1 GiB of file caps scratch. */
+#define S_NOFILE 256
+#define S_NPROC 512
+#define S_FSIZE (1ll << 30)
+/* Seed length fixed by the protocol (RunnerRequest.seed). */
+#define S_SEED_LEN 32
+
+struct cr_supervisor {
+    const cr_config_t *cfg;   /* not owned; outlives us */
+    const cr_ident_t *id;     /* not owned; outlives us */
+    cr_sup_deliver_fn deliver;
+    void *deliver_arg;
+    char runner[PATH_MAX];    /* runner executable */
+    char *scratch_root;       /* <work_dir>/scratch; owned */
+    pid_t *pid;               /* running runner's pid, 0 = none; MAP_SHARED (note 1) */
+    /* --- shared, under mu --- */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;        /* a job was queued, or stop */
+    cr__wqueue_t queue;       /* compiled jobs waiting for the runner */
+    cr_wjob_t *running;       /* job being judged; owned by the thread */
+    int npending;             /* queued + running */
+    int stop;
+    int started;              /* thread was created */
+    pthread_t thread;
+};
+
+/* ---- the final record ---- */
+
+/* Last lines of the runner's stderr, joined with " | " into out: the end
+ * of stderr is where a crash or an abort explains itself. */
+static void s_stderr_tail(const char *err, char *out, size_t len)
+{
+    out[0] = '\0';
+    if (!err)
+        return;
+    size_t n = strlen(err);
+    while (n > 0 && (err[n - 1] == '\n' || err[n - 1] == ' '))
+        n--;
+    /* start of the third-to-last line, at most 400 bytes back */
+    size_t start = n, lines = 0;
+    while (start > 0 && n - start < 400) {
+        if (err[start - 1] == '\n' && ++lines == 3)
+            break;
+        start--;
+    }
+    size_t k = 0;
+    for (size_t i = start; i < n && k + 4 < len; i++) {
+        if (err[i] == '\n') {
+            memcpy(out + k, " | ", 3);
+            k += 3;
+        } else if ((unsigned char)err[i] >= 0x20) {
+            out[k++] = err[i];
+        }
+    }
+    out[k] = '\0';
+}
+
+/* Builds job->rec (note 3) and logs the verdict. */
+static void s_finish(cr_supervisor_t *s, cr_wjob_t *j)
+{
+    Crucible__RewardRecord rec = CRUCIBLE__REWARD_RECORD__INIT;
+    const Crucible__RewardRecord *rep = j->report;
+    if (rep && !j->status)
+        rec = *rep; /* shallow: verify, profile, hack flags, device stay the runner's */
+    if (!j->status && !rep)
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "no verdict (internal error)");
+    if (j->status) {
+        rec.status = (Crucible__Status)j->status;
+        rec.message = j->message;
+    } else if (rep->status == CRUCIBLE__STATUS__STATUS_UNSPECIFIED) {
+        rec.status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
+        rec.message = "runner report carries no status";
+    }
+    const Crucible__Job *job = j->job;
+    rec.batch_id = job->batch_id;
+    rec.job_id = job->spec->job_id;
+    rec.task = job->task->name;
+    rec.group_id = job->spec->group_id;
+    rec.sample_index = job->spec->sample_index;
+    rec.turn = job->spec->turn;
+    rec.attempt = job->attempt;
+    rec.seq = 0; /* the coordinator numbers records */
+
+    Crucible__CompileResult comp = CRUCIBLE__COMPILE_RESULT__INIT;
+    comp.ok = j->compile_ok;
+    comp.log = j->compile_log ? j->compile_log : "";
+    comp.seconds = j->compile_s;
+    comp.cache_hit = j->cache_hit;
+    rec.compile = &comp;
+
+    rec.worker_id = (char *)s->id->worker_id;
+    rec.host = (char *)s->id->host;
+    rec.backend = j->task ? j->task->language : "";
+    rec.device = rep && rep->device && rep->device[0] ? rep->device : (char *)s->id->device;
+    rec.t_assigned = j->t_assigned;
+    rec.t_compiled = j->t_compiled;
+    rec.t_verified = j->t_verified;
+    rec.t_finished = j->t_finished ? j->t_finished : cr_time_now_ms();
+
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (cr_wire_record_pack(&rec, &buf, &len) == 0) {
+        cr_wire_record_unpack(buf, len, &j->rec);
+        free(buf);
+    }
+    char name[300], speed[32] = "";
+    const Crucible__RewardRecord *r = j->rec ? j->rec : &rec;
+    if (r->status == CRUCIBLE__STATUS__STATUS_OK && r->profile &&
+        r->profile->speedup_geomean > 0)
+        snprintf(speed, sizeof speed, " %.2fx", r->profile->speedup_geomean);
+    double secs = (double)(r->t_finished - j->t_assigned) / 1000.0;
+    if (r->status == CRUCIBLE__STATUS__STATUS_OK)
+        cr_info("job %s attempt %u: OK%s in %.1f s", cr_wjob_name(j, name, sizeof name),
+                job->attempt, speed, secs);
+    else
+        cr_info("job %s attempt %u: %s in %.1f s: %s", cr_wjob_name(j, name, sizeof name),
+                job->attempt, cr_status_name(r->status), secs, r->message);
+}
+
+/* ---- one run ---- */
+
+/* Packs the request into one frame (4-byte LE length + bytes). */
+static int s_request_frame(cr_supervisor_t *s, cr_wjob_t *j, const char *scratch,
+                           const uint8_t *seed, uint8_t **out, size_t *outlen)
+{
+    const cr_config_t *cfg = s->cfg;
+    Crucible__JobOptions opt = CRUCIBLE__JOB_OPTIONS__INIT;
+    if (j->job->options)
+        opt = *j->job->options;
+    /* batch defaults from the worker's config where the job leaves them at 0 */
+    if (opt.compile_timeout_s <= 0)
+        opt.compile_timeout_s = cfg->compile_timeout_s;
+    if (opt.run_timeout_s <= 0)
+        opt.run_timeout_s = cfg->run_timeout_s;
+    if (opt.time_budget_s <= 0)
+        opt.time_budget_s = cfg->time_budget_s;
+    if (opt.rse_target <= 0)
+        opt.rse_target = cfg->rse_target;
+    if (!opt.clock_policy || !opt.clock_policy[0])
+        opt.clock_policy = (char *)cfg->clock_policy;
+    if (!opt.reward || !opt.reward[0])
+        opt.reward = (char *)cfg->reward;
+
+    Crucible__RunnerRequest req = CRUCIBLE__RUNNER_REQUEST__INIT;
+    req.task_json = j->job->task->task_json;
+    req.candidate_so = j->so[CR_SO_CANDIDATE];
+    req.reference_so = j->so[CR_SO_REFERENCE];
+    req.baseline_so = j->so[CR_SO_BASELINE] ? j->so[CR_SO_BASELINE] : "";
+    req.seed.data = (uint8_t *)seed;
+    req.seed.len = S_SEED_LEN;
+    req.options = &opt;
+    req.scratch_dir = (char *)scratch;
+    req.cpu = (int32_t)cfg->cpu;
+    req.llc_bytes = 0; /* the runner measures the cache it flushes */
+    size_t n = crucible__runner_request__get_packed_size(&req);
+    if (n > 0xffffffffu)
+        return CR_E_TOO_BIG;
+    uint8_t *b = malloc(n + 4);
+    if (!b)
+        return -ENOMEM;
+    b[0] = (uint8_t)(n & 0xff);
+    b[1] = (uint8_t)((n >> 8) & 0xff);
+    b[2] = (uint8_t)((n >> 16) & 0xff);
+    b[3] = (uint8_t)((n >> 24) & 0xff);
+    crucible__runner_request__pack(&req, b + 4);
+    *out = b;
+    *outlen = n + 4;
+    return 0;
+}
+
+static int s_cancelled(cr_wjob_t *j)
+{
+    return __atomic_load_n(&j->cancelled, __ATOMIC_SEQ_CST);
+}
+
+/* Runs the runner on a compiled job and records how it ended (header). */
+static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
+{
+    char rnd[32], how[96], tail[512];
+    uint8_t seed[S_SEED_LEN];
+    uint8_t *frame = NULL;
+    size_t flen = 0;
+    char *scratch = NULL;
+    cr_random_id("", rnd, sizeof rnd);
+    scratch = cr_file_join(s->scratch_root, rnd);
+    int rc = scratch ? cr_file_mkdirs(s->scratch_root, 0755) : -ENOMEM;
+    if (rc == 0 && mkdir(scratch, 0700) != 0)
+        rc = -errno;
+    if (rc != 0) {
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cannot create scratch dir %s: %s",
+                     scratch ? scratch : s->scratch_root, cr_strerror(rc));
+        goto out;
+    }
+    cr_random_bytes(seed, sizeof seed);
+    rc = s_request_frame(s, j, scratch, seed, &frame, &flen);
+    explicit_bzero(seed, sizeof seed); /* the frame holds it now; nothing else should */
+    if (rc != 0) {
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cannot build runner request: %s",
+                     cr_strerror(rc));
+        goto out;
+    }
+    const Crucible__JobOptions *jo = j->job->options;
+    double tmo = jo && jo->run_timeout_s > 0 ? jo->run_timeout_s
+                 : s->cfg->run_timeout_s > 0 ? s->cfg->run_timeout_s
+                                             : S_DEFAULT_RUN_TIMEOUT_S;
+    cr_rlimits_t lim = {.nofile = S_NOFILE, .fsize_bytes = S_FSIZE, .nproc = S_NPROC,
+                        .no_core = 1};
+    char *const argv[] = {s->runner, NULL};
+    cr_proc_opts_t o = {.argv = argv, .stdin_data = frame, .stdin_len = flen,
+                        .out_cap = S_REPORT_CAP, .err_cap = S_STDERR_CAP,
+                        .timeout_ms = (int64_t)(tmo * 1000), .limits = &lim,
+                        .child_setup = cr__note_pid, .child_arg = s->pid};
+    cr_proc_result_t r;
+    int64_t t_start = cr_time_now_ms();
+    rc = cr_proc_run(&o, &r);
+    pthread_mutex_lock(&s->mu);
+    *s->pid = 0; /* reaped (note 1) */
+    pthread_mutex_unlock(&s->mu);
+    j->t_finished = cr_time_now_ms();
+    if (rc != 0) {
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cannot start runner %s: %s",
+                     s->runner, cr_strerror(rc));
+        goto out;
+    }
+    s_stderr_tail(r.err, tail, sizeof tail);
+    if (r.err_len > 0)
+        cr_debug("runner stderr (%s): %s", cr_proc_describe(&r, how, sizeof how), tail);
+    const uint8_t *payload = NULL;
+    size_t plen = 0;
+    if (s_cancelled(j)) {
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_CANCELLED, "cancelled while running");
+    } else if (r.timed_out) {
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_TIMEOUT, "runner killed after %.1f s (run timeout)",
+                     tmo);
+    } else if (r.signaled) {
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate crashed: %s%s%s",
+                     cr_proc_describe(&r, how, sizeof how), tail[0] ? "; stderr: " : "", tail);
+    } else if (r.exited && r.exit_code == 127 && r.out_len == 0 && r.err_len == 0) {
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "runner %s could not be started",
+                     s->runner);
+    } else if (r.exited && r.exit_code == 0 && r.out_len > 0) {
+        if (r.out_truncated ||
+            cr_wire_frame_parse(r.out, r.out_len, S_REPORT_CAP, &payload, &plen) != 0 ||
+            cr_wire_record_unpack(payload, plen, &j->report) != 0) {
+            j->report = NULL;
+            cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                         "runner report unparsable (%zu bytes on stdout)", r.out_len);
+        } else if (j->report->t_verified) {
+            j->t_verified = j->report->t_verified;
+        } else if (j->report->verify) {
+            j->t_verified = t_start + (int64_t)(j->report->verify->seconds * 1000);
+        }
+    } else {
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR,
+                     "runner exited with code %d without a report: the candidate ended the "
+                     "process%s%s",
+                     r.exit_code, tail[0] ? "; stderr: " : "", tail);
+    }
+    cr_proc_result_close(&r);
+out:
+    if (frame) {
+        explicit_bzero(frame, flen); /* the seed is inside */
+        free(frame);
+    }
+    if (scratch) {
+        int e = cr_file_rmtree(scratch);
+        if (e != 0)
+            cr_warn("cannot remove scratch dir %s: %s", scratch, cr_strerror(e));
+        free(scratch);
+    }
+}
+
+/* ---- thread and queue ---- */
+
+static void *s_thread(void *arg)
+{
+    cr_supervisor_t *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->stop && !s->queue.head)
+            pthread_cond_wait(&s->cv, &s->mu);
+        if (s->stop)
+            break;
+        cr_wjob_t *j = cr__wqueue_pop(&s->queue);
+        s->running = j;
+        pthread_mutex_unlock(&s->mu);
+
+        if (s_cancelled(j))
+            cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_CANCELLED, "cancelled before running");
+        else
+            s_run(s, j);
+
+        pthread_mutex_lock(&s->mu);
+        s->running = NULL;
+        s->npending--;
+        if (s->stop) {
+            cr_wjob_destroy(&j);
+            break;
+        }
+        pthread_mutex_unlock(&s->mu);
+        s_finish(s, j);
+        s->deliver(j, s->deliver_arg);
+        pthread_mutex_lock(&s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* The runner that sits next to our own executable (the install layout). */
+static void s_default_runner(char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        snprintf(out, len, "crucible-runner");
+        return;
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(out, len, "%.*s/crucible-runner", (int)(len - 17), self);
+}
+
+cr_supervisor_t *cr_supervisor_new(const cr_config_t *cfg, const cr_ident_t *id,
+                                   cr_sup_deliver_fn deliver, void *arg)
+{
+    cr_supervisor_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->cfg = cfg;
+    s->id = id;
+    s->deliver = deliver;
+    s->deliver_arg = arg;
+    /* a runner that exits before reading its request must not kill us with
+     * SIGPIPE while cr_proc_run writes it; children get SIG_DFL back (proc.c) */
+    signal(SIGPIPE, SIG_IGN);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if (cfg->runner[0])
+        snprintf(s->runner, sizeof s->runner, "%s", cfg->runner);
+    else
+        s_default_runner(s->runner, sizeof s->runner);
+    if (access(s->runner, X_OK) != 0)
+        cr_warn("runner %s is not executable (%s): every job will end INFRA_ERROR", s->runner,
+                strerror(errno));
+    s->scratch_root = cr_file_join(cfg->work_dir, "scratch");
+    s->pid = mmap(NULL, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (s->pid == MAP_FAILED)
+        s->pid = NULL;
+    if (!s->scratch_root || !s->pid || pthread_create(&s->thread, NULL, s_thread, s) != 0) {
+        cr_error("supervisor: cannot start (out of memory or threads)");
+        cr_supervisor_destroy(&s);
+        return NULL;
+    }
+    s->started = 1;
+    return s;
+}
+
+void cr_supervisor_submit(cr_supervisor_t *s, cr_wjob_t *job)
+{
+    if (job->status) {
+        if (!job->t_finished)
+            job->t_finished = cr_time_now_ms();
+        s_finish(s, job);
+        s->deliver(job, s->deliver_arg);
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    cr__wqueue_push(&s->queue, job);
+    s->npending++;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+int cr_supervisor_cancel(cr_supervisor_t *s, const char *batch_id, const char *job_id)
+{
+    int found = 0;
+    pthread_mutex_lock(&s->mu);
+    cr_wjob_t *gone = cr__wqueue_take(&s->queue, batch_id, job_id, &found);
+    s->npending -= found;
+    if (s->running && cr__wjob_matches(s->running, batch_id, job_id)) {
+        found++;
+        __atomic_store_n(&s->running->cancelled, 1, __ATOMIC_SEQ_CST);
+        cr__kill_slot(s->pid);
+    }
+    pthread_mutex_unlock(&s->mu);
+    while (gone) {
+        cr_wjob_t *j = gone;
+        gone = j->next;
+        j->next = NULL;
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_CANCELLED, "cancelled before running");
+        cr_supervisor_submit(s, j);
+    }
+    return found;
+}
+
+int cr_supervisor_pending(cr_supervisor_t *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int n = s->npending;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+const char *cr_supervisor_runner(const cr_supervisor_t *s)
+{
+    return s->runner;
+}
+
+void cr_supervisor_destroy(cr_supervisor_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    cr_supervisor_t *s = *self_p;
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    cr__kill_slot(s->pid); /* shutdown does not wait out a measurement */
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    if (s->started)
+        pthread_join(s->thread, NULL);
+    for (cr_wjob_t *j; (j = cr__wqueue_pop(&s->queue));)
+        cr_wjob_destroy(&j);
+    if (s->pid)
+        munmap(s->pid, sizeof(pid_t));
+    free(s->scratch_root);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    free(s);
+    *self_p = NULL;
+}

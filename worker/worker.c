@@ -1,2 +1,534 @@
-/* placeholder until implemented */
-typedef int cr__placeholder_t;
+/* worker.c — see worker.h.
+ *
+ * Threads: the main loop (this file) owns the socket and every piece of
+ * connection state; the compile pool and the supervisor own jobs while they
+ * work on them. Finished jobs cross back through a mutex-protected list and
+ * an eventfd that zmq_poll watches beside the socket, so the main loop sleeps
+ * until a message, a result or a timer is due.
+ *
+ * Invariants.
+ *  1. Every assigned job yields exactly one Result (protocol step 3), kept
+ *     in the unacked list until an Ack names it; it is resent every 5 s and
+ *     whenever the connection starts over.
+ *  2. in_flight counts jobs assigned and not yet finished: Heartbeat reports
+ *     it so the coordinator can check its credit bookkeeping. */
+#define _GNU_SOURCE
+#include "worker.h"
+
+#include "compile.h"
+#include "error.h"
+#include "hash.h"
+#include "log.h"
+#include "supervisor.h"
+#include "timeutil.h"
+#include "topo.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <zmq.h>
+
+/* 5 s between resends of an unacknowledged result (docs/protocol.md). */
+#define S_RESEND_MS 5000
+/* Reconnect backoff: the guide's Paranoid Pirate starts near 1 s; we start at
+ * 100 ms so a restarted coordinator on the same host is found at once. */
+#define S_BACKOFF_MIN_MS 100
+#define S_BACKOFF_MAX_MS 5000
+/* Fallbacks when the config leaves the heartbeat at 0. */
+#define S_DEFAULT_HEARTBEAT_MS 1000
+#define S_DEFAULT_LIVENESS 3
+/* Credit beyond the compile pool: one job running, one waiting for the core. */
+#define S_CREDIT_EXTRA 2
+#define S_MAX_BACKENDS 8 /* Ready.backends room: "c", "cuda", "torch" and growth */
+
+typedef struct s_unacked {
+    Crucible__RewardRecord *rec; /* owned (free_unpacked) */
+    int64_t sent_ms;             /* monotonic ms of the last send attempt */
+    struct s_unacked *next;
+} s_unacked_t;
+
+struct cr_worker {
+    /* --- set at creation --- */
+    cr_config_t cfg;                 /* our copy: the pool and supervisor point into it */
+    cr_ident_t id;                   /* worker id, host, device */
+    char arch[65];                   /* uname machine */
+    int64_t heartbeat_ms;            /* ms */
+    int64_t liveness;                /* silent heartbeats before we reconnect */
+    void *ctx;                       /* ZeroMQ context; owned */
+    int evfd;                        /* eventfd: a job finished, or stop */
+    cr_compile_t *pool;              /* owned */
+    cr_supervisor_t *sup;            /* owned */
+    /* --- crossing threads --- */
+    pthread_mutex_t mu;              /* guards the done list */
+    cr__wqueue_t done;               /* finished jobs for the main loop */
+    int stop;                        /* set by cr_worker_stop (atomic) */
+    /* --- main loop only --- */
+    void *sock;                      /* DEALER; owned; NULL while DOWN */
+    s_unacked_t *unacked;            /* results waiting for Ack; owned */
+    int nunacked;
+    int in_flight;                   /* invariant 2 */
+    int64_t last_heard;              /* mono ms: last message from the coordinator */
+    int64_t next_heartbeat;          /* mono ms */
+    int64_t reconnect_at;            /* mono ms: when DOWN, when to connect again */
+    int64_t backoff_ms;              /* next backoff */
+};
+
+static volatile sig_atomic_t s_signalled; /* SIGTERM/SIGINT under cr_worker_main */
+
+/* ---- identity ---- */
+
+/* ---- results from the supervisor thread ---- */
+
+static void s_deliver(cr_wjob_t *job, void *arg)
+{
+    cr_worker_t *w = arg;
+    pthread_mutex_lock(&w->mu);
+    cr__wqueue_push(&w->done, job);
+    pthread_mutex_unlock(&w->mu);
+    uint64_t one = 1;
+    ssize_t n = write(w->evfd, &one, sizeof one);
+    (void)n; /* a full counter still wakes the loop */
+}
+
+/* The pool's hand-off: straight to the supervisor (it runs under the pool's
+ * lock, compile.h). */
+static void s_compiled(cr_wjob_t *job, void *arg)
+{
+    cr_worker_t *w = arg;
+    cr_supervisor_submit(w->sup, job);
+}
+
+/* ---- sending ---- */
+
+static int s_send(cr_worker_t *w, Crucible__Envelope *env)
+{
+    if (!w->sock)
+        return CR_E_ZMQ;
+    int rc = cr_wire_send(w->sock, NULL, env);
+    if (rc != 0)
+        cr_debug("send %s failed: %s", cr_wire_body_name(env), cr_strerror(rc));
+    return rc;
+}
+
+static void s_send_ready(cr_worker_t *w)
+{
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Ready r = CRUCIBLE__READY__INIT;
+    r.worker_id = w->id.worker_id;
+    r.host = w->id.host;
+    char *backends[S_MAX_BACKENDS];
+    r.backends = backends;
+    r.n_backends = (size_t)cr_compile_backends(w->pool, backends, S_MAX_BACKENDS);
+    r.credit = (uint32_t)((w->cfg.compile_jobs > 0 ? w->cfg.compile_jobs : 1) + S_CREDIT_EXTRA);
+    r.device_name = w->id.device;
+    r.arch = w->arch;
+    r.compiler = (char *)cr_compile_compiler(w->pool);
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_READY;
+    env.ready = &r;
+    s_send(w, &env);
+}
+
+static int s_send_result(cr_worker_t *w, s_unacked_t *u)
+{
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+    res.record = u->rec;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    int rc = s_send(w, &env);
+    /* a failed send waits for the next resend too: no spinning on a full pipe;
+     * a new connection resends everything anyway (s_hello) */
+    u->sent_ms = cr_time_mono_ms();
+    return rc;
+}
+
+/* Resends the unacked results last sent before `before` (mono ms). */
+static void s_resend(cr_worker_t *w, int64_t before)
+{
+    int n = 0;
+    for (s_unacked_t *u = w->unacked; u; u = u->next)
+        if (u->sent_ms <= before && s_send_result(w, u) == 0)
+            n++;
+    if (n > 0)
+        cr_debug("resent %d unacknowledged result%s", n, n == 1 ? "" : "s");
+}
+
+/* Entering UP, or the coordinator forgot us: Ready, then every unacked result. */
+static void s_hello(cr_worker_t *w)
+{
+    s_send_ready(w);
+    s_resend(w, INT64_MAX);
+}
+
+/* ---- connection ---- */
+
+/* DOWN -> UP. On failure stays DOWN with the backoff doubled. */
+static int s_connect(cr_worker_t *w)
+{
+    int64_t now = cr_time_mono_ms();
+    void *s = zmq_socket(w->ctx, ZMQ_DEALER);
+    if (!s)
+        goto fail;
+    size_t idlen = strlen(w->id.worker_id);
+    if (idlen > CR_WIRE_MAX_ID)
+        idlen = CR_WIRE_MAX_ID;
+    size_t max = w->cfg.max_msg > 0 ? (size_t)w->cfg.max_msg : CR_WIRE_MAX_MSG;
+    if (zmq_setsockopt(s, ZMQ_ROUTING_ID, w->id.worker_id, idlen) != 0 ||
+        cr_wire_socket_caps(s, max) != 0 || zmq_connect(s, w->cfg.workers_endpoint) != 0) {
+        cr_error("cannot connect to %s: %s", w->cfg.workers_endpoint, zmq_strerror(zmq_errno()));
+        zmq_close(s);
+        goto fail;
+    }
+    w->sock = s;
+    w->last_heard = now;
+    w->next_heartbeat = now + w->heartbeat_ms;
+    w->reconnect_at = 0;
+    cr_info("connected to %s as %s (%d unacknowledged result%s)", w->cfg.workers_endpoint,
+            w->id.worker_id, w->nunacked, w->nunacked == 1 ? "" : "s");
+    s_hello(w);
+    return 0;
+fail:
+    w->reconnect_at = now + w->backoff_ms;
+    w->backoff_ms = w->backoff_ms * 2 > S_BACKOFF_MAX_MS ? S_BACKOFF_MAX_MS : w->backoff_ms * 2;
+    return CR_E_ZMQ;
+}
+
+/* UP -> DOWN: close the socket, schedule the next connect after the backoff. */
+static void s_disconnect(cr_worker_t *w, const char *why)
+{
+    cr_warn("coordinator at %s %s; reconnecting in %lld ms", w->cfg.workers_endpoint, why,
+            (long long)w->backoff_ms);
+    zmq_close(w->sock);
+    w->sock = NULL;
+    w->reconnect_at = cr_time_mono_ms() + w->backoff_ms;
+    w->backoff_ms = w->backoff_ms * 2 > S_BACKOFF_MAX_MS ? S_BACKOFF_MAX_MS : w->backoff_ms * 2;
+}
+
+/* ---- coordinator messages: one handler per body ---- */
+
+static void s_on_assign(cr_worker_t *w, const Crucible__Assign *a)
+{
+    for (size_t i = 0; i < a->n_jobs; i++) {
+        cr_wjob_t *j = cr_wjob_new(a->jobs[i]);
+        if (!j) {
+            cr_warn("assign: job %zu has no spec or task bundle (or no memory): dropped", i);
+            continue;
+        }
+        char name[300];
+        cr_debug("job %s attempt %u: assigned", cr_wjob_name(j, name, sizeof name),
+                 j->job->attempt);
+        w->in_flight++;
+        cr_compile_submit(w->pool, j);
+    }
+}
+
+static void s_on_ack(cr_worker_t *w, const Crucible__Ack *a)
+{
+    for (s_unacked_t **pp = &w->unacked; *pp; pp = &(*pp)->next) {
+        Crucible__RewardRecord *r = (*pp)->rec;
+        if (r->attempt != a->attempt || strcmp(r->batch_id, a->batch_id) != 0 ||
+            strcmp(r->job_id, a->job_id) != 0)
+            continue;
+        s_unacked_t *u = *pp;
+        *pp = u->next;
+        crucible__reward_record__free_unpacked(u->rec, NULL);
+        free(u);
+        w->nunacked--;
+        return;
+    }
+    cr_debug("ack for %s/%s attempt %u matches no pending result", a->batch_id, a->job_id,
+             a->attempt);
+}
+
+static void s_on_cancel(cr_worker_t *w, const Crucible__Cancel *c)
+{
+    int n = cr_compile_cancel(w->pool, c->batch_id, c->job_id);
+    n += cr_supervisor_cancel(w->sup, c->batch_id, c->job_id);
+    cr_info("cancel %s/%s: %d job%s stopped", c->batch_id, c->job_id[0] ? c->job_id : "*", n,
+            n == 1 ? "" : "s");
+}
+
+static void s_handle_coordinator(cr_worker_t *w)
+{
+    for (;;) {
+        if (!w->sock)
+            return;
+        Crucible__Envelope *env = NULL;
+        int rc = cr_wire_recv(w->sock, NULL, &env);
+        if (rc == -EAGAIN)
+            return;
+        if (rc == CR_E_ZMQ) {
+            s_disconnect(w, "socket error");
+            return;
+        }
+        w->last_heard = cr_time_mono_ms(); /* any message is a sign of life */
+        w->backoff_ms = S_BACKOFF_MIN_MS;
+        if (rc != 0) {
+            cr_warn("undecodable message from the coordinator: %s", cr_strerror(rc));
+            continue;
+        }
+        switch (env->body_case) {
+        case CRUCIBLE__ENVELOPE__BODY_ASSIGN:
+            s_on_assign(w, env->assign);
+            break;
+        case CRUCIBLE__ENVELOPE__BODY_ACK:
+            s_on_ack(w, env->ack);
+            break;
+        case CRUCIBLE__ENVELOPE__BODY_CANCEL:
+            s_on_cancel(w, env->cancel);
+            break;
+        case CRUCIBLE__ENVELOPE__BODY_DISCONNECT:
+            cr_info("coordinator does not know us (%s): sending Ready and %d result%s",
+                    env->disconnect->reason, w->nunacked, w->nunacked == 1 ? "" : "s");
+            s_hello(w);
+            break;
+        case CRUCIBLE__ENVELOPE__BODY_HEARTBEAT:
+            break;
+        case CRUCIBLE__ENVELOPE__BODY_ERROR:
+            cr_warn("coordinator error %s: %s", env->error->code, env->error->message);
+            break;
+        default:
+            cr_warn("unexpected %s message from the coordinator: ignored",
+                    cr_wire_body_name(env));
+            break;
+        }
+        cr_wire_free(&env);
+    }
+}
+
+/* ---- finished jobs ---- */
+
+static void s_handle_results(cr_worker_t *w)
+{
+    uint64_t cnt;
+    ssize_t n = read(w->evfd, &cnt, sizeof cnt);
+    (void)n;
+    pthread_mutex_lock(&w->mu);
+    cr__wqueue_t list = w->done;
+    w->done = (cr__wqueue_t){NULL, NULL};
+    pthread_mutex_unlock(&w->mu);
+    for (cr_wjob_t *j; (j = cr__wqueue_pop(&list));) {
+        w->in_flight--;
+        s_unacked_t *u = calloc(1, sizeof *u);
+        if (!u || !j->rec) {
+            char name[300];
+            cr_error("job %s: result lost (out of memory); the coordinator will retry it",
+                     cr_wjob_name(j, name, sizeof name));
+            free(u);
+        } else {
+            u->rec = j->rec;
+            j->rec = NULL;
+            u->next = w->unacked; /* order does not matter: Acks name the result */
+            w->unacked = u;
+            w->nunacked++;
+            s_send_result(w, u);
+        }
+        cr_wjob_destroy(&j);
+    }
+}
+
+/* ---- timers ---- */
+
+static void s_cron(cr_worker_t *w)
+{
+    int64_t now = cr_time_mono_ms();
+    if (!w->sock)
+        return;
+    if (now - w->last_heard >= w->liveness * w->heartbeat_ms) {
+        char why[96];
+        snprintf(why, sizeof why, "silent for %lld ms (%lld heartbeats)",
+                 (long long)(now - w->last_heard), (long long)w->liveness);
+        s_disconnect(w, why);
+        return;
+    }
+    if (now >= w->next_heartbeat) {
+        Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+        Crucible__Heartbeat hb = CRUCIBLE__HEARTBEAT__INIT;
+        hb.sent_ms = (uint64_t)cr_time_now_ms();
+        hb.in_flight = (uint32_t)w->in_flight;
+        env.body_case = CRUCIBLE__ENVELOPE__BODY_HEARTBEAT;
+        env.heartbeat = &hb;
+        s_send(w, &env);
+        w->next_heartbeat = now + w->heartbeat_ms;
+    }
+    s_resend(w, now - S_RESEND_MS);
+}
+
+/* Milliseconds until the next timer is due. */
+static long s_poll_timeout(cr_worker_t *w)
+{
+    int64_t now = cr_time_mono_ms(), next;
+    if (!w->sock) {
+        next = w->reconnect_at;
+    } else {
+        next = w->next_heartbeat;
+        int64_t dead = w->last_heard + w->liveness * w->heartbeat_ms;
+        if (dead < next)
+            next = dead;
+        for (s_unacked_t *u = w->unacked; u; u = u->next)
+            if (u->sent_ms + S_RESEND_MS < next)
+                next = u->sent_ms + S_RESEND_MS;
+    }
+    return next <= now ? 0 : (long)(next - now);
+}
+
+static int s_stopping(cr_worker_t *w)
+{
+    return s_signalled || __atomic_load_n(&w->stop, __ATOMIC_SEQ_CST);
+}
+
+int cr_worker_run(cr_worker_t *w)
+{
+    w->backoff_ms = S_BACKOFF_MIN_MS;
+    if (s_connect(w) != 0)
+        return CR_E_ZMQ; /* a first connect only fails on a malformed endpoint */
+    while (!s_stopping(w)) {
+        /* reconnect */
+        if (!w->sock && cr_time_mono_ms() >= w->reconnect_at)
+            s_connect(w);
+        /* poll */
+        zmq_pollitem_t items[2] = {{.fd = w->evfd, .events = ZMQ_POLLIN},
+                                   {.socket = w->sock, .events = ZMQ_POLLIN}};
+        int rc = zmq_poll(items, w->sock ? 2 : 1, s_poll_timeout(w));
+        if (rc < 0 && zmq_errno() != EINTR) {
+            cr_error("poll failed: %s", zmq_strerror(zmq_errno()));
+            return CR_E_ZMQ;
+        }
+        if (s_stopping(w))
+            break;
+        /* coordinator, results, timers */
+        s_handle_coordinator(w);
+        s_handle_results(w);
+        s_cron(w);
+    }
+    cr_info("stopping: %d job%s in flight, %d result%s unacknowledged", w->in_flight,
+            w->in_flight == 1 ? "" : "s", w->nunacked, w->nunacked == 1 ? "" : "s");
+    return 0;
+}
+
+void cr_worker_stop(cr_worker_t *w)
+{
+    __atomic_store_n(&w->stop, 1, __ATOMIC_SEQ_CST);
+    uint64_t one = 1;
+    ssize_t n = write(w->evfd, &one, sizeof one);
+    (void)n;
+}
+
+const char *cr_worker_id(const cr_worker_t *w)
+{
+    return w->id.worker_id;
+}
+
+cr_worker_t *cr_worker_new(const cr_config_t *cfg)
+{
+    int rc = cr_hash_global_init();
+    if (rc != 0) {
+        cr_error("worker: libsodium did not initialise");
+        return NULL;
+    }
+    cr_worker_t *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->cfg = *cfg;
+    w->evfd = -1;
+    pthread_mutex_init(&w->mu, NULL);
+    w->heartbeat_ms = cfg->heartbeat_ms > 0 ? cfg->heartbeat_ms : S_DEFAULT_HEARTBEAT_MS;
+    w->liveness = cfg->liveness > 0 ? cfg->liveness : S_DEFAULT_LIVENESS;
+    w->backoff_ms = S_BACKOFF_MIN_MS;
+    if (gethostname(w->id.host, sizeof w->id.host - 1) != 0)
+        snprintf(w->id.host, sizeof w->id.host, "localhost");
+    if (cfg->worker_id[0])
+        snprintf(w->id.worker_id, sizeof w->id.worker_id, "%s", cfg->worker_id);
+    else
+        snprintf(w->id.worker_id, sizeof w->id.worker_id, "%.200s-%d", w->id.host,
+                 (int)getpid());
+    char model[256];
+    cr_topo_cpu_model(model, sizeof model);
+    snprintf(w->id.device, sizeof w->id.device, "cpu:%s", model); /* as the runner names it */
+    struct utsname u;
+    snprintf(w->arch, sizeof w->arch, "%s", uname(&u) == 0 ? u.machine : "unknown");
+    if (!w->cfg.work_dir[0]) {
+        cr_error("worker: work-dir is empty");
+        goto fail;
+    }
+    w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (w->evfd < 0) {
+        cr_error("worker: eventfd: %s", strerror(errno));
+        goto fail;
+    }
+    w->ctx = zmq_ctx_new();
+    if (!w->ctx)
+        goto fail;
+    /* supervisor before pool: the pool hands its jobs to the supervisor */
+    w->sup = cr_supervisor_new(&w->cfg, &w->id, s_deliver, w);
+    if (!w->sup)
+        goto fail;
+    w->pool = cr_compile_new(&w->cfg, s_compiled, w);
+    if (!w->pool)
+        goto fail;
+    cr_info("worker %s on %s (%s, %s): %lld compile thread%s with %s, runner %s",
+            w->id.worker_id, w->id.host, w->id.device, w->arch,
+            (long long)(cfg->compile_jobs > 0 ? cfg->compile_jobs : 1),
+            cfg->compile_jobs > 1 ? "s" : "", cr_compile_compiler(w->pool),
+            cr_supervisor_runner(w->sup));
+    return w;
+fail:
+    cr_worker_destroy(&w);
+    return NULL;
+}
+
+void cr_worker_destroy(cr_worker_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    cr_worker_t *w = *self_p;
+    cr_compile_destroy(&w->pool); /* first: its threads hand jobs to the supervisor */
+    cr_supervisor_destroy(&w->sup);
+    for (cr_wjob_t *j; (j = cr__wqueue_pop(&w->done));)
+        cr_wjob_destroy(&j);
+    while (w->unacked) {
+        s_unacked_t *u = w->unacked;
+        w->unacked = u->next;
+        crucible__reward_record__free_unpacked(u->rec, NULL);
+        free(u);
+    }
+    if (w->sock)
+        zmq_close(w->sock);
+    if (w->ctx)
+        zmq_ctx_term(w->ctx);
+    if (w->evfd >= 0)
+        close(w->evfd);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+    *self_p = NULL;
+}
+
+static void s_on_signal(int sig)
+{
+    (void)sig;
+    s_signalled = 1;
+}
+
+int cr_worker_main(const cr_config_t *cfg)
+{
+    struct sigaction sa = {.sa_handler = s_on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    cr_worker_t *w = cr_worker_new(cfg);
+    if (!w)
+        return 1;
+    char role[64];
+    snprintf(role, sizeof role, "worker %.48s", cr_worker_id(w));
+    cr_log_set_role(role);
+    int rc = cr_worker_run(w);
+    cr_worker_destroy(&w);
+    return rc == 0 ? 0 : 1;
+}

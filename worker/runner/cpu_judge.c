@@ -1,2 +1,911 @@
-/* placeholder until implemented */
-typedef int cr__placeholder_t;
+/* cpu_judge.c — see cpu_judge.h.
+ *
+ * Memory picture of one verification case (set 0, then set 1):
+ *
+ *   candidate buffers  in/inout filled from (seed, case, set, param), out poisoned
+ *   pristine copies    of in/inout, never reachable by the candidate
+ *   reference buffers  fresh, filled from the pristine copies, after the candidate
+ *
+ * The set-0 candidate buffers stay allocated while set 1 runs, so set 1 is
+ * guaranteed new addresses as well as new values (HACKS.md #4).
+ *
+ * Timing of one bench case: N data sets (inputs and the reference's outputs,
+ * made untimed up front) and N candidate slots (buffers). Sample i runs data
+ * set i % N in slot (i % N + i / N) % N, so each pass over the pool puts
+ * different values behind each address: a cache keyed by pointer returns the
+ * wrong answer, and the randomly chosen verified samples catch it. Outputs
+ * are poisoned before every call (not only verified ones), so a candidate
+ * cannot tell which calls are checked. */
+#define _GNU_SOURCE /* strdup, vasprintf */
+#include "cpu_judge.h"
+
+#include "error.h"
+#include "hash.h"
+#include "inputs.h"
+#include "log.h"
+#include "stats.h"
+#include "timeutil.h"
+#include "topo.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#define S_NP CR_TASK_MAX_PARAMS
+/* The stream that picks verified timed samples: a set index no input uses. */
+#define S_SET_SAMPLING 0xffffffffu
+/* Timing pool sets start after the two verification sets (0 and 1). */
+#define S_SET_POOL 2
+#define S_POOL_BYTES (256ull << 20) /* ~256 MiB of pool: many sets for small cases */
+#define S_POOL_MIN 2                /* two sets are needed for the address rotation */
+#define S_POOL_MAX 8
+#define S_WARMUP_S 0.05             /* per side: long enough for frequency ramp-up */
+#define S_WARMUP_CALLS 3
+#define S_VERIFY_ONE_IN 8           /* ~1 in 8 timed candidate outputs re-verified */
+#define S_HARD_CAP 5.0              /* x budget: stop even below the minimum sample count */
+#define S_ALIGN 64                  /* cache line: what a vectorised kernel may assume */
+#define S_PAGE 4096u                /* smallest page mprotect works on */
+#define S_HUGE (2u << 20)           /* x86-64/aarch64 huge page */
+#define S_FLUSH_MIN (1u << 20)      /* flush at least 1 MiB even if told the LLC is tiny */
+/* hwloc inside VMs can report implausible last-level caches (508 MB per core
+ * on our build VM); writing twice that before every sample would starve the
+ * sample count. Above this the case's own buffers are still evicted line by
+ * line (s_evict), which is what makes the candidate start cold. */
+#define S_FLUSH_LLC_MAX (64ull << 20)
+
+/* ---------------------------------------------------------------- verdicts */
+
+void cr_judge_set_str(char **field, const char *s)
+{
+    char *d = strdup(s);
+    if (!d)
+        return; /* keep the old text: a verdict without its message beats none */
+    if (*field && *field != protobuf_c_empty_string)
+        free(*field);
+    *field = d;
+}
+
+void cr_judge_flag(Crucible__RewardRecord *rec, const char *flag)
+{
+    for (size_t i = 0; i < rec->n_hack_flags; i++)
+        if (strcmp(rec->hack_flags[i], flag) == 0)
+            return;
+    char **v = realloc(rec->hack_flags, (rec->n_hack_flags + 1) * sizeof *v);
+    if (!v)
+        return;
+    rec->hack_flags = v;
+    if ((v[rec->n_hack_flags] = strdup(flag)) != NULL)
+        rec->n_hack_flags++;
+}
+
+/* Severity order of the verdicts this judge gives. */
+static int s_rank(int status)
+{
+    switch (status) {
+    case CRUCIBLE__STATUS__STATUS_HACK_DETECTED: return 3;
+    case CRUCIBLE__STATUS__STATUS_INCORRECT: return 2;
+    case CRUCIBLE__STATUS__STATUS_OK: return 1;
+    default: return 0;
+    }
+}
+
+void cr_judge_fail(Crucible__RewardRecord *rec, int status, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    int rose = s_rank(status) > s_rank(rec->status);
+    if (rose)
+        rec->status = status;
+    if (rose || !rec->message || !rec->message[0])
+        cr_judge_set_str(&rec->message, msg);
+}
+
+int cr_judge_thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* ---------------------------------------------------------------- layout */
+
+/* Value types a signature may name (task.c's canonical spellings), with how
+ * to store a case's value so that the shim's `*(T *)args[i]` reads it back:
+ * floats through cr_inputs_set with their dtype, integers by width. */
+static const struct {
+    const char *text;
+    int fdtype; /* float dtype, or -1 for integers */
+    int size;   /* bytes */
+} s_vtypes[] = {
+    {"float", CR_DT_F32, 4},        {"double", CR_DT_F64, 8},
+    {"half", CR_DT_F16, 2},         {"__half", CR_DT_F16, 2},
+    {"__nv_bfloat16", CR_DT_BF16, 2}, {"nv_bfloat16", CR_DT_BF16, 2},
+    {"bool", -1, 1},                {"signed char", -1, 1},
+    {"unsigned char", -1, 1},       {"int8_t", -1, 1},
+    {"uint8_t", -1, 1},             {"short", -1, 2},
+    {"unsigned short", -1, 2},      {"int16_t", -1, 2},
+    {"uint16_t", -1, 2},            {"int", -1, 4},
+    {"unsigned int", -1, 4},        {"int32_t", -1, 4},
+    {"uint32_t", -1, 4},            {"long", -1, 8},
+    {"unsigned long", -1, 8},       {"long long", -1, 8},
+    {"unsigned long long", -1, 8},  {"int64_t", -1, 8},
+    {"uint64_t", -1, 8},            {"size_t", -1, 8},
+};
+
+typedef struct {
+    int c;                                 /* case index */
+    size_t numel[S_NP];                    /* elements of each buffer param */
+    size_t bytes[S_NP];                    /* bytes of each buffer param */
+    size_t total;                          /* bytes of all buffers of one set */
+    _Alignas(16) unsigned char val[S_NP][16]; /* size/scalar values in their C type */
+} s_layout_t;
+
+typedef struct {
+    void *p[S_NP];   /* one buffer per buffer param, NULL otherwise; owned */
+    size_t sz[S_NP]; /* bytes allocated for p[i] (rounded up) */
+    int pages;       /* whole pages each: can be made read-only (s_seal) */
+    int sealed;      /* read-only now: s_free makes them writable first */
+} s_bufs_t;
+
+static int s_is_buf(const cr_param_t *prm)
+{
+    return prm->role == CR_ROLE_IN || prm->role == CR_ROLE_OUT || prm->role == CR_ROLE_INOUT;
+}
+
+/* Role masks for s_alloc / s_copy. */
+#define S_M_IN (1u << CR_ROLE_IN)
+#define S_M_OUT (1u << CR_ROLE_OUT)
+#define S_M_INOUT (1u << CR_ROLE_INOUT)
+#define S_M_ALL (S_M_IN | S_M_OUT | S_M_INOUT)
+
+static int s_store_value(const cr_param_t *prm, const cr_case_t *cs, int p, unsigned char *dst)
+{
+    for (size_t k = 0; k < sizeof s_vtypes / sizeof s_vtypes[0]; k++) {
+        if (strcmp(s_vtypes[k].text, prm->ctype) != 0)
+            continue;
+        if (s_vtypes[k].fdtype >= 0) {
+            cr_inputs_set(dst, (cr_dtype_t)s_vtypes[k].fdtype, 0, cs->fval[p]);
+            return 0;
+        }
+        int64_t v = cs->ival[p];
+        switch (s_vtypes[k].size) {
+        case 1: { uint8_t x = (uint8_t)v; memcpy(dst, &x, 1); break; }
+        case 2: { uint16_t x = (uint16_t)v; memcpy(dst, &x, 2); break; }
+        case 4: { uint32_t x = (uint32_t)v; memcpy(dst, &x, 4); break; }
+        default: memcpy(dst, &v, 8); break;
+        }
+        return 0;
+    }
+    return CR_E_TASK;
+}
+
+static int s_layout(const cr_task_t *t, int c, s_layout_t *L, char *err, size_t errlen)
+{
+    memset(L, 0, sizeof *L);
+    L->c = c;
+    for (int p = 0; p < t->nparams; p++) {
+        const cr_param_t *prm = &t->params[p];
+        if (!s_is_buf(prm)) {
+            if (s_store_value(prm, &t->cases[c], p, L->val[p]) != 0) {
+                snprintf(err, errlen, "case %d: %s: no storage for C type '%s'", c, prm->name,
+                         prm->ctype);
+                return CR_E_TASK;
+            }
+            continue;
+        }
+        int64_t n = 0;
+        if (cr_task_numel(t, c, p, &n) != 0 || n < 0) {
+            snprintf(err, errlen, "case %d: %s: shape does not evaluate", c, prm->name);
+            return CR_E_TASK;
+        }
+        L->numel[p] = (size_t)n;
+        L->bytes[p] = (size_t)n * cr_dtype_size(prm->dtype);
+        L->total += L->bytes[p];
+    }
+    return 0;
+}
+
+/* Makes page-granular buffers read-only (ro) or writable again. The judge's
+ * own copies (pristine inputs, expected outputs) are sealed while candidate
+ * code runs, so a candidate that goes looking for them in the heap and
+ * writes there crashes instead of bending the reference (HACKS.md #11). */
+static void s_seal(s_bufs_t *B, int ro)
+{
+    if (!B->pages || B->sealed == ro)
+        return;
+    for (int p = 0; p < S_NP; p++)
+        if (B->p[p] && mprotect(B->p[p], B->sz[p], ro ? PROT_READ : PROT_READ | PROT_WRITE) != 0)
+            cr_debug("mprotect: %s", strerror(errno)); /* a lost defence, not a failure */
+    B->sealed = ro;
+}
+
+static void s_free(s_bufs_t *B)
+{
+    s_seal(B, 0);
+    for (int p = 0; p < S_NP; p++) {
+        free(B->p[p]);
+        B->p[p] = NULL;
+    }
+}
+
+/* One judge buffer: 64-byte aligned and at least a cache line (so even a
+ * zero-element buffer is a distinct, valid pointer). Large ones are backed by
+ * huge pages where the kernel allows it: first touch of fresh memory then
+ * costs 512x fewer page faults (on some VMs a 4 KiB fault costs ~20 us), and
+ * TLB misses stop adding noise to the samples of both sides alike. */
+static int s_buf_alloc(void **p, size_t bytes, int pages, size_t *szp)
+{
+    size_t unit = pages ? S_PAGE : S_ALIGN;
+    size_t sz = (bytes + unit - 1) / unit * unit;
+    if (sz == 0)
+        sz = unit;
+    *szp = sz;
+    size_t align = sz >= S_HUGE ? S_HUGE : unit;
+    if (posix_memalign(p, align, sz) != 0) {
+        *p = NULL;
+        return -ENOMEM;
+    }
+#ifdef MADV_HUGEPAGE
+    if (align == S_HUGE)
+        madvise(*p, sz / S_HUGE * S_HUGE, MADV_HUGEPAGE); /* advice only */
+#endif
+    return 0;
+}
+
+/* Allocates the buffers of the params whose role is in mask (s_buf_alloc);
+ * with pages, in whole pages so that s_seal can protect them. Candidate
+ * buffers are only cache-line aligned: page-aligned arrays would all alias
+ * in the L1 sets, which no real caller's allocator does. Returns 0 or
+ * -ENOMEM (B then holds nothing). */
+static int s_alloc(const cr_task_t *t, const s_layout_t *L, unsigned mask, int pages, s_bufs_t *B)
+{
+    memset(B, 0, sizeof *B);
+    B->pages = pages;
+    for (int p = 0; p < t->nparams; p++) {
+        if (!s_is_buf(&t->params[p]) || !(mask & (1u << t->params[p].role)))
+            continue;
+        if (s_buf_alloc(&B->p[p], L->bytes[p], pages, &B->sz[p]) != 0) {
+            s_free(B);
+            return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* in/inout from the secret stream of (case, set, param); out poisoned. */
+static void s_fill(const cr_cpu_judge_t *j, const s_layout_t *L, uint32_t set, s_bufs_t *B)
+{
+    const cr_task_t *t = j->task;
+    for (int p = 0; p < t->nparams; p++) {
+        const cr_param_t *prm = &t->params[p];
+        if (!B->p[p])
+            continue;
+        if (prm->role == CR_ROLE_OUT) {
+            cr_inputs_poison(B->p[p], prm->dtype, L->numel[p]);
+        } else {
+            cr_rng_t rng;
+            cr_rng_seed(&rng, j->seed, (uint32_t)L->c, set, (uint32_t)p);
+            cr_inputs_fill(B->p[p], prm->dtype, L->numel[p], &prm->init, &rng);
+        }
+    }
+}
+
+/* Copies the params in mask from src to dst (both allocated for them). */
+static void s_copy(const cr_task_t *t, const s_layout_t *L, unsigned mask, s_bufs_t *dst,
+                   const s_bufs_t *src)
+{
+    for (int p = 0; p < t->nparams; p++)
+        if (s_is_buf(&t->params[p]) && (mask & (1u << t->params[p].role)) && dst->p[p] &&
+            src->p[p])
+            memcpy(dst->p[p], src->p[p], L->bytes[p]);
+}
+
+static void s_poison_out(const cr_task_t *t, const s_layout_t *L, s_bufs_t *B)
+{
+    for (int p = 0; p < t->nparams; p++)
+        if (t->params[p].role == CR_ROLE_OUT && B->p[p])
+            cr_inputs_poison(B->p[p], t->params[p].dtype, L->numel[p]);
+}
+
+/* args[i] points at a pointer (buffers) or at the value in its C type. */
+typedef struct {
+    void *ptr[S_NP];  /* the buffer pointers args[] point at */
+    void *args[S_NP]; /* what cr_entry receives */
+} s_call_t;
+
+static void s_args(const cr_task_t *t, s_layout_t *L, const s_bufs_t *B, s_call_t *call)
+{
+    for (int p = 0; p < t->nparams; p++) {
+        if (s_is_buf(&t->params[p])) {
+            call->ptr[p] = B->p[p];
+            call->args[p] = &call->ptr[p];
+        } else {
+            call->args[p] = L->val[p];
+        }
+    }
+}
+
+static void s_call(cr_task_entry_fn fn, const cr_task_t *t, s_layout_t *L, const s_bufs_t *B)
+{
+    s_call_t call;
+    s_args(t, L, B, &call);
+    fn(call.args);
+}
+
+/* ---------------------------------------------------------------- checks */
+
+/* Elements of an out buffer still holding poison where the reference wrote
+ * something else. An element whose correct value is the poison pattern
+ * itself (possible for 8-bit integers) is not "unwritten": if left alone it
+ * is still right. */
+static size_t s_unwritten(const void *cand, const void *ref, cr_dtype_t d, size_t n,
+                          int64_t *first)
+{
+    *first = -1;
+    if (cr_inputs_count_poison(cand, d, n, NULL) == 0)
+        return 0;
+    size_t es = cr_dtype_size(d), count = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *a = (const char *)cand + i * es, *r = (const char *)ref + i * es;
+        if (cr_inputs_count_poison(a, d, 1, NULL) && !cr_inputs_count_poison(r, d, 1, NULL)) {
+            if (*first < 0)
+                *first = (int64_t)i;
+            count++;
+        }
+    }
+    return count;
+}
+
+void cr_judge_compare_outputs(const cr_task_t *t, void *const *cand, void *const *exp,
+                              const size_t *numel, cr_judge_check_t *k)
+{
+    k->all_written = 1;
+    k->mismatches = 0;
+    k->max_abs = k->max_rel = 0;
+    k->first_bad = -1;
+    k->msg[0] = '\0';
+    for (int p = 0; p < t->nparams; p++) {
+        const cr_param_t *prm = &t->params[p];
+        if (prm->role != CR_ROLE_OUT && prm->role != CR_ROLE_INOUT)
+            continue;
+        if (prm->role == CR_ROLE_OUT) {
+            int64_t first;
+            size_t nu = s_unwritten(cand[p], exp[p], prm->dtype, numel[p], &first);
+            if (nu) {
+                k->all_written = 0;
+                if (!k->msg[0])
+                    snprintf(k->msg, sizeof k->msg,
+                             "output '%s': %zu of %zu elements never written (first at [%lld])",
+                             prm->name, nu, numel[p], (long long)first);
+            }
+        }
+        double ma = 0, mr = 0;
+        int64_t fb = -1;
+        uint64_t bad = cr_inputs_compare(cand[p], exp[p], prm->dtype, numel[p], t->atol, t->rtol,
+                                         &ma, &mr, &fb);
+        k->max_abs = fmax(k->max_abs, ma);
+        k->max_rel = fmax(k->max_rel, mr);
+        if (bad && k->first_bad < 0) {
+            k->first_bad = fb;
+            if (!k->msg[0])
+                snprintf(k->msg, sizeof k->msg,
+                         "output '%s': %llu of %zu elements differ; first at [%lld]: got %.9g, "
+                         "expected %.9g (atol %g, rtol %g)",
+                         prm->name, (unsigned long long)bad, numel[p], (long long)fb,
+                         cr_inputs_get(cand[p], prm->dtype, (size_t)fb),
+                         cr_inputs_get(exp[p], prm->dtype, (size_t)fb), t->atol, t->rtol);
+        }
+        k->mismatches += bad;
+    }
+}
+
+static void s_hash_inputs(const cr_task_t *t, const s_layout_t *L, const s_bufs_t *B,
+                          uint64_t *h)
+{
+    for (int p = 0; p < t->nparams; p++)
+        h[p] = t->params[p].role == CR_ROLE_IN ? cr_hash64(B->p[p], L->bytes[p]) : 0;
+}
+
+/* Names the first `in` param whose hash changed, or NULL. */
+static const char *s_mutated(const cr_task_t *t, const s_layout_t *L, const s_bufs_t *B,
+                             const uint64_t *before)
+{
+    for (int p = 0; p < t->nparams; p++)
+        if (t->params[p].role == CR_ROLE_IN && cr_hash64(B->p[p], L->bytes[p]) != before[p])
+            return t->params[p].name;
+    return NULL;
+}
+
+/* One verification run of case L->c on input set `set`: candidate into
+ * *cand (allocated here; the caller frees it, so that later runs get new
+ * addresses), then the reference in fresh buffers on pristine copies.
+ * Returns 0 (result in *k) or -ENOMEM. */
+static int s_verify_set(const cr_cpu_judge_t *j, s_layout_t *L, uint32_t set, s_bufs_t *cand,
+                        cr_judge_check_t *k)
+{
+    const cr_task_t *t = j->task;
+    s_bufs_t pristine = {{0}}, ref = {{0}};
+    uint64_t hash[S_NP];
+    int rc = -ENOMEM;
+    memset(k, 0, sizeof *k);
+    memset(cand, 0, sizeof *cand);
+    if (s_alloc(t, L, S_M_ALL, 0, cand) || s_alloc(t, L, S_M_IN | S_M_INOUT, 1, &pristine))
+        goto done;
+    s_fill(j, L, set, cand);
+    s_copy(t, L, S_M_IN | S_M_INOUT, &pristine, cand);
+    s_hash_inputs(t, L, cand, hash);
+
+    s_seal(&pristine, 1);
+    s_call(j->cand, t, L, cand);
+    s_seal(&pristine, 0);
+
+    int threads = cr_judge_thread_count();
+    k->background = !t->threads_allowed && j->threads_at_start > 0 && threads > j->threads_at_start;
+    const char *mut = s_mutated(t, L, cand, hash);
+    k->inputs_unchanged = mut == NULL;
+
+    /* Only now does the reference run, in buffers the candidate never saw. */
+    if (s_alloc(t, L, S_M_ALL, 0, &ref))
+        goto done;
+    s_copy(t, L, S_M_IN | S_M_INOUT, &ref, &pristine);
+    s_poison_out(t, L, &ref);
+    s_call(j->ref, t, L, &ref);
+
+    cr_judge_compare_outputs(t, cand->p, ref.p, L->numel, k);
+    if (mut) /* the most serious finding leads the message */
+        snprintf(k->msg, sizeof k->msg, "input '%s' was modified by the candidate", mut);
+    rc = 0;
+done:
+    s_free(&ref);
+    s_free(&pristine);
+    if (rc != 0)
+        s_free(cand);
+    return rc;
+}
+
+static int s_passed(const cr_judge_check_t *k)
+{
+    return k->inputs_unchanged && k->all_written && k->mismatches == 0 && !k->background;
+}
+
+int cr_judge_apply_run(Crucible__RewardRecord *rec, int c, const cr_judge_check_t *k,
+                       int second)
+{
+    const char *which = second ? " (second run: new inputs at new addresses)" : "";
+    if (k->background) {
+        cr_judge_flag(rec, "background_thread");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                      "case %d%s: threads still running after the candidate returned, and the "
+                      "task does not allow threads", c, which);
+    }
+    if (!k->inputs_unchanged) {
+        cr_judge_flag(rec, "input_mutated");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "case %d%s: %s", c, which,
+                      k->msg);
+    }
+    if (!k->all_written)
+        cr_judge_flag(rec, "output_unwritten");
+    if (s_passed(k))
+        return 1;
+    if (second)
+        cr_judge_flag(rec, "second_run_mismatch");
+    if (k->msg[0])
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_INCORRECT, "case %d%s: %s", c, which, k->msg);
+    return 0;
+}
+
+int cr_cpu_judge_verify(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, char *err,
+                        size_t errlen)
+{
+    const cr_task_t *t = j->task;
+    int64_t t0 = cr_time_mono_ns();
+    Crucible__VerifyResult *vr = malloc(sizeof *vr);
+    if (!vr)
+        goto oom;
+    crucible__verify_result__init(vr);
+    rec->verify = vr;
+    vr->cases = calloc((size_t)t->ncases, sizeof *vr->cases);
+    if (t->ncases && !vr->cases)
+        goto oom;
+    vr->ok = 1;
+    for (int c = 0; c < t->ncases; c++) {
+        Crucible__CaseResult *cr = malloc(sizeof *cr);
+        if (!cr)
+            goto oom;
+        crucible__case_result__init(cr);
+        vr->cases[vr->n_cases++] = cr;
+        cr->index = (uint32_t)c;
+        s_layout_t L;
+        int rc = s_layout(t, c, &L, err, errlen);
+        if (rc != 0)
+            return rc;
+        s_bufs_t first, second;
+        cr_judge_check_t k1, k2;
+        if (s_verify_set(j, &L, 0, &first, &k1) != 0)
+            goto oom;
+        int ok = cr_judge_apply_run(rec, c, &k1, 0);
+        cr->inputs_unchanged = k1.inputs_unchanged;
+        cr->all_written = k1.all_written;
+        cr->max_abs_err = k1.max_abs;
+        cr->max_rel_err = k1.max_rel;
+        cr->mismatches = k1.mismatches;
+        cr->first_bad_index = k1.first_bad;
+        if (k1.msg[0] || k1.background)
+            cr_judge_set_str(&cr->message, k1.msg[0] ? k1.msg : "threads still running after the call");
+        if (ok) {
+            /* `first` is still allocated: set 1 lands at different addresses. */
+            int rc2 = s_verify_set(j, &L, 1, &second, &k2);
+            s_free(&first);
+            if (rc2 != 0)
+                goto oom;
+            s_free(&second);
+            ok = cr_judge_apply_run(rec, c, &k2, 1);
+            cr->second_run_passed = ok;
+            cr->max_abs_err = fmax(cr->max_abs_err, k2.max_abs);
+            cr->max_rel_err = fmax(cr->max_rel_err, k2.max_rel);
+            if (!ok) {
+                cr->inputs_unchanged = k2.inputs_unchanged;
+                cr->all_written = k2.all_written;
+                cr->mismatches = k2.mismatches;
+                cr->first_bad_index = k2.first_bad;
+                char m[600];
+                snprintf(m, sizeof m, "second run: %s",
+                         k2.msg[0] ? k2.msg : "threads still running after the call");
+                cr_judge_set_str(&cr->message, m);
+            }
+        } else {
+            s_free(&first);
+        }
+        cr->passed = ok;
+        vr->ok &= ok;
+        cr_debug("case %d: %s", c, ok ? "passed" : cr->message);
+    }
+    vr->seconds = (double)(cr_time_mono_ns() - t0) / 1e9;
+    return 0;
+oom:
+    snprintf(err, errlen, "out of memory for the judge's buffers");
+    return -ENOMEM;
+}
+
+/* ---------------------------------------------------------------- timing */
+
+/* Writes every byte of the flush buffer. The empty asm that "reads" it
+ * keeps the compiler from dropping the stores as dead. */
+static void s_flush(unsigned char *buf, size_t n, unsigned k)
+{
+    memset(buf, (int)(k & 0xff), n);
+    __asm__ __volatile__("" : : "r"(buf) : "memory");
+}
+
+/* Writes back and invalidates every cache line of the call's buffers, from
+ * every cache level: preparing a sample (copying inputs in, poisoning
+ * outputs) has just made them hot. */
+static void s_evict(const cr_task_t *t, const s_layout_t *L, const s_bufs_t *B)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+    for (int p = 0; p < t->nparams; p++) {
+        if (!B->p[p])
+            continue;
+        const char *c = B->p[p], *end = c + L->bytes[p];
+        for (; c < end; c += S_ALIGN) {
+#if defined(__x86_64__)
+            __builtin_ia32_clflush(c);
+#else
+            __asm__ __volatile__("dc civac, %0" : : "r"(c) : "memory");
+#endif
+        }
+    }
+#if defined(__x86_64__)
+    __builtin_ia32_mfence();
+#else
+    __asm__ __volatile__("dsb ish" : : : "memory");
+#endif
+#else
+    (void)t, (void)L, (void)B; /* elsewhere the flush buffer alone evicts them */
+#endif
+}
+
+static double s_timed_call(cr_task_entry_fn fn, void **args)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    fn(args);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) / 1e3;
+}
+
+typedef struct {
+    int nsets;                 /* data sets = candidate slots */
+    s_bufs_t data[S_POOL_MAX]; /* in/inout source values of each set */
+    s_bufs_t exp[S_POOL_MAX];  /* the reference's out/inout for each set */
+    uint64_t hash[S_POOL_MAX][S_NP]; /* input hashes of each set */
+    s_bufs_t slot[S_POOL_MAX]; /* candidate buffers; set i%N runs in slot (i%N + i/N)%N */
+    s_bufs_t side;             /* the reference/baseline's buffers */
+} s_pool_t;
+
+static void s_pool_free(s_pool_t *pool)
+{
+    for (int s = 0; s < S_POOL_MAX; s++) {
+        s_free(&pool->data[s]);
+        s_free(&pool->exp[s]);
+        s_free(&pool->slot[s]);
+    }
+    s_free(&pool->side);
+}
+
+/* Puts data set s into B: inputs copied, outputs poisoned. Untimed. */
+static void s_prepare(const cr_task_t *t, const s_layout_t *L, const s_pool_t *pool, int s,
+                      s_bufs_t *B)
+{
+    s_copy(t, L, S_M_IN | S_M_INOUT, B, &pool->data[s]);
+    s_poison_out(t, L, B);
+}
+
+static int s_pool_make(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool)
+{
+    const cr_task_t *t = j->task;
+    memset(pool, 0, sizeof *pool);
+    /* Per set: data + expected + a candidate slot, about twice the case. */
+    uint64_t per = 2 * (uint64_t)L->total + 1;
+    uint64_t n = S_POOL_BYTES / per;
+    pool->nsets = n < S_POOL_MIN ? S_POOL_MIN : n > S_POOL_MAX ? S_POOL_MAX : (int)n;
+    if (s_alloc(t, L, S_M_ALL, 0, &pool->side))
+        return -ENOMEM;
+    for (int s = 0; s < pool->nsets; s++) {
+        if (s_alloc(t, L, S_M_IN | S_M_INOUT, 1, &pool->data[s]) ||
+            s_alloc(t, L, S_M_OUT | S_M_INOUT, 1, &pool->exp[s]) ||
+            s_alloc(t, L, S_M_ALL, 0, &pool->slot[s]))
+            return -ENOMEM;
+        s_fill(j, L, S_SET_POOL + (uint32_t)s, &pool->data[s]);
+        s_hash_inputs(t, L, &pool->data[s], pool->hash[s]);
+        /* Expected outputs: the reference, untimed, before any timed call. */
+        s_prepare(t, L, pool, s, &pool->side);
+        s_call(j->ref, t, L, &pool->side);
+        s_copy(t, L, S_M_OUT | S_M_INOUT, &pool->exp[s], &pool->side);
+    }
+    /* From here on they are only read, while candidate code runs. */
+    for (int s = 0; s < pool->nsets; s++) {
+        s_seal(&pool->data[s], 1);
+        s_seal(&pool->exp[s], 1);
+    }
+    return 0;
+}
+
+/* Checks a timed candidate output held in slot B against set s. Returns 1
+ * when it passed; otherwise writes the reason into msg. */
+static int s_check_timed(const cr_task_t *t, const s_layout_t *L, const s_pool_t *pool, int s,
+                         const s_bufs_t *B, char *msg, size_t msglen, int *mutated)
+{
+    cr_judge_check_t k;
+    const char *mut = s_mutated(t, L, B, pool->hash[s]);
+    *mutated = mut != NULL;
+    if (mut) {
+        snprintf(msg, msglen, "input '%s' was modified by the candidate during timing", mut);
+        return 0;
+    }
+    cr_judge_compare_outputs(t, B->p, pool->exp[s].p, L->numel, &k);
+    if (k.all_written && k.mismatches == 0)
+        return 1;
+    snprintf(msg, msglen, "timed run: %s", k.msg);
+    return 0;
+}
+
+typedef struct {
+    double *a, *b;        /* samples, us: candidate, reference/baseline */
+    size_t na, nb;
+    unsigned verified;    /* timed candidate outputs re-verified */
+    int failed;           /* a verified timed output was wrong */
+} s_samples_t;
+
+/* Warm-up then the A B A B loop for one case. Returns 0 (even when a timed
+ * output fails: see S->failed and the record) or -ENOMEM. */
+static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
+                     Crucible__RewardRecord *rec, s_samples_t *S)
+{
+    const cr_task_t *t = j->task;
+    uint64_t llc = j->llc_bytes < S_FLUSH_LLC_MAX ? j->llc_bytes : S_FLUSH_LLC_MAX;
+    size_t flush_n = 2 * llc < S_FLUSH_MIN ? S_FLUSH_MIN : (size_t)(2 * llc);
+    unsigned char *flush = NULL;
+    size_t flush_sz;
+    if (s_buf_alloc((void **)&flush, flush_n, 0, &flush_sz) != 0)
+        return -ENOMEM;
+    s_flush(flush, flush_n, 0xff); /* fault it in before anything is timed */
+    s_call_t ca, cb;
+    cr_rng_t pick;
+    cr_rng_seed(&pick, j->seed, (uint32_t)L->c, S_SET_SAMPLING, 0);
+    double budget = j->time_budget_s;
+    int N = pool->nsets;
+
+    /* Warm-up: S_WARMUP_CALLS calls and ~S_WARMUP_S of wall time per side
+     * (at most a quarter of the budget), or the whole budget for a very slow
+     * call. Wall time, preparation included: that is what the clock sees. */
+    double warm_s = 2 * fmin(S_WARMUP_S, budget / 4);
+    int calls = 0;
+    int64_t w0 = cr_time_mono_ns();
+    for (;;) {
+        double el = (double)(cr_time_mono_ns() - w0) / 1e9;
+        if ((calls >= S_WARMUP_CALLS && el >= warm_s) || (calls >= 1 && el >= budget))
+            break;
+        int s = calls % N;
+        s_prepare(t, L, pool, s, &pool->slot[s]);
+        s_args(t, L, &pool->slot[s], &ca);
+        j->cand(ca.args);
+        s_prepare(t, L, pool, s, &pool->side);
+        s_args(t, L, &pool->side, &cb);
+        j->base(cb.args);
+        calls++;
+    }
+
+    cr_debug("case %d: warm-up %d calls in %.3f s; flushing %zu bytes per sample", L->c, calls,
+             (double)(cr_time_mono_ns() - w0) / 1e9, flush_n);
+    cr_stats_online_t oa = {0}, ob = {0};
+    int64_t t0 = cr_time_mono_ns();
+    int last_s = -1, last_k = -1, last_verified = 0, mut = 0;
+    char msg[600];
+    for (size_t i = 0; i < CR_JUDGE_MAX_SAMPLES; i++) {
+        int s = (int)(i % (size_t)N), k = (int)((i % (size_t)N + i / (size_t)N) % (size_t)N);
+        int verify = cr_rng_next(&pick) % S_VERIFY_ONE_IN == 0;
+
+        /* A: the candidate. */
+        s_prepare(t, L, pool, s, &pool->slot[k]);
+        s_args(t, L, &pool->slot[k], &ca);
+        s_evict(t, L, &pool->slot[k]);
+        s_flush(flush, flush_n, (unsigned)(2 * i));
+        S->a[S->na++] = s_timed_call(j->cand, ca.args);
+        cr_stats_online_push(&oa, S->a[S->na - 1]);
+        last_s = s, last_k = k, last_verified = verify;
+        if (verify) {
+            S->verified++;
+            if (!s_check_timed(t, L, pool, s, &pool->slot[k], msg, sizeof msg, &mut)) {
+                S->failed = 1;
+                break;
+            }
+        }
+
+        /* B: the reference (or baseline), same state of the caches. */
+        s_prepare(t, L, pool, s, &pool->side);
+        s_args(t, L, &pool->side, &cb);
+        s_evict(t, L, &pool->side);
+        s_flush(flush, flush_n, (unsigned)(2 * i + 1));
+        S->b[S->nb++] = s_timed_call(j->base, cb.args);
+        cr_stats_online_push(&ob, S->b[S->nb - 1]);
+
+        double el = (double)(cr_time_mono_ns() - t0) / 1e9;
+        int enough = S->na >= CR_JUDGE_MIN_SAMPLES && S->nb >= CR_JUDGE_MIN_SAMPLES;
+        if (enough && cr_stats_online_rse(&oa) < j->rse_target &&
+            cr_stats_online_rse(&ob) < j->rse_target)
+            break;
+        if ((enough && el >= budget) || el >= S_HARD_CAP * budget)
+            break;
+    }
+    /* The last timed output is always checked. */
+    if (!S->failed && last_s >= 0 && !last_verified) {
+        S->verified++;
+        if (!s_check_timed(t, L, pool, last_s, &pool->slot[last_k], msg, sizeof msg, &mut))
+            S->failed = 1;
+    }
+    if (S->failed) {
+        cr_judge_flag(rec, mut ? "input_mutated" : "timed_output_mismatch");
+        cr_judge_fail(rec,
+                      mut ? CRUCIBLE__STATUS__STATUS_HACK_DETECTED
+                          : CRUCIBLE__STATUS__STATUS_INCORRECT,
+                      "case %d: %s", L->c, msg);
+    }
+    free(flush);
+    return 0;
+}
+
+static void s_fill_bench(Crucible__BenchResult *br, int c, const s_samples_t *S)
+{
+    cr_stats_t a, b;
+    br->case_index = (uint32_t)c;
+    br->verified_samples = S->verified;
+    br->floor_us = 0; /* 0 = unknown: the CPU backend measures no roofline */
+    if (cr_stats_compute(S->a, S->na, &a) != 0 || cr_stats_compute(S->b, S->nb, &b) != 0)
+        return;
+    br->samples = (uint32_t)a.n;
+    br->median_us = a.median;
+    br->mean_us = a.mean;
+    br->min_us = a.min;
+    br->iqr_us = a.iqr;
+    br->rse = a.rse;
+    br->wall_median_us = a.median; /* on the CPU the timer is the wall clock */
+    br->ref_samples = (uint32_t)b.n;
+    br->ref_median_us = b.median;
+    br->ref_rse = b.rse;
+    cr_stats_speedup(&a, &b, &br->speedup, &br->speedup_lo, &br->speedup_hi);
+}
+
+int cr_cpu_judge_time(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, char *err,
+                      size_t errlen)
+{
+    const cr_task_t *t = j->task;
+    int64_t t0 = cr_time_mono_ns();
+    int rc = 0;
+    s_pool_t *pool = NULL;
+    s_samples_t S = {0};
+    Crucible__ProfileResult *pr = malloc(sizeof *pr);
+    if (!pr)
+        goto oom;
+    crucible__profile_result__init(pr);
+    rec->profile = pr;
+    pr->cache_flushed = 1;
+    cr_judge_set_str(&pr->clock_policy, "observe");
+    cr_judge_set_str(&pr->ref_policy, "interleaved");
+    pr->cases = calloc((size_t)t->nbench, sizeof *pr->cases);
+    pool = malloc(sizeof *pool);
+    S.a = malloc(CR_JUDGE_MAX_SAMPLES * sizeof *S.a);
+    S.b = malloc(CR_JUDGE_MAX_SAMPLES * sizeof *S.b);
+    if ((t->nbench && !pr->cases) || !pool || !S.a || !S.b)
+        goto oom;
+    memset(pool, 0, sizeof *pool);
+    /* Threads inherit the affinity of their creator: pinning a task that may
+     * run threads would squeeze them all onto one core. */
+    int pin = t->threads_allowed ? 0 : cr_topo_pin_self(j->cpu);
+    if (pin != 0)
+        cr_warn("could not pin to cpu %d: %s; timing unpinned", j->cpu, cr_strerror(pin));
+
+    double logsum = 0;
+    int nsp = 0;
+    for (int b = 0; b < t->nbench; b++) {
+        int c = t->bench[b];
+        s_layout_t L;
+        if ((rc = s_layout(t, c, &L, err, errlen)) != 0)
+            goto done;
+        Crucible__BenchResult *br = malloc(sizeof *br);
+        if (!br)
+            goto oom;
+        crucible__bench_result__init(br);
+        pr->cases[pr->n_cases++] = br;
+        S.na = S.nb = 0;
+        S.verified = 0;
+        S.failed = 0;
+        int64_t tp = cr_time_mono_ns();
+        if (s_pool_make(j, &L, pool) != 0)
+            goto oom;
+        cr_debug("case %d: pool of %d sets (%zu bytes each) made in %.3f s", c, pool->nsets,
+                 L.total, (double)(cr_time_mono_ns() - tp) / 1e9);
+        if (s_measure(j, &L, pool, rec, &S) != 0)
+            goto oom;
+        s_pool_free(pool);
+        s_fill_bench(br, c, &S);
+        cr_debug("case %d: %u samples, median %.3f us vs %.3f us, speedup %.3f", c, br->samples,
+                 br->median_us, br->ref_median_us, br->speedup);
+        if (S.failed)
+            break;
+        if (br->speedup > 0) {
+            logsum += log(br->speedup);
+            nsp++;
+        }
+    }
+    pr->speedup_geomean = nsp ? exp(logsum / nsp) : 0;
+    goto done;
+oom:
+    snprintf(err, errlen, "out of memory for the timing pool");
+    rc = -ENOMEM;
+done:
+    if (pool) {
+        s_pool_free(pool);
+        free(pool);
+    }
+    free(S.a);
+    free(S.b);
+    if (pr)
+        pr->seconds = (double)(cr_time_mono_ns() - t0) / 1e9;
+    return rc;
+}

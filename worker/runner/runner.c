@@ -1,1 +1,317 @@
-int main(void) { return 0; }
+/* runner.c — crucible-runner: judges one candidate and reports one record.
+ *
+ * Protocol (docs/protocol.md, "Runner <-> worker"): one length-prefixed
+ * RunnerRequest on stdin, one length-prefixed RewardRecord on the report
+ * descriptor (the original stdout), exit 0. Everything else the process
+ * prints goes to stderr.
+ *
+ * Phases: protect the report channel, read the request, load the task and
+ * the shared objects, verify, time, report. Failures of the request or of
+ * the judge itself are INFRA_ERROR (the worker retries them); failures the
+ * candidate causes are its verdict. A crash, hang or exit() inside candidate
+ * code ends this process without a report on purpose: the supervisor turns
+ * how it ended into RUNTIME_ERROR or TIMEOUT, so no signal handler here
+ * tries to hide one. */
+#define _GNU_SOURCE /* F_DUPFD_CLOEXEC */
+#include "cpu_judge.h"
+#ifdef CR_WITH_CUDA
+#include "cuda_judge.h"
+#endif
+#include "error.h"
+#include "hash.h"
+#include "log.h"
+#include "task.h"
+#include "topo.h"
+#include "wire.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CR_RUNNER_VERSION "0.1.0"
+#ifdef CR_WITH_CUDA
+#define S_BACKENDS "c, cuda"
+#else
+#define S_BACKENDS "c"
+#endif
+/* 16 MiB: a task.json and its paths are at most a few MiB (CR_TASK_MAX_FILE). */
+#define CR_RUNNER_MAX_REQUEST (16u << 20)
+#define S_TIME_BUDGET_MAX_S 600.0 /* the worker's run timeout would end it sooner anyway */
+
+static const char s_usage[] =
+    "usage: crucible-runner [--help | --version]\n"
+    "\n"
+    "Judges one candidate. Reads one frame (4-byte little-endian length, then a\n"
+    "packed crucible.RunnerRequest) from stdin, verifies the candidate against the\n"
+    "reference, times both, and writes one frame holding a crucible.RewardRecord\n"
+    "to stdout, then exits 0. Started by crucible worker; not meant to be run by\n"
+    "hand. Candidate output printed to stdout is redirected to stderr.\n";
+
+/* Reads stdin until one complete frame is there (or EOF / the cap). Returns 0
+ * with *buf (caller frees) and the payload, or a negative code with err set. */
+static int s_read_request(uint8_t **buf, const uint8_t **payload, size_t *plen, char *err,
+                          size_t errlen)
+{
+    size_t cap = 64 * 1024, len = 0;
+    uint8_t *b = malloc(cap);
+    if (!b)
+        return -ENOMEM;
+    for (;;) {
+        int rc = cr_wire_frame_parse(b, len, CR_RUNNER_MAX_REQUEST, payload, plen);
+        if (rc == 0) {
+            *buf = b;
+            return 0;
+        }
+        if (rc == CR_E_TOO_BIG) {
+            snprintf(err, errlen, "request frame larger than %u bytes", CR_RUNNER_MAX_REQUEST);
+            free(b);
+            return rc;
+        }
+        if (len == cap) {
+            uint8_t *nb = realloc(b, cap * 2);
+            if (!nb) {
+                free(b);
+                return -ENOMEM;
+            }
+            b = nb;
+            cap *= 2;
+        }
+        ssize_t r = read(0, b + len, cap - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            snprintf(err, errlen, "stdin ended after %zu bytes without a complete request", len);
+            free(b);
+            return r < 0 ? -errno : CR_E_DECODE;
+        }
+        len += (size_t)r;
+    }
+}
+
+/* Sets a status the judge's severity order does not cover (INFRA_ERROR,
+ * RUNTIME_ERROR), replacing any earlier verdict. */
+static void s_fail_hard(Crucible__RewardRecord *rec, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void s_fail_hard(Crucible__RewardRecord *rec, int status, const char *fmt, ...)
+{
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    rec->status = status;
+    cr_judge_set_str(&rec->message, msg);
+    cr_info("%s", msg);
+}
+
+/* dlopen + dlsym of the shim's entry. Returns the entry or NULL with why. */
+static cr_task_entry_fn s_load(const char *path, void **handle, char *why, size_t whylen)
+{
+    /* RTLD_LOCAL: each object's solve() binds inside that object, and a
+     * candidate's symbols never interpose on the judge or the reference. */
+    *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!*handle) {
+        const char *e = dlerror();
+        snprintf(why, whylen, "%s", e ? e : "dlopen failed");
+        return NULL;
+    }
+    dlerror();
+    void *sym = dlsym(*handle, CR_TASK_ENTRY);
+    if (!sym) {
+        snprintf(why, whylen, "%s defines no %s (not built from the task's shim)", path,
+                 CR_TASK_ENTRY);
+        return NULL;
+    }
+    cr_task_entry_fn fn;
+    memcpy(&fn, &sym, sizeof fn); /* object to function pointer, as POSIX dlsym allows */
+    return fn;
+}
+
+static double s_positive_or(double v, double dflt, double max)
+{
+    return v > 0 && v <= max ? v : dflt; /* also catches NaN */
+}
+
+/* Everything after the request is read: fills rec with the verdict. */
+static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *rec)
+{
+    char err[1024] = "";
+    cr_task_t *task = NULL;
+    void *h_ref = NULL, *h_base = NULL, *h_cand = NULL;
+    cr_cpu_judge_t j;
+    memset(&j, 0, sizeof j);
+
+    if (req->seed.len != sizeof j.seed) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                    "request: seed has %zu bytes, expected 32", req->seed.len);
+        return;
+    }
+    if (req->scratch_dir && req->scratch_dir[0] && chdir(req->scratch_dir) != 0) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "request: chdir %s: %s",
+                    req->scratch_dir, strerror(errno));
+        return;
+    }
+    if (cr_task_parse(req->task_json, "request.task_json", &task, err, sizeof err) != 0) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "request: %s", err);
+        return;
+    }
+    int cuda = strcmp(task->language, "cuda") == 0;
+#ifdef CR_WITH_CUDA
+    int have = cuda || strcmp(task->language, "c") == 0;
+#else
+    int have = !cuda && strcmp(task->language, "c") == 0;
+#endif
+    if (!have) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                    "task %s: language '%s' needs a backend this runner was built without",
+                    task->name, task->language);
+        goto done;
+    }
+    if (cuda) { /* the CUDA judge names its GPU; until then the CPU is not the device */
+        cr_judge_set_str(&rec->backend, "cuda");
+        cr_judge_set_str(&rec->device, "");
+    }
+    memcpy(j.seed, req->seed.data, sizeof j.seed);
+    j.task = task;
+    const Crucible__JobOptions *o = req->options;
+    j.time_budget_s = s_positive_or(o ? o->time_budget_s : 0, CR_JUDGE_DEFAULT_BUDGET_S,
+                                    S_TIME_BUDGET_MAX_S);
+    j.rse_target = s_positive_or(o ? o->rse_target : 0, CR_JUDGE_DEFAULT_RSE, 1.0);
+    j.cpu = req->cpu;
+    j.llc_bytes = req->llc_bytes;
+    if (j.llc_bytes == 0 && cr_topo_llc_bytes(&j.llc_bytes) != 0)
+        cr_info("hwloc reports no cache; flushing for %llu MiB",
+                (unsigned long long)(j.llc_bytes >> 20));
+
+    if (!(j.ref = s_load(req->reference_so, &h_ref, err, sizeof err))) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "reference: %s", err);
+        goto done;
+    }
+    j.base = j.ref;
+    if (req->baseline_so && req->baseline_so[0] &&
+        !(j.base = s_load(req->baseline_so, &h_base, err, sizeof err))) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "baseline: %s", err);
+        goto done;
+    }
+    /* Counted before the candidate's constructors can start threads. */
+    j.threads_at_start = cr_judge_thread_count();
+    if (!(j.cand = s_load(req->candidate_so, &h_cand, err, sizeof err))) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: %s", err);
+        goto done;
+    }
+
+#ifdef CR_WITH_CUDA
+    if (cuda) {
+        /* It reads seed, options, cpu and verify_only from the request itself. */
+        if (cr_cuda_judge_run(req, task, (void *)j.ref, (void *)j.cand,
+                              h_base ? (void *)j.base : NULL, rec) != 0)
+            s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cuda judge: out of memory");
+        goto done;
+    }
+#endif
+    rec->status = CRUCIBLE__STATUS__STATUS_OK;
+    if (cr_cpu_judge_verify(&j, rec, err, sizeof err) != 0) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "verify: %s", err);
+        goto done;
+    }
+    if (rec->status != CRUCIBLE__STATUS__STATUS_OK || req->verify_only)
+        goto done;
+    if (cr_cpu_judge_time(&j, rec, err, sizeof err) != 0)
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "timing: %s", err);
+done:
+    /* The shared objects stay loaded: their destructors must not run while
+     * the report is unwritten, and the process ends right after it. */
+    (void)h_ref;
+    (void)h_base;
+    (void)h_cand;
+    cr_task_destroy(&task);
+}
+
+int main(int argc, char **argv)
+{
+    /* First of all: keep the real stdout for the report and point fd 1 at
+     * stderr, so nothing the candidate prints can forge or corrupt it. */
+    int report_fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+    if (report_fd < 0 || dup2(2, 1) < 0) {
+        perror("crucible-runner: report descriptor");
+        return 2;
+    }
+    cr_log_set_role("runner");
+    /* Same variable as the config table's log-level row (the worker passes
+     * its environment on), so `CRUCIBLE_LOG_LEVEL=debug` reaches the judge. */
+    const char *lvl = getenv("CRUCIBLE_LOG_LEVEL");
+    cr_log_level_t level;
+    if (lvl && cr_log_parse_level(lvl, &level) == 0)
+        cr_log_set_level(level);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            dprintf(report_fd, "%s", s_usage);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--version")) {
+            dprintf(report_fd, "crucible-runner %s (protocol %d, backends: " S_BACKENDS ")\n",
+                    CR_RUNNER_VERSION, CR_PROTOCOL_VERSION);
+            return 0;
+        }
+        fprintf(stderr, "crucible-runner: unknown argument '%s'\n%s", argv[i], s_usage);
+        return 2;
+    }
+
+    Crucible__RewardRecord *rec = malloc(sizeof *rec);
+    if (!rec)
+        return 2;
+    crucible__reward_record__init(rec);
+    rec->status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
+    cr_judge_set_str(&rec->backend, "c");
+    char model[256], device[300];
+    cr_topo_cpu_model(model, sizeof model);
+    snprintf(device, sizeof device, "cpu:%s", model);
+    cr_judge_set_str(&rec->device, device);
+
+    uint8_t *raw = NULL;
+    const uint8_t *payload = NULL;
+    size_t plen = 0;
+    char err[256] = "";
+    Crucible__RunnerRequest *req = NULL;
+    int rc = s_read_request(&raw, &payload, &plen, err, sizeof err);
+    if (rc != 0) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "request: %s",
+                    err[0] ? err : cr_strerror(rc));
+    } else if (!(req = crucible__runner_request__unpack(NULL, plen, payload))) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                    "request: not a valid RunnerRequest (%zu bytes)", plen);
+    } else if (cr_hash_global_init() != 0) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "libsodium did not initialise");
+    } else {
+        /* The candidate gets nothing to read: the request is consumed. */
+        int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (devnull >= 0) {
+            dup2(devnull, 0);
+            close(devnull);
+        }
+        s_judge(req, rec);
+    }
+    free(raw);
+    if (req)
+        crucible__runner_request__free_unpacked(req, NULL);
+
+    uint8_t *out = NULL;
+    size_t outlen = 0;
+    rc = cr_wire_record_pack(rec, &out, &outlen);
+    if (rc == 0)
+        rc = cr_wire_frame_write(report_fd, out, outlen);
+    if (rc != 0)
+        fprintf(stderr, "crucible-runner: could not write the report: %s\n", cr_strerror(rc));
+    free(out);
+    crucible__reward_record__free_unpacked(rec, NULL);
+    close(report_fd);
+    /* _exit: candidate destructors and atexit handlers never run after the
+     * report, so a report is always followed by exit status 0. */
+    fflush(stderr);
+    _exit(rc == 0 ? 0 : 2);
+}

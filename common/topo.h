@@ -1,0 +1,34 @@
+/* topo.h — machine topology through hwloc: cache sizes, pinning, CPU model.
+ *
+ * The CPU judge flushes the last-level cache before every timed sample, so it
+ * needs its size; it pins the timing thread so candidate and reference run on
+ * the same core; and it names the CPU in the record's device field. */
+#ifndef CR_TOPO_H
+#define CR_TOPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 32 MiB: larger than the L3 slice one core sees on most servers, so a flush
+ * of twice this size still evicts everything when detection fails. */
+#define CR_TOPO_LLC_FALLBACK (32ull << 20)
+
+/* Size in bytes of the largest last-level cache (the deepest cache level
+ * hwloc reports; the largest instance of it). Returns 0 with *out set, or a
+ * negative code when hwloc reports no cache (virtual machines often hide
+ * them): *out is then CR_TOPO_LLC_FALLBACK. */
+int cr_topo_llc_bytes(uint64_t *out);
+
+/* Pins the calling thread to one CPU; cpu < 0 picks the first CPU of the
+ * thread's current affinity mask (so a worker bound to a GPU's cores keeps
+ * its runners there). Returns 0, -EINVAL when cpu is not in the allowed set,
+ * or -errno from sched_setaffinity. */
+int cr_topo_pin_self(int cpu);
+
+/* Writes the CPU model ("AMD EPYC 7763 64-Core Processor") into buf, from
+ * hwloc's CPUModel info, else /proc/cpuinfo, else the machine name from
+ * uname. Always NUL-terminates when len > 0. Returns 0, or -ENOENT when only
+ * the machine name was found. */
+int cr_topo_cpu_model(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,91 @@
+/* sched.h — the coordinator's in-memory worker registry and its dispatch policy.
+ *
+ * A worker exists here from its Ready until it is lost (silent for liveness
+ * heartbeat intervals), unreachable, or gone after a Disconnect. Pure data
+ * and policy, no sockets: the coordinator feeds it events and asks it what
+ * to do. Pointers returned stay valid until cr_sched_remove of that worker
+ * or cr_sched_destroy. */
+#ifndef CR_SCHED_H
+#define CR_SCHED_H
+
+#include "wire.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CR_SCHED_ID_MAX 128      /* bytes of a worker id (= store's ids) */
+#define CR_SCHED_MAX_BACKENDS 8  /* "c", "cuda", "torch": room to grow */
+#define CR_SCHED_BACKEND_MAX 15  /* bytes of a backend name */
+/* 1024 jobs at once: far above compile pool + 2 on any machine; a larger
+ * credit is clamped rather than trusted. */
+#define CR_SCHED_MAX_CREDIT 1024
+
+typedef struct {
+    char id[CR_SCHED_ID_MAX + 1];  /* worker id (also its routing id) */
+    cr_peer_t peer;                /* routing id on the workers socket */
+    char backends[CR_SCHED_MAX_BACKENDS][CR_SCHED_BACKEND_MAX + 1]; /* languages it serves */
+    int nbackends;                 /* entries used in backends */
+    uint32_t credit;               /* jobs it can hold at once */
+    uint32_t in_flight;            /* jobs assigned to it and not yet resulted */
+    int64_t last_seen_ms;          /* monotonic ms of its last message */
+    char host[128];                /* host name from Ready */
+    char device[128];              /* device name from Ready */
+    uint64_t done;                 /* results received from it */
+    int draining;                  /* 1 after it said Disconnect: no new jobs */
+    int unreachable;               /* 1 after a send to it failed; cleared by its next message */
+} cr_worker_t;
+
+typedef struct cr_sched cr_sched_t;
+
+/* Returns a new empty registry (caller destroys), or NULL on ENOMEM. */
+cr_sched_t *cr_sched_new(void);
+
+/* Frees the registry and every worker in it; nulls *self_p. Safe on NULL. */
+void cr_sched_destroy(cr_sched_t **self_p);
+
+/* Registers a worker from its Ready: info's id, peer, backends, credit,
+ * host and device are copied; the rest is reset (in_flight 0, not draining,
+ * not unreachable, last_seen now_ms; done is kept across a re-Ready). A known
+ * id is reset in place (*was_known = 1): its old assignments are the
+ * caller's to requeue. Credit is clamped to 1..CR_SCHED_MAX_CREDIT. Returns
+ * the registry's entry, or NULL on ENOMEM / empty id. */
+cr_worker_t *cr_sched_register(cr_sched_t *s, const cr_worker_t *info, int64_t now_ms,
+                               int *was_known);
+
+/* Lookups; NULL when unknown. */
+cr_worker_t *cr_sched_find_peer(cr_sched_t *s, const cr_peer_t *peer);
+cr_worker_t *cr_sched_find(cr_sched_t *s, const char *id);
+
+/* Any message from the worker: it is alive and reachable. */
+void cr_sched_touch(cr_worker_t *w, int64_t now_ms);
+
+/* 1 when the worker serves language. */
+int cr_sched_serves(const cr_worker_t *w, const char *language);
+
+/* Jobs the worker may take now: credit − in_flight, 0 when draining or
+ * unreachable. */
+uint32_t cr_sched_free_credit(const cr_worker_t *w);
+
+/* Dispatch policy for one worker: from candidate job languages (oldest
+ * first), marks in take[] the ones to assign — those it serves, oldest
+ * first, at most its free credit. Returns how many were marked. */
+size_t cr_sched_pick(const cr_worker_t *w, const char *const *languages, size_t n, int *take);
+
+/* Bookkeeping when jobs are assigned to / finished by a worker. */
+void cr_sched_assigned(cr_worker_t *w, uint32_t n);
+void cr_sched_finished(cr_worker_t *w);
+
+/* Writes to out (up to max) the workers silent for more than
+ * liveness × heartbeat_ms at now_ms; returns how many. They stay registered
+ * until the caller, having requeued their jobs, removes them. */
+size_t cr_sched_expire(cr_sched_t *s, int64_t now_ms, int64_t heartbeat_ms, int64_t liveness,
+                       cr_worker_t **out, size_t max);
+
+/* Removes and frees w. */
+void cr_sched_remove(cr_sched_t *s, cr_worker_t *w);
+
+/* Iteration: the number of workers and the i-th (order changes on remove). */
+size_t cr_sched_count(const cr_sched_t *s);
+cr_worker_t *cr_sched_at(cr_sched_t *s, size_t i);
+
+#endif

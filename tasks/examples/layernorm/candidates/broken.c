@@ -1,0 +1,23 @@
+/* Does not compile: the variance loop was pasted from the mean loop and
+ * redeclares mean in the same scope. */
+#include <math.h>
+
+void solve(const float *x, const float *gamma, const float *beta, float *y, int rows, int cols,
+           float eps)
+{
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (long)r * cols;
+        float *yr = y + (long)r * cols;
+        float mean = 0.0f;
+        for (int j = 0; j < cols; j++)
+            mean += xr[j];
+        mean /= cols;
+        float mean = 0.0f, var = 0.0f;
+        for (int j = 0; j < cols; j++)
+            var += (xr[j] - mean) * (xr[j] - mean);
+        var /= cols;
+        float inv = 1.0f / sqrtf(var + eps);
+        for (int j = 0; j < cols; j++)
+            yr[j] = (xr[j] - mean) * inv * gamma[j] + beta[j];
+    }
+}

@@ -1,0 +1,242 @@
+/* fake_nvml.c — a stand-in libnvidia-ml.so.1 for tests.
+ *
+ * Implements the NVML entry points common/nvml.c uses, for one plausible
+ * device (an H200-like GPU), so the clock-lock paths can be tested on any
+ * machine and never against a real GPU. Every call is appended, one line
+ * each ("nvmlDeviceSetGpuLockedClocks 1755 1755 -> 0"), to the file named by
+ * $CR_FAKE_NVML_LOG, so a test can check which calls were made and in which
+ * order, across processes.
+ *
+ * Knobs, read at each call:
+ *   CR_FAKE_NVML_FAIL      comma list of function names that return
+ *                          NVML_ERROR_NO_PERMISSION (4), as for a non-root caller
+ *   CR_FAKE_NVML_REASONS   clocks-event reasons to report (strtoull, any base)
+ * A bus id whose domain is ffff is "not found" (6). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FAKE_SUCCESS 0
+#define FAKE_UNINITIALIZED 1
+#define FAKE_INVALID_ARGUMENT 2
+#define FAKE_NO_PERMISSION 4
+#define FAKE_NOT_FOUND 6
+#define FAKE_INSUFFICIENT_SIZE 7
+
+/* H200 SXM figures: 1980 MHz top SM clock; 1755 MHz stands in for the
+ * default applications clock. */
+#define FAKE_MAX_MHZ 1980u
+#define FAKE_BASE_MHZ 1755u
+
+typedef struct {
+    char bus[64];      /* bus id the handle was asked for */
+    unsigned locked;   /* MHz, 0 = not locked */
+} fake_dev_t;
+
+static fake_dev_t s_dev;
+static int s_inits;    /* nvmlInit_v2 calls not yet shut down */
+
+/* Marker a test can dlsym to be sure it loaded the fake, not a driver. */
+int cr_fake_nvml = 1;
+
+static void s_log(const char *fn, int rc, const char *fmt, ...)
+{
+    const char *path = getenv("CR_FAKE_NVML_LOG");
+    if (path == NULL || path[0] == '\0')
+        return;
+    char line[512];
+    int n = snprintf(line, sizeof line, "%s", fn);
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        line[n++] = ' ';
+        n += vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    n += snprintf(line + n, sizeof line - (size_t)n, " -> %d\n", rc);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    ssize_t w = write(fd, line, (size_t)n); /* O_APPEND + one write: lines never interleave */
+    (void)w;
+    close(fd);
+}
+
+static int s_fails(const char *fn)
+{
+    const char *list = getenv("CR_FAKE_NVML_FAIL");
+    size_t len = strlen(fn);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t l = end ? (size_t)(end - p) : strlen(p);
+        if (l == len && strncmp(p, fn, len) == 0)
+            return 1;
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+/* The common prologue: injected failure, then "initialised?" and a handle check. */
+static int s_check(const char *fn, const void *dev)
+{
+    if (s_fails(fn))
+        return FAKE_NO_PERMISSION;
+    if (s_inits <= 0)
+        return FAKE_UNINITIALIZED;
+    if (dev != NULL && dev != (const void *)&s_dev)
+        return FAKE_INVALID_ARGUMENT;
+    return FAKE_SUCCESS;
+}
+
+int nvmlInit_v2(void)
+{
+    int rc = s_fails("nvmlInit_v2") ? FAKE_NO_PERMISSION : FAKE_SUCCESS;
+    if (rc == FAKE_SUCCESS)
+        s_inits++;
+    s_log("nvmlInit_v2", rc, NULL);
+    return rc;
+}
+
+int nvmlShutdown(void)
+{
+    int rc = s_inits > 0 ? FAKE_SUCCESS : FAKE_UNINITIALIZED;
+    if (rc == FAKE_SUCCESS)
+        s_inits--;
+    s_log("nvmlShutdown", rc, NULL);
+    return rc;
+}
+
+const char *nvmlErrorString(int rc)
+{
+    switch (rc) {
+    case FAKE_SUCCESS: return "Success";
+    case FAKE_UNINITIALIZED: return "Uninitialized";
+    case FAKE_INVALID_ARGUMENT: return "Invalid Argument";
+    case FAKE_NO_PERMISSION: return "Insufficient Permissions";
+    case FAKE_NOT_FOUND: return "Not Found";
+    case FAKE_INSUFFICIENT_SIZE: return "Insufficient Size";
+    default: return "Unknown Error";
+    }
+}
+
+int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **dev)
+{
+    int rc = s_check("nvmlDeviceGetHandleByPciBusId_v2", NULL);
+    unsigned dom, b, d, f;
+    if (rc == FAKE_SUCCESS && (bus == NULL || dev == NULL ||
+                               sscanf(bus, "%x:%x:%x.%x", &dom, &b, &d, &f) != 4))
+        rc = FAKE_INVALID_ARGUMENT;
+    if (rc == FAKE_SUCCESS && dom == 0xffff)
+        rc = FAKE_NOT_FOUND;
+    if (rc == FAKE_SUCCESS) {
+        snprintf(s_dev.bus, sizeof s_dev.bus, "%s", bus);
+        *dev = &s_dev;
+    }
+    s_log("nvmlDeviceGetHandleByPciBusId_v2", rc, "%s", bus ? bus : "(null)");
+    return rc;
+}
+
+int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
+{
+    int rc = s_check("nvmlDeviceGetClockInfo", dev);
+    if (rc == FAKE_SUCCESS)
+        *mhz = type == 2 ? 3201u : (s_dev.locked ? s_dev.locked : FAKE_MAX_MHZ);
+    s_log("nvmlDeviceGetClockInfo", rc, "%d", type);
+    return rc;
+}
+
+int nvmlDeviceGetMaxClockInfo(void *dev, int type, unsigned *mhz)
+{
+    int rc = s_check("nvmlDeviceGetMaxClockInfo", dev);
+    if (rc == FAKE_SUCCESS)
+        *mhz = type == 2 ? 3201u : FAKE_MAX_MHZ;
+    s_log("nvmlDeviceGetMaxClockInfo", rc, "%d", type);
+    return rc;
+}
+
+int nvmlDeviceGetDefaultApplicationsClock(void *dev, int type, unsigned *mhz)
+{
+    int rc = s_check("nvmlDeviceGetDefaultApplicationsClock", dev);
+    if (rc == FAKE_SUCCESS)
+        *mhz = type == 2 ? 3201u : FAKE_BASE_MHZ;
+    s_log("nvmlDeviceGetDefaultApplicationsClock", rc, "%d", type);
+    return rc;
+}
+
+static int s_reasons(const char *fn, void *dev, unsigned long long *r)
+{
+    int rc = s_check(fn, dev);
+    if (rc == FAKE_SUCCESS) {
+        const char *v = getenv("CR_FAKE_NVML_REASONS");
+        *r = v ? strtoull(v, NULL, 0) : 0;
+    }
+    s_log(fn, rc, NULL);
+    return rc;
+}
+
+int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long *r)
+{
+    return s_reasons("nvmlDeviceGetCurrentClocksEventReasons", dev, r);
+}
+
+int nvmlDeviceGetCurrentClocksThrottleReasons(void *dev, unsigned long long *r)
+{
+    return s_reasons("nvmlDeviceGetCurrentClocksThrottleReasons", dev, r);
+}
+
+static int s_string(const char *fn, void *dev, char *buf, unsigned len, const char *value)
+{
+    int rc = s_check(fn, dev);
+    if (rc == FAKE_SUCCESS && (buf == NULL || len <= strlen(value)))
+        rc = FAKE_INSUFFICIENT_SIZE;
+    if (rc == FAKE_SUCCESS)
+        memcpy(buf, value, strlen(value) + 1);
+    s_log(fn, rc, "%u", len);
+    return rc;
+}
+
+int nvmlDeviceGetName(void *dev, char *buf, unsigned len)
+{
+    return s_string("nvmlDeviceGetName", dev, buf, len, "NVIDIA H200 (crucible fake)");
+}
+
+int nvmlDeviceGetUUID(void *dev, char *buf, unsigned len)
+{
+    return s_string("nvmlDeviceGetUUID", dev, buf, len,
+                    "GPU-00000000-fake-4e56-4d4c-000000000001");
+}
+
+int nvmlDeviceGetCudaComputeCapability(void *dev, int *major, int *minor)
+{
+    int rc = s_check("nvmlDeviceGetCudaComputeCapability", dev);
+    if (rc == FAKE_SUCCESS) {
+        *major = 9;
+        *minor = 0;
+    }
+    s_log("nvmlDeviceGetCudaComputeCapability", rc, NULL);
+    return rc;
+}
+
+int nvmlDeviceSetGpuLockedClocks(void *dev, unsigned lo, unsigned hi)
+{
+    int rc = s_check("nvmlDeviceSetGpuLockedClocks", dev);
+    if (rc == FAKE_SUCCESS && (lo > hi || hi > FAKE_MAX_MHZ || lo == 0))
+        rc = FAKE_INVALID_ARGUMENT;
+    if (rc == FAKE_SUCCESS)
+        s_dev.locked = hi;
+    s_log("nvmlDeviceSetGpuLockedClocks", rc, "%u %u", lo, hi);
+    return rc;
+}
+
+int nvmlDeviceResetGpuLockedClocks(void *dev)
+{
+    int rc = s_check("nvmlDeviceResetGpuLockedClocks", dev);
+    if (rc == FAKE_SUCCESS)
+        s_dev.locked = 0;
+    s_log("nvmlDeviceResetGpuLockedClocks", rc, NULL);
+    return rc;
+}

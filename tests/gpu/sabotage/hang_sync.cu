@@ -1,0 +1,17 @@
+/* Sabotage for vector_add_cuda: a kernel that never ends, and solve() waits
+ * for it, so control never comes back to the judge: only the supervisor's
+ * kill at the run timeout ends it (TIMEOUT from how the process ended). */
+__device__ volatile int cr_never_set;
+
+__global__ static void spin(float *c)
+{
+    while (cr_never_set == 0) {
+    }
+    c[0] = 0;
+}
+
+void solve(const float *a, const float *b, float *c, int n)
+{
+    spin<<<1, 1>>>(c);
+    cudaDeviceSynchronize();
+}

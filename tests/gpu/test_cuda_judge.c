@@ -1,0 +1,306 @@
+/* test_cuda_judge.c — the CUDA judge on a real GPU (ctest label "gpu").
+ *
+ * Each test runs tests/gpu/judge_driver.c (the judge in a fresh process, as
+ * crucible-runner would be) under a hard timeout, as the worker's
+ * supervisor does, and reads back the record:
+ *   - every candidate of every tasks/examples/<name>_cuda gets the status its
+ *     candidates/expected.json names;
+ *   - an illegal address is CUDA_FAULT; an endless kernel is TIMEOUT, from the
+ *     judge's own poll or, when solve() itself blocks, from the kill;
+ *   - work hidden on a non-blocking stream is timed by the wall clock and
+ *     flagged "side_stream";
+ *   - "lock:base" against the fake NVML locks, then resets, also when the
+ *     runner is stopped with SIGTERM in the middle.
+ * Paths come from CR_TEST_SOURCE_DIR / CR_TEST_BIN_DIR, or from the
+ * environment (tests/gpu/run.sh) where the build tree is elsewhere:
+ * CR_TEST_SOURCE_DIR, CR_JUDGE_DRIVER, CR_FAKE_NVML, CR_GPU_WORK (objects are
+ * built once per task and candidate there and reused). */
+#include "error.h"
+#include "file.h"
+#include "proc.h"
+#include "record.h"
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *s_env(const char *name, const char *dflt)
+{
+    const char *v = getenv(name);
+    return v && v[0] ? v : dflt;
+}
+
+#define SRC s_env("CR_TEST_SOURCE_DIR", CR_TEST_SOURCE_DIR)
+#define DRIVER s_env("CR_JUDGE_DRIVER", CR_TEST_BIN_DIR "/cr_cuda_judge_driver")
+#define FAKE s_env("CR_FAKE_NVML", CR_TEST_BIN_DIR "/fake_nvml/libnvidia-ml.so.1")
+#define WORK s_env("CR_GPU_WORK", "/tmp/cr_gpu_work")
+
+/* Runs the driver on task/candidate with extra options; returns the record
+ * (free_unpacked), or NULL when the process had to be killed (*killed set). */
+static Crucible__RewardRecord *s_run(const char *task, const char *cand, const char *work_name,
+                                     const char *const *extra, int timeout_ms, int *killed)
+{
+    char task_dir[1024], work[1024];
+    snprintf(task_dir, sizeof task_dir, "%s/tasks/examples/%s", SRC, task);
+    snprintf(work, sizeof work, "%s/%s/%s", WORK, task, work_name);
+    const char *argv[32];
+    int n = 0;
+    argv[n++] = DRIVER;
+    argv[n++] = "--work";
+    argv[n++] = work;
+    for (int i = 0; extra && extra[i]; i++)
+        argv[n++] = extra[i];
+    argv[n++] = task_dir;
+    argv[n++] = cand;
+    argv[n] = NULL;
+    cr_proc_opts_t o = {.argv = (char *const *)argv, .out_cap = 1 << 20, .err_cap = 1 << 16,
+                        .timeout_ms = timeout_ms};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    *killed = r.timed_out;
+    Crucible__RewardRecord *rec = NULL;
+    if (!r.timed_out) {
+        char err[256];
+        char *nl = strrchr(r.out, '\n');
+        if (nl)
+            *nl = '\0';
+        const char *line = strrchr(r.out, '\n') ? strrchr(r.out, '\n') + 1 : r.out;
+        cr_assert(r.exited && r.exit_code == 0, "driver failed on %s:\n%s", cand, r.err);
+        cr_assert_eq(cr_record_from_json(line, &rec, err, sizeof err), 0, "%s: %s\n%s", err,
+                     line, r.err);
+        fprintf(stderr, "%s %s: %s %s\n", task, work_name, cr_status_name(rec->status),
+                rec->message);
+    }
+    cr_proc_result_close(&r);
+    return rec;
+}
+
+static int s_has_flag(const Crucible__RewardRecord *rec, const char *flag)
+{
+    for (size_t i = 0; i < rec->n_hack_flags; i++)
+        if (!strcmp(rec->hack_flags[i], flag))
+            return 1;
+    return 0;
+}
+
+/* Every candidate of the task gets its expected status; honest ones have a
+ * complete profile. */
+static void s_example(const char *task)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tasks/examples/%s/candidates/expected.json", SRC, task);
+    json_error_t je;
+    json_t *exp = json_load_file(path, 0, &je);
+    cr_assert_not_null(exp, "%s: %s", path, je.text);
+    const char *file;
+    json_t *want;
+    int n = 0;
+    json_object_foreach(exp, file, want) {
+        char cand[1024];
+        snprintf(cand, sizeof cand, "%s/tasks/examples/%s/candidates/%s", SRC, task, file);
+        const char *extra[] = {"--budget", "0.3", NULL};
+        int killed = 0;
+        Crucible__RewardRecord *rec = s_run(task, cand, file, extra, 300000, &killed);
+        cr_assert_not(killed, "%s/%s: the judge did not finish", task, file);
+        cr_expect_str_eq(cr_status_name(rec->status), json_string_value(want), "%s/%s: %s",
+                         task, file, rec->message);
+        if (rec->status == CRUCIBLE__STATUS__STATUS_OK) {
+            cr_assert_not_null(rec->profile);
+            cr_expect_gt(rec->profile->n_cases, 0);
+            for (size_t i = 0; i < rec->profile->n_cases; i++) {
+                const Crucible__BenchResult *b = rec->profile->cases[i];
+                cr_expect_gt(b->samples, 0);
+                cr_expect_gt(b->median_us, 0);
+                cr_expect_gt(b->ref_median_us, 0);
+                cr_expect_geq(b->verified_samples, 1);
+                cr_expect(b->floor_us > 0 && b->median_us >= b->floor_us, "%s/%s: floor %g",
+                          task, file, b->floor_us);
+                cr_expect(b->speedup_lo <= b->speedup && b->speedup <= b->speedup_hi);
+                fprintf(stderr, "  case %u: %u samples median %.3f us (ref %.3f, wall %.3f, "
+                                "floor %.3f) speedup %.3f [%.3f, %.3f] rse %.4f clock %.0f MHz "
+                                "dropped %u verified %u\n",
+                        b->case_index, b->samples, b->median_us, b->ref_median_us,
+                        b->wall_median_us, b->floor_us, b->speedup, b->speedup_lo,
+                        b->speedup_hi, b->rse, b->mean_sm_clock_mhz, b->throttled_dropped,
+                        b->verified_samples);
+            }
+            cr_expect_eq(rec->n_hack_flags, 0, "%s/%s: honest candidate flagged %s", task, file,
+                         rec->n_hack_flags ? rec->hack_flags[0] : "");
+        }
+        crucible__reward_record__free_unpacked(rec, NULL);
+        n++;
+    }
+    cr_assert_geq(n, 3);
+    json_decref(exp);
+}
+
+TestSuite(cuda_judge, .timeout = 600);
+
+Test(cuda_judge, vector_add) { s_example("vector_add_cuda"); }
+Test(cuda_judge, reduce_sum) { s_example("reduce_sum_cuda"); }
+Test(cuda_judge, softmax_rows) { s_example("softmax_rows_cuda"); }
+Test(cuda_judge, layernorm) { s_example("layernorm_cuda"); }
+Test(cuda_judge, transpose) { s_example("transpose_cuda"); }
+Test(cuda_judge, matmul_f32) { s_example("matmul_f32_cuda"); }
+Test(cuda_judge, matmul_bf16) { s_example("matmul_bf16_cuda"); }
+Test(cuda_judge, fused_bias_gelu) { s_example("fused_bias_gelu_cuda"); }
+
+static void s_sabotage_path(const char *name, char *out, size_t len)
+{
+    snprintf(out, len, "%s/tests/gpu/sabotage/%s", SRC, name);
+}
+
+Test(cuda_judge, illegal_address_is_cuda_fault)
+{
+    char cand[1024];
+    s_sabotage_path("fault.cu", cand, sizeof cand);
+    int killed;
+    Crucible__RewardRecord *rec = s_run("vector_add_cuda", cand, "fault.cu", NULL, 120000, &killed);
+    cr_assert_not(killed);
+    cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_CUDA_FAULT, "%s", rec->message);
+    cr_expect(strstr(rec->message, "cudaErrorIllegalAddress") != NULL, "%s", rec->message);
+    crucible__reward_record__free_unpacked(rec, NULL);
+}
+
+Test(cuda_judge, endless_kernel_is_timeout)
+{
+    char cand[1024];
+    s_sabotage_path("hang.cu", cand, sizeof cand);
+    const char *extra[] = {"--timeout", "4", NULL};
+    int killed;
+    Crucible__RewardRecord *rec = s_run("vector_add_cuda", cand, "hang.cu", extra, 120000, &killed);
+    cr_assert_not(killed, "the judge's own poll should have stopped it");
+    cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_TIMEOUT, "%s", rec->message);
+    crucible__reward_record__free_unpacked(rec, NULL);
+}
+
+/* solve() blocks on its endless kernel: the judge never regains control;
+ * the supervisor-style kill at the deadline is the verdict (TIMEOUT). */
+Test(cuda_judge, endless_kernel_with_sync_is_killed)
+{
+    char cand[1024];
+    s_sabotage_path("hang_sync.cu", cand, sizeof cand);
+    const char *extra[] = {"--timeout", "4", NULL};
+    int killed;
+    Crucible__RewardRecord *rec =
+        s_run("vector_add_cuda", cand, "hang_sync.cu", extra, 60000, &killed);
+    cr_assert(killed, "expected the kill at the deadline, got %s",
+              rec ? cr_status_name(rec->status) : "?");
+}
+
+Test(cuda_judge, side_stream_is_timed_by_wall_clock)
+{
+    char cand[1024];
+    s_sabotage_path("side_stream.cu", cand, sizeof cand);
+    const char *extra[] = {"--budget", "0.3", NULL};
+    int killed;
+    Crucible__RewardRecord *rec =
+        s_run("vector_add_cuda", cand, "side_stream.cu", extra, 300000, &killed);
+    cr_assert_not(killed);
+    cr_assert(s_has_flag(rec, "side_stream"), "status %s %s", cr_status_name(rec->status),
+              rec->message);
+    cr_assert_not_null(rec->profile);
+    for (size_t i = 0; i < rec->profile->n_cases; i++) {
+        const Crucible__BenchResult *b = rec->profile->cases[i];
+        /* One block doing a whole vector: far slower than the reference. */
+        cr_expect_lt(b->speedup, 0.5, "case %u: speedup %g", b->case_index, b->speedup);
+        cr_expect_geq(b->median_us, b->floor_us);
+    }
+    crucible__reward_record__free_unpacked(rec, NULL);
+}
+
+/* The log the fake NVML wrote, or "" (static buffer). */
+static const char *s_read_log(const char *path)
+{
+    static char buf[1 << 20];
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f) {
+        buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
+        fclose(f);
+    }
+    return buf;
+}
+
+Test(cuda_judge, lock_base_with_fake_nvml_locks_and_resets)
+{
+    char log[256], cand[1024];
+    snprintf(log, sizeof log, "/tmp/cr_fake_nvml_%d.log", (int)getpid());
+    unlink(log);
+    setenv("CR_FAKE_NVML_LOG", log, 1);
+    snprintf(cand, sizeof cand, "%s/tasks/examples/vector_add_cuda/candidates/fast.cu", SRC);
+    const char *extra[] = {"--budget", "0.2", "--policy", "lock:base", "--nvml-lib", FAKE, NULL};
+    int killed;
+    Crucible__RewardRecord *rec = s_run("vector_add_cuda", cand, "fast.cu", extra, 300000, &killed);
+    cr_assert_not(killed);
+    cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_OK, "%s", rec->message);
+    cr_assert_str_eq(rec->profile->clock_policy, "lock:base");
+    const char *calls = s_read_log(log);
+    const char *lock = strstr(calls, "nvmlDeviceSetGpuLockedClocks 1755 1755 -> 0");
+    const char *reset = strstr(calls, "nvmlDeviceResetGpuLockedClocks -> 0");
+    cr_assert(lock && reset && reset > lock, "lock then reset expected:\n%s", calls);
+    /* The fake reports the locked clock, so the record's mean clock is it. */
+    cr_expect_eq((int)rec->profile->cases[0]->mean_sm_clock_mhz, 1755);
+    crucible__reward_record__free_unpacked(rec, NULL);
+    unlink(log);
+}
+
+Test(cuda_judge, lock_is_reset_on_sigterm)
+{
+    char log[256], cand[1024], task_dir[1024], work[1024];
+    snprintf(log, sizeof log, "/tmp/cr_fake_nvml_term_%d.log", (int)getpid());
+    unlink(log);
+    s_sabotage_path("hang.cu", cand, sizeof cand);
+    snprintf(task_dir, sizeof task_dir, "%s/tasks/examples/vector_add_cuda", SRC);
+    snprintf(work, sizeof work, "%s/vector_add_cuda/hang.cu", WORK);
+    int out[2];
+    cr_assert_eq(pipe(out), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        setenv("CR_FAKE_NVML_LOG", log, 1);
+        dup2(out[1], 1);
+        close(out[0]);
+        execl(DRIVER, DRIVER, "--work", work, "--timeout", "60", "--policy", "lock:1410",
+              "--nvml-lib", FAKE, task_dir, cand, (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    /* Wait until the lock is in the log (the judge is then polling the hang). */
+    int locked = 0;
+    for (int i = 0; i < 600 && !locked; i++) {
+        usleep(100000);
+        locked = strstr(s_read_log(log), "nvmlDeviceSetGpuLockedClocks 1410 1410 -> 0") != NULL;
+    }
+    cr_assert(locked, "never locked:\n%s", s_read_log(log));
+    usleep(500000);
+    kill(pid, SIGTERM);
+    char buf[65536];
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof buf - 1 && (r = read(out[0], buf + n, sizeof buf - 1 - n)) > 0)
+        n += (size_t)r;
+    buf[n] = '\0';
+    close(out[0]);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "driver ended with status %d", st);
+    Crucible__RewardRecord *rec = NULL;
+    char err[256];
+    if (n && buf[n - 1] == '\n')
+        buf[n - 1] = '\0';
+    cr_assert_eq(cr_record_from_json(buf, &rec, err, sizeof err), 0, "%s: %s", err, buf);
+    cr_expect_eq(rec->status, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s", rec->message);
+    cr_expect(strstr(rec->message, "signal 15") != NULL, "%s", rec->message);
+    const char *calls = s_read_log(log);
+    const char *lock = strstr(calls, "nvmlDeviceSetGpuLockedClocks 1410 1410 -> 0");
+    const char *reset = strstr(calls, "nvmlDeviceResetGpuLockedClocks -> 0");
+    cr_assert(lock && reset && reset > lock, "reset after SIGTERM expected:\n%s", calls);
+    crucible__reward_record__free_unpacked(rec, NULL);
+    unlink(log);
+}

@@ -1,0 +1,98 @@
+/* cpu_judge.h — the CPU backend of crucible-runner: verifies and times a
+ * candidate's cr_entry against the reference's, inside this process.
+ *
+ * The judge owns every buffer; the candidate only ever sees pointers to
+ * judge-made inputs and poisoned outputs. Verification follows DESIGN.md §4:
+ * candidate first, then the reference on pristine copies in fresh buffers,
+ * then a second candidate run on new inputs at new addresses. Timing
+ * interleaves candidate and reference (A B A B) with the last-level cache
+ * flushed before every sample and inputs rotating through a pool.
+ *
+ * Verdicts accumulate on a RewardRecord: status (worst wins: HACK_DETECTED
+ * over INCORRECT over OK), message (the first failure of the worst kind),
+ * hack_flags (each once). Everything hung on the record is malloc'd so that
+ * crucible__reward_record__free_unpacked(rec, NULL) releases it. */
+#ifndef CR_CPU_JUDGE_H
+#define CR_CPU_JUDGE_H
+
+#include "crucible.pb-c.h"
+#include "task.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CR_JUDGE_DEFAULT_BUDGET_S 1.0 /* per bench case (JobOptions.time_budget_s) */
+#define CR_JUDGE_DEFAULT_RSE 0.005    /* 0.5%: DESIGN.md §4 */
+#define CR_JUDGE_MIN_SAMPLES 10       /* per side, before any stopping rule applies */
+#define CR_JUDGE_MAX_SAMPLES 10000    /* per side */
+
+typedef struct {
+    const cr_task_t *task;    /* borrowed */
+    cr_task_entry_fn cand;    /* candidate's cr_entry */
+    cr_task_entry_fn ref;     /* reference's cr_entry: the truth for every check */
+    cr_task_entry_fn base;    /* what the candidate is timed against: baseline, or ref */
+    unsigned char seed[32];   /* secret per-evaluation seed (DESIGN.md §4) */
+    double time_budget_s;     /* s, per bench case; > 0 */
+    double rse_target;        /* relative standard error to stop at; > 0 */
+    int cpu;                  /* core the timing thread is pinned to; < 0 = first allowed */
+    uint64_t llc_bytes;       /* bytes of last-level cache to flush (twice this is written) */
+    int threads_at_start;     /* threads of this process before the candidate was loaded */
+} cr_cpu_judge_t;
+
+/* Findings of one candidate run; the same checks serve both backends. */
+typedef struct {
+    int inputs_unchanged; /* every `in` buffer hashes as before the call */
+    int all_written;      /* no `out` element still poisoned */
+    int background;       /* threads outlived the call and the task allows none */
+    uint64_t mismatches;  /* over every out/inout param */
+    double max_abs;       /* largest |got - expected| between finite values */
+    double max_rel;       /* largest |got - expected| / |expected| */
+    int64_t first_bad;    /* index in the first param that mismatches; -1 none */
+    char msg[512];        /* the first problem, "" when none */
+} cr_judge_check_t;
+
+/* Compares the candidate's out/inout buffers with the expected ones, both
+ * in host memory: cand[p], exp[p] and numel[p] are indexed by param (other
+ * params are skipped). An `out` element still holding poison where the
+ * expected value is not the poison pattern counts as unwritten. Sets every
+ * field of *k but inputs_unchanged and background, msg included. */
+void cr_judge_compare_outputs(const cr_task_t *t, void *const *cand, void *const *exp,
+                              const size_t *numel, cr_judge_check_t *k);
+
+/* Records one verification run of case c on rec: hack flags (input_mutated,
+ * output_unwritten, background_thread, second_run_mismatch when second) and
+ * the status with a message naming the case. Returns 1 when the run passed. */
+int cr_judge_apply_run(Crucible__RewardRecord *rec, int c, const cr_judge_check_t *k,
+                       int second);
+
+/* Replaces a record string field (malloc'd, or protobuf's shared empty
+ * string) with a copy of s; on ENOMEM the old text stays. */
+void cr_judge_set_str(char **field, const char *s);
+
+/* Adds flag to rec->hack_flags unless already present. */
+void cr_judge_flag(Crucible__RewardRecord *rec, const char *flag);
+
+/* Raises rec->status to status if that is worse, and sets rec->message when
+ * the status rose or no message was set yet. */
+void cr_judge_fail(Crucible__RewardRecord *rec, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Threads of this process now (/proc/self/task), or -1 when unknown. */
+int cr_judge_thread_count(void);
+
+/* Runs every case (DESIGN.md §4 steps 1-3) and sets rec->verify and the
+ * verdict on rec. Returns 0 when a verdict was reached (whatever it is), or a
+ * negative code for a failure of the judge itself (out of memory, a shape that
+ * does not evaluate) with err describing it; rec is then partly filled. */
+int cr_cpu_judge_verify(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, char *err,
+                        size_t errlen);
+
+/* Times every bench case and sets rec->profile; a timed output that fails
+ * verification makes rec INCORRECT ("timed_output_mismatch"). Call it only
+ * after a passing cr_cpu_judge_verify. Pins the calling thread to j->cpu
+ * unless the task allows threads. Same return contract as
+ * cr_cpu_judge_verify. */
+int cr_cpu_judge_time(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, char *err,
+                      size_t errlen);
+
+#endif

@@ -1,0 +1,1495 @@
+/* cuda_judge.cu — see cuda_judge.h.
+ *
+ * Design notes (numbered so comments below can point at them):
+ *
+ * 1. One CUDA context, three runtimes. The runner links cudart statically,
+ *    and so does every candidate/reference object (nvcc's default), with its
+ *    symbols hidden. All of them share the device's primary context, so
+ *    device pointers, the legacy default stream and device-wide
+ *    synchronisation are common, but a launch error sits in the launching
+ *    runtime's own "last error". The judge reads it through the object's
+ *    exported cr_cuda_last_error() when the shim defines one (see
+ *    S_LAST_ERROR_SYM); failing that, a silent launch failure still leaves
+ *    the poisoned outputs in place and is caught as INCORRECT.
+ *
+ * 2. Never an unbounded wait on candidate work: a call ends with an event
+ *    recorded on the legacy stream, which is polled (spinning for the first
+ *    2 ms so a sample's wall time stays exact, then sleeping) against the
+ *    run's deadline and the signal flag; only then does a device-wide
+ *    cudaDeviceSynchronize() catch work left on non-blocking streams. A
+ *    kernel that never ends is TIMEOUT from the poll; one hidden on a
+ *    non-blocking stream is TIMEOUT from the supervisor's kill.
+ *
+ * 3. After a fault or a timeout the context is dead (sticky error, or a
+ *    kernel still running that any cudaFree would wait for): J->dead is set,
+ *    no further CUDA call is made, and the verdict goes straight back.
+ *
+ * 4. A timed sample is  fill inputs / poison outputs -> reset persisting L2
+ *    -> L2 flush (memset of 2x L2) -> [ev0] call [ev1] -> poll -> device
+ *    sync. The flush is queued before ev0, so the GPU is still busy with it
+ *    while the host launches the candidate: the event window holds the
+ *    candidate's GPU work and its own host-side gaps, not the judge's launch
+ *    latency (the same shape as triton.testing.do_bench). The wall clock
+ *    runs from just before ev0 to the device sync, so it also holds the tail
+ *    of the flush: that part is the same for both sides, so the cross-check
+ *    compares the candidate's (wall - event) gap with the reference's.
+ *
+ * 5. Inputs are drawn on the GPU by a counter-based generator (Philox4x32-10)
+ *    whose 64-bit key is folded from the BLAKE2b-derived stream state of
+ *    (seed, case, set, param) from cr_rng_seed, so a set is reproducible
+ *    inside the evaluation (the reference re-draws the candidate's set in its
+ *    own buffers) and unpredictable outside it. Every timed call gets a new
+ *    set index, i.e. new values, in one of S_SLOTS rotating buffer slots.
+ *
+ * 6. Input-unchanged checks hash on the device: sum over 32-bit words w_j of
+ *    splitmix64(key ^ (j << 32 | w_j)), key secret. splitmix64 is a
+ *    bijection, so a changed word changes its term; without the key, a
+ *    change that cancels out is a 2^-64 event. */
+#include <assert.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <dlfcn.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "cuda_judge.h"
+
+extern "C" {
+#include "cpu_judge.h" /* cr_judge_flag, cr_judge_fail: one verdict policy for both backends */
+#include "error.h"
+#include "hash.h"
+#include "inputs.h"
+#include "log.h"
+#include "nvml.h"
+#include "stats.h"
+#include "timeutil.h"
+#include "topo.h"
+}
+
+#define S_NP CR_TASK_MAX_PARAMS
+/* Set indices: 0 and 1 verify; timing draws from S_SET_TIMED upwards; the
+ * stream that picks verified timed samples uses a set no input uses. */
+#define S_SET_TIMED 2u
+#define S_SET_SAMPLING 0xffffffffu
+#define S_SET_HASHKEY 0xfffffffeu
+/* Exported by a shim that reports its runtime's launch errors (note 1). */
+#define S_LAST_ERROR_SYM "cr_cuda_last_error"
+
+#define S_SPIN_NS 2000000LL        /* 2 ms of busy polling before sleeping (note 2) */
+#define S_NAP_MIN_NS 20000LL       /* first nap 20 us, doubling ... */
+#define S_NAP_MAX_NS 1000000LL     /* ... up to 1 ms: a hung kernel costs no CPU */
+#define S_RUN_TIMEOUT_S 60.0       /* JobOptions.run_timeout_s default (config.c) */
+#define S_DEADLINE_FRAC 0.9        /* own deadline before the supervisor's kill ... */
+#define S_DEADLINE_MARGIN_S 0.5    /* ... minus this, to write the report */
+#define S_RESERVE_FRAC 0.15        /* of the run timeout, kept free for post-timing checks */
+#define S_FLUSH_MIN (64ull << 20)  /* flush at least 64 MiB when L2 reads small */
+#define S_WARMUP_MIN_S 0.1         /* DESIGN.md §4: warm-up by time, >= 100 ms */
+#define S_WARMUP_MAX_S 1.0         /* ... until the SM clock settles, at most this */
+#define S_CLOCK_STABLE_READS 3     /* consecutive SM clock reads within 1% = settled */
+#define S_MIN_SAMPLES_PREF 200     /* per side before the RSE rule may stop: the median's
+                                      spread between runs, not the mean's RSE, is what
+                                      a trainer sees (~0.1% for 1% noise) */
+#define S_MIN_TIMING_S 0.1         /* likewise: at least this much sampling */
+#define S_HARD_CAP 5.0             /* x budget: stop even below CR_JUDGE_MIN_SAMPLES */
+#define S_SLOTS 3                  /* rotating buffer slots: addresses change every call */
+#define S_VERIFY_ONE_IN 8          /* ~1 in 8 timed candidate outputs re-verified */
+#define S_VERIFY_MAX 8             /* ... at most this many per bench case */
+#define S_VERIFY_HOST_BYTES (1ull << 30) /* host memory for stored timed outputs */
+#define S_SIDE_MIN_US 10.0         /* hidden-work excess that flags side_stream: */
+#define S_SIDE_FRAC 0.2            /* max(10 us, 20% of the candidate's median) */
+#define S_BW_MARGIN 1.25           /* floor uses 1.25x the measured copy bandwidth */
+#define S_FLOPS_PER_SM_CLK 16384.0 /* above any SM's peak (Hopper fp8 sparse is 8192) */
+#define S_COPY_BYTES (256ull << 20) /* bandwidth probe: 4x an H200's L2 */
+#define S_MIN_KEPT 10              /* fewer unthrottled samples: keep them all */
+#define S_THREADS 256
+
+enum { S_CAND = 0, S_REF = 1, S_BASE = 2 };
+static const char *const s_who[] = {"candidate", "reference", "baseline"};
+
+typedef int (*s_last_error_fn)(void);
+
+/* ---------------------------------------------------------------- state */
+
+/* Signal and exit handling while clocks are locked: the handler only sets a
+ * flag the poll loop reads; exit() inside candidate code still resets. */
+static volatile sig_atomic_t s_signalled;
+static cr_nvml_t *volatile s_locked; /* NVML handle while clocks are locked */
+static const char *s_nvml_lib;       /* NULL = libnvidia-ml.so.1 */
+static int s_atexit_done;
+
+typedef struct {
+    int c;                                     /* case index */
+    size_t numel[S_NP];                        /* elements of each buffer param */
+    size_t bytes[S_NP];                        /* bytes of each buffer param */
+    size_t out_bytes;                          /* bytes of all out/inout buffers */
+    alignas(16) unsigned char val[S_NP][16];   /* size/scalar values in their C type */
+} s_layout_t;
+
+typedef struct {
+    void *p[S_NP]; /* device buffer per buffer param, NULL otherwise; owned */
+} s_bufs_t;
+
+typedef struct {
+    const Crucible__RunnerRequest *req;  /* borrowed */
+    const cr_task_t *t;                  /* borrowed */
+    Crucible__RewardRecord *rec;         /* borrowed; the verdict goes here */
+    cr_task_entry_fn fn[3];              /* S_CAND, S_REF, S_BASE (= ref when none) */
+    s_last_error_fn last_error[3];       /* each object's runtime error, or NULL (note 1) */
+    unsigned char seed[32];              /* secret per-evaluation seed */
+    uint64_t hash_key;                   /* secret key of the input hash (note 6) */
+    int64_t deadline_ns;                 /* monotonic: give up with TIMEOUT here */
+    int64_t reserve_ns;                  /* stop timing this long before the deadline */
+    double budget_s;                     /* s of timing per bench case */
+    double rse_target;                   /* relative standard error to stop at */
+    int dead;                            /* context unusable: no more CUDA calls (note 3) */
+    int cand_ran;                        /* the candidate was called: later sticky errors
+                                            are its doing, not the judge's */
+    int handlers;                        /* SIGTERM/SIGINT handlers installed (lock) */
+    struct sigaction old_term, old_int;  /* the handlers they replaced */
+    int verdict;                         /* a status other than OK/INCORRECT/HACK was set */
+    cudaEvent_t ev0, ev1;                /* around every call */
+    unsigned long long *dscratch;        /* device: hash sums, 2 per param; owned */
+    void *flush;                         /* device: L2 flush buffer; owned */
+    size_t flush_bytes;
+    int persist_l2;                      /* device supports persisting-L2 limits */
+    /* device */
+    char name[256];                      /* "NVIDIA H200" */
+    char bus[32];                        /* PCI bus id, for NVML */
+    int sms;                             /* multiprocessors */
+    int l2_bytes;
+    double max_clock_mhz;                /* SM clock ceiling for the flop floor */
+    double theory_bw;                    /* B/s from memory clock and bus width; 0 = unknown */
+    double copy_bw;                      /* B/s measured device-to-device; 0 = not yet */
+    /* clocks */
+    cr_nvml_t *nvml;                     /* owned; NULL without NVML */
+    cr_clock_policy_t policy;
+    unsigned locked_mhz;                 /* MHz while locked, else 0 */
+} s_judge_t;
+
+/* ---------------------------------------------------------------- kernels */
+
+__device__ __forceinline__ uint4 s_philox(uint64_t ctr, uint64_t key)
+{
+    uint4 c = make_uint4((uint32_t)ctr, (uint32_t)(ctr >> 32), 0x43727563u, 0x69626c65u);
+    uint2 k = make_uint2((uint32_t)key, (uint32_t)(key >> 32));
+    /* Philox4x32-10 (Salmon et al., SC'11): 10 rounds, the Random123 constants. */
+#pragma unroll
+    for (int r = 0; r < 10; r++) {
+        uint32_t hi0 = __umulhi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;
+        uint32_t hi1 = __umulhi(0xCD9E8D57u, c.z), lo1 = 0xCD9E8D57u * c.z;
+        c = make_uint4(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+        k.x += 0x9E3779B9u;
+        k.y += 0xBB67AE85u;
+    }
+    return c;
+}
+
+typedef struct {
+    uint64_t key;   /* Philox key of this (seed, case, set, param) */
+    int dtype;      /* cr_dtype_t */
+    int dist;       /* cr_dist_kind_t */
+    double a, b;    /* distribution parameters */
+} s_gen_t;
+
+template <typename T> __device__ __forceinline__ void s_store_int(void *buf, size_t i, double v,
+                                                                  double lo, double hi)
+{
+    v = rint(v); /* to nearest, then clamped: cr_inputs_set's rule */
+    v = v < lo ? lo : v > hi ? hi : v;
+    ((T *)buf)[i] = (T)v;
+}
+
+__global__ void s_gen_kernel(void *buf, size_t n, s_gen_t g)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        uint4 r = s_philox(i, g.key);
+        uint64_t w0 = ((uint64_t)r.x << 32) | r.y, w1 = ((uint64_t)r.z << 32) | r.w;
+        double u = (double)(w0 >> 11) * 0x1.0p-53; /* [0, 1) on the 2^-53 grid */
+        double v;
+        if (g.dist == CR_DIST_NORMAL) {
+            double u1 = (double)((w0 >> 11) + 1) * 0x1.0p-53; /* (0, 1]: log stays finite */
+            double u2 = (double)(w1 >> 11) * 0x1.0p-53;
+            v = g.a + g.b * sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+        } else if (g.dist == CR_DIST_UNIFORM) {
+            v = g.a + (g.b - g.a) * u;
+        } else {
+            v = floor(g.a + (g.b - g.a) * u);
+            if (v >= g.b)
+                v = g.b - 1;
+        }
+        switch (g.dtype) {
+        case CR_DT_F32: ((float *)buf)[i] = (float)v; break;
+        case CR_DT_F64: ((double *)buf)[i] = v; break;
+        case CR_DT_F16: ((__half *)buf)[i] = __double2half(v); break;
+        case CR_DT_BF16: ((__nv_bfloat16 *)buf)[i] = __double2bfloat16(v); break;
+        case CR_DT_I8: s_store_int<int8_t>(buf, i, v, -128.0, 127.0); break;
+        case CR_DT_U8: s_store_int<uint8_t>(buf, i, v, 0.0, 255.0); break;
+        case CR_DT_I16: s_store_int<int16_t>(buf, i, v, -32768.0, 32767.0); break;
+        case CR_DT_I32: s_store_int<int32_t>(buf, i, v, -2147483648.0, 2147483647.0); break;
+        case CR_DT_U32: s_store_int<uint32_t>(buf, i, v, 0.0, 4294967295.0); break;
+        case CR_DT_I64: s_store_int<int64_t>(buf, i, v, -9.2233720368547758e18,
+                                             9.2233720368547748e18); break;
+        default: ((uint8_t *)buf)[i] = v != 0.0; break; /* bool */
+        }
+    }
+}
+
+/* Writes the element pattern (es bytes, from cr_inputs_poison) n times. */
+__global__ void s_poison_kernel(void *buf, size_t n, int es, uint64_t pat)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        switch (es) {
+        case 8: ((uint64_t *)buf)[i] = pat; break;
+        case 4: ((uint32_t *)buf)[i] = (uint32_t)pat; break;
+        case 2: ((uint16_t *)buf)[i] = (uint16_t)pat; break;
+        default: ((uint8_t *)buf)[i] = (uint8_t)pat; break;
+        }
+    }
+}
+
+__device__ __forceinline__ uint64_t s_splitmix(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Note 6. bytes need not be a multiple of 4: the tail word is zero-padded
+ * and the length is mixed in by the host. */
+__global__ void s_hash_kernel(const void *buf, size_t bytes, uint64_t key,
+                              unsigned long long *out)
+{
+    const uint32_t *w = (const uint32_t *)buf;
+    size_t nw = bytes / 4;
+    uint64_t acc = 0;
+    for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j <= nw;
+         j += (size_t)gridDim.x * blockDim.x) {
+        uint32_t v = 0;
+        if (j < nw) {
+            v = w[j];
+        } else {
+            const uint8_t *tail = (const uint8_t *)buf + nw * 4;
+            for (size_t b = 0; b < bytes % 4; b++)
+                v |= (uint32_t)tail[b] << (8 * b);
+        }
+        acc += s_splitmix(key ^ (((uint64_t)j << 32) | v));
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        acc += __shfl_down_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 31) == 0)
+        atomicAdd(out, (unsigned long long)acc);
+}
+
+/* ---------------------------------------------------------------- verdicts */
+
+static void s_set_str(char **field, const char *s)
+{
+    char *d = strdup(s);
+    if (!d)
+        return;
+    if (*field && *field != protobuf_c_empty_string)
+        free(*field);
+    *field = d;
+}
+
+/* A verdict outside the OK < INCORRECT < HACK_DETECTED order (CUDA_FAULT,
+ * OOM, TIMEOUT, INFRA_ERROR, INVALID_TASK): it replaces whatever was there
+ * and ends the judging. The first one wins. */
+static void s_hard(s_judge_t *J, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void s_hard(s_judge_t *J, int status, const char *fmt, ...)
+{
+    if (J->verdict)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    J->verdict = 1;
+    J->rec->status = (Crucible__Status)status;
+    s_set_str(&J->rec->message, msg);
+    cr_info("%s", msg);
+}
+
+/* Verdict for a CUDA error met around a call of `who`; returns -1. Errors
+ * the context survives (a bad launch configuration) still end the run:
+ * the verdict is reached. */
+static int s_cuda_fail(s_judge_t *J, int who, cudaError_t e, const char *what, int c)
+{
+    /* Errors the context survives leave it usable for cleanup; others poison it. */
+    int sticky = !(e == cudaErrorMemoryAllocation || e == cudaErrorInvalidConfiguration ||
+                   e == cudaErrorInvalidValue || e == cudaErrorLaunchOutOfResources ||
+                   e == cudaErrorInvalidDeviceFunction || e == cudaErrorNoKernelImageForDevice);
+    int status;
+    if (e == cudaErrorMemoryAllocation)
+        status = CRUCIBLE__STATUS__STATUS_OOM;
+    else if (e == cudaErrorLaunchTimeout)
+        status = CRUCIBLE__STATUS__STATUS_TIMEOUT;
+    else if (who == S_CAND || (sticky && J->cand_ran))
+        /* A context broken while the reference runs after the candidate may
+         * be the candidate's doing (a thread it left behind): never a free pass. */
+        status = CRUCIBLE__STATUS__STATUS_CUDA_FAULT;
+    else
+        status = CRUCIBLE__STATUS__STATUS_INVALID_TASK; /* the task's own code failed */
+    s_hard(J, status, "case %d: %s: %s: %s (%s)", c, s_who[who], what, cudaGetErrorName(e),
+           cudaGetErrorString(e));
+    J->dead = sticky;
+    return -1;
+}
+
+/* For the judge's own CUDA calls outside a candidate's call. */
+static int s_infra(s_judge_t *J, cudaError_t e, const char *what)
+{
+    if (e == cudaSuccess)
+        return 0;
+    if (e == cudaErrorMemoryAllocation) {
+        s_hard(J, CRUCIBLE__STATUS__STATUS_OOM, "out of device memory: %s", what);
+        return -1;
+    }
+    /* Once the candidate has run, a sticky error in the judge's own calls
+     * came from its work (e.g. a kernel it left running that faulted). */
+    s_hard(J, J->cand_ran ? CRUCIBLE__STATUS__STATUS_CUDA_FAULT
+                          : CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+           "%s: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
+    J->dead = 1;
+    return -1;
+}
+
+/* ---------------------------------------------------------------- clocks */
+
+static void s_on_signal(int sig)
+{
+    s_signalled = sig;
+}
+
+static void s_atexit_reset(void)
+{
+    cr_nvml_t *n = s_locked;
+    if (n) {
+        s_locked = NULL;
+        cr_nvml_reset(n);
+    }
+}
+
+static void s_unlock(s_judge_t *J)
+{
+    if (!J->locked_mhz)
+        return;
+    s_locked = NULL;
+    int rc = cr_nvml_reset(J->nvml);
+    if (rc != 0)
+        cr_error("could not reset locked clocks on %s: %s (the worker resets them too)", J->bus,
+                 cr_nvml_last_error(J->nvml));
+    else
+        cr_info("clocks of %s reset after lock at %u MHz", J->bus, J->locked_mhz);
+    J->locked_mhz = 0;
+}
+
+/* Reads the SM clock and throttle reasons; 0s when NVML is absent. */
+static void s_clock_read(s_judge_t *J, unsigned *mhz, uint64_t *reasons)
+{
+    *mhz = 0;
+    *reasons = 0;
+    if (!J->nvml)
+        return;
+    if (cr_nvml_sm_clock(J->nvml, mhz) != 0)
+        *mhz = 0;
+    if (cr_nvml_throttle_reasons(J->nvml, reasons) != 0)
+        *reasons = 0;
+}
+
+/* ---------------------------------------------------------------- buffers */
+
+static int s_is_buf(const cr_param_t *prm)
+{
+    return prm->role == CR_ROLE_IN || prm->role == CR_ROLE_OUT || prm->role == CR_ROLE_INOUT;
+}
+
+static int s_is_out(const cr_param_t *prm)
+{
+    return prm->role == CR_ROLE_OUT || prm->role == CR_ROLE_INOUT;
+}
+
+static unsigned s_grid(const s_judge_t *J, size_t n)
+{
+    size_t b = (n + S_THREADS - 1) / S_THREADS;
+    size_t cap = (size_t)(J->sms > 0 ? J->sms : 1) * 16;
+    return (unsigned)(b < 1 ? 1 : b > cap ? cap : b);
+}
+
+/* Case layout; a shape that does not evaluate is INVALID_TASK (the parser
+ * checked every case, so this is a judge bug rather than an input error). */
+static int s_layout(s_judge_t *J, int c, s_layout_t *L)
+{
+    const cr_task_t *t = J->t;
+    memset(L, 0, sizeof *L);
+    L->c = c;
+    for (int p = 0; p < t->nparams; p++) {
+        const cr_param_t *prm = &t->params[p];
+        if (!s_is_buf(prm)) {
+            /* The shim reads `*(T *)args[p]`: floats in their type; integers
+             * as int64, whose low bytes are the narrower type on LE. */
+            if (prm->role == CR_ROLE_SCALAR && cr_dtype_is_float(prm->dtype))
+                cr_inputs_set(L->val[p], prm->dtype, 0, t->cases[c].fval[p]);
+            else
+                memcpy(L->val[p], &t->cases[c].ival[p], sizeof(int64_t));
+            continue;
+        }
+        int64_t n = 0;
+        if (cr_task_numel(t, c, p, &n) != 0 || n < 0) {
+            s_hard(J, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "case %d: %s: shape does not evaluate",
+                   c, prm->name);
+            return -1;
+        }
+        L->numel[p] = (size_t)n;
+        L->bytes[p] = (size_t)n * cr_dtype_size(prm->dtype);
+        if (s_is_out(prm))
+            L->out_bytes += L->bytes[p];
+    }
+    return 0;
+}
+
+static void s_free(s_judge_t *J, s_bufs_t *B)
+{
+    for (int p = 0; p < S_NP; p++) {
+        if (B->p[p] && !J->dead)
+            cudaFree(B->p[p]);
+        B->p[p] = NULL;
+    }
+}
+
+/* One device buffer per buffer param (at least 256 bytes, so each pointer is
+ * distinct). Returns 0, or -1 with an OOM verdict and B empty; with quiet,
+ * -1 without a verdict (the caller can do with fewer buffers). */
+static int s_alloc_q(s_judge_t *J, const s_layout_t *L, s_bufs_t *B, int quiet)
+{
+    memset(B, 0, sizeof *B);
+    for (int p = 0; p < J->t->nparams; p++) {
+        if (!s_is_buf(&J->t->params[p]))
+            continue;
+        size_t sz = L->bytes[p] < 256 ? 256 : L->bytes[p];
+        cudaError_t e = cudaMalloc(&B->p[p], sz);
+        if (e != cudaSuccess) {
+            B->p[p] = NULL;
+            char what[160];
+            snprintf(what, sizeof what, "case %d: %zu bytes for '%s'", L->c, sz,
+                     J->t->params[p].name);
+            s_free(J, B);
+            if (quiet) {
+                cudaGetLastError();
+                return -1;
+            }
+            return s_infra(J, e, what);
+        }
+    }
+    return 0;
+}
+
+static int s_alloc(s_judge_t *J, const s_layout_t *L, s_bufs_t *B)
+{
+    return s_alloc_q(J, L, B, 0);
+}
+
+/* in/inout drawn on the device from (seed, case, set, param); out poisoned.
+ * Queued on the legacy stream; nothing waits here. */
+static int s_fill(s_judge_t *J, const s_layout_t *L, uint32_t set, const s_bufs_t *B)
+{
+    const cr_task_t *t = J->t;
+    for (int p = 0; p < t->nparams; p++) {
+        const cr_param_t *prm = &t->params[p];
+        if (!s_is_buf(prm) || !B->p[p] || L->numel[p] == 0)
+            continue;
+        if (prm->role == CR_ROLE_OUT) {
+            unsigned char pat[8] = {0};
+            uint64_t v = 0;
+            cr_inputs_poison(pat, prm->dtype, 1);
+            memcpy(&v, pat, sizeof v);
+            s_poison_kernel<<<s_grid(J, L->numel[p]), S_THREADS, 0, cudaStreamLegacy>>>(
+                B->p[p], L->numel[p], (int)cr_dtype_size(prm->dtype), v);
+        } else {
+            cr_rng_t rng;
+            cr_rng_seed(&rng, J->seed, (uint32_t)L->c, set, (uint32_t)p);
+            s_gen_t g;
+            g.key = rng.s[0] ^ rng.s[1]; /* 64 bits of the BLAKE2b state (note 5) */
+            g.dtype = prm->dtype;
+            g.dist = prm->init.kind;
+            g.a = prm->init.a;
+            g.b = prm->init.b;
+            s_gen_kernel<<<s_grid(J, L->numel[p]), S_THREADS, 0, cudaStreamLegacy>>>(
+                B->p[p], L->numel[p], g);
+        }
+    }
+    return s_infra(J, cudaGetLastError(), "input generation launch");
+}
+
+/* Queues the hash of every `in` buffer into dscratch[slot * S_NP + p]. */
+static int s_hash_queue(s_judge_t *J, const s_layout_t *L, const s_bufs_t *B, int slot)
+{
+    const cr_task_t *t = J->t;
+    unsigned long long *d = J->dscratch + (size_t)slot * S_NP;
+    cudaMemsetAsync(d, 0, S_NP * sizeof *d, cudaStreamLegacy);
+    for (int p = 0; p < t->nparams; p++)
+        if (t->params[p].role == CR_ROLE_IN && B->p[p])
+            s_hash_kernel<<<s_grid(J, L->bytes[p] / 4 + 1), S_THREADS, 0, cudaStreamLegacy>>>(
+                B->p[p], L->bytes[p], J->hash_key, d + p);
+    return s_infra(J, cudaGetLastError(), "input hash launch");
+}
+
+/* Copies both hash slots back; names the first `in` param that changed. */
+static int s_hash_compare(s_judge_t *J, const char **mutated)
+{
+    unsigned long long h[2 * S_NP];
+    *mutated = NULL;
+    if (s_infra(J, cudaMemcpy(h, J->dscratch, sizeof h, cudaMemcpyDeviceToHost), "input hash"))
+        return -1;
+    for (int p = 0; p < J->t->nparams; p++)
+        if (J->t->params[p].role == CR_ROLE_IN && h[p] != h[S_NP + p] && !*mutated)
+            *mutated = J->t->params[p].name;
+    return 0;
+}
+
+/* Host copies of the out/inout buffers, one malloc'd block per param. */
+typedef struct {
+    void *p[S_NP]; /* owned */
+} s_host_t;
+
+static void s_host_free(s_host_t *H)
+{
+    for (int p = 0; p < S_NP; p++) {
+        free(H->p[p]);
+        H->p[p] = NULL;
+    }
+}
+
+static int s_copy_out(s_judge_t *J, const s_layout_t *L, const s_bufs_t *B, s_host_t *H)
+{
+    memset(H, 0, sizeof *H);
+    for (int p = 0; p < J->t->nparams; p++) {
+        if (!s_is_out(&J->t->params[p]))
+            continue;
+        H->p[p] = malloc(L->bytes[p] ? L->bytes[p] : 1);
+        if (!H->p[p]) {
+            s_host_free(H);
+            s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "out of host memory for outputs");
+            return -1;
+        }
+        if (s_infra(J, cudaMemcpy(H->p[p], B->p[p], L->bytes[p], cudaMemcpyDeviceToHost),
+                    "copying outputs back")) {
+            s_host_free(H);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- calls */
+
+/* Resets what a candidate may have changed for everyone (HACKS.md #19):
+ * persisting-L2 size and lines. Untimed. */
+static void s_reset_state(s_judge_t *J)
+{
+    if (!J->persist_l2)
+        return;
+    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+    cudaCtxResetPersistingL2Cache();
+    cudaGetLastError();
+}
+
+/* Polls ev against the deadline and the signal flag (note 2). Returns 0,
+ * or -1 with a verdict. */
+static int s_wait(s_judge_t *J, cudaEvent_t ev, int who, int c)
+{
+    int64_t start = cr_time_mono_ns(), nap = S_NAP_MIN_NS;
+    for (;;) {
+        cudaError_t q = cudaEventQuery(ev);
+        if (q == cudaSuccess)
+            return 0;
+        if (q != cudaErrorNotReady)
+            return s_cuda_fail(J, who, q, "kernel failed", c);
+        int64_t now = cr_time_mono_ns();
+        if (s_signalled) {
+            s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                   "case %d: runner interrupted by signal %d while the %s ran", c,
+                   (int)s_signalled, s_who[who]);
+            J->dead = 1;
+            return -1;
+        }
+        if (now >= J->deadline_ns) {
+            s_hard(J, CRUCIBLE__STATUS__STATUS_TIMEOUT,
+                   "case %d: the %s's GPU work was still running after %.1f s (run timeout)", c,
+                   s_who[who], (double)(now - start) / 1e9);
+            J->dead = 1;
+            return -1;
+        }
+        if (now - start > S_SPIN_NS) {
+            struct timespec ts = {0, (long)nap};
+            nanosleep(&ts, NULL);
+            nap = nap * 2 > S_NAP_MAX_NS ? S_NAP_MAX_NS : nap * 2;
+        }
+    }
+}
+
+typedef struct {
+    double ev_us;   /* event time: ev0 -> ev1 on the legacy stream */
+    double wall_us; /* CLOCK_MONOTONIC: before ev0 -> device synchronised */
+} s_time_t;
+
+/* Calls fn(args) for `who` with the buffers in B and waits for all of its
+ * work, device-wide. Returns 0 with the times in *tm, or -1 with a verdict. */
+static int s_call(s_judge_t *J, int who, const s_layout_t *L, const s_bufs_t *B, s_time_t *tm)
+{
+    const cr_task_t *t = J->t;
+    void *ptr[S_NP], *args[S_NP];
+    for (int p = 0; p < t->nparams; p++) {
+        if (s_is_buf(&t->params[p])) {
+            ptr[p] = B->p[p];
+            args[p] = &ptr[p];
+        } else {
+            args[p] = (void *)L->val[p];
+        }
+    }
+    if (J->last_error[who])
+        J->last_error[who](); /* clears an error from an earlier call */
+    J->cand_ran |= who == S_CAND;
+    cudaGetLastError();
+    int64_t t0 = cr_time_mono_ns();
+    cudaEventRecord(J->ev0, cudaStreamLegacy);
+    J->fn[who](args);
+    cudaError_t launch = J->last_error[who] ? (cudaError_t)J->last_error[who]() : cudaSuccess;
+    cudaError_t rec = cudaEventRecord(J->ev1, cudaStreamLegacy);
+    if (launch != cudaSuccess)
+        return s_cuda_fail(J, who, launch, "launch failed", L->c);
+    if (rec != cudaSuccess)
+        return s_cuda_fail(J, who, rec, "device error after the call", L->c);
+    if (s_wait(J, J->ev1, who, L->c) != 0)
+        return -1;
+    cudaError_t e = cudaDeviceSynchronize(); /* work on non-blocking streams (note 2) */
+    int64_t t1 = cr_time_mono_ns();
+    if (e != cudaSuccess)
+        return s_cuda_fail(J, who, e, "device error after the call", L->c);
+    float ms = 0;
+    e = cudaEventElapsedTime(&ms, J->ev0, J->ev1);
+    if (e != cudaSuccess)
+        return s_cuda_fail(J, who, e, "event timing", L->c);
+    if (tm) {
+        tm->ev_us = (double)ms * 1e3;
+        tm->wall_us = (double)(t1 - t0) / 1e3;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- checks */
+
+typedef struct {
+    int inputs_unchanged;  /* every `in` buffer hashes as before the call */
+    int all_written;       /* no `out` element still poisoned */
+    uint64_t mismatches;   /* over every out/inout param */
+    double max_abs, max_rel;
+    int64_t first_bad;     /* within the first param that mismatches; -1 none */
+    char msg[512];         /* first problem, "" when none */
+} s_check_t;
+
+/* Elements still poisoned where the reference wrote something else (an
+ * 8-bit output whose right value is the pattern is not "unwritten"). */
+static size_t s_unwritten(const void *cand, const void *ref, cr_dtype_t d, size_t n,
+                          int64_t *first)
+{
+    *first = -1;
+    if (cr_inputs_count_poison(cand, d, n, NULL) == 0)
+        return 0;
+    size_t es = cr_dtype_size(d), count = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *a = (const char *)cand + i * es, *r = (const char *)ref + i * es;
+        if (cr_inputs_count_poison(a, d, 1, NULL) && !cr_inputs_count_poison(r, d, 1, NULL)) {
+            if (*first < 0)
+                *first = (int64_t)i;
+            count++;
+        }
+    }
+    return count;
+}
+
+static void s_compare(const cr_task_t *t, const s_layout_t *L, const s_host_t *cand,
+                      const s_host_t *exp, s_check_t *k)
+{
+    k->all_written = 1;
+    k->first_bad = -1;
+    for (int p = 0; p < t->nparams; p++) {
+        const cr_param_t *prm = &t->params[p];
+        if (!s_is_out(prm))
+            continue;
+        if (prm->role == CR_ROLE_OUT) {
+            int64_t first;
+            size_t nu = s_unwritten(cand->p[p], exp->p[p], prm->dtype, L->numel[p], &first);
+            if (nu) {
+                k->all_written = 0;
+                if (!k->msg[0])
+                    snprintf(k->msg, sizeof k->msg,
+                             "output '%s': %zu of %zu elements never written (first at [%lld])",
+                             prm->name, nu, L->numel[p], (long long)first);
+            }
+        }
+        double ma = 0, mr = 0;
+        int64_t fb = -1;
+        uint64_t bad = cr_inputs_compare(cand->p[p], exp->p[p], prm->dtype, L->numel[p], t->atol,
+                                         t->rtol, &ma, &mr, &fb);
+        k->max_abs = fmax(k->max_abs, ma);
+        k->max_rel = fmax(k->max_rel, mr);
+        if (bad && k->first_bad < 0) {
+            k->first_bad = fb;
+            if (!k->msg[0])
+                snprintf(k->msg, sizeof k->msg,
+                         "output '%s': %llu of %zu elements differ; first at [%lld]: got %.9g, "
+                         "expected %.9g (atol %g, rtol %g)",
+                         prm->name, (unsigned long long)bad, L->numel[p], (long long)fb,
+                         cr_inputs_get(cand->p[p], prm->dtype, (size_t)fb),
+                         cr_inputs_get(exp->p[p], prm->dtype, (size_t)fb), t->atol, t->rtol);
+        }
+        k->mismatches += bad;
+    }
+}
+
+/* The reference on set `set` of case L->c, in fresh buffers; its outputs
+ * land in *H. Returns 0 or -1 with a verdict. */
+static int s_reference(s_judge_t *J, const s_layout_t *L, uint32_t set, s_host_t *H)
+{
+    s_bufs_t R;
+    if (s_alloc(J, L, &R) != 0)
+        return -1;
+    int rc = s_fill(J, L, set, &R);
+    if (rc == 0) {
+        s_reset_state(J);
+        rc = s_call(J, S_REF, L, &R, NULL);
+    }
+    if (rc == 0)
+        rc = s_copy_out(J, L, &R, H);
+    s_free(J, &R);
+    return rc;
+}
+
+/* One verification run of case L->c on set `set` (DESIGN.md §4 steps 1-2):
+ * the candidate into *cand (allocated here, freed by the caller so that a
+ * later run gets new addresses), then the reference in fresh buffers.
+ * Returns 0 with the findings in *k, or -1 with a verdict. */
+static int s_verify_set(s_judge_t *J, const s_layout_t *L, uint32_t set, s_bufs_t *cand,
+                        s_check_t *k)
+{
+    s_host_t hc, hr;
+    const char *mut = NULL;
+    memset(k, 0, sizeof *k);
+    if (s_alloc(J, L, cand) != 0 || s_fill(J, L, set, cand) != 0 ||
+        s_hash_queue(J, L, cand, 0) != 0)
+        return -1;
+    s_reset_state(J);
+    if (s_call(J, S_CAND, L, cand, NULL) != 0 || s_hash_queue(J, L, cand, 1) != 0 ||
+        s_hash_compare(J, &mut) != 0 || s_copy_out(J, L, cand, &hc) != 0)
+        return -1;
+    k->inputs_unchanged = mut == NULL;
+    /* Only now does the reference run, in buffers the candidate never saw. */
+    if (s_reference(J, L, set, &hr) != 0) {
+        s_host_free(&hc);
+        return -1;
+    }
+    s_compare(J->t, L, &hc, &hr, k);
+    if (mut) /* the most serious finding leads the message */
+        snprintf(k->msg, sizeof k->msg, "input '%s' was modified by the candidate", mut);
+    s_host_free(&hc);
+    s_host_free(&hr);
+    return 0;
+}
+
+static int s_passed(const s_check_t *k)
+{
+    return k->inputs_unchanged && k->all_written && k->mismatches == 0;
+}
+
+/* Applies one run's findings to the record; 1 when the run passed. */
+static int s_judge_run(Crucible__RewardRecord *rec, int c, const s_check_t *k, int second)
+{
+    const char *which = second ? " (second run: new inputs at new addresses)" : "";
+    if (!k->inputs_unchanged) {
+        cr_judge_flag(rec, "input_mutated");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "case %d%s: %s", c, which,
+                      k->msg);
+    }
+    if (!k->all_written)
+        cr_judge_flag(rec, "output_unwritten");
+    if (s_passed(k))
+        return 1;
+    if (second)
+        cr_judge_flag(rec, "second_run_mismatch");
+    cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_INCORRECT, "case %d%s: %s", c, which, k->msg);
+    return 0;
+}
+
+static void s_case_fields(Crucible__CaseResult *cr, const s_check_t *k)
+{
+    cr->inputs_unchanged = k->inputs_unchanged;
+    cr->all_written = k->all_written;
+    cr->mismatches = k->mismatches;
+    cr->first_bad_index = k->first_bad;
+    cr->max_abs_err = fmax(cr->max_abs_err, k->max_abs);
+    cr->max_rel_err = fmax(cr->max_rel_err, k->max_rel);
+}
+
+/* Verifies every case. Returns 0 (verdict on the record, J->verdict set for
+ * a hard one) or -ENOMEM. */
+static int s_verify(s_judge_t *J)
+{
+    const cr_task_t *t = J->t;
+    int64_t t0 = cr_time_mono_ns();
+    Crucible__VerifyResult *vr = (Crucible__VerifyResult *)malloc(sizeof *vr);
+    if (!vr)
+        return -ENOMEM;
+    crucible__verify_result__init(vr);
+    J->rec->verify = vr;
+    vr->cases = (Crucible__CaseResult **)calloc((size_t)t->ncases, sizeof *vr->cases);
+    if (!vr->cases)
+        return -ENOMEM;
+    vr->ok = 1;
+    for (int c = 0; c < t->ncases && !J->verdict; c++) {
+        Crucible__CaseResult *cr = (Crucible__CaseResult *)malloc(sizeof *cr);
+        if (!cr)
+            return -ENOMEM;
+        crucible__case_result__init(cr);
+        vr->cases[vr->n_cases++] = cr;
+        cr->index = (uint32_t)c;
+        cr->first_bad_index = -1;
+        s_layout_t L;
+        s_bufs_t first, second;
+        s_check_t k1, k2;
+        if (s_layout(J, c, &L) != 0 || s_verify_set(J, &L, 0, &first, &k1) != 0) {
+            s_set_str(&cr->message, J->rec->message);
+            vr->ok = 0;
+            break;
+        }
+        int ok = s_judge_run(J->rec, c, &k1, 0);
+        s_case_fields(cr, &k1);
+        if (k1.msg[0])
+            s_set_str(&cr->message, k1.msg);
+        if (ok) {
+            /* `first` is still allocated: set 1 lands at new addresses (step 3). */
+            int rc = s_verify_set(J, &L, 1, &second, &k2);
+            s_free(J, &first);
+            s_free(J, &second);
+            if (rc != 0) {
+                s_set_str(&cr->message, J->rec->message);
+                vr->ok = 0;
+                break;
+            }
+            ok = s_judge_run(J->rec, c, &k2, 1);
+            cr->second_run_passed = ok;
+            if (!ok) {
+                s_case_fields(cr, &k2);
+                char m[600];
+                snprintf(m, sizeof m, "second run: %s", k2.msg);
+                s_set_str(&cr->message, m);
+            }
+        } else {
+            s_free(J, &first);
+        }
+        cr->passed = ok;
+        vr->ok &= ok;
+        cr_debug("case %d: %s", c, ok ? "passed" : cr->message);
+    }
+    vr->seconds = (double)(cr_time_mono_ns() - t0) / 1e9;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- timing */
+
+typedef struct {
+    double ev_us, wall_us; /* see s_time_t */
+    unsigned mhz;          /* SM clock read after the sample; 0 = unknown */
+    int throttled;         /* a throttle reason was set before or after */
+} s_sample_t;
+
+typedef struct {
+    s_sample_t *s;         /* CR_JUDGE_MAX_SAMPLES of them; owned */
+    size_t n;
+    cr_stats_online_t on;  /* running RSE of the event times */
+} s_side_t;
+
+typedef struct {
+    uint32_t set;          /* input set the timed call ran on */
+    s_host_t out;          /* its outputs */
+    const char *mutated;   /* `in` param it changed, or NULL */
+} s_kept_t;
+
+/* Device-to-device copy bandwidth, best of 5 over S_COPY_BYTES (read +
+ * written bytes counted), measured once per runner. */
+static void s_measure_bw(s_judge_t *J)
+{
+    void *a = NULL, *b = NULL;
+    if (J->copy_bw > 0 || cudaMalloc(&a, S_COPY_BYTES) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+    }
+    if (cudaMalloc(&b, S_COPY_BYTES) == cudaSuccess) {
+        float best = 0;
+        for (int i = 0; i < 6; i++) {
+            float ms = 0;
+            cudaEventRecord(J->ev0, cudaStreamLegacy);
+            cudaMemcpyAsync(b, a, S_COPY_BYTES, cudaMemcpyDeviceToDevice, cudaStreamLegacy);
+            cudaEventRecord(J->ev1, cudaStreamLegacy);
+            if (cudaEventSynchronize(J->ev1) != cudaSuccess ||
+                cudaEventElapsedTime(&ms, J->ev0, J->ev1) != cudaSuccess)
+                break;
+            if (i > 0 && (best == 0 || ms < best)) /* the first copy warms up */
+                best = ms;
+        }
+        if (best > 0)
+            J->copy_bw = 2.0 * (double)S_COPY_BYTES / (best * 1e-3);
+        cudaFree(b);
+    }
+    cudaFree(a);
+    cudaGetLastError();
+    cr_info("device copy bandwidth %.0f GB/s (theoretical %.0f GB/s)", J->copy_bw / 1e9,
+            J->theory_bw / 1e9);
+}
+
+/* One timed call of `who` on fresh set `set` in slot B (note 4). With
+ * keep != NULL the candidate's inputs are hashed and its outputs kept for
+ * verification. Returns 0 or -1 with a verdict. */
+static int s_sample(s_judge_t *J, int who, const s_layout_t *L, const s_bufs_t *B, uint32_t set,
+                    s_kept_t *keep, s_sample_t *out)
+{
+    unsigned m0, m1;
+    uint64_t r0, r1;
+    s_time_t tm;
+    if (s_fill(J, L, set, B) != 0 || (keep && s_hash_queue(J, L, B, 0) != 0))
+        return -1;
+    s_clock_read(J, &m0, &r0);
+    s_reset_state(J);
+    cudaMemsetAsync(J->flush, (int)(set & 0xff), J->flush_bytes, cudaStreamLegacy);
+    if (s_call(J, who, L, B, &tm) != 0)
+        return -1;
+    s_clock_read(J, &m1, &r1);
+    out->ev_us = tm.ev_us;
+    out->wall_us = tm.wall_us;
+    out->mhz = m1 ? m1 : m0;
+    out->throttled = ((r0 | r1) & CR_NVML_THROTTLE_MASK) != 0;
+    if (keep) {
+        keep->set = set;
+        if (s_hash_queue(J, L, B, 1) != 0 || s_hash_compare(J, &keep->mutated) != 0 ||
+            s_copy_out(J, L, B, &keep->out) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Samples kept after the throttle filter; fills x with the chosen times. */
+static size_t s_kept_times(const s_side_t *S, int all, int wall, double shift, double *x)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < S->n; i++) {
+        if (!all && S->s[i].throttled)
+            continue;
+        double v = S->s[i].ev_us;
+        if (wall) /* note 4: the wall time less the reference's own gap, never below the event */
+            v = fmax(v, S->s[i].wall_us - shift);
+        x[n++] = v;
+    }
+    return n;
+}
+
+static double s_median_gap(const s_side_t *S, int all, double *tmp)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < S->n; i++)
+        if (all || !S->s[i].throttled)
+            tmp[n++] = S->s[i].wall_us - S->s[i].ev_us;
+    if (n == 0)
+        return 0;
+    cr_stats_sort(tmp, n);
+    return cr_stats_quantile_sorted(tmp, n, 0.5);
+}
+
+/* Summarises both sides of bench case c into br; applies the side-stream
+ * and roofline checks. Returns 0 or -ENOMEM. */
+static int s_summarise(s_judge_t *J, int c, s_side_t *A, s_side_t *B, Crucible__BenchResult *br)
+{
+    size_t cap = A->n > B->n ? A->n : B->n;
+    double *x = (double *)malloc((cap ? cap : 1) * sizeof *x);
+    double *y = (double *)malloc((cap ? cap : 1) * sizeof *y);
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return -ENOMEM;
+    }
+    size_t thr_a = 0, thr_b = 0;
+    for (size_t i = 0; i < A->n; i++)
+        thr_a += A->s[i].throttled != 0;
+    for (size_t i = 0; i < B->n; i++)
+        thr_b += B->s[i].throttled != 0;
+    /* Observe policy: throttled samples are dropped, unless too few remain. */
+    int all = A->n - thr_a < S_MIN_KEPT || B->n - thr_b < S_MIN_KEPT;
+    if (all && (thr_a || thr_b))
+        cr_warn("case %d: %zu/%zu samples throttled; keeping them all", c, thr_a + thr_b,
+                A->n + B->n);
+    br->throttled_dropped = all ? 0 : (uint32_t)(thr_a + thr_b);
+
+    /* Wall-clock cross-check (note 4). */
+    double gap_a = s_median_gap(A, all, x), gap_b = s_median_gap(B, all, x);
+    size_t na = s_kept_times(A, all, 0, 0, x);
+    cr_stats_t sa, sb;
+    cr_stats_compute(x, na, &sa);
+    double excess = gap_a - gap_b;
+    int side = excess > fmax(S_SIDE_MIN_US, S_SIDE_FRAC * sa.median);
+    if (side) {
+        cr_judge_flag(J->rec, "side_stream");
+        cr_warn("case %d: the candidate's wall time exceeds its event time by %.1f us more "
+                "than the reference's: work escaped the legacy stream; timing by wall clock",
+                c, excess);
+        na = s_kept_times(A, all, 1, gap_b, x);
+        cr_stats_compute(x, na, &sa);
+    }
+    size_t nb = s_kept_times(B, all, 0, 0, y);
+    cr_stats_compute(y, nb, &sb);
+    /* The wall-clock median reported is the candidate's raw one. */
+    size_t nw = 0;
+    for (size_t i = 0; i < A->n; i++)
+        if (all || !A->s[i].throttled)
+            x[nw++] = A->s[i].wall_us;
+    cr_stats_sort(x, nw);
+    br->wall_median_us = nw ? cr_stats_quantile_sorted(x, nw, 0.5) : 0;
+
+    double mhz = 0;
+    size_t nm = 0;
+    for (int side_i = 0; side_i < 2; side_i++) {
+        const s_side_t *S = side_i ? B : A;
+        for (size_t i = 0; i < S->n; i++)
+            if ((all || !S->s[i].throttled) && S->s[i].mhz) {
+                mhz += S->s[i].mhz;
+                nm++;
+            }
+    }
+    br->mean_sm_clock_mhz = nm ? mhz / (double)nm : 0;
+    br->samples = (uint32_t)sa.n;
+    br->median_us = sa.median;
+    br->mean_us = sa.mean;
+    br->min_us = sa.min;
+    br->iqr_us = sa.iqr;
+    br->rse = sa.rse;
+    br->ref_samples = (uint32_t)sb.n;
+    br->ref_median_us = sb.median;
+    br->ref_rse = sb.rse;
+    cr_stats_speedup(&sa, &sb, &br->speedup, &br->speedup_lo, &br->speedup_hi);
+
+    /* Roofline floor (HACKS.md #16). */
+    double bytes = 0, flops = 0, floor_s = 0;
+    cr_task_bytes(J->t, c, &bytes);
+    cr_task_flops(J->t, c, &flops);
+    double bw = fmax(J->copy_bw * S_BW_MARGIN, J->theory_bw);
+    if (bytes > 0 && bw > 0)
+        floor_s = bytes / bw;
+    double rate = J->sms * J->max_clock_mhz * 1e6 * S_FLOPS_PER_SM_CLK;
+    if (flops > 0 && rate > 0)
+        floor_s = fmax(floor_s, flops / rate);
+    br->floor_us = floor_s * 1e6;
+    if (br->floor_us > 0 && sa.n > 0 && sa.median < br->floor_us) {
+        cr_judge_flag(J->rec, "below_roofline");
+        cr_judge_fail(J->rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                      "case %d: median %.3f us is below the roofline floor %.3f us (%.4g bytes "
+                      "at %.0f GB/s, %.4g flops at %.0f TFLOP/s): impossible on this GPU",
+                      c, sa.median, br->floor_us, bytes, bw / 1e9, flops, rate / 1e12);
+    }
+    free(x);
+    free(y);
+    return 0;
+}
+
+/* Checks the kept timed outputs against the reference, run now in fresh
+ * buffers (so no reference result for a timed set ever sat in memory while
+ * the candidate ran). Returns 0 or -1 with a verdict. */
+static int s_check_kept(s_judge_t *J, const s_layout_t *L, s_kept_t *kept, unsigned nkept)
+{
+    for (unsigned i = 0; i < nkept; i++) {
+        if (kept[i].mutated) {
+            cr_judge_flag(J->rec, "input_mutated");
+            cr_judge_fail(J->rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                          "case %d: input '%s' was modified by the candidate during timing",
+                          L->c, kept[i].mutated);
+            return 0;
+        }
+        s_host_t hr;
+        if (s_reference(J, L, kept[i].set, &hr) != 0)
+            return -1;
+        s_check_t k;
+        memset(&k, 0, sizeof k);
+        s_compare(J->t, L, &kept[i].out, &hr, &k);
+        s_host_free(&hr);
+        if (k.all_written && k.mismatches == 0)
+            continue;
+        cr_judge_flag(J->rec, "timed_output_mismatch");
+        cr_judge_fail(J->rec, CRUCIBLE__STATUS__STATUS_INCORRECT, "case %d: timed run: %s", L->c,
+                      k.msg);
+        return 0;
+    }
+    return 0;
+}
+
+/* Times bench case c (DESIGN.md §4, timing). Returns 0 (results in br,
+ * verdicts on the record) or -1 with a hard verdict, or -ENOMEM. */
+static int s_time_case(s_judge_t *J, int c, Crucible__BenchResult *br)
+{
+    s_layout_t L;
+    s_bufs_t slot[S_SLOTS];
+    s_side_t A, Bs;
+    s_kept_t kept[S_VERIFY_MAX + 1];
+    unsigned nkept = 0;
+    int nslots = 0, rc = -1;
+    memset(slot, 0, sizeof slot);
+    memset(kept, 0, sizeof kept);
+    memset(&A, 0, sizeof A);
+    memset(&Bs, 0, sizeof Bs);
+    br->case_index = (uint32_t)c;
+    if (s_layout(J, c, &L) != 0)
+        return -1;
+    A.s = (s_sample_t *)malloc(CR_JUDGE_MAX_SAMPLES * sizeof *A.s);
+    Bs.s = (s_sample_t *)malloc(CR_JUDGE_MAX_SAMPLES * sizeof *Bs.s);
+    if (!A.s || !Bs.s) {
+        rc = -ENOMEM;
+        goto done;
+    }
+    /* Two slots already change addresses every call; a third if it fits. */
+    for (; nslots < S_SLOTS; nslots++)
+        if (s_alloc_q(J, &L, &slot[nslots], nslots >= 2) != 0)
+            break;
+    if (nslots < 2)
+        goto done;
+    {
+        cr_rng_t pick;
+        cr_rng_seed(&pick, J->seed, (uint32_t)c, S_SET_SAMPLING, 0);
+        uint32_t set = S_SET_TIMED;
+        unsigned call = 0;
+        s_sample_t sm;
+        size_t kept_bytes = 0;
+
+        /* Warm-up (DESIGN.md §4): >= 100 ms and until the SM clock settles. */
+        int64_t w0 = cr_time_mono_ns();
+        double warm_max = fmin(S_WARMUP_MAX_S, fmax(S_WARMUP_MIN_S, J->budget_s / 2));
+        unsigned last_mhz = 0;
+        int stable = J->nvml ? 0 : S_CLOCK_STABLE_READS;
+        for (;;) {
+            if (s_sample(J, S_CAND, &L, &slot[call++ % nslots], set++, NULL, &sm) != 0 ||
+                s_sample(J, S_BASE, &L, &slot[call++ % nslots], set++, NULL, &sm) != 0)
+                goto done;
+            if (J->nvml) {
+                unsigned m = sm.mhz;
+                stable = (m && last_mhz && fabs((double)m - last_mhz) <= 0.01 * last_mhz)
+                             ? stable + 1 : 0;
+                last_mhz = m;
+            }
+            double el = (double)(cr_time_mono_ns() - w0) / 1e9;
+            if ((el >= S_WARMUP_MIN_S && stable >= S_CLOCK_STABLE_READS) || el >= warm_max)
+                break;
+        }
+
+        /* A B A B until both sides' RSE is under the target or the budget is spent. */
+        int64_t t0 = cr_time_mono_ns();
+        while (A.n < CR_JUDGE_MAX_SAMPLES) {
+            int verify = nkept < S_VERIFY_MAX && kept_bytes + L.out_bytes <= S_VERIFY_HOST_BYTES &&
+                         cr_rng_next(&pick) % S_VERIFY_ONE_IN == 0;
+            if (s_sample(J, S_CAND, &L, &slot[call++ % nslots], set++,
+                         verify ? &kept[nkept] : NULL, &A.s[A.n]) != 0)
+                goto done;
+            if (verify) {
+                nkept++;
+                kept_bytes += L.out_bytes;
+            }
+            cr_stats_online_push(&A.on, A.s[A.n++].ev_us);
+            if (s_sample(J, S_BASE, &L, &slot[call++ % nslots], set++, NULL, &Bs.s[Bs.n]) != 0)
+                goto done;
+            cr_stats_online_push(&Bs.on, Bs.s[Bs.n++].ev_us);
+
+            int64_t now = cr_time_mono_ns();
+            double el = (double)(now - t0) / 1e9;
+            int enough = A.n >= CR_JUDGE_MIN_SAMPLES;
+            if (A.n >= S_MIN_SAMPLES_PREF && el >= S_MIN_TIMING_S &&
+                cr_stats_online_rse(&A.on) < J->rse_target &&
+                cr_stats_online_rse(&Bs.on) < J->rse_target)
+                break;
+            if ((enough && el >= J->budget_s) || el >= S_HARD_CAP * J->budget_s ||
+                now >= J->deadline_ns - J->reserve_ns)
+                break;
+            if (s_signalled) {
+                s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                       "case %d: runner interrupted by signal %d", c, (int)s_signalled);
+                goto done;
+            }
+        }
+        /* At least one timed output is always checked. */
+        if (nkept == 0 && s_sample(J, S_CAND, &L, &slot[call++ % nslots], set++, &kept[nkept++],
+                                   &sm) != 0)
+            goto done;
+    }
+    for (int s = 0; s < nslots; s++)
+        s_free(J, &slot[s]);
+    br->verified_samples = nkept;
+    if (s_check_kept(J, &L, kept, nkept) != 0)
+        goto done;
+    rc = s_summarise(J, c, &A, &Bs, br);
+    cr_debug("case %d: %u+%u samples, median %.3f us vs %.3f us (wall %.3f), speedup %.3f", c,
+             br->samples, br->ref_samples, br->median_us, br->ref_median_us, br->wall_median_us,
+             br->speedup);
+done:
+    for (int s = 0; s < nslots; s++)
+        s_free(J, &slot[s]);
+    for (unsigned i = 0; i < nkept; i++)
+        s_host_free(&kept[i].out);
+    free(A.s);
+    free(Bs.s);
+    return rc;
+}
+
+static int s_time(s_judge_t *J)
+{
+    const cr_task_t *t = J->t;
+    int64_t t0 = cr_time_mono_ns();
+    Crucible__ProfileResult *pr = (Crucible__ProfileResult *)malloc(sizeof *pr);
+    if (!pr)
+        return -ENOMEM;
+    crucible__profile_result__init(pr);
+    J->rec->profile = pr;
+    pr->cache_flushed = 1;
+    const char *pol = J->req->options && J->req->options->clock_policy &&
+                              J->req->options->clock_policy[0]
+                          ? J->req->options->clock_policy : "observe";
+    s_set_str(&pr->clock_policy, pol);
+    s_set_str(&pr->ref_policy, "interleaved");
+    pr->cases = (Crucible__BenchResult **)calloc((size_t)t->nbench + 1, sizeof *pr->cases);
+    if (!pr->cases)
+        return -ENOMEM;
+    int pin = cr_topo_pin_self(J->req->cpu);
+    if (pin != 0)
+        cr_warn("could not pin to cpu %d: %s; timing unpinned", J->req->cpu, cr_strerror(pin));
+    if (t->nbench > 0)
+        s_measure_bw(J);
+    double logsum = 0;
+    int nsp = 0, rc = 0;
+    for (int b = 0; b < t->nbench && rc == 0; b++) {
+        Crucible__BenchResult *br = (Crucible__BenchResult *)malloc(sizeof *br);
+        if (!br)
+            return -ENOMEM;
+        crucible__bench_result__init(br);
+        pr->cases[pr->n_cases++] = br;
+        rc = s_time_case(J, t->bench[b], br);
+        if (rc == 0 && J->rec->status != CRUCIBLE__STATUS__STATUS_OK)
+            break; /* a timed output failed: the verdict is in */
+        if (br->speedup > 0) {
+            logsum += log(br->speedup);
+            nsp++;
+        }
+    }
+    pr->speedup_geomean = nsp ? exp(logsum / nsp) : 0;
+    pr->seconds = (double)(cr_time_mono_ns() - t0) / 1e9;
+    return rc == -ENOMEM ? rc : 0;
+}
+
+/* ---------------------------------------------------------------- setup */
+
+/* The object's own cudaGetLastError through S_LAST_ERROR_SYM (note 1). */
+static s_last_error_fn s_find_last_error(void *entry)
+{
+    Dl_info info;
+    if (!entry || !dladdr(entry, &info) || !info.dli_fname)
+        return NULL;
+    void *h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL);
+    if (!h)
+        return NULL;
+    void *sym = dlsym(h, S_LAST_ERROR_SYM);
+    dlclose(h); /* drops only the reference taken here: the caller's keeps it loaded */
+    s_last_error_fn fn = NULL;
+    memcpy(&fn, &sym, sizeof fn);
+    return fn;
+}
+
+/* Device identity and limits, NVML, the events and scratch. Returns 0 or -1
+ * with an INFRA_ERROR verdict. */
+static int s_setup(s_judge_t *J)
+{
+    cudaError_t e = cudaSetDevice(0);
+    if (e == cudaSuccess)
+        e = cudaFree(0); /* creates the context now, not inside the first timed call */
+    if (e != cudaSuccess) {
+        s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "no usable CUDA device: %s (%s)",
+               cudaGetErrorName(e), cudaGetErrorString(e));
+        J->dead = 1;
+        return -1;
+    }
+    cudaDeviceProp prop;
+    int v = 0;
+    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
+        snprintf(J->name, sizeof J->name, "%s", prop.name);
+    cudaDeviceGetPCIBusId(J->bus, sizeof J->bus, 0);
+    cudaDeviceGetAttribute(&J->sms, cudaDevAttrMultiProcessorCount, 0);
+    cudaDeviceGetAttribute(&J->l2_bytes, cudaDevAttrL2CacheSize, 0);
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, 0) == cudaSuccess)
+        J->max_clock_mhz = v / 1e3;
+    int mem_khz = 0, bus_bits = 0;
+    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess &&
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) == cudaSuccess)
+        J->theory_bw = 2.0 * mem_khz * 1e3 * bus_bits / 8; /* double data rate */
+    cudaGetLastError();
+
+    char err[256];
+    int rc = cr_nvml_open(s_nvml_lib, J->bus, &J->nvml, err, sizeof err);
+    if (rc != 0) {
+        if (J->policy.lock) {
+            s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                   "clock policy lock needs NVML: %s", err);
+            return -1;
+        }
+        cr_warn("NVML unavailable (%s): SM clock and throttling not observed", err);
+    } else {
+        cr_nvml_info_t info;
+        if (cr_nvml_info(J->nvml, &info) == 0 && info.max_sm_mhz)
+            J->max_clock_mhz = fmax(J->max_clock_mhz, info.max_sm_mhz);
+    }
+    if (J->max_clock_mhz <= 0)
+        J->max_clock_mhz = 3000; /* above every GPU's SM clock: the flop floor stays a floor */
+
+    J->persist_l2 = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) == cudaSuccess;
+    cudaGetLastError();
+    if (s_infra(J, cudaEventCreate(&J->ev0), "event") ||
+        s_infra(J, cudaEventCreate(&J->ev1), "event") ||
+        s_infra(J, cudaMalloc((void **)&J->dscratch, 2 * S_NP * sizeof *J->dscratch),
+                "hash scratch"))
+        return -1;
+    size_t fl = 2 * (size_t)(J->l2_bytes > 0 ? J->l2_bytes : 0);
+    J->flush_bytes = fl < S_FLUSH_MIN ? S_FLUSH_MIN : fl;
+    if (s_infra(J, cudaMalloc(&J->flush, J->flush_bytes), "L2 flush buffer"))
+        return -1;
+    return 0;
+}
+
+static int s_lock(s_judge_t *J)
+{
+    if (!J->policy.lock)
+        return 0;
+    if (!s_atexit_done) {
+        atexit(s_atexit_reset);
+        s_atexit_done = 1;
+    }
+    /* Only while locked: otherwise SIGTERM keeps its default (the runner
+     * dies, as the supervisor means), and a flag nobody polls helps nobody. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = s_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, &J->old_term);
+    sigaction(SIGINT, &sa, &J->old_int);
+    J->handlers = 1;
+    int rc = cr_nvml_lock(J->nvml, J->policy.mhz, &J->locked_mhz);
+    if (rc != 0) {
+        J->locked_mhz = 0;
+        s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "clock lock on %s failed: %s", J->bus,
+               cr_nvml_last_error(J->nvml));
+        return -1;
+    }
+    s_locked = J->nvml;
+    cr_info("clocks of %s locked at %u MHz", J->bus, J->locked_mhz);
+    return 0;
+}
+
+void cr_cuda_judge_set_nvml_library(const char *path)
+{
+    s_nvml_lib = path;
+}
+
+int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task, void *ref_entry,
+                      void *cand_entry, void *base_entry, Crucible__RewardRecord *rec)
+{
+    s_judge_t *J = (s_judge_t *)calloc(1, sizeof *J);
+    if (!J)
+        return -ENOMEM;
+    int rc = 0;
+    J->req = req;
+    J->t = task;
+    J->rec = rec;
+    s_set_str(&rec->backend, "cuda");
+    void *entries[3] = {cand_entry, ref_entry, base_entry ? base_entry : ref_entry};
+    for (int i = 0; i < 3; i++) {
+        memcpy(&J->fn[i], &entries[i], sizeof J->fn[i]);
+        J->last_error[i] = s_find_last_error(entries[i]);
+    }
+    const Crucible__JobOptions *o = req->options;
+    double run_s = o && o->run_timeout_s > 0 ? o->run_timeout_s : S_RUN_TIMEOUT_S;
+    J->deadline_ns = cr_time_mono_ns() +
+                     (int64_t)(fmax(0.2, run_s * S_DEADLINE_FRAC - S_DEADLINE_MARGIN_S) * 1e9);
+    J->reserve_ns = (int64_t)(run_s * S_RESERVE_FRAC * 1e9);
+    J->budget_s = o && o->time_budget_s > 0 ? o->time_budget_s : CR_JUDGE_DEFAULT_BUDGET_S;
+    J->rse_target = o && o->rse_target > 0 ? o->rse_target : CR_JUDGE_DEFAULT_RSE;
+
+    if (!ref_entry || !cand_entry || req->seed.len != sizeof J->seed) {
+        s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+               "cuda judge: missing entry point or seed (%zu bytes, need 32)", req->seed.len);
+        goto done;
+    }
+    memcpy(J->seed, req->seed.data, sizeof J->seed);
+    {
+        cr_rng_t hk;
+        cr_rng_seed(&hk, J->seed, 0, S_SET_HASHKEY, 0);
+        J->hash_key = hk.s[0];
+    }
+    if (cr_clock_policy_parse(o ? o->clock_policy : NULL, &J->policy) != 0) {
+        s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+               "clock policy '%s': expected observe, lock:base or lock:<MHz>", o->clock_policy);
+        goto done;
+    }
+    if (s_setup(J) != 0)
+        goto done;
+    if (J->name[0])
+        s_set_str(&rec->device, J->name);
+    if (s_lock(J) != 0)
+        goto done;
+
+    rec->status = CRUCIBLE__STATUS__STATUS_OK;
+    if ((rc = s_verify(J)) != 0 || J->verdict)
+        goto done;
+    if (rec->status != CRUCIBLE__STATUS__STATUS_OK || req->verify_only)
+        goto done;
+    rc = s_time(J);
+
+done:
+    if (rc == -ENOMEM) {
+        J->verdict = 0;
+        s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cuda judge: out of host memory");
+        rc = 0;
+    }
+    s_unlock(J);
+    cr_nvml_close(&J->nvml);
+    if (!J->dead) {
+        if (J->flush)
+            cudaFree(J->flush);
+        if (J->dscratch)
+            cudaFree(J->dscratch);
+        if (J->ev0)
+            cudaEventDestroy(J->ev0);
+        if (J->ev1)
+            cudaEventDestroy(J->ev1);
+    }
+    if (J->handlers) {
+        sigaction(SIGTERM, &J->old_term, NULL);
+        sigaction(SIGINT, &J->old_int, NULL);
+    }
+    free(J);
+    return rc;
+}

@@ -1,0 +1,79 @@
+/* cuda_judge.h — the CUDA backend of crucible-runner.
+ *
+ * Verifies and times a candidate's cr_entry against the reference's on the
+ * GPU this process was started for (device 0 of its CUDA_VISIBLE_DEVICES),
+ * following DESIGN.md §4 and HACKS.md:
+ *
+ *   verify, per case   inputs drawn ON THE GPU from (seed, case, set, param);
+ *                      outputs poisoned; the candidate first; launch errors and
+ *                      a device-wide synchronise after every call; inputs
+ *                      hashed before/after; the reference afterwards in fresh
+ *                      buffers; allclose on the host (cr_inputs_compare); a
+ *                      second candidate run on new inputs at new addresses.
+ *   time, per bench    warm-up by time and SM clock; candidate and reference
+ *                      (or baseline) interleaved A B A B; before each sample
+ *                      fresh inputs, poisoned outputs, persisting-L2 reset and
+ *                      an L2 flush (2x its size), all outside the timed window;
+ *                      events on the legacy stream around the call plus a
+ *                      device-wide synchronise, with the wall clock as a
+ *                      cross-check for work hidden on other streams; a random
+ *                      subset of timed outputs verified afterwards; adaptive
+ *                      stop on the relative standard error; a roofline floor.
+ *   clocks             NVML: "observe" drops samples taken while throttled;
+ *                      "lock:base" / "lock:<MHz>" locks and resets on every
+ *                      exit path (also SIGTERM/SIGINT and exit()).
+ *
+ * The judge never blocks on a candidate kernel without a deadline of its
+ * own: it polls events (spinning briefly, then sleeping) and gives up with
+ * TIMEOUT when the run's time is spent. After a CUDA_FAULT or TIMEOUT the
+ * CUDA context is unusable (a fault is sticky; a kernel may still run): the
+ * judge then makes no further CUDA call, and its caller must write the
+ * report and leave with _exit() (runtime teardown could wait on the kernel).
+ *
+ * Candidate objects are built by the worker from cr_task_shim_source()'s
+ * translation unit with CR_CUDA_COMPILE_FLAGS (+ CR_CUDA_CUBLAS_FLAGS when
+ * the task's "allow" lists "cublas"). */
+#ifndef CR_CUDA_JUDGE_H
+#define CR_CUDA_JUDGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" { /* the project's C headers, seen from cuda_judge.cu */
+#endif
+
+#include "crucible.pb-c.h"
+#include "task.h"
+
+/* nvcc flags for a candidate/reference/baseline shared object, in the order
+ * they follow "nvcc": sm_<cc> is the target GPU's compute capability
+ * (e.g. "-arch=sm_90"), then "-o lib.so shim.cu". */
+#define CR_CUDA_COMPILE_FLAGS "-O3 -std=c++17 -Xcompiler -fPIC -shared"
+#define CR_CUDA_CUBLAS_FLAGS "-lcublas"
+
+/* Judges one candidate. ref_entry, cand_entry and base_entry are the
+ * cr_task_entry_fn (cast to void *) of the loaded objects; base_entry may be
+ * NULL (then the reference is what the candidate is timed against).
+ * req supplies the seed (32 bytes), options (time budget, RSE target, run
+ * timeout, clock policy), cpu (core to pin to) and verify_only.
+ *
+ * Fills rec: status (OK, INCORRECT, HACK_DETECTED, CUDA_FAULT, OOM, TIMEOUT,
+ * INFRA_ERROR), message, verify, profile, hack_flags, device and backend.
+ * Returns 0 when rec holds a verdict (whatever it is), or a negative code
+ * when rec could not be filled at all (out of host memory). Safe to call
+ * once per process. */
+int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
+                      void *ref_entry, void *cand_entry, void *base_entry,
+                      Crucible__RewardRecord *rec);
+
+/* Which NVML library the judge opens (NULL = libnvidia-ml.so.1). Tests set it
+ * to tests/fake_nvml's library so that lock policies never touch a real GPU.
+ * The string must outlive the judge. */
+void cr_cuda_judge_set_nvml_library(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
