@@ -53,6 +53,10 @@ int cr_cli_parse(const char *name, unsigned cmd, const char *usage, int min_pos,
                "--help", "print this help");
         return CR_EXIT_OK;
     }
+    if (rc == 0 && dump) {
+        cr_config_dump(stdout, cfg, cmd);
+        return CR_EXIT_OK;
+    }
     if (rc == 0 && (*npos < min_pos || *npos > max_pos)) {
         if (min_pos == max_pos)
             snprintf(err, sizeof err, "expected %d argument%s, got %d", min_pos,
@@ -73,10 +77,6 @@ int cr_cli_parse(const char *name, unsigned cmd, const char *usage, int min_pos,
     cr_log_level_t level = CR_LEVEL_INFO;
     cr_log_parse_level(cfg->log_level, &level); /* validated by the table */
     cr_log_set_level(level);
-    if (dump) {
-        cr_config_dump(stdout, cfg, cmd);
-        return CR_EXIT_OK;
-    }
     return -1;
 }
 
@@ -150,6 +150,8 @@ void cr_progress_add(cr_progress_t *p, const Crucible__RewardRecord *rec)
 void cr_progress_draw(cr_progress_t *p, int final)
 {
     int64_t now = cr_time_mono_ms();
+    if (!final && !p->total && !p->done)
+        return; /* nothing to show until the StatusReply or a first record */
     /* a terminal redraws 10 times a second; a log gets a line when something
      * changed (at most every 2 s) and otherwise every 30 s, as a sign of life */
     if (!final && p->tty && now - p->last_ms < 100)

@@ -584,6 +584,55 @@ int cr_jobset_load(cr_jobset_t *js, const char *tasks, const char *cands, char *
     return rc != 0 ? rc : cr_jobset_check(js, err, errlen);
 }
 
+/* 1 when word is an item of the comma list list. */
+static int s_in_list(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; *p;) {
+        size_t k = strcspn(p, ",");
+        if (k == n && strncmp(p, word, n) == 0)
+            return 1;
+        p += k + (p[k] == ',');
+    }
+    return 0;
+}
+
+size_t cr_jobset_keep_backends(cr_jobset_t *js, const char *backends, char *skipped, size_t len)
+{
+    if (skipped && len)
+        skipped[0] = '\0';
+    size_t kt = 0, kj = 0, dropped = 0;
+    for (size_t i = 0; i < js->ntasks; i++) {
+        json_t *j = json_loads(js->tasks[i]->task_json, 0, NULL);
+        const char *lang = j ? json_string_value(json_object_get(j, "language")) : NULL;
+        if (!lang || s_in_list(backends, lang)) {
+            js->tasks[kt] = js->tasks[i];
+            js->task_dirs[kt++] = js->task_dirs[i];
+        } else {
+            if (skipped && !s_in_list(skipped, lang)) {
+                size_t n = strlen(skipped);
+                snprintf(skipped + n, len - n, "%s%s", n ? "," : "", lang);
+            }
+            /* its jobs go below, once the task is no longer in the set */
+            for (size_t k = 0; k < js->njobs; k++)
+                if (js->jobs[k] && strcmp(js->jobs[k]->task, js->tasks[i]->name) == 0) {
+                    crucible__job_spec__free_unpacked(js->jobs[k], NULL);
+                    js->jobs[k] = NULL;
+                    dropped++;
+                }
+            crucible__task_bundle__free_unpacked(js->tasks[i], NULL);
+            free(js->task_dirs[i]);
+        }
+        json_decref(j);
+    }
+    js->ntasks = kt;
+    for (size_t k = 0; k < js->njobs; k++)
+        if (js->jobs[k])
+            js->jobs[kj++] = js->jobs[k];
+    js->njobs = kj;
+    return dropped;
+}
+
 void cr_jobset_close(cr_jobset_t *js)
 {
     for (size_t i = 0; i < js->ntasks; i++) {

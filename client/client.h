@@ -95,6 +95,14 @@ int cr_jobset_add(cr_jobset_t *js, const char *job_id, const char *task, const c
  * Returns 0, or CR_E_DUPLICATE / CR_E_NOT_FOUND with err naming the job. */
 int cr_jobset_check(const cr_jobset_t *js, char *err, size_t errlen);
 
+/* Keeps only the tasks whose "language" is in backends (a comma list such
+ * as "c,cuda"; backends are named after the languages they judge) and their
+ * jobs; a task.json that does not parse is kept, for the coordinator to
+ * refuse. Returns the number of jobs dropped; skipped (if not NULL) gets the
+ * dropped languages, comma separated. */
+size_t cr_jobset_keep_backends(cr_jobset_t *js, const char *backends, char *skipped,
+                               size_t len);
+
 /* The bundle named name, or NULL. */
 Crucible__TaskBundle *cr_jobset_task(const cr_jobset_t *js, const char *name);
 

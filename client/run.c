@@ -86,6 +86,40 @@ static int s_spawn(cr_local_t *l, int i, const char *exe, char **argv)
     return 0;
 }
 
+/* Forks the janitor: it blocks on a pipe only we can write. A byte means we
+ * clean up ourselves; end of file means we died, so it waits a moment for
+ * the children to leave (they got SIGTERM) and removes the folder. */
+static int s_janitor(cr_local_t *l)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return -errno;
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = -errno;
+        close(p[0]);
+        close(p[1]);
+        return e;
+    }
+    if (pid == 0) {
+        close(p[1]);
+        setpgid(0, 0); /* a ^C at the terminal is for `crucible run`, not for us */
+        char c;
+        ssize_t r;
+        while ((r = read(p[0], &c, 1)) < 0 && errno == EINTR)
+            ;
+        if (r == 0) {
+            cr_time_sleep_ms(1000); /* 1 s: the children's SIGTERM handlers finish well within */
+            cr_file_rmtree(l->dir);
+        }
+        _exit(0);
+    }
+    close(p[0]);
+    l->janitor = pid;
+    l->janitor_fd = p[1];
+    return 0;
+}
+
 int cr_local_start(const char *exe, const cr_config_t *cfg, int nworkers, cr_local_t **out,
                    char *err, size_t errlen)
 {
@@ -111,7 +145,10 @@ int cr_local_start(const char *exe, const cr_config_t *cfg, int nworkers, cr_loc
     }
     snprintf(l->clients_endpoint, sizeof l->clients_endpoint, "ipc://%s/clients.sock", l->dir);
     snprintf(l->workers_endpoint, sizeof l->workers_endpoint, "ipc://%s/workers.sock", l->dir);
-    int rc = 0;
+    l->janitor_fd = -1;
+    int rc = s_janitor(l);
+    if (rc != 0)
+        snprintf(err, errlen, "cannot start the janitor: %s", cr_strerror(rc));
     for (int i = 0; i <= nworkers && rc == 0; i++) {
         char *argv[S_MAX_ARGS] = {0};
         int n = 0;
@@ -236,6 +273,12 @@ void cr_local_stop(cr_local_t **self_p)
         }
     }
     cr_file_rmtree(l->dir);
+    if (l->janitor) {
+        ssize_t w = write(l->janitor_fd, "x", 1); /* stand down: the folder is gone */
+        (void)w;
+        close(l->janitor_fd);
+        waitpid(l->janitor, NULL, 0);
+    }
     free(l);
     *self_p = NULL;
 }
@@ -390,8 +433,16 @@ int cr_run_main(int argc, char **argv)
         fprintf(stderr, "crucible run: %s\n", err);
         goto done;
     }
+    /* local workers serve only --backends: a job for another backend would
+     * wait for a worker that never comes */
+    char skipped[128];
+    size_t dropped = cr_jobset_keep_backends(&r.js, cfg.backends, skipped, sizeof skipped);
+    if (dropped)
+        fprintf(stderr, "crucible run: skipping %zu candidates of %s tasks (local workers serve "
+                "--backends %s)\n", dropped, skipped, cfg.backends);
     if (r.js.njobs == 0) {
-        fprintf(stderr, "crucible run: no candidates found (looked in each task's candidates/)\n");
+        fprintf(stderr, "crucible run: no candidates to judge (looked in each task's "
+                "candidates/)\n");
         goto done;
     }
     r.order = malloc(r.js.njobs * sizeof *r.order);

@@ -3,7 +3,12 @@
  * The local cluster is a coordinator and N workers started as child
  * processes of a crucible binary, talking over ipc:// endpoints inside a
  * private temporary folder that also holds the database, the work dirs and
- * each child's log. The end-to-end tests use the same code. */
+ * each child's log. The end-to-end tests use the same code.
+ *
+ * Nothing outlives the process that started the cluster, even when it is
+ * killed with SIGKILL: the children get SIGTERM from the kernel
+ * (PR_SET_PDEATHSIG) and a janitor process removes the folder when the pipe
+ * it waits on closes without a word. */
 #ifndef CR_RUN_H
 #define CR_RUN_H
 
@@ -19,6 +24,8 @@ typedef struct {
     char dir[128];                         /* temporary folder; removed by cr_local_stop */
     char clients_endpoint[200];            /* ipc://<dir>/clients.sock */
     char workers_endpoint[200];            /* ipc://<dir>/workers.sock */
+    pid_t janitor;                         /* removes dir if we die without cr_local_stop; 0 = none */
+    int janitor_fd;                        /* write end of its pipe: a byte = "stand down" */
     int n;                                 /* children: [0] coordinator, [1..] workers */
     pid_t pid[1 + CR_LOCAL_MAX_WORKERS];   /* 0 once reaped */
     char name[1 + CR_LOCAL_MAX_WORKERS][32]; /* "coordinator", "worker local-w0", ... */

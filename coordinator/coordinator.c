@@ -64,7 +64,7 @@ struct cr_coordinator {
     size_t nsubs;                   /* entries used */
     size_t capsubs;                 /* entries allocated */
     size_t rr;                      /* dispatch starts at this worker: round robin */
-    int dispatch_due;               /* 1 when jobs were queued or credit freed since the last dispatch */
+    int dispatch_due;               /* 1 when jobs were queued or credit freed since dispatch */
     /* --- timers --- */
     int64_t next_cron_ms;           /* monotonic ms of the next cron phase */
     int64_t next_check_ms;          /* monotonic ms of the next invariant check (debug) */
@@ -979,7 +979,8 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     for (size_t i = 0; i < sub->n_tasks; i++) {
         s_bundle_check(&bundles[i], sub->tasks[i]);
         for (size_t k = 0; k < i; k++) {
-            if (bundles[k].name && bundles[i].name && strcmp(bundles[k].name, bundles[i].name) == 0 &&
+            if (bundles[k].name && bundles[i].name &&
+                strcmp(bundles[k].name, bundles[i].name) == 0 &&
                 strcmp(bundles[k].hash, bundles[i].hash) != 0) {
                 bundles[k].valid = bundles[i].valid = 0;
                 snprintf(bundles[i].msg, sizeof bundles[i].msg,

@@ -14,23 +14,25 @@
  *
  * Job states and the function performing each transition:
  *
- *                 cr_store_add_jobs
- *                        |
- *                        v
- *       +----------> QUEUED ---------------------------+
- *       |              |  ^                            |
- *       |  cr_store_   |  | cr_store_requeue           | cr_store_complete
- *       |  assign      |  |   (worker lost, attempt+1) | (INVALID_TASK at submit)
- *       |              v  | cr_store_unassign          | cr_store_cancel
- *       |           ASSIGNED  (Assign never sent)      |
- *       |              |  | cr_store_recover at open   |
- *       |              |  |   (coordinator restarted)  |
- *       |              |  +---> QUEUED                 |
- *       |              |                               v
- *       |              +---- cr_store_complete ----> DONE  (terminal)
- *       |              +---- cr_store_cancel ------>   (CANCELLED record)
- *       |              +---- cr_store_requeue ------>  (INFRA_ERROR record once the
- *       |                                               lost try was attempt max_attempts)
+ *        cr_store_add_jobs
+ *               |
+ *               v      cr_store_assign
+ *           +--------+ ------------------> +----------+
+ *           | QUEUED |                     | ASSIGNED |
+ *           +--------+ <------------------ +----------+
+ *               |      cr_store_requeue (worker lost; attempt + 1)
+ *               |      cr_store_unassign (the Assign never left)
+ *               |      cr_store_recover (at open: the coordinator restarted;
+ *               |        workers will send Ready again)
+ *               |                                |
+ *               | cr_store_complete (INVALID_    | cr_store_complete (first record wins)
+ *               |   TASK at submit, late result) | cr_store_cancel (CANCELLED record)
+ *               | cr_store_cancel (CANCELLED)    | cr_store_requeue when the lost try was
+ *               |                                |   attempt max_attempts (INFRA_ERROR)
+ *               v                                v
+ *           +----------------------------------------+
+ *           | DONE: terminal; one record; seq        |
+ *           +----------------------------------------+
  *
  * Invariants (cr_store_check verifies each, tests call it after every step):
  *

@@ -14,7 +14,9 @@
  * (cuda_judge.cu, note 1); --no-last-error leaves it out.
  *
  * Options: --policy P (clock policy), --budget S, --rse R, --timeout S (run
- * timeout), --nvml-lib PATH (tests pass the fake), --verify-only, --work DIR,
+ * timeout), --nvml-lib PATH (tests pass the fake), --verify-only, --work DIR
+ * (the candidate's object), --task-work DIR (the reference's and baseline's,
+ * shared by the candidates of a task; default: the work dir),
  * --build-only (print the work dir and stop), --no-last-error. The
  * environment may name the compiler (NVCC) and, to build without a GPU, the
  * target (CR_CUDA_ARCH=90).
@@ -48,7 +50,7 @@ enum { D_CAND, D_REF, D_BASE, D_N };
 static const char *const s_names[D_N] = {"cand", "ref", "base"};
 
 typedef struct {
-    const char *policy, *nvml_lib, *work;
+    const char *policy, *nvml_lib, *work, *task_work;
     double budget, rse, timeout;
     int verify_only, build_only, no_last_error;
 } s_opts_t;
@@ -56,7 +58,7 @@ typedef struct {
 static void s_usage(void)
 {
     fprintf(stderr, "usage: cr_cuda_judge_driver [--policy P] [--budget S] [--rse R] "
-                    "[--timeout S] [--nvml-lib PATH] [--verify-only] [--work DIR] "
+                    "[--timeout S] [--nvml-lib PATH] [--verify-only] [--work DIR] [--task-work DIR] "
                     "[--build-only] [--no-last-error] TASK_DIR CANDIDATE.cu\n");
 }
 
@@ -96,11 +98,12 @@ static int s_write_shim(const cr_task_t *t, const s_opts_t *o, const char *dir,
     return rc;
 }
 
-/* Builds the missing objects in parallel (one shell, one nvcc each).
- * Returns 0, or 1 when the candidate did not compile (log in *log), or a
- * negative code. */
-static int s_build(const cr_task_t *t, const s_opts_t *o, const char *dir, const char *srcs[D_N],
-                   char **log)
+/* Builds the missing objects in parallel (one shell, one nvcc each), object
+ * k in dirs[k]. Each is compiled under a temporary name and renamed, so
+ * drivers sharing a task dir never load a half-written object. Returns 0,
+ * or 1 when the candidate did not compile (log in *log), or a negative code. */
+static int s_build(const cr_task_t *t, const s_opts_t *o, const char *const dirs[D_N],
+                   const char *srcs[D_N], char **log)
 {
     int major = 0, minor = 0;
     const char *arch = getenv("CR_CUDA_ARCH"); /* "90": build without asking a GPU */
@@ -119,21 +122,23 @@ static int s_build(const cr_task_t *t, const s_opts_t *o, const char *dir, const
     for (int i = 0; i < t->nallow; i++)
         cublas |= !strcmp(t->allow[i], "cublas");
     char cmd[16384];
-    size_t n = (size_t)snprintf(cmd, sizeof cmd, "cd '%s' && ", dir);
+    size_t n = 0;
     int todo = 0;
     for (int k = 0; k < D_N; k++) {
         char so[4096];
-        snprintf(so, sizeof so, "%s/%s.so", dir, s_names[k]);
+        snprintf(so, sizeof so, "%s/%s.so", dirs[k], s_names[k]);
         if (!srcs[k] || cr_file_exists(so))
             continue;
-        int rc = s_write_shim(t, o, dir, s_names[k], srcs[k]);
+        int rc = s_write_shim(t, o, dirs[k], s_names[k], srcs[k]);
         if (rc != 0)
             return rc;
         /* The judge's flags (cuda_judge.h); each compile's output to its own log. */
         n += (size_t)snprintf(cmd + n, sizeof cmd - n,
-                              "( '%s' %s -arch=sm_%d%d -o %s.so %s_shim.cu %s > %s.log 2>&1 ) & ",
-                              nvcc, CR_CUDA_COMPILE_FLAGS, major, minor, s_names[k], s_names[k],
-                              cublas ? CR_CUDA_CUBLAS_FLAGS : "", s_names[k]);
+                              "( cd '%s' && '%s' %s -arch=sm_%d%d -o %s.so.tmp$$ %s_shim.cu %s "
+                              "> %s.log 2>&1 && mv -f %s.so.tmp$$ %s.so ) & ",
+                              dirs[k], nvcc, CR_CUDA_COMPILE_FLAGS, major, minor, s_names[k],
+                              s_names[k], cublas ? CR_CUDA_CUBLAS_FLAGS : "", s_names[k],
+                              s_names[k], s_names[k]);
         todo++;
     }
     if (!todo)
@@ -149,10 +154,10 @@ static int s_build(const cr_task_t *t, const s_opts_t *o, const char *dir, const
     cr_proc_result_close(&r);
     for (int k = 0; k < D_N; k++) {
         char so[4096], lp[4096];
-        snprintf(so, sizeof so, "%s/%s.so", dir, s_names[k]);
+        snprintf(so, sizeof so, "%s/%s.so", dirs[k], s_names[k]);
         if (!srcs[k] || cr_file_exists(so))
             continue;
-        snprintf(lp, sizeof lp, "%s/%s.log", dir, s_names[k]);
+        snprintf(lp, sizeof lp, "%s/%s.log", dirs[k], s_names[k]);
         char *text = NULL;
         cr_file_read(lp, 1 << 20, &text, NULL);
         if (k == D_CAND) {
@@ -167,10 +172,10 @@ static int s_build(const cr_task_t *t, const s_opts_t *o, const char *dir, const
     return 0;
 }
 
-static void *s_entry(const char *dir, int k)
+static void *s_entry(const char *const dirs[D_N], int k)
 {
     char so[4096];
-    snprintf(so, sizeof so, "%s/%s.so", dir, s_names[k]);
+    snprintf(so, sizeof so, "%s/%s.so", dirs[k], s_names[k]);
     void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         fprintf(stderr, "driver: %s\n", dlerror());
@@ -198,6 +203,8 @@ int main(int argc, char **argv)
             o.nvml_lib = argv[++i];
         } else if (v && !strcmp(a, "--work")) {
             o.work = argv[++i];
+        } else if (v && !strcmp(a, "--task-work")) {
+            o.task_work = argv[++i];
         } else if (v && !strcmp(a, "--budget")) {
             o.budget = atof(argv[++i]);
         } else if (v && !strcmp(a, "--rse")) {
@@ -231,8 +238,10 @@ int main(int argc, char **argv)
     const char *dir = o.work;
     if (!dir && !(dir = mkdtemp(tmpl)))
         return 2;
-    if (cr_file_mkdirs(dir, 0700) != 0)
+    const char *tdir = o.task_work ? o.task_work : dir;
+    if (cr_file_mkdirs(dir, 0700) != 0 || cr_file_mkdirs(tdir, 0700) != 0)
         return 2;
+    const char *dirs[D_N] = {dir, tdir, tdir};
     char ref[4096], base[4096];
     snprintf(ref, sizeof ref, "%s/%s", task_dir, t->reference);
     if (t->baseline)
@@ -242,8 +251,9 @@ int main(int argc, char **argv)
     Crucible__RewardRecord rec;
     crucible__reward_record__init(&rec);
     rec.status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
+    rec.task = t->name;
     char *log = NULL;
-    int rc = s_build(t, &o, dir, srcs, &log);
+    int rc = s_build(t, &o, dirs, srcs, &log);
     if (rc < 0)
         return 2;
     if (o.build_only) {
@@ -258,8 +268,8 @@ int main(int argc, char **argv)
         comp.log = log ? log : (char *)"";
         rec.compile = &comp;
     } else {
-        void *e[D_N] = {s_entry(dir, D_CAND), s_entry(dir, D_REF),
-                        t->baseline ? s_entry(dir, D_BASE) : NULL};
+        void *e[D_N] = {s_entry(dirs, D_CAND), s_entry(dirs, D_REF),
+                        t->baseline ? s_entry(dirs, D_BASE) : NULL};
         if (!e[D_CAND] || !e[D_REF] || (t->baseline && !e[D_BASE]))
             return 2;
         comp.ok = 1;

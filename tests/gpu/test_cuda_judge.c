@@ -22,6 +22,7 @@
 
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,14 +46,17 @@ static const char *s_env(const char *name, const char *dflt)
 static Crucible__RewardRecord *s_run(const char *task, const char *cand, const char *work_name,
                                      const char *const *extra, int timeout_ms, int *killed)
 {
-    char task_dir[1024], work[1024];
+    char task_dir[1024], work[1024], task_work[1024];
     snprintf(task_dir, sizeof task_dir, "%s/tasks/examples/%s", SRC, task);
     snprintf(work, sizeof work, "%s/%s/%s", WORK, task, work_name);
+    snprintf(task_work, sizeof task_work, "%s/%s/_task", WORK, task);
     const char *argv[32];
     int n = 0;
     argv[n++] = DRIVER;
     argv[n++] = "--work";
     argv[n++] = work;
+    argv[n++] = "--task-work";
+    argv[n++] = task_work;
     for (int i = 0; extra && extra[i]; i++)
         argv[n++] = extra[i];
     argv[n++] = task_dir;
@@ -105,7 +109,7 @@ static void s_example(const char *task)
         snprintf(cand, sizeof cand, "%s/tasks/examples/%s/candidates/%s", SRC, task, file);
         const char *extra[] = {"--budget", "0.3", NULL};
         int killed = 0;
-        Crucible__RewardRecord *rec = s_run(task, cand, file, extra, 300000, &killed);
+        Crucible__RewardRecord *rec = s_run(task, cand, file, extra, 90000, &killed);
         cr_assert_not(killed, "%s/%s: the judge did not finish", task, file);
         cr_expect_str_eq(cr_status_name(rec->status), json_string_value(want), "%s/%s: %s",
                          task, file, rec->message);
@@ -173,7 +177,7 @@ Test(cuda_judge, endless_kernel_is_timeout)
     s_sabotage_path("hang.cu", cand, sizeof cand);
     const char *extra[] = {"--timeout", "4", NULL};
     int killed;
-    Crucible__RewardRecord *rec = s_run("vector_add_cuda", cand, "hang.cu", extra, 120000, &killed);
+    Crucible__RewardRecord *rec = s_run("vector_add_cuda", cand, "hang.cu", extra, 30000, &killed);
     cr_assert_not(killed, "the judge's own poll should have stopped it");
     cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_TIMEOUT, "%s", rec->message);
     crucible__reward_record__free_unpacked(rec, NULL);
@@ -188,7 +192,7 @@ Test(cuda_judge, endless_kernel_with_sync_is_killed)
     const char *extra[] = {"--timeout", "4", NULL};
     int killed;
     Crucible__RewardRecord *rec =
-        s_run("vector_add_cuda", cand, "hang_sync.cu", extra, 60000, &killed);
+        s_run("vector_add_cuda", cand, "hang_sync.cu", extra, 10000, &killed);
     cr_assert(killed, "expected the kill at the deadline, got %s",
               rec ? cr_status_name(rec->status) : "?");
 }
@@ -252,12 +256,13 @@ Test(cuda_judge, lock_base_with_fake_nvml_locks_and_resets)
 
 Test(cuda_judge, lock_is_reset_on_sigterm)
 {
-    char log[256], cand[1024], task_dir[1024], work[1024];
+    char log[256], cand[1024], task_dir[1024], work[1024], task_work[1024];
     snprintf(log, sizeof log, "/tmp/cr_fake_nvml_term_%d.log", (int)getpid());
     unlink(log);
     s_sabotage_path("hang.cu", cand, sizeof cand);
     snprintf(task_dir, sizeof task_dir, "%s/tasks/examples/vector_add_cuda", SRC);
     snprintf(work, sizeof work, "%s/vector_add_cuda/hang.cu", WORK);
+    snprintf(task_work, sizeof task_work, "%s/vector_add_cuda/_task", WORK);
     int out[2];
     cr_assert_eq(pipe(out), 0);
     pid_t pid = fork();
@@ -266,7 +271,8 @@ Test(cuda_judge, lock_is_reset_on_sigterm)
         setenv("CR_FAKE_NVML_LOG", log, 1);
         dup2(out[1], 1);
         close(out[0]);
-        execl(DRIVER, DRIVER, "--work", work, "--timeout", "60", "--policy", "lock:1410",
+        execl(DRIVER, DRIVER, "--work", work, "--task-work", task_work, "--timeout", "60",
+              "--policy", "lock:1410",
               "--nvml-lib", FAKE, task_dir, cand, (char *)NULL);
         _exit(127);
     }
@@ -280,16 +286,34 @@ Test(cuda_judge, lock_is_reset_on_sigterm)
     cr_assert(locked, "never locked:\n%s", s_read_log(log));
     usleep(500000);
     kill(pid, SIGTERM);
+    /* The record line, then the exit: each bounded, so a runner that cannot
+     * leave (a kernel still running) fails the test instead of hanging it. */
     char buf[65536];
     size_t n = 0;
-    ssize_t r;
-    while (n < sizeof buf - 1 && (r = read(out[0], buf + n, sizeof buf - 1 - n)) > 0)
-        n += (size_t)r;
+    for (int i = 0; i < 600 && !memchr(buf, '\n', n) && n < sizeof buf - 1; i++) {
+        struct pollfd pf = {.fd = out[0], .events = POLLIN};
+        if (poll(&pf, 1, 100) == 1) {
+            ssize_t r = read(out[0], buf + n, sizeof buf - 1 - n);
+            if (r <= 0)
+                break;
+            n += (size_t)r;
+        }
+    }
     buf[n] = '\0';
     close(out[0]);
-    int st;
-    cr_assert_eq(waitpid(pid, &st, 0), pid);
-    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "driver ended with status %d", st);
+    int st = 0, gone = 0;
+    for (int i = 0; i < 200 && !gone; i++) {
+        gone = waitpid(pid, &st, WNOHANG) == pid;
+        if (!gone)
+            usleep(100000);
+    }
+    if (!gone) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    cr_expect(gone, "the runner did not exit within 20 s of its report");
+    cr_expect(!gone || (WIFEXITED(st) && WEXITSTATUS(st) == 0), "driver ended with status %d",
+              st);
     Crucible__RewardRecord *rec = NULL;
     char err[256];
     if (n && buf[n - 1] == '\n')

@@ -39,7 +39,13 @@
  *    (seed, case, set, param) from cr_rng_seed, so a set is reproducible
  *    inside the evaluation (the reference re-draws the candidate's set in its
  *    own buffers) and unpredictable outside it. Every timed call gets a new
- *    set index, i.e. new values, in one of S_SLOTS rotating buffer slots.
+ *    set index, i.e. new values, in one of S_SLOTS rotating buffer slots,
+ *    and each buffer sits at a new random 256-byte-aligned offset inside
+ *    its allocation: no two calls see the same addresses, and the way
+ *    buffers fall on physical pages, DRAM channels and banks is averaged
+ *    within every run instead of drawn once per runner (timing slots get
+ *    room of up to 3x the buffer, s_room), which is what keeps the medians of
+ *    separate runners together.
  *
  * 6. Input-unchanged checks hash on the device: sum over 32-bit words w_j of
  *    splitmix64(key ^ (j << 32 | w_j)), key secret. splitmix64 is a
@@ -84,6 +90,7 @@ extern "C" {
 #define S_SET_TIMED 2u
 #define S_SET_SAMPLING 0xffffffffu
 #define S_SET_HASHKEY 0xfffffffeu
+#define S_SET_PLACEMENT 0xfffffffdu
 /* Exported by a shim that reports its runtime's launch errors (note 1). */
 #define S_LAST_ERROR_SYM "cr_cuda_last_error"
 
@@ -94,19 +101,22 @@ extern "C" {
 #define S_DEADLINE_FRAC 0.9        /* own deadline before the supervisor's kill ... */
 #define S_DEADLINE_MARGIN_S 0.5    /* ... minus this, to write the report */
 #define S_RESERVE_FRAC 0.15        /* of the run timeout, kept free for post-timing checks */
-#define S_FLUSH_MIN (64ull << 20)  /* flush at least 64 MiB when L2 reads small */
+#define S_FLUSH_MIN (256ull << 20) /* flush at least 256 MiB: triton's do_bench default */
 #define S_WARMUP_MIN_S 0.1         /* DESIGN.md §4: warm-up by time, >= 100 ms */
 #define S_WARMUP_MAX_S 1.0         /* ... until the SM clock settles, at most this */
 #define S_CLOCK_STABLE_READS 3     /* consecutive SM clock reads within 1% = settled */
 #define S_MIN_SAMPLES_PREF 200     /* per side before the RSE rule may stop: the median's
                                       spread between runs, not the mean's RSE, is what
                                       a trainer sees (~0.1% for 1% noise) */
-#define S_MIN_TIMING_S 0.1         /* likewise: at least this much sampling */
+#define S_MIN_TIMING_FRAC 0.5      /* likewise: at least this share of the budget */
 #define S_HARD_CAP 5.0             /* x budget: stop even below CR_JUDGE_MIN_SAMPLES */
 #define S_SLOTS 3                  /* rotating buffer slots: addresses change every call */
+#define S_JITTER (2ull << 20)      /* slack per buffer for random placement: a large page */
+#define S_ROOM_MAX (256ull << 20)  /* timing slots: up to 3x the buffer, at most this */
+#define S_ALIGN 256                /* offsets keep cudaMalloc's alignment guarantee */
 #define S_VERIFY_ONE_IN 8          /* ~1 in 8 timed candidate outputs re-verified */
 #define S_VERIFY_MAX 8             /* ... at most this many per bench case */
-#define S_VERIFY_HOST_BYTES (1ull << 30) /* host memory for stored timed outputs */
+#define S_VERIFY_BYTES (1ull << 30) /* device memory for kept timed outputs */
 #define S_SIDE_MIN_US 10.0         /* hidden-work excess that flags side_stream: */
 #define S_SIDE_FRAC 0.2            /* max(10 us, 20% of the candidate's median) */
 #define S_BW_MARGIN 1.25           /* floor uses 1.25x the measured copy bandwidth */
@@ -138,7 +148,9 @@ typedef struct {
 } s_layout_t;
 
 typedef struct {
-    void *p[S_NP]; /* device buffer per buffer param, NULL otherwise; owned */
+    void *base[S_NP]; /* device allocation per buffer param, NULL otherwise; owned */
+    void *p[S_NP];    /* where the buffer starts inside it this time (s_place) */
+    size_t room[S_NP]; /* bytes of the allocation beyond the buffer */
 } s_bufs_t;
 
 typedef struct {
@@ -176,6 +188,9 @@ typedef struct {
     cr_nvml_t *nvml;                     /* owned; NULL without NVML */
     cr_clock_policy_t policy;
     unsigned locked_mhz;                 /* MHz while locked, else 0 */
+    cr_rng_t place;                      /* draws buffer offsets (note 5) */
+    uint64_t last_reasons;               /* throttle reasons read after the last sample */
+    FILE *dump;                          /* per-sample log ($CR_CUDA_JUDGE_SAMPLES); owned */
 } s_judge_t;
 
 /* ---------------------------------------------------------------- kernels */
@@ -219,7 +234,19 @@ __global__ void s_gen_kernel(void *buf, size_t n, s_gen_t g)
         uint64_t w0 = ((uint64_t)r.x << 32) | r.y, w1 = ((uint64_t)r.z << 32) | r.w;
         double u = (double)(w0 >> 11) * 0x1.0p-53; /* [0, 1) on the 2^-53 grid */
         double v;
-        if (g.dist == CR_DIST_NORMAL) {
+        if (g.dist != CR_DIST_INT && g.dtype != CR_DT_F64) {
+            /* Inputs of 32 bits or fewer: float arithmetic, an order of magnitude
+             * faster than double's log/cospi, so a fresh set before every timed
+             * call costs little; 24 random bits are all a float keeps anyway. */
+            float uf = (float)(r.x >> 8) * 0x1.0p-24f;
+            if (g.dist == CR_DIST_NORMAL) {
+                float u1 = (float)((r.x >> 8) + 1) * 0x1.0p-24f; /* (0, 1] */
+                float u2 = (float)(r.y >> 8) * 0x1.0p-24f;
+                v = g.a + g.b * (double)(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
+            } else {
+                v = g.a + (g.b - g.a) * (double)uf;
+            }
+        } else if (g.dist == CR_DIST_NORMAL) {
             double u1 = (double)((w0 >> 11) + 1) * 0x1.0p-53; /* (0, 1]: log stays finite */
             double u2 = (double)(w1 >> 11) * 0x1.0p-53;
             v = g.a + g.b * sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
@@ -468,25 +495,49 @@ static int s_layout(s_judge_t *J, int c, s_layout_t *L)
 static void s_free(s_judge_t *J, s_bufs_t *B)
 {
     for (int p = 0; p < S_NP; p++) {
-        if (B->p[p] && !J->dead)
-            cudaFree(B->p[p]);
-        B->p[p] = NULL;
+        if (B->base[p] && !J->dead)
+            cudaFree(B->base[p]);
+        B->base[p] = B->p[p] = NULL;
+        B->room[p] = 0;
     }
 }
 
-/* One device buffer per buffer param (at least 256 bytes, so each pointer is
- * distinct). Returns 0, or -1 with an OOM verdict and B empty; with quiet,
- * -1 without a verdict (the caller can do with fewer buffers). */
-static int s_alloc_q(s_judge_t *J, const s_layout_t *L, s_bufs_t *B, int quiet)
+/* Moves every buffer of B to a new random S_ALIGN-aligned offset inside its
+ * allocation (note 5). */
+static void s_place(s_judge_t *J, s_bufs_t *B)
+{
+    for (int p = 0; p < S_NP; p++)
+        if (B->base[p])
+            B->p[p] = (char *)B->base[p] +
+                      (B->room[p] >= S_ALIGN
+                           ? S_ALIGN * (cr_rng_next(&J->place) % (B->room[p] / S_ALIGN + 1))
+                           : 0);
+}
+
+/* Room for a timing slot's buffer of `bytes`: 3x the buffer (so each call
+ * lands on mostly other physical pages), between S_JITTER and S_ROOM_MAX. */
+static size_t s_room(size_t bytes)
+{
+    size_t r = 3 * bytes;
+    r = r < S_JITTER ? S_JITTER : r > S_ROOM_MAX ? S_ROOM_MAX : r;
+    return (r + S_ALIGN - 1) / S_ALIGN * S_ALIGN;
+}
+
+/* One device buffer per buffer param, with S_JITTER bytes of room (so a
+ * zero-size buffer is still a distinct pointer, and s_place can move it), or
+ * s_room()'s with wide. Returns 0, or -1 with an OOM verdict and B empty;
+ * with quiet, -1 without a verdict (the caller can do with less). */
+static int s_alloc_q(s_judge_t *J, const s_layout_t *L, s_bufs_t *B, int quiet, int wide)
 {
     memset(B, 0, sizeof *B);
     for (int p = 0; p < J->t->nparams; p++) {
         if (!s_is_buf(&J->t->params[p]))
             continue;
-        size_t sz = L->bytes[p] < 256 ? 256 : L->bytes[p];
-        cudaError_t e = cudaMalloc(&B->p[p], sz);
+        B->room[p] = wide ? s_room(L->bytes[p]) : S_JITTER;
+        size_t sz = L->bytes[p] + B->room[p];
+        cudaError_t e = cudaMalloc(&B->base[p], sz);
         if (e != cudaSuccess) {
-            B->p[p] = NULL;
+            B->base[p] = NULL;
             char what[160];
             snprintf(what, sizeof what, "case %d: %zu bytes for '%s'", L->c, sz,
                      J->t->params[p].name);
@@ -498,12 +549,13 @@ static int s_alloc_q(s_judge_t *J, const s_layout_t *L, s_bufs_t *B, int quiet)
             return s_infra(J, e, what);
         }
     }
+    s_place(J, B);
     return 0;
 }
 
 static int s_alloc(s_judge_t *J, const s_layout_t *L, s_bufs_t *B)
 {
-    return s_alloc_q(J, L, B, 0);
+    return s_alloc_q(J, L, B, 0, 0);
 }
 
 /* in/inout drawn on the device from (seed, case, set, param); out poisoned.
@@ -600,6 +652,14 @@ static int s_copy_out(s_judge_t *J, const s_layout_t *L, const s_bufs_t *B, s_ho
 
 /* ---------------------------------------------------------------- calls */
 
+/* Waits (untimed) until the judge's queued work is done, so a candidate
+ * that computes on a stream of its own never races the input generator:
+ * inputs are complete when solve() is called, as in any framework. */
+static int s_ready(s_judge_t *J)
+{
+    return s_infra(J, cudaDeviceSynchronize(), "preparing inputs");
+}
+
 /* Resets what a candidate may have changed for everyone (HACKS.md #19):
  * persisting-L2 size and lines. Untimed. */
 static void s_reset_state(s_judge_t *J)
@@ -671,8 +731,8 @@ static int s_call(s_judge_t *J, int who, const s_layout_t *L, const s_bufs_t *B,
     int64_t t0 = cr_time_mono_ns();
     cudaEventRecord(J->ev0, cudaStreamLegacy);
     J->fn[who](args);
-    cudaError_t launch = J->last_error[who] ? (cudaError_t)J->last_error[who]() : cudaSuccess;
     cudaError_t rec = cudaEventRecord(J->ev1, cudaStreamLegacy);
+    cudaError_t launch = J->last_error[who] ? (cudaError_t)J->last_error[who]() : cudaSuccess;
     if (launch != cudaSuccess)
         return s_cuda_fail(J, who, launch, "launch failed", L->c);
     if (rec != cudaSuccess)
@@ -773,6 +833,8 @@ static int s_reference(s_judge_t *J, const s_layout_t *L, uint32_t set, s_host_t
     if (s_alloc(J, L, &R) != 0)
         return -1;
     int rc = s_fill(J, L, set, &R);
+    if (rc == 0)
+        rc = s_ready(J);
     if (rc == 0) {
         s_reset_state(J);
         rc = s_call(J, S_REF, L, &R, NULL);
@@ -794,7 +856,7 @@ static int s_verify_set(s_judge_t *J, const s_layout_t *L, uint32_t set, s_bufs_
     const char *mut = NULL;
     memset(k, 0, sizeof *k);
     if (s_alloc(J, L, cand) != 0 || s_fill(J, L, set, cand) != 0 ||
-        s_hash_queue(J, L, cand, 0) != 0)
+        s_hash_queue(J, L, cand, 0) != 0 || s_ready(J))
         return -1;
     s_reset_state(J);
     if (s_call(J, S_CAND, L, cand, NULL) != 0 || s_hash_queue(J, L, cand, 1) != 0 ||
@@ -918,6 +980,7 @@ typedef struct {
     double ev_us, wall_us; /* see s_time_t */
     unsigned mhz;          /* SM clock read after the sample; 0 = unknown */
     int throttled;         /* a throttle reason was set before or after */
+    int slot;              /* buffer slot it ran in */
 } s_sample_t;
 
 typedef struct {
@@ -928,9 +991,35 @@ typedef struct {
 
 typedef struct {
     uint32_t set;          /* input set the timed call ran on */
-    s_host_t out;          /* its outputs */
+    s_bufs_t out;          /* device copies of its out/inout buffers; owned */
     const char *mutated;   /* `in` param it changed, or NULL */
 } s_kept_t;
+
+/* Copies B's out/inout buffers into K (allocated here) on the device: tens
+ * of microseconds where a copy to the host takes milliseconds, so checking
+ * timed outputs does not eat the sampling time. Returns 0 or -1 with a
+ * verdict. */
+static int s_keep_out(s_judge_t *J, const s_layout_t *L, const s_bufs_t *B, s_bufs_t *K)
+{
+    memset(K, 0, sizeof *K);
+    for (int p = 0; p < J->t->nparams; p++) {
+        if (!s_is_out(&J->t->params[p]))
+            continue;
+        cudaError_t e = cudaMalloc(&K->base[p], L->bytes[p] ? L->bytes[p] : 1);
+        if (e == cudaSuccess) {
+            K->p[p] = K->base[p];
+            e = cudaMemcpyAsync(K->p[p], B->p[p], L->bytes[p], cudaMemcpyDeviceToDevice,
+                                cudaStreamLegacy);
+        } else {
+            K->base[p] = NULL;
+        }
+        if (e != cudaSuccess) {
+            s_free(J, K);
+            return s_infra(J, e, "keeping a timed output");
+        }
+    }
+    return 0;
+}
 
 /* Device-to-device copy bandwidth, best of 5 over S_COPY_BYTES (read +
  * written bytes counted), measured once per runner. */
@@ -967,15 +1056,15 @@ static void s_measure_bw(s_judge_t *J)
 /* One timed call of `who` on fresh set `set` in slot B (note 4). With
  * keep != NULL the candidate's inputs are hashed and its outputs kept for
  * verification. Returns 0 or -1 with a verdict. */
-static int s_sample(s_judge_t *J, int who, const s_layout_t *L, const s_bufs_t *B, uint32_t set,
+static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uint32_t set,
                     s_kept_t *keep, s_sample_t *out)
 {
-    unsigned m0, m1;
-    uint64_t r0, r1;
+    s_place(J, B);
+    unsigned m1;
+    uint64_t r1;
     s_time_t tm;
-    if (s_fill(J, L, set, B) != 0 || (keep && s_hash_queue(J, L, B, 0) != 0))
+    if (s_fill(J, L, set, B) != 0 || (keep && s_hash_queue(J, L, B, 0) != 0) || s_ready(J))
         return -1;
-    s_clock_read(J, &m0, &r0);
     s_reset_state(J);
     cudaMemsetAsync(J->flush, (int)(set & 0xff), J->flush_bytes, cudaStreamLegacy);
     if (s_call(J, who, L, B, &tm) != 0)
@@ -983,12 +1072,16 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, const s_bufs_t *
     s_clock_read(J, &m1, &r1);
     out->ev_us = tm.ev_us;
     out->wall_us = tm.wall_us;
-    out->mhz = m1 ? m1 : m0;
-    out->throttled = ((r0 | r1) & CR_NVML_THROTTLE_MASK) != 0;
+    /* The read after the previous sample is this one's "before" (the GPU
+     * ran nothing of the candidate's in between): one NVML round trip per
+     * sample instead of two. */
+    out->mhz = m1;
+    out->throttled = ((J->last_reasons | r1) & CR_NVML_THROTTLE_MASK) != 0;
+    J->last_reasons = r1;
     if (keep) {
         keep->set = set;
         if (s_hash_queue(J, L, B, 1) != 0 || s_hash_compare(J, &keep->mutated) != 0 ||
-            s_copy_out(J, L, B, &keep->out) != 0)
+            s_keep_out(J, L, B, &keep->out) != 0)
             return -1;
     }
     return 0;
@@ -1128,12 +1221,17 @@ static int s_check_kept(s_judge_t *J, const s_layout_t *L, s_kept_t *kept, unsig
                           L->c, kept[i].mutated);
             return 0;
         }
-        s_host_t hr;
-        if (s_reference(J, L, kept[i].set, &hr) != 0)
+        s_host_t hc, hr;
+        if (s_copy_out(J, L, &kept[i].out, &hc) != 0)
             return -1;
+        if (s_reference(J, L, kept[i].set, &hr) != 0) {
+            s_host_free(&hc);
+            return -1;
+        }
         s_check_t k;
         memset(&k, 0, sizeof k);
-        s_compare(J->t, L, &kept[i].out, &hr, &k);
+        s_compare(J->t, L, &hc, &hr, &k);
+        s_host_free(&hc);
         s_host_free(&hr);
         if (k.all_written && k.mismatches == 0)
             continue;
@@ -1168,9 +1266,11 @@ static int s_time_case(s_judge_t *J, int c, Crucible__BenchResult *br)
         rc = -ENOMEM;
         goto done;
     }
-    /* Two slots already change addresses every call; a third if it fits. */
+    /* Two slots already change addresses every call; a third if it fits;
+     * wide room for placement where memory allows. */
     for (; nslots < S_SLOTS; nslots++)
-        if (s_alloc_q(J, &L, &slot[nslots], nslots >= 2) != 0)
+        if (s_alloc_q(J, &L, &slot[nslots], 1, 1) != 0 &&
+            s_alloc_q(J, &L, &slot[nslots], nslots >= 2, 0) != 0)
             break;
     if (nslots < 2)
         goto done;
@@ -1205,24 +1305,27 @@ static int s_time_case(s_judge_t *J, int c, Crucible__BenchResult *br)
         /* A B A B until both sides' RSE is under the target or the budget is spent. */
         int64_t t0 = cr_time_mono_ns();
         while (A.n < CR_JUDGE_MAX_SAMPLES) {
-            int verify = nkept < S_VERIFY_MAX && kept_bytes + L.out_bytes <= S_VERIFY_HOST_BYTES &&
+            int verify = nkept < S_VERIFY_MAX && kept_bytes + L.out_bytes <= S_VERIFY_BYTES &&
                          cr_rng_next(&pick) % S_VERIFY_ONE_IN == 0;
-            if (s_sample(J, S_CAND, &L, &slot[call++ % nslots], set++,
-                         verify ? &kept[nkept] : NULL, &A.s[A.n]) != 0)
+            int ka = (int)(call++ % (unsigned)nslots), kb = (int)(call++ % (unsigned)nslots);
+            if (s_sample(J, S_CAND, &L, &slot[ka], set++, verify ? &kept[nkept] : NULL,
+                         &A.s[A.n]) != 0)
                 goto done;
             if (verify) {
                 nkept++;
                 kept_bytes += L.out_bytes;
             }
+            A.s[A.n].slot = ka;
             cr_stats_online_push(&A.on, A.s[A.n++].ev_us);
-            if (s_sample(J, S_BASE, &L, &slot[call++ % nslots], set++, NULL, &Bs.s[Bs.n]) != 0)
+            if (s_sample(J, S_BASE, &L, &slot[kb], set++, NULL, &Bs.s[Bs.n]) != 0)
                 goto done;
+            Bs.s[Bs.n].slot = kb;
             cr_stats_online_push(&Bs.on, Bs.s[Bs.n++].ev_us);
 
             int64_t now = cr_time_mono_ns();
             double el = (double)(now - t0) / 1e9;
             int enough = A.n >= CR_JUDGE_MIN_SAMPLES;
-            if (A.n >= S_MIN_SAMPLES_PREF && el >= S_MIN_TIMING_S &&
+            if (A.n >= S_MIN_SAMPLES_PREF && el >= S_MIN_TIMING_FRAC * J->budget_s &&
                 cr_stats_online_rse(&A.on) < J->rse_target &&
                 cr_stats_online_rse(&Bs.on) < J->rse_target)
                 break;
@@ -1246,6 +1349,13 @@ static int s_time_case(s_judge_t *J, int c, Crucible__BenchResult *br)
     if (s_check_kept(J, &L, kept, nkept) != 0)
         goto done;
     rc = s_summarise(J, c, &A, &Bs, br);
+    for (int side = 0; J->dump && side < 2; side++) {
+        const s_side_t *S = side ? &Bs : &A;
+        for (size_t i = 0; i < S->n; i++)
+            fprintf(J->dump, "%d,%s,%zu,%d,%.3f,%.3f,%u,%d\n", c, side ? "base" : "cand", i,
+                    S->s[i].slot, S->s[i].ev_us, S->s[i].wall_us, S->s[i].mhz,
+                    S->s[i].throttled);
+    }
     cr_debug("case %d: %u+%u samples, median %.3f us vs %.3f us (wall %.3f), speedup %.3f", c,
              br->samples, br->ref_samples, br->median_us, br->ref_median_us, br->wall_median_us,
              br->speedup);
@@ -1253,7 +1363,7 @@ done:
     for (int s = 0; s < nslots; s++)
         s_free(J, &slot[s]);
     for (unsigned i = 0; i < nkept; i++)
-        s_host_free(&kept[i].out);
+        s_free(J, &kept[i].out);
     free(A.s);
     free(Bs.s);
     return rc;
@@ -1448,7 +1558,12 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
         cr_rng_t hk;
         cr_rng_seed(&hk, J->seed, 0, S_SET_HASHKEY, 0);
         J->hash_key = hk.s[0];
+        cr_rng_seed(&J->place, J->seed, 0, S_SET_PLACEMENT, 0);
     }
+    /* Diagnostics: every timed sample as CSV (case,side,i,slot,event_us,
+     * wall_us,sm_mhz,throttled), appended to the file this names. */
+    if (getenv("CR_CUDA_JUDGE_SAMPLES"))
+        J->dump = fopen(getenv("CR_CUDA_JUDGE_SAMPLES"), "ae");
     if (cr_clock_policy_parse(o ? o->clock_policy : NULL, &J->policy) != 0) {
         s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                "clock policy '%s': expected observe, lock:base or lock:<MHz>", o->clock_policy);
@@ -1486,6 +1601,8 @@ done:
         if (J->ev1)
             cudaEventDestroy(J->ev1);
     }
+    if (J->dump)
+        fclose(J->dump);
     if (J->handlers) {
         sigaction(SIGTERM, &J->old_term, NULL);
         sigaction(SIGINT, &J->old_int, NULL);

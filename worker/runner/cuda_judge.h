@@ -30,6 +30,10 @@
  * judge then makes no further CUDA call, and its caller must write the
  * report and leave with _exit() (runtime teardown could wait on the kernel).
  *
+ * With CR_CUDA_JUDGE_SAMPLES set, every timed sample is appended to the file
+ * it names as CSV (case,side,i,slot,event_us,wall_us,sm_mhz,throttled): a
+ * diagnostic for timing questions, off by default.
+ *
  * Candidate objects are built by the worker from cr_task_shim_source()'s
  * translation unit with CR_CUDA_COMPILE_FLAGS (+ CR_CUDA_CUBLAS_FLAGS when
  * the task's "allow" lists "cublas"). */

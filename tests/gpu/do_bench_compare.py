@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Compares the CUDA judge's medians with triton.testing.do_bench's.
+
+For each task given, loads the candidate object the judge driver built
+(WORK/<task>/<candidate>/cand.so), makes the bench case's buffers with torch
+(judge-like distributions do not matter for timing) and times its cr_entry
+with do_bench (L2 cleared before every rep, median). The judge's medians come
+from JSON records given on the command line (--records FILE: one record per
+line with a "task" field filled in by the caller). Prints one row per bench
+case and exits 1 when any honest candidate differs by more than --tol.
+
+    do_bench_compare.py --work DIR --records FILE [--tol 0.02] TASK_DIR...
+"""
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import sys
+
+import torch
+import triton.testing
+
+DTYPES = {
+    "float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+    "bfloat16": torch.bfloat16, "int8": torch.int8, "uint8": torch.uint8,
+    "int16": torch.int16, "int32": torch.int32, "int64": torch.int64, "bool": torch.bool,
+}
+# C value types of sizes and scalars, by the task parser's canonical spelling.
+CTYPES = {
+    "float": ctypes.c_float, "double": ctypes.c_double, "int": ctypes.c_int,
+    "unsigned int": ctypes.c_uint, "int32_t": ctypes.c_int32, "uint32_t": ctypes.c_uint32,
+    "long": ctypes.c_long, "long long": ctypes.c_longlong, "int64_t": ctypes.c_int64,
+    "uint64_t": ctypes.c_uint64, "size_t": ctypes.c_size_t, "short": ctypes.c_short,
+}
+
+
+def signature_types(sig):
+    """Parameter name -> base C type text (pointers end in '*')."""
+    inner = sig[sig.index("(") + 1:sig.rindex(")")]
+    out = {}
+    for part in inner.split(","):
+        part = part.strip().replace("const ", "").replace("*", " * ")
+        words = part.split()
+        name = words[-1]
+        out[name] = " ".join(words[:-1])
+    return out
+
+
+def eval_dim(expr, sizes):
+    if isinstance(expr, int):
+        return expr
+    return int(eval(expr, {"__builtins__": {}}, dict(sizes)))  # task size names only
+
+
+def make_call(task, case, lib):
+    types = signature_types(task["signature"])
+    sizes = {k: v for k, v in case.items()}
+    keep, args = [], []
+    for name in types:  # signature order
+        p = task["params"][name]
+        if p["role"] in ("in", "out", "inout"):
+            shape = [eval_dim(d, sizes) for d in p["shape"]]
+            dt = DTYPES[p["dtype"]]
+            t = (torch.randn(shape, device="cuda").to(dt) if dt.is_floating_point
+                 else torch.randint(0, 8, shape, device="cuda").to(dt))
+            v = ctypes.c_void_p(t.data_ptr())
+            keep += [t, v]
+        else:
+            base = types[name].strip()
+            v = CTYPES.get(base, ctypes.c_longlong)(case[name])
+            keep.append(v)
+        args.append(ctypes.cast(ctypes.pointer(v), ctypes.c_void_p))
+    arr = (ctypes.c_void_p * len(args))(*args)
+    keep.append(arr)
+    entry = lib.cr_entry
+    entry.argtypes = [ctypes.c_void_p]
+    entry.restype = None
+    return (lambda: entry(arr)), keep
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--records", required=True)
+    ap.add_argument("--candidate", default="fast.cu")
+    ap.add_argument("--tol", type=float, default=0.02)
+    ap.add_argument("tasks", nargs="+")
+    a = ap.parse_args()
+    judged = {}
+    for line in open(a.records):
+        line = line.strip()
+        if line:
+            r = json.loads(line)
+            judged.setdefault(r["task"], []).append(r)
+    worst, rows = 0.0, []
+    for tdir in a.tasks:
+        task = json.load(open(os.path.join(tdir, "task.json")))
+        name = task["name"]
+        so = os.path.join(a.work, name, a.candidate, "cand.so")
+        if not os.path.exists(so) or name not in judged:
+            rows.append(f"{name:24s} (no object or no judge record)")
+            continue
+        lib = ctypes.CDLL(so)
+        for b in task["bench_cases"]:
+            fn, keep = make_call(task, task["cases"][b], lib)
+            fn()
+            torch.cuda.synchronize()
+            ms = triton.testing.do_bench(fn, warmup=100, rep=500, return_mode="median")
+            meds = [c["median_us"] for r in judged[name] if r.get("status") == "OK"
+                    for c in r["profile"]["cases"] if c.get("case_index", 0) == b]
+            if not meds:
+                rows.append(f"{name:24s} case {b}: no OK judge record")
+                worst = max(worst, 1.0)
+                continue
+            judge = statistics.median(meds)
+            dev = judge / (ms * 1e3) - 1
+            worst = max(worst, abs(dev))
+            rows.append(f"{name:24s} case {b}: judge {judge:10.3f} us  do_bench {ms * 1e3:10.3f} us"
+                        f"  diff {dev * 100:+6.2f}%  ({len(meds)} judge runs)")
+            del keep
+    print("\n".join(rows))
+    print(f"worst difference {worst * 100:.2f}% (tolerance {a.tol * 100:.1f}%)")
+    return 0 if worst <= a.tol else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+#!/bin/sh
+# tests/gpu/run.sh — the GPU tests, on a GPU machine where nothing is
+# installed: programs and their libraries come from a device-pack folder
+# (default .device: bin/, lib/, fake/libnvidia-ml.so.1), candidate objects
+# are compiled here with the machine's nvcc. Writes logs to $OUT (or
+# /tmp/cr_gpu_out) and ends with a summary. Never changes a GPU setting:
+# clock locking is only ever exercised against the fake NVML.
+#
+#   build here:  cmake -S . -B build-cuda -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc
+#                make -C build-cuda cr_cuda_judge_driver test_cuda_judge fake_nvml
+#                ../shared/tools/device-pack -o .device build-cuda/cr_cuda_judge_driver \
+#                    build-cuda/test_cuda_judge build-cuda/crucible-runner
+#                mkdir -p .device/fake && cp build-cuda/fake_nvml/libnvidia-ml.so.1 .device/fake/
+#   there:       sh tests/gpu/run.sh [all|tests|precision|dobench|quick]
+#                (quick: fast candidates only, precision and do_bench, one run each)
+set -u
+cd "$(dirname "$0")/../.."
+root=$PWD
+dev=${CR_DEVICE_DIR:-$root/.device}
+out=${OUT:-/tmp/cr_gpu_out}
+what=${1:-all}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$dev/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export CR_TEST_SOURCE_DIR="$root" CR_JUDGE_DRIVER="$dev/bin/cr_cuda_judge_driver"
+export CR_FAKE_NVML="$dev/fake/libnvidia-ml.so.1" CR_GPU_WORK="${CR_GPU_WORK:-/tmp/cr_gpu_work}"
+export PATH="$PATH:/usr/local/cuda/bin"
+# cuBLAS for objects that link it (tasks that allow it), wherever ld.so.conf leaves it out
+[ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
+drv=$CR_JUDGE_DRIVER
+work=$CR_GPU_WORK
+tasks=$(ls -d "$root"/tasks/examples/*_cuda)
+t0=$(date +%s)
+log() { echo "[$(( $(date +%s) - t0 ))s] $*" | tee -a "$out/run.log"; }
+
+nvidia-smi --query-gpu=name,pci.bus_id,driver_version,clocks.sm,clocks.max.sm,power.draw \
+    --format=csv > "$out/gpu.txt" 2>&1
+log "$(tail -n 1 "$out/gpu.txt")"
+
+# Objects: wave 1 builds each task's reference/baseline with its fast
+# candidate (and the sabotage set), wave 2 the other candidates, in parallel.
+build() { # task_dir candidate_path
+    n=$(basename "$1")
+    "$drv" --build-only --work "$work/$n/$(basename "$2")" --task-work "$work/$n/_task" "$1" "$2" \
+        > /dev/null 2>> "$out/build.log" || echo "build failed: $n $(basename "$2")" >> "$out/build.log"
+}
+log "building candidate objects with $(command -v nvcc)"
+for t in $tasks; do build "$t" "$t/candidates/fast.cu" & done
+for s in fault hang hang_sync side_stream; do
+    build "$root/tasks/examples/vector_add_cuda" "$root/tests/gpu/sabotage/$s.cu" &
+done
+wait
+if [ "$what" != quick ]; then
+    for t in $tasks; do for c in "$t"/candidates/*.cu; do build "$t" "$c" & done; done
+    wait
+fi
+nf=$(cat "$out/build.log" 2>/dev/null | grep -c 'build failed')
+log "built (${nf:-0} failures)"
+
+if [ "$what" = all ] || [ "$what" = tests ]; then
+    log "test_cuda_judge"
+    timeout 300 "$dev/bin/test_cuda_judge" --jobs 1 --verbose > "$out/test_cuda_judge.log" 2>&1
+    log "test_cuda_judge exit $? ($(grep -a 'Synthesis' "$out/test_cuda_judge.log"))"
+fi
+
+if [ "$what" = all ] || [ "$what" = precision ] || [ "$what" = quick ]; then
+    # One candidate in 10 fresh runners: the spread of its medians.
+    : > "$out/precision.jsonl"
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        # the first run also logs every sample (slot, event and wall time, clock)
+        [ $i = 1 ] && export CR_CUDA_JUDGE_SAMPLES="$out/samples.csv" || unset CR_CUDA_JUDGE_SAMPLES
+        timeout 60 "$drv" --budget 1 --work "$work/vector_add_cuda/fast.cu" \
+            --task-work "$work/vector_add_cuda/_task" "$root/tasks/examples/vector_add_cuda" \
+            "$root/tasks/examples/vector_add_cuda/candidates/fast.cu" >> "$out/precision.jsonl" \
+            2>> "$out/precision.err"
+    done
+    python3 - "$out/precision.jsonl" <<'PY' | tee -a "$out/run.log"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+print("precision: %d runs, statuses %s" % (len(recs), sorted({r["status"] for r in recs})))
+by = {}
+for r in recs:
+    for c in (r.get("profile") or {}).get("cases", []):
+        by.setdefault(c.get("case_index", 0), []).append(c)
+for k, cs in sorted(by.items()):
+    for key in ("median_us", "mean_us", "ref_median_us"):
+        m = [c[key] for c in cs]
+        mid = sorted(m)[len(m) // 2]
+        print("  case %d %-13s %s us; spread (max-min)/median %.3f%%"
+              % (k, key, " ".join("%.3f" % x for x in m), (max(m) - min(m)) / mid * 100))
+    print("  case %d samples %s iqr %s clock %s" % (k, [c["samples"] for c in cs],
+          ["%.2f" % c["iqr_us"] for c in cs], sorted({round(c.get("mean_sm_clock_mhz", 0)) for c in cs})))
+PY
+fi
+
+if [ "$what" = all ] || [ "$what" = dobench ] || [ "$what" = quick ]; then
+    runs="1 2"
+    [ "$what" = quick ] && runs=1
+    # The judge's median for each honest fast candidate against do_bench's.
+    : > "$out/dobench.jsonl"
+    for t in $tasks; do
+        for i in $runs; do
+            timeout 60 "$drv" --budget 1 --work "$work/$(basename "$t")/fast.cu" \
+                --task-work "$work/$(basename "$t")/_task" "$t" "$t/candidates/fast.cu" \
+                >> "$out/dobench.jsonl" 2>> "$out/dobench.err"
+        done
+    done
+    log "do_bench comparison"
+    PYTHONUNBUFFERED=1 timeout 180 python3 "$root/tests/gpu/do_bench_compare.py" --work "$work" \
+        --records "$out/dobench.jsonl" $tasks 2>&1 | tee -a "$out/run.log"
+fi
+grep -a -E "^[a-z_0-9]+_cuda [a-z_.]+: [A-Z_]+|^\[----\]|Synthesis" "$out/test_cuda_judge.log" \
+    > "$out/summary.txt" 2>/dev/null
+log "done"
