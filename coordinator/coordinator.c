@@ -16,7 +16,7 @@
 #include "log.h"
 #include "record.h"
 #include "reward.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "store.h"
 #include "task.h"
 #include "timeutil.h"
@@ -414,12 +414,12 @@ static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
 
 /* ---- workers ---- */
 
-static void s_worker_send(cr_coordinator_t *c, cr_worker_t *w, Crucible__Envelope *env)
+static void s_worker_send(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__Envelope *env)
 {
     s_send(c->workers, &w->peer, env);
 }
 
-static void s_send_cancel(cr_coordinator_t *c, cr_worker_t *w, const char *batch_id,
+static void s_send_cancel(cr_coordinator_t *c, cr_sched_worker_t *w, const char *batch_id,
                           const char *job_id)
 {
     Crucible__Cancel m = CRUCIBLE__CANCEL__INIT;
@@ -471,7 +471,7 @@ static size_t s_requeue_worker_jobs(cr_coordinator_t *c, const char *worker_id, 
 
 /* The worker is gone: its jobs go back to the queue and it leaves the
  * registry. A worker that said Disconnect first is not held against its jobs. */
-static void s_worker_lost(cr_coordinator_t *c, cr_worker_t *w, const char *why)
+static void s_worker_lost(cr_coordinator_t *c, cr_sched_worker_t *w, const char *why)
 {
     size_t failed = 0;
     size_t n = s_requeue_worker_jobs(c, w->id, !w->draining, why, &failed);
@@ -492,7 +492,7 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
                 CR_SCHED_ID_MAX);
         return;
     }
-    cr_worker_t *old = cr_sched_find_peer(c->sched, peer);
+    cr_sched_worker_t *old = cr_sched_find_peer(c->sched, peer);
     if (old && strcmp(old->id, r->worker_id) != 0)
         s_worker_lost(c, old, "its connection re-registered under another id");
 
@@ -504,7 +504,7 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
         cr_warn("worker %s re-registered: %zu jobs requeued, %zu recorded INFRA_ERROR",
                 r->worker_id, n, failed);
 
-    cr_worker_t info;
+    cr_sched_worker_t info;
     memset(&info, 0, sizeof info);
     snprintf(info.id, sizeof info.id, "%s", r->worker_id);
     info.peer = *peer;
@@ -518,7 +518,7 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
     snprintf(info.host, sizeof info.host, "%s", r->host);
     snprintf(info.device, sizeof info.device, "%s", r->device_name);
     int known = 0;
-    cr_worker_t *w = cr_sched_register(c->sched, &info, cr_time_mono_ms(), &known);
+    cr_sched_worker_t *w = cr_sched_register(c->sched, &info, cr_time_mono_ms(), &known);
     c->dispatch_due = 1;
     if (!w) {
         cr_error("worker %s: cannot register: out of memory", r->worker_id);
@@ -535,7 +535,7 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
             w->device[0] ? w->device : "?", backends[0] ? backends : "none", w->credit);
 }
 
-static void s_ack(cr_coordinator_t *c, cr_worker_t *w, const Crucible__RewardRecord *rec)
+static void s_ack(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible__RewardRecord *rec)
 {
     Crucible__Ack ack = CRUCIBLE__ACK__INIT;
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
@@ -558,7 +558,7 @@ static void s_set_str(char **field, const char *v)
 }
 
 /* A worker's verdict. rec belongs to the envelope (the caller frees it). */
-static void s_worker_result(cr_coordinator_t *c, cr_worker_t *w, Crucible__RewardRecord *rec)
+static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__RewardRecord *rec)
 {
     if (!rec || !s_id_ok(rec->batch_id, 0) || !s_id_ok(rec->job_id, 0)) {
         cr_warn("worker %s: Result without a record or its batch/job ids: refused", w->id);
@@ -642,7 +642,7 @@ static void s_worker_result(cr_coordinator_t *c, cr_worker_t *w, Crucible__Rewar
     c->dispatch_due = 1;
     w->done++;
     if (prev.state == CR_JOB_ASSIGNED) {
-        cr_worker_t *holder = cr_sched_find(c->sched, prev.worker_id);
+        cr_sched_worker_t *holder = cr_sched_find(c->sched, prev.worker_id);
         if (holder) {
             cr_sched_finished(holder);
             /* A late result from a worker declared lost beat the retry:
@@ -668,7 +668,7 @@ static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
             s_worker_ready(c, peer, env->ready);
         return;
     }
-    cr_worker_t *w = cr_sched_find_peer(c->sched, peer);
+    cr_sched_worker_t *w = cr_sched_find_peer(c->sched, peer);
     if (!w) {
         cr_info("worker peer %s: %s from an unregistered worker: told to Disconnect",
                 s_peer_name(peer, who, sizeof who), cr_wire_body_name(env));
@@ -1211,7 +1211,7 @@ static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const cha
         goto out;
     }
     for (size_t i = 0; i < nw; i++) {
-        cr_worker_t *w = cr_sched_at(c->sched, i);
+        cr_sched_worker_t *w = cr_sched_at(c->sched, i);
         crucible__worker_info__init(&wi[i]);
         wi[i].worker_id = w->id;
         wi[i].host = w->host;
@@ -1274,7 +1274,7 @@ static void s_on_cancelled(const Crucible__RewardRecord *rec, const char *prev_w
 {
     cr_coordinator_t *c = arg;
     if (prev_worker[0]) {
-        cr_worker_t *w = cr_sched_find(c->sched, prev_worker);
+        cr_sched_worker_t *w = cr_sched_find(c->sched, prev_worker);
         if (w) {
             s_send_cancel(c, w, rec->batch_id, rec->job_id);
             cr_sched_finished(w);
@@ -1307,7 +1307,7 @@ static void s_client_cancel(cr_coordinator_t *c, const cr_peer_t *peer, const Cr
     s_send(c->clients, peer, &env);
     /* A draining worker whose last job was just cancelled can go. */
     for (size_t i = cr_sched_count(c->sched); i-- > 0;) {
-        cr_worker_t *w = cr_sched_at(c->sched, i);
+        cr_sched_worker_t *w = cr_sched_at(c->sched, i);
         if (w->draining && w->in_flight == 0)
             cr_sched_remove(c->sched, w);
     }
@@ -1376,7 +1376,7 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
 
 /* Sends one Assign; on failure the jobs go back to the queue uncounted and
  * the worker is skipped until it speaks again. */
-static int s_flush_assign(cr_coordinator_t *c, cr_worker_t *w, Crucible__Job **jobs, size_t n)
+static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__Job **jobs, size_t n)
 {
     if (n == 0)
         return 0;
@@ -1406,7 +1406,7 @@ typedef struct {
     char *name;                   /* the bundle's own name, restored before freeing */
 } s_out_job_t;
 
-static void s_dispatch_worker(cr_coordinator_t *c, cr_worker_t *w, uint32_t room)
+static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, uint32_t room)
 {
     const char *langs[CR_SCHED_MAX_BACKENDS];
     for (int i = 0; i < w->nbackends; i++)
@@ -1514,7 +1514,7 @@ static void s_phase_dispatch(cr_coordinator_t *c)
     c->dispatch_due = 0;
     size_t n = cr_sched_count(c->sched);
     for (size_t k = 0; k < n; k++) {
-        cr_worker_t *w = cr_sched_at(c->sched, (c->rr + k) % n);
+        cr_sched_worker_t *w = cr_sched_at(c->sched, (c->rr + k) % n);
         uint32_t room = cr_sched_free_credit(w);
         if (room && w->nbackends)
             s_dispatch_worker(c, w, room);
@@ -1528,7 +1528,7 @@ static void s_phase_cron(cr_coordinator_t *c)
     c->next_cron_ms = now + c->cfg.heartbeat_ms;
     c->dispatch_due = 1; /* a safety net: whatever was missed is retried each beat */
     for (size_t i = 0; i < cr_sched_count(c->sched); i++) {
-        cr_worker_t *w = cr_sched_at(c->sched, i);
+        cr_sched_worker_t *w = cr_sched_at(c->sched, i);
         Crucible__Heartbeat hb = CRUCIBLE__HEARTBEAT__INIT;
         Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
         hb.sent_ms = (uint64_t)cr_time_now_ms();
@@ -1537,7 +1537,7 @@ static void s_phase_cron(cr_coordinator_t *c)
         env.heartbeat = &hb;
         s_worker_send(c, w, &env);
     }
-    cr_worker_t *lost[64];
+    cr_sched_worker_t *lost[64];
     size_t n;
     while ((n = cr_sched_expire(c->sched, now, c->cfg.heartbeat_ms, c->cfg.liveness, lost,
                                 sizeof lost / sizeof lost[0])) > 0) {

@@ -1,5 +1,5 @@
 /* coordinator.h — the broker: clients on one ROUTER, workers on another, the
- * durable queue in SQLite (store.h), the worker registry (sched.h).
+ * durable queue in SQLite (store.h), the worker registry (scheduler.h).
  *
  * Semantics are those of docs/protocol.md. The coordinator never stops for
  * a bad message: it answers Error{code} where it can, logs the peer, and

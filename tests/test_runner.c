@@ -549,8 +549,7 @@ Test(topo, llc_model_and_pinning)
     cr_assert_gt(strlen(model), 0);
     cr_assert_neq(model[strlen(model) - 1], ' ', "trailing blanks: '%s'", model);
 
-    /* <sched.h> is shadowed by coordinator/sched.h on the tests' include
-     * path, so the affinity is read back from /proc. */
+    /* the affinity is read back from /proc, as another process would see it */
     char before[256], now[256];
     s_cpus_allowed(before, sizeof before);
     int first = atoi(before);

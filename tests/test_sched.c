@@ -8,7 +8,7 @@
 #include "error.h"
 #include "file.h"
 #include "record.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "timeutil.h"
 #include "wire.h"
 
@@ -20,9 +20,9 @@
 
 /* ---- registry ---- */
 
-static cr_worker_t s_info(const char *id, const char *backends, uint32_t credit)
+static cr_sched_worker_t s_info(const char *id, const char *backends, uint32_t credit)
 {
-    cr_worker_t w;
+    cr_sched_worker_t w;
     memset(&w, 0, sizeof w);
     snprintf(w.id, sizeof w.id, "%s", id);
     w.peer.len = strlen(id);
@@ -40,8 +40,8 @@ static cr_worker_t s_info(const char *id, const char *backends, uint32_t credit)
 Test(sched, credit_accounting, .timeout = 10)
 {
     cr_sched_t *s = cr_sched_new();
-    cr_worker_t info = s_info("w1", "c", 3);
-    cr_worker_t *w = cr_sched_register(s, &info, 0, NULL);
+    cr_sched_worker_t info = s_info("w1", "c", 3);
+    cr_sched_worker_t *w = cr_sched_register(s, &info, 0, NULL);
     cr_assert_not_null(w);
     cr_assert_eq(cr_sched_free_credit(w), 3);
     cr_sched_assigned(w, 2);
@@ -77,12 +77,12 @@ Test(sched, credit_accounting, .timeout = 10)
 Test(sched, backend_matching, .timeout = 10)
 {
     cr_sched_t *s = cr_sched_new();
-    cr_worker_t info = s_info("gpu0", "cuda", 2);
-    cr_worker_t *g = cr_sched_register(s, &info, 0, NULL);
+    cr_sched_worker_t info = s_info("gpu0", "cuda", 2);
+    cr_sched_worker_t *g = cr_sched_register(s, &info, 0, NULL);
     info = s_info("cpu0", "c", 2);
-    cr_worker_t *c = cr_sched_register(s, &info, 0, NULL);
+    cr_sched_worker_t *c = cr_sched_register(s, &info, 0, NULL);
     info = s_info("both", "c,cuda", 8);
-    cr_worker_t *b = cr_sched_register(s, &info, 0, NULL);
+    cr_sched_worker_t *b = cr_sched_register(s, &info, 0, NULL);
     cr_assert(cr_sched_serves(g, "cuda") && !cr_sched_serves(g, "c"));
     cr_assert(cr_sched_serves(b, "c") && cr_sched_serves(b, "cuda"));
     cr_assert(!cr_sched_serves(b, "torch"));
@@ -113,11 +113,11 @@ Test(sched, backend_matching, .timeout = 10)
 Test(sched, expiry_by_time, .timeout = 10)
 {
     cr_sched_t *s = cr_sched_new();
-    cr_worker_t info = s_info("a", "c", 1);
-    cr_worker_t *a = cr_sched_register(s, &info, 1000, NULL);
+    cr_sched_worker_t info = s_info("a", "c", 1);
+    cr_sched_worker_t *a = cr_sched_register(s, &info, 1000, NULL);
     info = s_info("b", "c", 1);
-    cr_worker_t *b = cr_sched_register(s, &info, 1000, NULL);
-    cr_worker_t *out[4];
+    cr_sched_worker_t *b = cr_sched_register(s, &info, 1000, NULL);
+    cr_sched_worker_t *out[4];
     /* heartbeat 100 ms, liveness 3: silent for more than 300 ms is lost */
     cr_assert_eq(cr_sched_expire(s, 1300, 100, 3, out, 4), 0);
     cr_sched_touch(b, 1250);
@@ -138,9 +138,9 @@ Test(sched, expiry_by_time, .timeout = 10)
 Test(sched, reregistration, .timeout = 10)
 {
     cr_sched_t *s = cr_sched_new();
-    cr_worker_t info = s_info("w1", "c", 2);
+    cr_sched_worker_t info = s_info("w1", "c", 2);
     int known = -1;
-    cr_worker_t *w = cr_sched_register(s, &info, 10, &known);
+    cr_sched_worker_t *w = cr_sched_register(s, &info, 10, &known);
     cr_assert_eq(known, 0);
     cr_sched_assigned(w, 2);
     w->done = 7;
@@ -148,7 +148,7 @@ Test(sched, reregistration, .timeout = 10)
     /* the same worker restarts with a bigger pool, on a new connection */
     info = s_info("w1", "c,cuda", 4);
     info.peer.bytes[0] = 'X';
-    cr_worker_t *again = cr_sched_register(s, &info, 20, &known);
+    cr_sched_worker_t *again = cr_sched_register(s, &info, 20, &known);
     cr_assert_eq(known, 1);
     cr_assert_eq(again, w, "one entry per worker id");
     cr_assert_eq(cr_sched_count(s), 1);

@@ -6,11 +6,7 @@
  * behaviour is picked by a marker in its request), and the loop tests play
  * the coordinator on a ROUTER socket over ipc:// in the same temp dir. The
  * last test uses the real crucible-runner from the build dir.
- *
- * C11 threads rather than pthread.h: the tests' include path holds
- * coordinator/, whose sched.h would shadow the system <sched.h> that
- * pthread.h includes. log.h is left out: its level names collide with
- * Criterion's. */
+ */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 

@@ -1,16 +1,16 @@
-/* sched.c — see sched.h.
+/* scheduler.c — see scheduler.h (the cr_sched_ module).
  *
  * The registry is a small array of heap entries: a farm has tens to a few
  * hundred workers and every lookup is a short scan, cheaper than keeping a
  * hash table coherent. Entries are heap-allocated so a pointer survives the
  * array growing. */
-#include "sched.h"
+#include "scheduler.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 struct cr_sched {
-    cr_worker_t **w; /* owned entries, [0, n) */
+    cr_sched_worker_t **w; /* owned entries, [0, n) */
     size_t n;        /* workers registered */
     size_t cap;      /* slots allocated in w */
 };
@@ -32,7 +32,7 @@ void cr_sched_destroy(cr_sched_t **self_p)
     *self_p = NULL;
 }
 
-cr_worker_t *cr_sched_find(cr_sched_t *s, const char *id)
+cr_sched_worker_t *cr_sched_find(cr_sched_t *s, const char *id)
 {
     for (size_t i = 0; i < s->n; i++)
         if (strcmp(s->w[i]->id, id) == 0)
@@ -40,7 +40,7 @@ cr_worker_t *cr_sched_find(cr_sched_t *s, const char *id)
     return NULL;
 }
 
-cr_worker_t *cr_sched_find_peer(cr_sched_t *s, const cr_peer_t *peer)
+cr_sched_worker_t *cr_sched_find_peer(cr_sched_t *s, const cr_peer_t *peer)
 {
     for (size_t i = 0; i < s->n; i++) {
         const cr_peer_t *p = &s->w[i]->peer;
@@ -50,14 +50,14 @@ cr_worker_t *cr_sched_find_peer(cr_sched_t *s, const cr_peer_t *peer)
     return NULL;
 }
 
-cr_worker_t *cr_sched_register(cr_sched_t *s, const cr_worker_t *info, int64_t now_ms,
+cr_sched_worker_t *cr_sched_register(cr_sched_t *s, const cr_sched_worker_t *info, int64_t now_ms,
                                int *was_known)
 {
     if (was_known)
         *was_known = 0;
     if (!info->id[0])
         return NULL;
-    cr_worker_t *w = cr_sched_find(s, info->id);
+    cr_sched_worker_t *w = cr_sched_find(s, info->id);
     if (w) {
         if (was_known)
             *was_known = 1;
@@ -98,13 +98,13 @@ cr_worker_t *cr_sched_register(cr_sched_t *s, const cr_worker_t *info, int64_t n
     return w;
 }
 
-void cr_sched_touch(cr_worker_t *w, int64_t now_ms)
+void cr_sched_touch(cr_sched_worker_t *w, int64_t now_ms)
 {
     w->last_seen_ms = now_ms;
     w->unreachable = 0;
 }
 
-int cr_sched_serves(const cr_worker_t *w, const char *language)
+int cr_sched_serves(const cr_sched_worker_t *w, const char *language)
 {
     for (int i = 0; i < w->nbackends; i++)
         if (strcmp(w->backends[i], language) == 0)
@@ -112,14 +112,14 @@ int cr_sched_serves(const cr_worker_t *w, const char *language)
     return 0;
 }
 
-uint32_t cr_sched_free_credit(const cr_worker_t *w)
+uint32_t cr_sched_free_credit(const cr_sched_worker_t *w)
 {
     if (w->draining || w->unreachable || w->in_flight >= w->credit)
         return 0;
     return w->credit - w->in_flight;
 }
 
-size_t cr_sched_pick(const cr_worker_t *w, const char *const *languages, size_t n, int *take)
+size_t cr_sched_pick(const cr_sched_worker_t *w, const char *const *languages, size_t n, int *take)
 {
     uint32_t room = cr_sched_free_credit(w);
     size_t picked = 0;
@@ -130,19 +130,19 @@ size_t cr_sched_pick(const cr_worker_t *w, const char *const *languages, size_t 
     return picked;
 }
 
-void cr_sched_assigned(cr_worker_t *w, uint32_t n)
+void cr_sched_assigned(cr_sched_worker_t *w, uint32_t n)
 {
     w->in_flight += n;
 }
 
-void cr_sched_finished(cr_worker_t *w)
+void cr_sched_finished(cr_sched_worker_t *w)
 {
     if (w->in_flight > 0)
         w->in_flight--;
 }
 
 size_t cr_sched_expire(cr_sched_t *s, int64_t now_ms, int64_t heartbeat_ms, int64_t liveness,
-                       cr_worker_t **out, size_t max)
+                       cr_sched_worker_t **out, size_t max)
 {
     size_t k = 0;
     int64_t silence = heartbeat_ms * liveness;
@@ -152,7 +152,7 @@ size_t cr_sched_expire(cr_sched_t *s, int64_t now_ms, int64_t heartbeat_ms, int6
     return k;
 }
 
-void cr_sched_remove(cr_sched_t *s, cr_worker_t *w)
+void cr_sched_remove(cr_sched_t *s, cr_sched_worker_t *w)
 {
     for (size_t i = 0; i < s->n; i++) {
         if (s->w[i] == w) {
@@ -168,7 +168,7 @@ size_t cr_sched_count(const cr_sched_t *s)
     return s->n;
 }
 
-cr_worker_t *cr_sched_at(cr_sched_t *s, size_t i)
+cr_sched_worker_t *cr_sched_at(cr_sched_t *s, size_t i)
 {
     return i < s->n ? s->w[i] : NULL;
 }

@@ -1,12 +1,12 @@
-/* sched.h — the coordinator's in-memory worker registry and its dispatch policy.
+/* scheduler.h — the coordinator's in-memory worker registry and its dispatch policy.
  *
  * A worker exists here from its Ready until it is lost (silent for liveness
  * heartbeat intervals), unreachable, or gone after a Disconnect. Pure data
  * and policy, no sockets: the coordinator feeds it events and asks it what
  * to do. Pointers returned stay valid until cr_sched_remove of that worker
  * or cr_sched_destroy. */
-#ifndef CR_SCHED_H
-#define CR_SCHED_H
+#ifndef CR_SCHEDULER_H
+#define CR_SCHEDULER_H
 
 #include "wire.h"
 
@@ -33,7 +33,7 @@ typedef struct {
     uint64_t done;                 /* results received from it */
     int draining;                  /* 1 after it said Disconnect: no new jobs */
     int unreachable;               /* 1 after a send to it failed; cleared by its next message */
-} cr_worker_t;
+} cr_sched_worker_t;
 
 typedef struct cr_sched cr_sched_t;
 
@@ -49,43 +49,43 @@ void cr_sched_destroy(cr_sched_t **self_p);
  * id is reset in place (*was_known = 1): its old assignments are the
  * caller's to requeue. Credit is clamped to 1..CR_SCHED_MAX_CREDIT. Returns
  * the registry's entry, or NULL on ENOMEM / empty id. */
-cr_worker_t *cr_sched_register(cr_sched_t *s, const cr_worker_t *info, int64_t now_ms,
+cr_sched_worker_t *cr_sched_register(cr_sched_t *s, const cr_sched_worker_t *info, int64_t now_ms,
                                int *was_known);
 
 /* Lookups; NULL when unknown. */
-cr_worker_t *cr_sched_find_peer(cr_sched_t *s, const cr_peer_t *peer);
-cr_worker_t *cr_sched_find(cr_sched_t *s, const char *id);
+cr_sched_worker_t *cr_sched_find_peer(cr_sched_t *s, const cr_peer_t *peer);
+cr_sched_worker_t *cr_sched_find(cr_sched_t *s, const char *id);
 
 /* Any message from the worker: it is alive and reachable. */
-void cr_sched_touch(cr_worker_t *w, int64_t now_ms);
+void cr_sched_touch(cr_sched_worker_t *w, int64_t now_ms);
 
 /* 1 when the worker serves language. */
-int cr_sched_serves(const cr_worker_t *w, const char *language);
+int cr_sched_serves(const cr_sched_worker_t *w, const char *language);
 
 /* Jobs the worker may take now: credit − in_flight, 0 when draining or
  * unreachable. */
-uint32_t cr_sched_free_credit(const cr_worker_t *w);
+uint32_t cr_sched_free_credit(const cr_sched_worker_t *w);
 
 /* Dispatch policy for one worker: from candidate job languages (oldest
  * first), marks in take[] the ones to assign — those it serves, oldest
  * first, at most its free credit. Returns how many were marked. */
-size_t cr_sched_pick(const cr_worker_t *w, const char *const *languages, size_t n, int *take);
+size_t cr_sched_pick(const cr_sched_worker_t *w, const char *const *languages, size_t n, int *take);
 
 /* Bookkeeping when jobs are assigned to / finished by a worker. */
-void cr_sched_assigned(cr_worker_t *w, uint32_t n);
-void cr_sched_finished(cr_worker_t *w);
+void cr_sched_assigned(cr_sched_worker_t *w, uint32_t n);
+void cr_sched_finished(cr_sched_worker_t *w);
 
 /* Writes to out (up to max) the workers silent for more than
  * liveness × heartbeat_ms at now_ms; returns how many. They stay registered
  * until the caller, having requeued their jobs, removes them. */
 size_t cr_sched_expire(cr_sched_t *s, int64_t now_ms, int64_t heartbeat_ms, int64_t liveness,
-                       cr_worker_t **out, size_t max);
+                       cr_sched_worker_t **out, size_t max);
 
 /* Removes and frees w. */
-void cr_sched_remove(cr_sched_t *s, cr_worker_t *w);
+void cr_sched_remove(cr_sched_t *s, cr_sched_worker_t *w);
 
 /* Iteration: the number of workers and the i-th (order changes on remove). */
 size_t cr_sched_count(const cr_sched_t *s);
-cr_worker_t *cr_sched_at(cr_sched_t *s, size_t i);
+cr_sched_worker_t *cr_sched_at(cr_sched_t *s, size_t i);
 
 #endif
