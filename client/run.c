@@ -11,12 +11,15 @@
 #include "timeutil.h"
 #include "wire.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -120,8 +123,26 @@ static int s_janitor(cr_local_t *l)
     return 0;
 }
 
-int cr_local_start(const char *exe, const cr_config_t *cfg, int nworkers, cr_local_t **out,
-                   char *err, size_t errlen)
+/* A loopback TCP port that was free a moment ago: bind port 0, read what the
+ * kernel chose, close. Another process could take it before the coordinator
+ * binds; the coordinator then fails to start and says so. 0 on failure. */
+static int s_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    int port = 0;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+int cr_local_start(const char *exe, const cr_config_t *cfg, int nworkers,
+                   cr_local_transport_t transport, cr_local_t **out, char *err, size_t errlen)
 {
     *out = NULL;
     if (nworkers < 1 || nworkers > CR_LOCAL_MAX_WORKERS) {
@@ -143,8 +164,22 @@ int cr_local_start(const char *exe, const cr_config_t *cfg, int nworkers, cr_loc
         free(l);
         return e;
     }
-    snprintf(l->clients_endpoint, sizeof l->clients_endpoint, "ipc://%s/clients.sock", l->dir);
-    snprintf(l->workers_endpoint, sizeof l->workers_endpoint, "ipc://%s/workers.sock", l->dir);
+    if (transport == CR_LOCAL_TCP) {
+        int pc = s_free_port(), pw = s_free_port();
+        snprintf(l->clients_endpoint, sizeof l->clients_endpoint, "tcp://127.0.0.1:%d", pc);
+        snprintf(l->workers_endpoint, sizeof l->workers_endpoint, "tcp://127.0.0.1:%d", pw);
+        if (!pc || !pw || pc == pw) {
+            snprintf(err, errlen, "no free loopback TCP port");
+            cr_file_rmtree(l->dir);
+            free(l);
+            return -EADDRINUSE;
+        }
+    } else {
+        snprintf(l->clients_endpoint, sizeof l->clients_endpoint, "ipc://%s/clients.sock",
+                 l->dir);
+        snprintf(l->workers_endpoint, sizeof l->workers_endpoint, "ipc://%s/workers.sock",
+                 l->dir);
+    }
     l->janitor_fd = -1;
     int rc = s_janitor(l);
     if (rc != 0)
@@ -458,7 +493,7 @@ int cr_run_main(int argc, char **argv)
         goto done;
     }
     exe[n] = '\0';
-    if (cr_local_start(exe, &cfg, (int)cfg.workers, &r.local, err, sizeof err) != 0) {
+    if (cr_local_start(exe, &cfg, (int)cfg.workers, CR_LOCAL_IPC, &r.local, err, sizeof err) != 0) {
         fprintf(stderr, "crucible run: %s\n", err);
         goto done;
     }

@@ -22,8 +22,8 @@
 
 typedef struct {
     char dir[128];                         /* temporary folder; removed by cr_local_stop */
-    char clients_endpoint[200];            /* ipc://<dir>/clients.sock */
-    char workers_endpoint[200];            /* ipc://<dir>/workers.sock */
+    char clients_endpoint[200];            /* ipc://<dir>/clients.sock or tcp://127.0.0.1:<port> */
+    char workers_endpoint[200];            /* ipc://<dir>/workers.sock or tcp://127.0.0.1:<port> */
     pid_t janitor;                         /* removes dir if we die without cr_local_stop; 0 = none */
     int janitor_fd;                        /* write end of its pipe: a byte = "stand down" */
     int n;                                 /* children: [0] coordinator, [1..] workers */
@@ -32,14 +32,19 @@ typedef struct {
     int status[1 + CR_LOCAL_MAX_WORKERS];  /* wait status once reaped */
 } cr_local_t;
 
+/* How the local cluster's processes talk: Unix sockets in the temporary
+ * folder (no port to collide with), or TCP on loopback with ports the kernel
+ * picked free a moment before (what a farm uses, minus the network). */
+typedef enum { CR_LOCAL_IPC, CR_LOCAL_TCP } cr_local_transport_t;
+
 /* Makes the temporary folder and starts exe as `coordinator` and nworkers
- * `worker`s. Each child gets the rows of cfg that apply to both `run` and
+ * `worker`s over transport. Each child gets the rows of cfg that apply to both `run` and
  * its own command, then its endpoints, database and work dir; its stdout and
  * stderr go to <dir>/<name>.log; it is sent SIGTERM if this process dies.
  * Returns 0 and *out (stop with cr_local_stop), or a negative code with err
  * saying what failed (nothing is left running or on disk). */
-int cr_local_start(const char *exe, const cr_config_t *cfg, int nworkers, cr_local_t **out,
-                   char *err, size_t errlen);
+int cr_local_start(const char *exe, const cr_config_t *cfg, int nworkers,
+                   cr_local_transport_t transport, cr_local_t **out, char *err, size_t errlen);
 
 /* Reaps children that ended. Returns -1 while all run, else the index of
  * one that ended, with why describing it ("worker local-w1 exited (exit 1)"). */

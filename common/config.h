@@ -43,6 +43,9 @@ typedef struct {
     char worker_id[CR_CONFIG_STR];        /* "" = <host>-<pid> */
     char work_dir[CR_CONFIG_STR];         /* build dirs, compile cache, scratch */
     char cc[CR_CONFIG_STR];               /* C compiler for the "c" backend */
+    char nvcc[CR_CONFIG_STR];             /* CUDA compiler for the "cuda" backend */
+    char cuda_arch[CR_CONFIG_STR];        /* "sm_90"; "" = the GPU's compute capability */
+    int64_t gpu;                          /* NVML index of the worker's GPU */
     char runner[CR_CONFIG_STR];           /* crucible-runner path; "" = next to crucible */
     char backends[CR_CONFIG_STR];         /* comma list the worker serves */
     int64_t compile_jobs;                 /* compile pool threads */

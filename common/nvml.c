@@ -37,6 +37,8 @@ struct cr_nvml {
     nv_ret_t (*shutdown)(void);
     const char *(*error_string)(nv_ret_t);
     nv_ret_t (*by_bus)(const char *, nv_dev_t *);
+    nv_ret_t (*by_index)(unsigned, nv_dev_t *);                  /* may be NULL */
+    nv_ret_t (*pci_info)(nv_dev_t, void *);                        /* v3; may be NULL */
     nv_ret_t (*clock_info)(nv_dev_t, int, unsigned *);
     nv_ret_t (*max_clock)(nv_dev_t, int, unsigned *);
     nv_ret_t (*default_app_clock)(nv_dev_t, int, unsigned *);
@@ -98,8 +100,10 @@ static void *s_sym(void *lib, const char *name)
     return dlsym(lib, name);
 }
 
-int cr_nvml_open(const char *lib, const char *pci_bus_id, cr_nvml_t **out, char *err,
-                 size_t errlen)
+/* Opens the library and finds the device by bus id or, when pci_bus_id is
+ * NULL, by NVML index. */
+static int s_open(const char *lib, const char *pci_bus_id, unsigned index, cr_nvml_t **out,
+                  char *err, size_t errlen)
 {
     char dummy[8];
     if (err == NULL) {
@@ -108,10 +112,6 @@ int cr_nvml_open(const char *lib, const char *pci_bus_id, cr_nvml_t **out, char 
     }
     *out = NULL;
     err[0] = '\0';
-    if (pci_bus_id == NULL || pci_bus_id[0] == '\0') {
-        snprintf(err, errlen, "nvml: no PCI bus id given");
-        return -EINVAL;
-    }
     cr_nvml_t *n = calloc(1, sizeof *n);
     if (n == NULL)
         return -ENOMEM;
@@ -126,6 +126,8 @@ int cr_nvml_open(const char *lib, const char *pci_bus_id, cr_nvml_t **out, char 
     *(void **)&n->shutdown = s_sym(n->lib, "nvmlShutdown");
     *(void **)&n->error_string = s_sym(n->lib, "nvmlErrorString");
     *(void **)&n->by_bus = s_sym(n->lib, "nvmlDeviceGetHandleByPciBusId_v2");
+    *(void **)&n->by_index = s_sym(n->lib, "nvmlDeviceGetHandleByIndex_v2");
+    *(void **)&n->pci_info = s_sym(n->lib, "nvmlDeviceGetPciInfo_v3");
     *(void **)&n->clock_info = s_sym(n->lib, "nvmlDeviceGetClockInfo");
     *(void **)&n->max_clock = s_sym(n->lib, "nvmlDeviceGetMaxClockInfo");
     *(void **)&n->default_app_clock = s_sym(n->lib, "nvmlDeviceGetDefaultApplicationsClock");
@@ -148,11 +150,20 @@ int cr_nvml_open(const char *lib, const char *pci_bus_id, cr_nvml_t **out, char 
         snprintf(err, errlen, "nvml: %s", n->last_error);
         goto fail_lib;
     }
-    r = n->by_bus(pci_bus_id, &n->dev);
-    if (r != NV_SUCCESS) {
-        rc = s_fail(n, "nvmlDeviceGetHandleByPciBusId_v2", r);
-        snprintf(err, errlen, "nvml: device %s: %s", pci_bus_id, n->last_error);
-        goto fail_init;
+    if (pci_bus_id) {
+        r = n->by_bus(pci_bus_id, &n->dev);
+        if (r != NV_SUCCESS) {
+            rc = s_fail(n, "nvmlDeviceGetHandleByPciBusId_v2", r);
+            snprintf(err, errlen, "nvml: device %s: %s", pci_bus_id, n->last_error);
+            goto fail_init;
+        }
+    } else {
+        r = n->by_index ? n->by_index(index, &n->dev) : NV_ERROR_FUNCTION_NOT_FOUND;
+        if (r != NV_SUCCESS) {
+            rc = s_fail(n, "nvmlDeviceGetHandleByIndex_v2", r);
+            snprintf(err, errlen, "nvml: device index %u: %s", index, n->last_error);
+            goto fail_init;
+        }
     }
     *out = n;
     return 0;
@@ -165,6 +176,45 @@ fail:
         dlclose(n->lib);
     free(n);
     return rc;
+}
+
+int cr_nvml_open(const char *lib, const char *pci_bus_id, cr_nvml_t **out, char *err,
+                 size_t errlen)
+{
+    if (pci_bus_id == NULL || pci_bus_id[0] == '\0') {
+        *out = NULL;
+        if (err)
+            snprintf(err, errlen, "nvml: no PCI bus id given");
+        return -EINVAL;
+    }
+    return s_open(lib, pci_bus_id, 0, out, err, errlen);
+}
+
+int cr_nvml_open_index(const char *lib, unsigned index, cr_nvml_t **out, char *err,
+                       size_t errlen)
+{
+    return s_open(lib, NULL, index, out, err, errlen);
+}
+
+int cr_nvml_pci_bus_id(cr_nvml_t *n, char *buf, size_t len)
+{
+    /* nvmlPciInfo_t (v3): busIdLegacy[16], five unsigned, busId[32] */
+    struct {
+        char legacy[16];
+        unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+        char bus_id[32];
+    } info;
+    memset(&info, 0, sizeof info);
+    if (!n->pci_info) {
+        snprintf(n->last_error, sizeof n->last_error, "no nvmlDeviceGetPciInfo_v3");
+        return -ENOENT;
+    }
+    nv_ret_t r = n->pci_info(n->dev, &info);
+    if (r != NV_SUCCESS)
+        return s_fail(n, "nvmlDeviceGetPciInfo_v3", r);
+    info.bus_id[sizeof info.bus_id - 1] = '\0';
+    snprintf(buf, len, "%s", info.bus_id);
+    return 0;
 }
 
 void cr_nvml_close(cr_nvml_t **self_p)

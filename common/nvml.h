@@ -96,6 +96,14 @@ int cr_nvml_info(cr_nvml_t *n, cr_nvml_info_t *info);
  * clock locked at in *locked_mhz (may be NULL). Needs root: -EPERM otherwise. */
 int cr_nvml_lock(cr_nvml_t *n, unsigned mhz, unsigned *locked_mhz);
 
+/* Opens NVML and finds the device by its NVML index (the worker's --gpu).
+ * Same contract as cr_nvml_open. */
+int cr_nvml_open_index(const char *lib, unsigned index, cr_nvml_t **out, char *err,
+                       size_t errlen);
+
+/* Writes the device's PCI bus id ("00000000:65:00.0") into buf. 0 or negative. */
+int cr_nvml_pci_bus_id(cr_nvml_t *n, char *buf, size_t len);
+
 /* Undoes any clock lock (nvmlDeviceResetGpuLockedClocks). */
 int cr_nvml_reset(cr_nvml_t *n);
 

@@ -1245,6 +1245,12 @@ char *cr_task_shim_source(const cr_task_t *t, const char *src_name)
         fprintf(f, "%s*(%s *)cr__args[%d]", i ? ",\n          " : "", ct, i);
     }
     fprintf(f, ");\n}\n");
+    /* The candidate object carries its own copy of the CUDA runtime, so only
+     * code inside it can read its launch errors: the judge calls this after
+     * every cr_entry (a launch that failed must not pass as "no output"). */
+    if (cuda)
+        fprintf(f, "\nextern \"C\" __attribute__((visibility(\"default\")))\n"
+                   "int cr_cuda_last_error(void)\n{\n    return (int)cudaGetLastError();\n}\n");
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

@@ -2,9 +2,10 @@
  * processes (the real `crucible` binary), real compilers and runners, real
  * records back over ZeroMQ.
  *
- * The cluster is cr_local_start's: children in a temp folder with ipc://
- * endpoints, sent SIGTERM if this test process dies, stopped and removed by
- * the suite's fini even when an assertion fails. */
+ * The cluster is cr_local_start's: children in a temp folder, talking over
+ * TCP on loopback (127.0.0.1, ports picked free), sent SIGTERM if this test
+ * process dies, stopped and removed by the suite's fini even when an
+ * assertion fails. */
 #include "cli.h"
 #include "client.h"
 #include "error.h"
@@ -147,7 +148,7 @@ static int s_expected(const char *task_dir, const char *file)
 static void s_start_cluster(const cr_config_t *cfg)
 {
     char err[512];
-    cr_assert_eq(cr_local_start(CRUCIBLE, cfg, 2, &s_local, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cr_local_start(CRUCIBLE, cfg, 2, CR_LOCAL_TCP, &s_local, err, sizeof err), 0, "%s", err);
     s_client = cr_client_new(s_local->clients_endpoint, (size_t)cfg->max_msg);
     cr_assert_not_null(s_client);
 }

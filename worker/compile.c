@@ -42,6 +42,7 @@ typedef struct {
     size_t cc_offset;          /* offset of the compiler setting in cr_config_t */
     const char *const *flags;  /* before "-o lib.so" */
     const char *const *libs;   /* after the translation unit */
+    int gpu_arch;              /* 1: add -arch=<the worker's GPU architecture> */
 } s_lang_t;
 
 /* -Bsymbolic: the candidate's own symbols bind inside its object, so a
@@ -49,10 +50,24 @@ typedef struct {
 static const char *const s_c_flags[] = {"-O2", "-std=gnu11", "-shared", "-fPIC",
                                         "-Wl,-Bsymbolic", NULL};
 static const char *const s_c_libs[] = {"-lm", NULL};
+/* CR_CUDA_COMPILE_FLAGS (worker/runner/cuda_judge.h), split into words; the
+ * CUDA runtime is linked statically into each object (nvcc's default). */
+static const char *const s_cuda_flags[] = {"-O3", "-std=c++17", "-Xcompiler", "-fPIC",
+                                           "-shared", "-Xlinker", "-Bsymbolic", NULL};
+static const char *const s_cuda_libs[] = {NULL};
 
 static const s_lang_t s_langs[] = {
-    {"c", ".c", offsetof(cr_config_t, cc), s_c_flags, s_c_libs},
-    /* "cuda" goes here: ".cu", nvcc, -Xcompiler -fPIC --shared ... */
+    {"c", ".c", offsetof(cr_config_t, cc), s_c_flags, s_c_libs, 0},
+    {"cuda", ".cu", offsetof(cr_config_t, nvcc), s_cuda_flags, s_cuda_libs, 1},
+};
+/* Libraries a task may name in "allow", and the link flag each adds. */
+static const struct {
+    const char *name;
+    const char *flag;
+} s_allow_libs[] = {
+    {"cublas", "-lcublas"},
+    {"cublasLt", "-lcublasLt"},
+    {"m", "-lm"},
 };
 #define S_NLANGS (sizeof s_langs / sizeof s_langs[0])
 
@@ -211,6 +226,7 @@ struct cr_compile {
     char *cache_dir;             /* <work_dir>/cache; owned */
     char *ident[S_NLANGS];       /* `<cc> --version` per language; owned; NULL = not served */
     char compiler[256];          /* first line of the first served identity, for Ready */
+    char arch_flag[64];          /* "-arch=sm_90" for GPU languages; "" = none */
     /* --- shared state, under mu --- */
     pthread_mutex_t mu;
     pthread_cond_t cv;           /* signalled when a job is queued or on stop */
@@ -279,6 +295,21 @@ static void s_first_error(const char *log, char *out, size_t len)
 
 typedef enum { S_BUILD_OK, S_BUILD_ERROR, S_BUILD_TIMEOUT, S_BUILD_INFRA } s_build_t;
 
+/* Flags that depend on the worker or the task: the GPU architecture and the
+ * libraries the task allows. Fills out (at most max), returns the count. */
+static int s_extra_flags(const cr_compile_t *c, const s_lang_t *l, const cr_task_t *task,
+                         const char **out, int max)
+{
+    int n = 0;
+    if (l->gpu_arch && c->arch_flag[0] && n < max)
+        out[n++] = c->arch_flag;
+    for (int i = 0; i < task->nallow; i++)
+        for (size_t k = 0; k < sizeof s_allow_libs / sizeof s_allow_libs[0]; k++)
+            if (n < max && strcmp(task->allow[i], s_allow_libs[k].name) == 0)
+                out[n++] = s_allow_libs[k].flag;
+    return n;
+}
+
 /* Builds one source into a cached shared object. On S_BUILD_OK *so_out is
  * the entry's lib.so path (caller frees) and *hit tells whether the cache
  * had it. *log_out (caller frees, may be NULL) gets the compiler output of a
@@ -309,6 +340,10 @@ static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char 
         cr_hash_update_str(&h, *f);
     for (const char *const *f = l->libs; *f; f++)
         cr_hash_update_str(&h, *f);
+    const char *extra[8];
+    int nextra = s_extra_flags(c, l, task, extra, 8);
+    for (int i = 0; i < nextra; i++)
+        cr_hash_update_str(&h, extra[i]);
     cr_hash_update_str(&h, shim);
     cr_hash_update_str(&h, source);
     cr_hash_final_hex(&h, key);
@@ -362,6 +397,8 @@ static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char 
     argv[k++] = shim_name;
     for (const char *const *f = l->libs; *f; f++)
         argv[k++] = *f;
+    for (int i = 0; i < nextra; i++)
+        argv[k++] = extra[i];
     argv[k] = NULL;
     cr_proc_opts_t o = {.argv = (char *const *)argv, .cwd = bdir, .merge_stderr = 1,
                         .out_cap = CR_COMPILE_LOG_CAP, .timeout_ms = (int64_t)(timeout_s * 1000),
@@ -588,6 +625,14 @@ cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, vo
         char **id = &c->ident[l - s_langs];
         if (*id)
             continue;
+        if (l->gpu_arch) {
+            if (!cfg->cuda_arch[0]) {
+                cr_warn("backend '%s' needs a GPU architecture (--cuda-arch, or a GPU NVML "
+                        "can see): not served", t);
+                continue;
+            }
+            snprintf(c->arch_flag, sizeof c->arch_flag, "-arch=%.56s", cfg->cuda_arch);
+        }
         if (!(*id = s_compiler_ident(s_lang_cc(cfg, l))))
             goto fail;
         if (!c->compiler[0])

@@ -19,6 +19,7 @@
 #include "error.h"
 #include "hash.h"
 #include "log.h"
+#include "nvml.h"
 #include "supervisor.h"
 #include "timeutil.h"
 #include "topo.h"
@@ -58,7 +59,9 @@ struct cr_worker {
     /* --- set at creation --- */
     cr_config_t cfg;                 /* our copy: the pool and supervisor point into it */
     cr_ident_t id;                   /* worker id, host, device */
-    char arch[65];                   /* uname machine */
+    char arch[65];                   /* uname machine, or "sm_90" for a GPU worker */
+    char gpu_uuid[96];               /* NVML uuid of the GPU served; "" = none */
+    uint64_t gpu_memory;             /* bytes; 0 = unknown */
     int64_t heartbeat_ms;            /* ms */
     int64_t liveness;                /* silent heartbeats before we reconnect */
     void *ctx;                       /* ZeroMQ context; owned */
@@ -128,6 +131,8 @@ static void s_send_ready(cr_worker_t *w)
     r.n_backends = (size_t)cr_compile_backends(w->pool, backends, S_MAX_BACKENDS);
     r.credit = (uint32_t)((w->cfg.compile_jobs > 0 ? w->cfg.compile_jobs : 1) + S_CREDIT_EXTRA);
     r.device_name = w->id.device;
+    r.device_uuid = w->gpu_uuid;
+    r.memory_bytes = w->gpu_memory;
     r.arch = w->arch;
     r.compiler = (char *)cr_compile_compiler(w->pool);
     env.body_case = CRUCIBLE__ENVELOPE__BODY_READY;
@@ -426,6 +431,62 @@ const char *cr_worker_id(const cr_worker_t *w)
     return w->id.worker_id;
 }
 
+/* 1 when the comma list holds name. */
+static int s_has_backend(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        p += strspn(p, ", ");
+        size_t k = strcspn(p, ", ");
+        if (k == n && strncmp(p, name, n) == 0)
+            return 1;
+        p += k;
+    }
+    return 0;
+}
+
+/* A cuda worker serves one GPU, found by its NVML index (--gpu). The worker
+ * never initialises CUDA itself: NVML names the device, its architecture
+ * (when --cuda-arch is empty) and its uuid, which goes into the runners'
+ * CUDA_VISIBLE_DEVICES so each runner sees exactly this GPU as device 0.
+ * Without NVML the backend is kept only when --cuda-arch was given. Clocks
+ * are reset at start only under a lock policy: a locking worker that died
+ * may have left them locked, and an observing one must not touch them. */
+static void s_gpu_identity(cr_worker_t *w)
+{
+    if (!s_has_backend(w->cfg.backends, "cuda"))
+        return;
+    cr_nvml_t *n = NULL;
+    char err[256];
+    int rc = cr_nvml_open_index(NULL, (unsigned)w->cfg.gpu, &n, err, sizeof err);
+    if (rc != 0) {
+        cr_warn("worker: GPU %lld not found through NVML (%s)%s", (long long)w->cfg.gpu, err,
+                w->cfg.cuda_arch[0] ? "; compiling for --cuda-arch" : "");
+        return;
+    }
+    cr_nvml_info_t info;
+    char bus[64] = "";
+    if (cr_nvml_info(n, &info) == 0) {
+        snprintf(w->id.device, sizeof w->id.device, "%s", info.name);
+        snprintf(w->gpu_uuid, sizeof w->gpu_uuid, "%s", info.uuid);
+        if (!w->cfg.cuda_arch[0] && info.cc_major > 0)
+            snprintf(w->cfg.cuda_arch, sizeof w->cfg.cuda_arch, "sm_%d%d", info.cc_major,
+                     info.cc_minor);
+        snprintf(w->arch, sizeof w->arch, "%.64s", w->cfg.cuda_arch);
+    }
+    cr_nvml_pci_bus_id(n, bus, sizeof bus);
+    if (strncmp(w->cfg.clock_policy, "lock:", 5) == 0 && bus[0]) {
+        rc = cr_nvml_reset(n);
+        cr_info("worker: clocks of GPU %s reset at start (lock policy): %s", bus,
+                rc == 0 ? "done" : cr_nvml_last_error(n));
+    }
+    cr_nvml_close(&n);
+    if (w->gpu_uuid[0])
+        setenv("CUDA_VISIBLE_DEVICES", w->gpu_uuid, 1); /* inherited by every runner */
+    cr_info("worker: serving GPU %lld %s (%s, bus %s)", (long long)w->cfg.gpu, w->id.device,
+            w->arch, bus[0] ? bus : "?");
+}
+
 cr_worker_t *cr_worker_new(const cr_config_t *cfg)
 {
     int rc = cr_hash_global_init();
@@ -454,6 +515,7 @@ cr_worker_t *cr_worker_new(const cr_config_t *cfg)
     snprintf(w->id.device, sizeof w->id.device, "cpu:%s", model); /* as the runner names it */
     struct utsname u;
     snprintf(w->arch, sizeof w->arch, "%s", uname(&u) == 0 ? u.machine : "unknown");
+    s_gpu_identity(w);
     if (!w->cfg.work_dir[0]) {
         cr_error("worker: work-dir is empty");
         goto fail;

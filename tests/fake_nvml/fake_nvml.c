@@ -140,6 +140,44 @@ int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **dev)
     return rc;
 }
 
+/* One device, index 0, on bus 00000000:65:00.0 (an H200 slot). */
+int nvmlDeviceGetHandleByIndex_v2(unsigned index, void **dev)
+{
+    int rc = s_check("nvmlDeviceGetHandleByIndex_v2", NULL);
+    if (rc == FAKE_SUCCESS && dev == NULL)
+        rc = FAKE_INVALID_ARGUMENT;
+    if (rc == FAKE_SUCCESS && index != 0)
+        rc = FAKE_NOT_FOUND;
+    if (rc == FAKE_SUCCESS) {
+        snprintf(s_dev.bus, sizeof s_dev.bus, "00000000:65:00.0");
+        *dev = &s_dev;
+    }
+    s_log("nvmlDeviceGetHandleByIndex_v2", rc, "%u", index);
+    return rc;
+}
+
+/* nvmlPciInfo_t v3: busIdLegacy[16], domain, bus, device, pciDeviceId,
+ * pciSubSystemId, busId[32]. */
+int nvmlDeviceGetPciInfo_v3(void *dev, void *out)
+{
+    int rc = s_check("nvmlDeviceGetPciInfo_v3", dev);
+    if (rc == FAKE_SUCCESS && out == NULL)
+        rc = FAKE_INVALID_ARGUMENT;
+    if (rc == FAKE_SUCCESS) {
+        struct {
+            char legacy[16];
+            unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+            char bus_id[32];
+        } *p = out;
+        memset(p, 0, sizeof *p);
+        snprintf(p->bus_id, sizeof p->bus_id, "%.31s", s_dev.bus);
+        snprintf(p->legacy, sizeof p->legacy, "%.15s", s_dev.bus + 4);
+        p->bus = 0x65;
+    }
+    s_log("nvmlDeviceGetPciInfo_v3", rc, "");
+    return rc;
+}
+
 int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
 {
     int rc = s_check("nvmlDeviceGetClockInfo", dev);

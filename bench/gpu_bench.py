@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""GPU benchmark and end-to-end check, run on the GPU machine (nothing installed there).
+
+  python3 bench/gpu_bench.py --bin .device/bin --out $OUT [--parts examples,sabotage,grpo,seq]
+
+examples  every CUDA example through coordinator + one worker: status vs candidates/expected.json
+sabotage  an illegal access, a kernel that never ends, then an honest candidate, same worker
+grpo      64 candidates (8 tasks x 8 samples: fast, naive, wrong and a compile error, each
+          sample's source unique so nothing hits the compile cache) through coordinator + one
+          worker, once per reference policy: wall time, evaluations per minute, GPU-busy
+          fraction (verify + profile seconds of all records / wall)
+seq       the same candidates evaluated one after another by a sequential script: for each,
+          compile reference and candidate with nvcc, start a process, evaluate (the judge
+          driver), on 16 of the grpo candidates with the batch's mix; evaluations per minute
+Never changes a GPU setting: workers run with clock policy observe.
+"""
+import argparse, json, os, shutil, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TASKS = sorted(d for d in os.listdir(os.path.join(ROOT, "tasks/examples")) if d.endswith("_cuda"))
+
+
+def log(out, *a):
+    line = " ".join(str(x) for x in a)
+    print(line, flush=True)
+    with open(os.path.join(out, "bench.log"), "a") as f:
+        f.write(line + "\n")
+
+
+def task_dir(t):
+    return os.path.join(ROOT, "tasks/examples", t)
+
+
+def cuda_tasks_dir(tmp):
+    d = os.path.join(tmp, "cuda_tasks")
+    os.makedirs(d, exist_ok=True)
+    for t in TASKS:
+        dst = os.path.join(d, t)
+        if not os.path.exists(dst):
+            os.symlink(task_dir(t), dst)
+    return d
+
+
+def crucible_run(args, bin_dir, tasks, cands, out_jsonl, extra, timeout):
+    cmd = [os.path.join(bin_dir, "crucible"), "run", tasks] + ([cands] if cands else []) + [
+        "--backends", "cuda", "--workers", "1", "--compile-jobs", str(args.compile_jobs),
+        "--clock-policy", "observe", "--out", out_jsonl, "--log-level", "warn"] + extra
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    wall = time.time() - t0
+    recs = [json.loads(l) for l in open(out_jsonl)] if os.path.exists(out_jsonl) else []
+    return p, wall, recs
+
+
+def part_examples(args, tmp):
+    tasks = cuda_tasks_dir(tmp)
+    out_jsonl = os.path.join(args.out, "examples.jsonl")
+    p, wall, recs = crucible_run(args, args.bin, tasks, None, out_jsonl,
+                                 ["--time-budget-s", "0.5"], 400)
+    with open(os.path.join(args.out, "examples.txt"), "w") as f:
+        f.write(p.stdout + p.stderr)
+    bad = 0
+    for r in recs:
+        t, name = r["task"], r["job_id"].split("/")[-1]
+        exp = json.load(open(os.path.join(task_dir(t), "candidates/expected.json"))).get(name)
+        ok = exp == r["status"]
+        bad += not ok
+        sp = (r.get("profile") or {}).get("speedup_geomean", 0)
+        log(args.out, "example %-22s %-10s %-14s expected %-10s %s speedup %.2f %s" % (
+            t, name, r["status"], exp, "ok" if ok else "MISMATCH", sp,
+            ("" if ok else r.get("message", "")[:200])))
+    log(args.out, "examples: %d records, %d mismatches, exit %d, %.1f s" % (len(recs), bad, p.returncode, wall))
+
+
+def part_sabotage(args, tmp):
+    tasks = cuda_tasks_dir(tmp)
+    man = os.path.join(tmp, "sabotage.jsonl")
+    va = task_dir("vector_add_cuda")
+    with open(man, "w") as f:
+        for i, (name, path) in enumerate([("fault", "tests/gpu/sabotage/fault.cu"),
+                                          ("hang", "tests/gpu/sabotage/hang.cu"),
+                                          ("after", os.path.join(va, "candidates/fast.cu"))]):
+            f.write(json.dumps({"task": "vector_add_cuda", "file": os.path.join(ROOT, path),
+                                "job_id": "%d-%s" % (i, name)}) + "\n")
+    out_jsonl = os.path.join(args.out, "sabotage.jsonl")
+    # one compile thread and credit for one job in flight at a time keeps the order
+    p, wall, recs = crucible_run(args, args.bin, tasks, man, out_jsonl,
+                                 ["--time-budget-s", "0.5", "--run-timeout-s", "15"], 200)
+    for r in sorted(recs, key=lambda r: r["job_id"]):
+        log(args.out, "sabotage %-10s %-14s worker %s  %s" % (r["job_id"], r["status"],
+            r.get("worker_id", ""), r.get("message", "")[:160]))
+    log(args.out, "sabotage: exit %d, %.1f s" % (p.returncode, wall))
+
+
+def grpo_candidates(tmp):
+    """64 (task, name, path): per task 3 fast, 2 naive, 2 wrong, 1 not compiling; unique text."""
+    d = os.path.join(tmp, "grpo_src")
+    os.makedirs(d, exist_ok=True)
+    plan = ["fast.cu", "naive.cu", "wrong.cu", "fast.cu", "broken", "naive.cu", "fast.cu", "wrong.cu"]
+    out = []
+    for t in TASKS:
+        for i, c in enumerate(plan):
+            if c == "broken":
+                src = open(os.path.join(task_dir(t), "candidates/fast.cu")).read()
+                src = src.replace("solve(", "solve(undeclared_type_t u, ", 1)
+            else:
+                src = open(os.path.join(task_dir(t), "candidates", c)).read()
+            src += "\n// sample %d of %s\n" % (i, t)  # unique: no compile-cache hit
+            path = os.path.join(d, "%s_%d.cu" % (t, i))
+            open(path, "w").write(src)
+            out.append((t, "%s#%d" % (c, i), path))
+    return out
+
+
+def busy_fraction(recs, wall):
+    s = 0.0
+    for r in recs:
+        s += (r.get("verify") or {}).get("seconds", 0) + (r.get("profile") or {}).get("seconds", 0)
+    return s / wall if wall > 0 else 0
+
+
+def part_grpo(args, tmp):
+    tasks = cuda_tasks_dir(tmp)
+    cands = grpo_candidates(tmp)
+    man = os.path.join(tmp, "grpo.jsonl")
+    with open(man, "w") as f:
+        for k, (t, name, path) in enumerate(cands):
+            f.write(json.dumps({"task": t, "file": path, "job_id": "%s/%02d" % (t, k),
+                                "group_id": t, "sample_index": k % 8}) + "\n")
+    for pol in args.policies.split(","):
+        out_jsonl = os.path.join(args.out, "grpo_%s.jsonl" % pol)
+        # fresh compile cache per policy: candidates and references compile again
+        shutil.rmtree("/tmp/crucible-work", ignore_errors=True)
+        p, wall, recs = crucible_run(args, args.bin, tasks, man, out_jsonl,
+                                     ["--time-budget-s", str(args.budget), "--ref-policy", pol], 500)
+        by = {}
+        for r in recs:
+            by[r["status"]] = by.get(r["status"], 0) + 1
+        log(args.out, "grpo policy=%s: %d records %s, wall %.1f s, %.1f evals/min, GPU-busy %.1f%%, exit %d"
+            % (pol, len(recs), by, wall, len(recs) / wall * 60, 100 * busy_fraction(recs, wall), p.returncode))
+        if p.returncode != 0:
+            log(args.out, p.stderr[-2000:])
+
+
+def part_seq(args, tmp):
+    # 16 of the 64, two per task, covering each of the 8 sample kinds twice:
+    # the same mix of fast, naive, wrong and not compiling as the batch
+    allc = grpo_candidates(tmp)
+    cands = [allc[8 * t + (2 * t + j) % 8] for t in range(len(TASKS)) for j in (0, 1)]
+    drv = os.path.join(args.bin, "cr_cuda_judge_driver")
+    t0 = time.time()
+    by = {}
+    for k, (t, name, path) in enumerate(cands):
+        w = tempfile.mkdtemp(prefix="seq", dir=tmp)  # nothing cached: compile everything
+        p = subprocess.run([drv, "--budget", str(args.budget), "--work", os.path.join(w, "c"),
+                            "--task-work", os.path.join(w, "t"), task_dir(t), path],
+                           capture_output=True, text=True, timeout=300)
+        st = "?"
+        for line in p.stdout.splitlines():
+            try:
+                st = json.loads(line).get("status", st)
+            except ValueError:
+                pass
+        if p.returncode != 0 and st == "?":
+            st = "COMPILE_ERROR" if "compile" in (p.stderr + p.stdout).lower() else "exit%d" % p.returncode
+        by[st] = by.get(st, 0) + 1
+    wall = time.time() - t0
+    log(args.out, "sequential: %d candidates %s, wall %.1f s, %.1f evals/min" % (len(cands), by, wall, len(cands) / wall * 60))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(ROOT, ".device/bin"))
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/cr_bench_out"))
+    ap.add_argument("--parts", default="examples,sabotage,grpo,seq")
+    ap.add_argument("--policies", default="interleaved,cached")
+    ap.add_argument("--budget", type=float, default=0.5)
+    ap.add_argument("--compile-jobs", type=int, default=12)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="crbench")
+    try:
+        for part in args.parts.split(","):
+            t0 = time.time()
+            globals()["part_" + part](args, tmp)
+            log(args.out, "[%s took %.1f s]" % (part, time.time() - t0))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
