@@ -513,6 +513,29 @@ int cr_jobset_check(const cr_jobset_t *js, char *err, size_t errlen)
     return rc;
 }
 
+/* 1 when dir is a task folder (holds task.json) or holds candidate files
+ * directly rather than per-task subfolders. */
+static int s_single_task_dir(const char *dir)
+{
+    char *tj = cr_file_join(dir, "task.json");
+    int yes = tj && cr_file_exists(tj);
+    free(tj);
+    if (yes)
+        return 1;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    for (struct dirent *e; !yes && (e = readdir(d));) {
+        if (!s_is_candidate(e->d_name))
+            continue;
+        char *p = cr_file_join(dir, e->d_name);
+        yes = p && !s_is_dir(p);
+        free(p);
+    }
+    closedir(d);
+    return yes;
+}
+
 int cr_jobset_load(cr_jobset_t *js, const char *tasks, const char *cands, char *err,
                    size_t errlen)
 {
@@ -554,6 +577,12 @@ int cr_jobset_load(cr_jobset_t *js, const char *tasks, const char *cands, char *
                 rc = s_add_dir(js, js->tasks[i]->name, cd, err, errlen);
             free(cd);
         }
+    } else if (js->ntasks == 1 && s_is_dir(cands) && s_single_task_dir(cands)) {
+        /* one task and a folder of its candidates: the task folder itself
+         * (its candidates/), or a plain folder of source files */
+        char *sub = cr_file_join(cands, "candidates");
+        rc = s_add_dir(js, js->tasks[0]->name, sub && s_is_dir(sub) ? sub : cands, err, errlen);
+        free(sub);
     } else if (s_is_dir(cands)) {
         struct dirent **names = NULL;
         int n = s_list(cands, &names, err, errlen);
