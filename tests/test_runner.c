@@ -111,6 +111,9 @@ typedef struct {
     const char *baseline;   /* .so name or NULL */
     size_t seed_len;        /* 32 unless testing a bad request */
     int verify_only;
+    double *cached;         /* cached reference medians (us) or NULL */
+    double *cached_rse;     /* their RSEs, ncached of them, or NULL */
+    size_t ncached;
 } s_req_t;
 
 /* Runs the runner on req. Returns the process result; *rec is the decoded
@@ -154,6 +157,10 @@ static cr_proc_result_t s_run(const s_req_t *q, Crucible__RewardRecord **rec)
     req.cpu = -1;
     req.llc_bytes = 1 << 20; /* a 2 MiB flush keeps the tests quick */
     req.verify_only = q->verify_only;
+    req.n_cached_ref_median_us = q->ncached;
+    req.cached_ref_median_us = q->cached;
+    req.n_cached_ref_rse = q->cached_rse ? q->ncached : 0;
+    req.cached_ref_rse = q->cached_rse;
     size_t n = crucible__runner_request__get_packed_size(&req);
     uint8_t *buf = malloc(n + 4);
     cr_assert_not_null(buf);
@@ -243,6 +250,48 @@ Test(runner, honest_candidate_is_ok_and_timed)
     cr_assert_float_eq(p->speedup_geomean, b->speedup, 1e-9);
     cr_assert(p->cache_flushed);
     cr_assert_str_eq(p->ref_policy, "interleaved");
+    s_done(rec, &r);
+}
+
+Test(runner, cached_reference_times_only_the_candidate)
+{
+    s_write("honest.c", s_honest);
+    s_build("honest.c", "honest.so", NULL);
+    /* A reference "measured" at 1000 us: far from the real one, so a speedup
+     * that came from timing the reference could not pass for it. */
+    double med[2] = {1000.0, 7.0}, rse[1] = {0.004};
+    s_req_t q = {.candidate = "honest.so", .cached = med, .cached_rse = rse, .ncached = 1};
+    Crucible__RewardRecord *rec;
+    cr_proc_result_t r = s_run(&q, &rec);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_OK, "%s", S_MSG(rec));
+    cr_assert(rec->verify && rec->verify->ok, "verification is unchanged");
+    const Crucible__ProfileResult *p = rec->profile;
+    cr_assert_not_null(p);
+    cr_assert_str_eq(p->ref_policy, "cached");
+    cr_assert_eq(p->n_cases, 1);
+    const Crucible__BenchResult *b = p->cases[0];
+    cr_assert_eq(b->ref_samples, 0);
+    cr_assert_geq(b->samples, 10);
+    cr_assert_geq(b->verified_samples, 1);
+    cr_assert_float_eq(b->ref_median_us, 1000.0, 1e-12);
+    cr_assert_float_eq(b->ref_rse, 0.004, 1e-12);
+    cr_assert_gt(b->median_us, 0);
+    double want = 1000.0 / b->median_us;
+    cr_assert_float_eq(b->speedup, want, 1e-9 * want, "speedup %g, cached/median %g", b->speedup,
+                       want);
+    cr_assert(b->speedup_lo > 0 && b->speedup_lo <= b->speedup && b->speedup <= b->speedup_hi,
+              "speedup %g [%g, %g]", b->speedup, b->speedup_lo, b->speedup_hi);
+    cr_assert_float_eq(p->speedup_geomean, b->speedup, 1e-9 * want);
+    s_done(rec, &r);
+
+    /* Two medians for one bench case do not fit the task: it is measured. */
+    q.ncached = 2;
+    q.cached_rse = NULL;
+    r = s_run(&q, &rec);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_OK, "%s", S_MSG(rec));
+    cr_assert_str_eq(rec->profile->ref_policy, "interleaved");
+    cr_assert_geq(rec->profile->cases[0]->ref_samples, 10);
+    cr_assert_lt(rec->profile->cases[0]->ref_median_us, 1000.0);
     s_done(rec, &r);
 }
 

@@ -967,22 +967,32 @@ Test(worker, sigterm_stops_worker_main, .init = s_setup, .fini = s_teardown, .ti
     s_coord_close(&co);
 }
 
-/* The real judge, end to end through the worker: honest, wrong and broken
- * candidates. Skipped only when crucible-runner was not built. */
-Test(worker, real_runner_verdicts, .init = s_setup, .fini = s_teardown, .timeout = 240)
+/* A worker over the real crucible-runner from the build dir, its Ready
+ * consumed; skips the test when the runner was not built. cfg must outlive
+ * the worker. */
+static cr_worker_t *s_real_worker_start(cr_config_t *cfg, s_coord_t *co, thrd_t *th)
 {
     const char *runner = CR_TEST_BIN_DIR "/crucible-runner";
     if (access(runner, X_OK) != 0)
         cr_skip_test("%s not built", runner);
+    s_config(cfg);
+    cfg->liveness = 200; /* the test does not heartbeat */
+    snprintf(cfg->runner, sizeof cfg->runner, "%s", runner);
+    cr_worker_t *w = s_worker_start(cfg, co, th);
+    Crucible__Envelope *env = s_expect(co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
+    cr_wire_free(&env);
+    return w;
+}
+
+/* The real judge, end to end through the worker: honest, wrong and broken
+ * candidates. Skipped only when crucible-runner was not built. */
+Test(worker, real_runner_verdicts, .init = s_setup, .fini = s_teardown, .timeout = 240)
+{
     cr_config_t cfg;
-    s_config(&cfg);
-    cfg.liveness = 200; /* the test does not heartbeat */
-    snprintf(cfg.runner, sizeof cfg.runner, "%s", runner);
     s_coord_t co;
     thrd_t th;
-    cr_worker_t *w = s_worker_start(&cfg, &co, &th);
-    Crucible__Envelope *env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
-    cr_wire_free(&env);
+    cr_worker_t *w = s_real_worker_start(&cfg, &co, &th);
+    Crucible__Envelope *env;
     struct {
         const char *id, *src;
         int status;
@@ -1012,6 +1022,58 @@ Test(worker, real_runner_verdicts, .init = s_setup, .fini = s_teardown, .timeout
         if (r->status == CRUCIBLE__STATUS__STATUS_OK)
             cr_expect(r->verify && r->verify->ok && r->profile, "%s: no verify/profile",
                       r->job_id);
+        s_send_ack(&co, r);
+        cr_wire_free(&env);
+    }
+    cr_expect_eq(s_worker_end(w, &co, th), 0);
+}
+
+/* The `cached` reference policy through the worker and the real judge: the
+ * first REF_CACHED job measures the reference, the second reuses it, and an
+ * interleaved job afterwards measures it again. One job at a time, so each
+ * request is built after the previous report came back. */
+Test(worker, ref_cached_measures_once, .init = s_setup, .fini = s_teardown, .timeout = 240)
+{
+    cr_config_t cfg;
+    s_coord_t co;
+    thrd_t th;
+    cr_worker_t *w = s_real_worker_start(&cfg, &co, &th);
+    Crucible__Envelope *env;
+    struct {
+        const char *id;
+        Crucible__RefPolicy policy;
+        int reused; /* expect the cached reference */
+    } steps[] = {
+        {"c1", CRUCIBLE__REF_POLICY__REF_CACHED, 0},
+        {"c2", CRUCIBLE__REF_POLICY__REF_CACHED, 1},
+        {"i3", CRUCIBLE__REF_POLICY__REF_INTERLEAVED, 0},
+    };
+    double first_ref = 0;
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        Crucible__Job *job = s_job_msg(steps[i].id, s_task_json, s_ref, s_ref, 60, 60);
+        job->options->ref_policy = steps[i].policy;
+        s_send_assign(&co, &job, 1);
+        s_job_msg_free(job);
+        env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 120000);
+        const Crucible__RewardRecord *r = env->result->record;
+        cr_assert_str_eq(r->job_id, steps[i].id);
+        cr_assert_eq(r->status, CRUCIBLE__STATUS__STATUS_OK, "%s: %s: %s", r->job_id,
+                     cr_status_name(r->status), r->message);
+        cr_assert(r->profile && r->profile->n_cases == 1, "%s: no profile", r->job_id);
+        const Crucible__BenchResult *b = r->profile->cases[0];
+        cr_assert_gt(b->ref_median_us, 0);
+        if (steps[i].reused) {
+            cr_expect_eq(b->ref_samples, 0, "%s: reference timed again", r->job_id);
+            cr_expect_str_eq(r->profile->ref_policy, "cached");
+            cr_expect_float_eq(b->ref_median_us, first_ref, 1e-12, "%s: %g vs cached %g",
+                               r->job_id, b->ref_median_us, first_ref);
+            cr_expect_float_eq(b->speedup, first_ref / b->median_us, 1e-9 * b->speedup);
+        } else {
+            cr_expect_geq(b->ref_samples, 10, "%s: reference not measured", r->job_id);
+            cr_expect_str_eq(r->profile->ref_policy, "interleaved");
+        }
+        if (i == 0)
+            first_ref = b->ref_median_us;
         s_send_ack(&co, r);
         cr_wire_free(&env);
     }

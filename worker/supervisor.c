@@ -9,7 +9,14 @@
  *     the outcome: nothing a candidate writes survives it.
  *  3. The final record is assembled on the stack from pointers into the job
  *     and packed/unpacked once into job->rec, so it is one owned message that
- *     free_unpacked releases, whoever made its parts. */
+ *     free_unpacked releases, whoever made its parts.
+ *  4. The reference cache (REF_CACHED jobs) is read and written only in
+ *     s_run, i.e. only by the supervisor thread, so it takes no lock; destroy
+ *     frees it after the join. Its key (s_ref_key) names everything a
+ *     reference median depends on: the task (bundle hash and task.json: the
+ *     bench sizes), the reference and baseline objects (content-addressed
+ *     cache paths: source, compiler identity, flags), the device and the
+ *     clock policy. A full cache overwrites its oldest entry (a ring). */
 #define _GNU_SOURCE
 #include "supervisor.h"
 
@@ -24,6 +31,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,6 +55,18 @@
 #define S_FSIZE (1ll << 30)
 /* Seed length fixed by the protocol (RunnerRequest.seed). */
 #define S_SEED_LEN 32
+/* Reference cache entries (note 4): far more (task, objects, device) keys
+ * than one worker meets in a training run, at ~100 bytes plus 16 per bench
+ * case each; the oldest goes first when it is full. */
+#define S_REFCACHE_MAX 4096
+
+/* One cached reference measurement: a median and RSE per bench case. */
+typedef struct {
+    char key[CR_HASH_HEX_LEN + 1]; /* s_ref_key */
+    size_t n;                      /* bench cases */
+    double *median_us;             /* us, n of them, in the task's bench order; owned */
+    double *rse;                   /* n relative standard errors; owned */
+} s_refent_t;
 
 struct cr_supervisor {
     const cr_config_t *cfg;   /* not owned; outlives us */
@@ -56,6 +76,10 @@ struct cr_supervisor {
     char runner[PATH_MAX];    /* runner executable */
     char *scratch_root;       /* <work_dir>/scratch; owned */
     pid_t *pid;               /* running runner's pid, 0 = none; MAP_SHARED (note 1) */
+    /* --- reference cache: supervisor thread only (note 4) --- */
+    s_refent_t *refs;         /* S_REFCACHE_MAX slots used as a ring; owned; NULL = none yet */
+    size_t nrefs;             /* slots filled */
+    size_t ref_next;          /* slot the next new entry takes: the oldest once full */
     /* --- shared, under mu --- */
     pthread_mutex_t mu;
     pthread_cond_t cv;        /* a job was queued, or stop */
@@ -160,11 +184,107 @@ static void s_finish(cr_supervisor_t *s, cr_wjob_t *j)
                 job->attempt, cr_status_name(r->status), secs, r->message);
 }
 
+/* ---- reference cache (note 4) ---- */
+
+/* The clock policy a job runs under: its own, else the worker's. */
+static const char *s_clock_policy(const cr_supervisor_t *s, const cr_wjob_t *j)
+{
+    const Crucible__JobOptions *o = j->job->options;
+    return o && o->clock_policy && o->clock_policy[0] ? o->clock_policy : s->cfg->clock_policy;
+}
+
+static void s_ref_key(const cr_supervisor_t *s, const cr_wjob_t *j,
+                      char key[CR_HASH_HEX_LEN + 1])
+{
+    char gpu[32];
+    snprintf(gpu, sizeof gpu, "%lld", (long long)s->cfg->gpu);
+    cr_hash_t h;
+    cr_hash_init(&h);
+    cr_hash_update_str(&h, j->job->task->hash ? j->job->task->hash : "");
+    cr_hash_update_str(&h, j->job->task->task_json ? j->job->task->task_json : "");
+    cr_hash_update_str(&h, j->so[CR_SO_REFERENCE] ? j->so[CR_SO_REFERENCE] : "");
+    cr_hash_update_str(&h, j->so[CR_SO_BASELINE] ? j->so[CR_SO_BASELINE] : "");
+    cr_hash_update_str(&h, s->id->device);
+    cr_hash_update_str(&h, gpu);
+    cr_hash_update_str(&h, s_clock_policy(s, j));
+    cr_hash_final_hex(&h, key);
+}
+
+/* The entry for key, or NULL. */
+static s_refent_t *s_ref_find(const cr_supervisor_t *s, const char *key)
+{
+    for (size_t i = 0; i < s->nrefs; i++)
+        if (strcmp(s->refs[i].key, key) == 0)
+            return &s->refs[i];
+    return NULL;
+}
+
+/* Remembers the reference medians of an OK report that measured the
+ * reference for every bench case of the job's task; any other report is
+ * left out (a partial or failed measurement must not stand in for later
+ * candidates). On ENOMEM nothing is stored: the next job measures again. */
+static void s_ref_store(cr_supervisor_t *s, const cr_wjob_t *j, const char *key)
+{
+    const Crucible__RewardRecord *r = j->report;
+    const cr_task_t *t = j->task;
+    if (!r || !t || t->nbench <= 0 || r->status != CRUCIBLE__STATUS__STATUS_OK || !r->profile ||
+        r->profile->n_cases != (size_t)t->nbench)
+        return;
+    for (int b = 0; b < t->nbench; b++) {
+        const Crucible__BenchResult *br = r->profile->cases[b];
+        if (br->case_index != (uint32_t)t->bench[b] || br->ref_samples == 0 ||
+            !isfinite(br->ref_median_us) || br->ref_median_us <= 0)
+            return;
+    }
+    if (!s->refs && !(s->refs = calloc(S_REFCACHE_MAX, sizeof *s->refs)))
+        return;
+    double *m = malloc((size_t)t->nbench * sizeof *m);
+    double *e = malloc((size_t)t->nbench * sizeof *e);
+    if (!m || !e) {
+        free(m);
+        free(e);
+        return;
+    }
+    for (int b = 0; b < t->nbench; b++) {
+        m[b] = r->profile->cases[b]->ref_median_us;
+        e[b] = r->profile->cases[b]->ref_rse;
+    }
+    s_refent_t *slot = s_ref_find(s, key);
+    if (!slot) {
+        slot = &s->refs[s->ref_next];
+        s->ref_next = (s->ref_next + 1) % S_REFCACHE_MAX;
+        if (s->nrefs < S_REFCACHE_MAX)
+            s->nrefs++;
+    }
+    free(slot->median_us);
+    free(slot->rse);
+    snprintf(slot->key, sizeof slot->key, "%s", key);
+    slot->n = (size_t)t->nbench;
+    slot->median_us = m;
+    slot->rse = e;
+    char name[300];
+    cr_debug("job %s: reference of task %s cached (%zu bench cases, first %.3f us)",
+             cr_wjob_name(j, name, sizeof name), t->name, slot->n, m[0]);
+}
+
+static void s_ref_free(cr_supervisor_t *s)
+{
+    for (size_t i = 0; s->refs && i < s->nrefs; i++) {
+        free(s->refs[i].median_us);
+        free(s->refs[i].rse);
+    }
+    free(s->refs);
+    s->refs = NULL;
+    s->nrefs = s->ref_next = 0;
+}
+
 /* ---- one run ---- */
 
-/* Packs the request into one frame (4-byte LE length + bytes). */
+/* Packs the request into one frame (4-byte LE length + bytes). ref, when
+ * not NULL, is the cached reference measurement the runner reuses. */
 static int s_request_frame(cr_supervisor_t *s, cr_wjob_t *j, const char *scratch,
-                           const uint8_t *seed, uint8_t **out, size_t *outlen)
+                           const uint8_t *seed, const s_refent_t *ref, uint8_t **out,
+                           size_t *outlen)
 {
     const cr_config_t *cfg = s->cfg;
     Crucible__JobOptions opt = CRUCIBLE__JOB_OPTIONS__INIT;
@@ -179,8 +299,7 @@ static int s_request_frame(cr_supervisor_t *s, cr_wjob_t *j, const char *scratch
         opt.time_budget_s = cfg->time_budget_s;
     if (opt.rse_target <= 0)
         opt.rse_target = cfg->rse_target;
-    if (!opt.clock_policy || !opt.clock_policy[0])
-        opt.clock_policy = (char *)cfg->clock_policy;
+    opt.clock_policy = (char *)s_clock_policy(s, j);
     if (!opt.reward || !opt.reward[0])
         opt.reward = (char *)cfg->reward;
 
@@ -195,6 +314,12 @@ static int s_request_frame(cr_supervisor_t *s, cr_wjob_t *j, const char *scratch
     req.scratch_dir = (char *)scratch;
     req.cpu = (int32_t)cfg->cpu;
     req.llc_bytes = 0; /* the runner measures the cache it flushes */
+    if (ref) {
+        req.n_cached_ref_median_us = ref->n;
+        req.cached_ref_median_us = ref->median_us;
+        req.n_cached_ref_rse = ref->n;
+        req.cached_ref_rse = ref->rse;
+    }
     size_t n = crucible__runner_request__get_packed_size(&req);
     if (n > 0xffffffffu)
         return CR_E_TOO_BIG;
@@ -234,8 +359,18 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
                      scratch ? scratch : s->scratch_root, cr_strerror(rc));
         goto out;
     }
+    /* REF_CACHED: reuse this worker's measurement of the reference, or
+     * measure it now (interleaved) and keep it. Other jobs never touch it. */
+    char key[CR_HASH_HEX_LEN + 1] = "";
+    const s_refent_t *ref = NULL;
+    int cache_ref = j->job->options &&
+                    j->job->options->ref_policy == CRUCIBLE__REF_POLICY__REF_CACHED;
+    if (cache_ref) {
+        s_ref_key(s, j, key);
+        ref = s_ref_find(s, key);
+    }
     cr_random_bytes(seed, sizeof seed);
-    rc = s_request_frame(s, j, scratch, seed, &frame, &flen);
+    rc = s_request_frame(s, j, scratch, seed, ref, &frame, &flen);
     explicit_bzero(seed, sizeof seed); /* the frame holds it now; nothing else should */
     if (rc != 0) {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cannot build runner request: %s",
@@ -288,10 +423,13 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
             j->report = NULL;
             cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                          "runner report unparsable (%zu bytes on stdout)", r.out_len);
-        } else if (j->report->t_verified) {
-            j->t_verified = j->report->t_verified;
-        } else if (j->report->verify) {
-            j->t_verified = t_start + (int64_t)(j->report->verify->seconds * 1000);
+        } else {
+            if (j->report->t_verified)
+                j->t_verified = j->report->t_verified;
+            else if (j->report->verify)
+                j->t_verified = t_start + (int64_t)(j->report->verify->seconds * 1000);
+            if (cache_ref && !ref)
+                s_ref_store(s, j, key);
         }
     } else {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR,
@@ -467,6 +605,7 @@ void cr_supervisor_destroy(cr_supervisor_t **self_p)
         cr_wjob_destroy(&j);
     if (s->pid)
         munmap(s->pid, sizeof(pid_t));
+    s_ref_free(s);
     free(s->scratch_root);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);

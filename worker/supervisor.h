@@ -11,7 +11,16 @@
  *   killed at the deadline       → TIMEOUT
  *   killed by a signal           → RUNTIME_ERROR naming the signal, with the last stderr lines
  *   exited without a report      → RUNTIME_ERROR
- *   not started / unparsable     → INFRA_ERROR (the worker's fault, not the candidate's) */
+ *   not started / unparsable     → INFRA_ERROR (the worker's fault, not the candidate's)
+ *
+ * Reference policy. A job whose options say REF_CACHED reuses the reference
+ * (or baseline) medians this supervisor measured earlier for the same task
+ * bundle, reference/baseline objects (so the same compiler), device and clock
+ * policy: they travel in RunnerRequest.cached_ref_median_us and the runner
+ * times only the candidate (profile.ref_policy "cached", ref_samples 0). On a
+ * miss the runner measures interleaved, and an OK report that measured every
+ * bench case fills the cache for the worker's life (4096 entries, oldest
+ * evicted first). REF_INTERLEAVED jobs neither read nor fill it. */
 #ifndef CR_SUPERVISOR_H
 #define CR_SUPERVISOR_H
 

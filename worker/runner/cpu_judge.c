@@ -122,6 +122,26 @@ int cr_judge_thread_count(void)
     return n;
 }
 
+const double *cr_judge_cached_ref(const Crucible__RunnerRequest *req, const cr_task_t *t,
+                                  const double **rse)
+{
+    *rse = NULL;
+    if (req->n_cached_ref_median_us == 0)
+        return NULL;
+    int ok = req->n_cached_ref_median_us == (size_t)t->nbench;
+    for (size_t i = 0; ok && i < req->n_cached_ref_median_us; i++)
+        ok = isfinite(req->cached_ref_median_us[i]) && req->cached_ref_median_us[i] > 0;
+    if (!ok) {
+        cr_warn("request: %zu cached reference medians do not fit task %s (%d bench cases, "
+                "each > 0); measuring the reference",
+                req->n_cached_ref_median_us, t->name, t->nbench);
+        return NULL;
+    }
+    if (req->n_cached_ref_rse == req->n_cached_ref_median_us)
+        *rse = req->cached_ref_rse;
+    return req->cached_ref_median_us;
+}
+
 /* ---------------------------------------------------------------- layout */
 
 /* Value types a signature may name (task.c's canonical spellings), with how
@@ -712,8 +732,12 @@ typedef struct {
     int failed;           /* a verified timed output was wrong */
 } s_samples_t;
 
-/* Warm-up then the A B A B loop for one case. Returns 0 (even when a timed
- * output fails: see S->failed and the record) or -ENOMEM. */
+/* Warm-up then the A B A B loop for one case; with a cached reference (the
+ * `cached` policy) only A is timed, only its RSE stops the loop, and the
+ * loop gets the candidate's share of the budget (CR_JUDGE_CACHED_BUDGET_SHARE).
+ * The warm-up still runs both: it is bounded by time, so the reference costs
+ * nothing there, and the caches see the same mix as ever. Returns 0 (even
+ * when a timed output fails: see S->failed and the record) or -ENOMEM. */
 static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
                      Crucible__RewardRecord *rec, s_samples_t *S)
 {
@@ -730,6 +754,7 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
     cr_rng_seed(&pick, j->seed, (uint32_t)L->c, S_SET_SAMPLING, 0);
     double budget = j->time_budget_s;
     int N = pool->nsets;
+    int cached = j->cached_ref_us != NULL;
 
     /* Warm-up: S_WARMUP_CALLS calls and ~S_WARMUP_S of wall time per side
      * (at most a quarter of the budget), or the whole budget for a very slow
@@ -753,6 +778,8 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
 
     cr_debug("case %d: warm-up %d calls in %.3f s; flushing %zu bytes per sample", L->c, calls,
              (double)(cr_time_mono_ns() - w0) / 1e9, flush_n);
+    if (cached)
+        budget *= CR_JUDGE_CACHED_BUDGET_SHARE;
     cr_stats_online_t oa = {0}, ob = {0};
     int64_t t0 = cr_time_mono_ns();
     int last_s = -1, last_k = -1, last_verified = 0, mut = 0;
@@ -778,17 +805,19 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
         }
 
         /* B: the reference (or baseline), same state of the caches. */
-        s_prepare(t, L, pool, s, &pool->side);
-        s_args(t, L, &pool->side, &cb);
-        s_evict(t, L, &pool->side);
-        s_flush(flush, flush_n, (unsigned)(2 * i + 1));
-        S->b[S->nb++] = s_timed_call(j->base, cb.args);
-        cr_stats_online_push(&ob, S->b[S->nb - 1]);
+        if (!cached) {
+            s_prepare(t, L, pool, s, &pool->side);
+            s_args(t, L, &pool->side, &cb);
+            s_evict(t, L, &pool->side);
+            s_flush(flush, flush_n, (unsigned)(2 * i + 1));
+            S->b[S->nb++] = s_timed_call(j->base, cb.args);
+            cr_stats_online_push(&ob, S->b[S->nb - 1]);
+        }
 
         double el = (double)(cr_time_mono_ns() - t0) / 1e9;
-        int enough = S->na >= CR_JUDGE_MIN_SAMPLES && S->nb >= CR_JUDGE_MIN_SAMPLES;
+        int enough = S->na >= CR_JUDGE_MIN_SAMPLES && (cached || S->nb >= CR_JUDGE_MIN_SAMPLES);
         if (enough && cr_stats_online_rse(&oa) < j->rse_target &&
-            cr_stats_online_rse(&ob) < j->rse_target)
+            (cached || cr_stats_online_rse(&ob) < j->rse_target))
             break;
         if ((enough && el >= budget) || el >= S_HARD_CAP * budget)
             break;
@@ -810,13 +839,24 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
     return 0;
 }
 
-static void s_fill_bench(Crucible__BenchResult *br, int c, const s_samples_t *S)
+/* Summarises bench case c (the b-th bench case) into br. A cached reference
+ * median stands in for the measured side as an exact value, so the speedup's
+ * interval is the candidate's median interval alone. */
+static void s_fill_bench(const cr_cpu_judge_t *j, int b_i, Crucible__BenchResult *br, int c,
+                         const s_samples_t *S)
 {
     cr_stats_t a, b;
     br->case_index = (uint32_t)c;
     br->verified_samples = S->verified;
     br->floor_us = 0; /* 0 = unknown: the CPU backend measures no roofline */
-    if (cr_stats_compute(S->a, S->na, &a) != 0 || cr_stats_compute(S->b, S->nb, &b) != 0)
+    if (j->cached_ref_us) {
+        memset(&b, 0, sizeof b);
+        b.n = 1;
+        b.median = b.med_lo = b.med_hi = j->cached_ref_us[b_i];
+        b.rse = j->cached_ref_rse ? j->cached_ref_rse[b_i] : 0;
+    }
+    if (cr_stats_compute(S->a, S->na, &a) != 0 ||
+        (!j->cached_ref_us && cr_stats_compute(S->b, S->nb, &b) != 0))
         return;
     br->samples = (uint32_t)a.n;
     br->median_us = a.median;
@@ -825,7 +865,7 @@ static void s_fill_bench(Crucible__BenchResult *br, int c, const s_samples_t *S)
     br->iqr_us = a.iqr;
     br->rse = a.rse;
     br->wall_median_us = a.median; /* on the CPU the timer is the wall clock */
-    br->ref_samples = (uint32_t)b.n;
+    br->ref_samples = j->cached_ref_us ? 0 : (uint32_t)b.n; /* 0: none timed in this run */
     br->ref_median_us = b.median;
     br->ref_rse = b.rse;
     cr_stats_speedup(&a, &b, &br->speedup, &br->speedup_lo, &br->speedup_hi);
@@ -846,7 +886,7 @@ int cr_cpu_judge_time(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, char
     rec->profile = pr;
     pr->cache_flushed = 1;
     cr_judge_set_str(&pr->clock_policy, "observe");
-    cr_judge_set_str(&pr->ref_policy, "interleaved");
+    cr_judge_set_str(&pr->ref_policy, j->cached_ref_us ? "cached" : "interleaved");
     pr->cases = calloc((size_t)t->nbench, sizeof *pr->cases);
     pool = malloc(sizeof *pool);
     S.a = malloc(CR_JUDGE_MAX_SAMPLES * sizeof *S.a);
@@ -883,7 +923,7 @@ int cr_cpu_judge_time(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, char
         if (s_measure(j, &L, pool, rec, &S) != 0)
             goto oom;
         s_pool_free(pool);
-        s_fill_bench(br, c, &S);
+        s_fill_bench(j, b, br, c, &S);
         cr_debug("case %d: %u samples, median %.3f us vs %.3f us, speedup %.3f", c, br->samples,
                  br->median_us, br->ref_median_us, br->speedup);
         if (S.failed)

@@ -6,7 +6,9 @@
  * candidate first, then the reference on pristine copies in fresh buffers,
  * then a second candidate run on new inputs at new addresses. Timing
  * interleaves candidate and reference (A B A B) with the last-level cache
- * flushed before every sample and inputs rotating through a pool.
+ * flushed before every sample and inputs rotating through a pool; under the
+ * `cached` reference policy (cached_ref_us set) only the candidate is timed
+ * and the reference's medians come from the request.
  *
  * Verdicts accumulate on a RewardRecord: status (worst wins: HACK_DETECTED
  * over INCORRECT over OK), message (the first failure of the worst kind),
@@ -25,6 +27,11 @@
 #define CR_JUDGE_DEFAULT_RSE 0.005    /* 0.5%: DESIGN.md §4 */
 #define CR_JUDGE_MIN_SAMPLES 10       /* per side, before any stopping rule applies */
 #define CR_JUDGE_MAX_SAMPLES 10000    /* per side */
+/* Share of the time budget the candidate-only loop of the `cached` policy
+ * gets: the candidate's half of an A B A B loop, so it keeps about the
+ * samples interleaving gave it and the reference's half is what is saved
+ * (both backends; their minimum-time and hard-cap rules scale with it). */
+#define CR_JUDGE_CACHED_BUDGET_SHARE 0.5
 
 typedef struct {
     const cr_task_t *task;    /* borrowed */
@@ -37,6 +44,10 @@ typedef struct {
     int cpu;                  /* core the timing thread is pinned to; < 0 = first allowed */
     uint64_t llc_bytes;       /* bytes of last-level cache to flush (twice this is written) */
     int threads_at_start;     /* threads of this process before the candidate was loaded */
+    const double *cached_ref_us;  /* us, one per bench case: `base` medians to reuse instead
+                                     of timing it (cr_judge_cached_ref); NULL = time it;
+                                     borrowed */
+    const double *cached_ref_rse; /* their relative standard errors; NULL = unknown; borrowed */
 } cr_cpu_judge_t;
 
 /* Findings of one candidate run; the same checks serve both backends. */
@@ -76,6 +87,15 @@ void cr_judge_flag(Crucible__RewardRecord *rec, const char *flag);
  * the status rose or no message was set yet. */
 void cr_judge_fail(Crucible__RewardRecord *rec, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The reference (or baseline) medians the request asks the judge to reuse
+ * (RunnerRequest.cached_ref_median_us, the `cached` policy): returns them
+ * when there is exactly one finite, positive value per bench case of t, and
+ * sets *rse to cached_ref_rse when that matches too (else NULL). Returns NULL
+ * when the request carries none, or ones that do not fit the task (logged):
+ * the judge then measures the reference interleaved, which is always right. */
+const double *cr_judge_cached_ref(const Crucible__RunnerRequest *req, const cr_task_t *t,
+                                  const double **rse);
 
 /* Threads of this process now (/proc/self/task), or -1 when unknown. */
 int cr_judge_thread_count(void);

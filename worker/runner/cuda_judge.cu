@@ -50,7 +50,17 @@
  * 6. Input-unchanged checks hash on the device: sum over 32-bit words w_j of
  *    splitmix64(key ^ (j << 32 | w_j)), key secret. splitmix64 is a
  *    bijection, so a changed word changes its term; without the key, a
- *    change that cancels out is a 2^-64 event. */
+ *    change that cancels out is a 2^-64 event.
+ *
+ * 7. The `cached` reference policy (J->cached_ref_us): only the candidate is
+ *    timed, within CR_JUDGE_CACHED_BUDGET_SHARE of the budget (its half of an
+ *    A B A B loop: the other half is the saving); the reference's median
+ *    comes from the request and stands in as an exact value, so the
+ *    speedup's interval is the candidate's alone. The warm-up still runs
+ *    both sides (it is bounded by time, so this costs no time), and its
+ *    reference samples give the (wall - event) gap that the side-stream
+ *    cross-check of note 4 compares against; they are never reported as
+ *    reference samples. */
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
@@ -165,6 +175,9 @@ typedef struct {
     int64_t reserve_ns;                  /* stop timing this long before the deadline */
     double budget_s;                     /* s of timing per bench case */
     double rse_target;                   /* relative standard error to stop at */
+    const double *cached_ref_us;         /* us per bench case, reused (note 7); NULL = time
+                                            the reference; borrowed from req */
+    const double *cached_ref_rse;        /* their RSEs; NULL = unknown; borrowed from req */
     int dead;                            /* context unusable: no more CUDA calls (note 3) */
     int cand_ran;                        /* the candidate was called: later sticky errors
                                             are its doing, not the judge's */
@@ -1114,10 +1127,14 @@ static double s_median_gap(const s_side_t *S, int all, double *tmp)
     return cr_stats_quantile_sorted(tmp, n, 0.5);
 }
 
-/* Summarises both sides of bench case c into br; applies the side-stream
- * and roofline checks. Returns 0 or -ENOMEM. */
-static int s_summarise(s_judge_t *J, int c, s_side_t *A, s_side_t *B, Crucible__BenchResult *br)
+/* Summarises both sides of bench case c (the b-th bench case) into br;
+ * applies the side-stream and roofline checks. With a cached reference
+ * (note 7) B holds only warm-up samples, used for the wall-clock gap alone.
+ * Returns 0 or -ENOMEM. */
+static int s_summarise(s_judge_t *J, int c, int b, s_side_t *A, s_side_t *B,
+                       Crucible__BenchResult *br)
 {
+    const int cached = J->cached_ref_us != NULL;
     size_t cap = A->n > B->n ? A->n : B->n;
     double *x = (double *)malloc((cap ? cap : 1) * sizeof *x);
     double *y = (double *)malloc((cap ? cap : 1) * sizeof *y);
@@ -1129,17 +1146,17 @@ static int s_summarise(s_judge_t *J, int c, s_side_t *A, s_side_t *B, Crucible__
     size_t thr_a = 0, thr_b = 0;
     for (size_t i = 0; i < A->n; i++)
         thr_a += A->s[i].throttled != 0;
-    for (size_t i = 0; i < B->n; i++)
+    for (size_t i = 0; i < B->n && !cached; i++)
         thr_b += B->s[i].throttled != 0;
     /* Observe policy: throttled samples are dropped, unless too few remain. */
-    int all = A->n - thr_a < S_MIN_KEPT || B->n - thr_b < S_MIN_KEPT;
+    int all = A->n - thr_a < S_MIN_KEPT || (!cached && B->n - thr_b < S_MIN_KEPT);
     if (all && (thr_a || thr_b))
         cr_warn("case %d: %zu/%zu samples throttled; keeping them all", c, thr_a + thr_b,
                 A->n + B->n);
     br->throttled_dropped = all ? 0 : (uint32_t)(thr_a + thr_b);
 
     /* Wall-clock cross-check (note 4). */
-    double gap_a = s_median_gap(A, all, x), gap_b = s_median_gap(B, all, x);
+    double gap_a = s_median_gap(A, all, x), gap_b = s_median_gap(B, all || cached, x);
     size_t na = s_kept_times(A, all, 0, 0, x);
     cr_stats_t sa, sb;
     cr_stats_compute(x, na, &sa);
@@ -1153,8 +1170,15 @@ static int s_summarise(s_judge_t *J, int c, s_side_t *A, s_side_t *B, Crucible__
         na = s_kept_times(A, all, 1, gap_b, x);
         cr_stats_compute(x, na, &sa);
     }
-    size_t nb = s_kept_times(B, all, 0, 0, y);
-    cr_stats_compute(y, nb, &sb);
+    if (cached) {
+        memset(&sb, 0, sizeof sb);
+        sb.n = 1;
+        sb.median = sb.med_lo = sb.med_hi = J->cached_ref_us[b];
+        sb.rse = J->cached_ref_rse ? J->cached_ref_rse[b] : 0;
+    } else {
+        size_t nb = s_kept_times(B, all, 0, 0, y);
+        cr_stats_compute(y, nb, &sb);
+    }
     /* The wall-clock median reported is the candidate's raw one. */
     size_t nw = 0;
     for (size_t i = 0; i < A->n; i++)
@@ -1165,7 +1189,7 @@ static int s_summarise(s_judge_t *J, int c, s_side_t *A, s_side_t *B, Crucible__
 
     double mhz = 0;
     size_t nm = 0;
-    for (int side_i = 0; side_i < 2; side_i++) {
+    for (int side_i = 0; side_i < (cached ? 1 : 2); side_i++) {
         const s_side_t *S = side_i ? B : A;
         for (size_t i = 0; i < S->n; i++)
             if ((all || !S->s[i].throttled) && S->s[i].mhz) {
@@ -1180,7 +1204,7 @@ static int s_summarise(s_judge_t *J, int c, s_side_t *A, s_side_t *B, Crucible__
     br->min_us = sa.min;
     br->iqr_us = sa.iqr;
     br->rse = sa.rse;
-    br->ref_samples = (uint32_t)sb.n;
+    br->ref_samples = cached ? 0 : (uint32_t)sb.n; /* 0: none timed in this run */
     br->ref_median_us = sb.median;
     br->ref_rse = sb.rse;
     cr_stats_speedup(&sa, &sb, &br->speedup, &br->speedup_lo, &br->speedup_hi);
@@ -1243,10 +1267,12 @@ static int s_check_kept(s_judge_t *J, const s_layout_t *L, s_kept_t *kept, unsig
     return 0;
 }
 
-/* Times bench case c (DESIGN.md §4, timing). Returns 0 (results in br,
- * verdicts on the record) or -1 with a hard verdict, or -ENOMEM. */
-static int s_time_case(s_judge_t *J, int c, Crucible__BenchResult *br)
+/* Times bench case c, the b-th bench case (DESIGN.md §4, timing; note 7).
+ * Returns 0 (results in br, verdicts on the record) or -1 with a hard
+ * verdict, or -ENOMEM. */
+static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
 {
+    const int cached = J->cached_ref_us != NULL;
     s_layout_t L;
     s_bufs_t slot[S_SLOTS];
     s_side_t A, Bs;
@@ -1288,11 +1314,14 @@ static int s_time_case(s_judge_t *J, int c, Crucible__BenchResult *br)
         unsigned last_mhz = 0;
         int stable = J->nvml ? 0 : S_CLOCK_STABLE_READS;
         for (;;) {
+            /* cached: the reference's warm-up samples are kept for their gap (note 7) */
+            s_sample_t *bw = cached && Bs.n < CR_JUDGE_MAX_SAMPLES ? &Bs.s[Bs.n++] : &sm;
             if (s_sample(J, S_CAND, &L, &slot[call++ % nslots], set++, NULL, &sm) != 0 ||
-                s_sample(J, S_BASE, &L, &slot[call++ % nslots], set++, NULL, &sm) != 0)
+                s_sample(J, S_BASE, &L, &slot[call++ % nslots], set++, NULL, bw) != 0)
                 goto done;
+            bw->slot = (int)((call - 1) % (unsigned)nslots);
             if (J->nvml) {
-                unsigned m = sm.mhz;
+                unsigned m = bw->mhz;
                 stable = (m && last_mhz && fabs((double)m - last_mhz) <= 0.01 * last_mhz)
                              ? stable + 1 : 0;
                 last_mhz = m;
@@ -1302,12 +1331,16 @@ static int s_time_case(s_judge_t *J, int c, Crucible__BenchResult *br)
                 break;
         }
 
-        /* A B A B until both sides' RSE is under the target or the budget is spent. */
+        /* A B A B until both sides' RSE is under the target or the budget is
+         * spent; A A A with a cached reference, stopping on A's RSE alone
+         * within the candidate's share of the budget (note 7). */
+        const double budget = J->budget_s * (cached ? CR_JUDGE_CACHED_BUDGET_SHARE : 1.0);
         int64_t t0 = cr_time_mono_ns();
         while (A.n < CR_JUDGE_MAX_SAMPLES) {
             int verify = nkept < S_VERIFY_MAX && kept_bytes + L.out_bytes <= S_VERIFY_BYTES &&
                          cr_rng_next(&pick) % S_VERIFY_ONE_IN == 0;
-            int ka = (int)(call++ % (unsigned)nslots), kb = (int)(call++ % (unsigned)nslots);
+            int ka = (int)(call++ % (unsigned)nslots);
+            int kb = cached ? 0 : (int)(call++ % (unsigned)nslots);
             if (s_sample(J, S_CAND, &L, &slot[ka], set++, verify ? &kept[nkept] : NULL,
                          &A.s[A.n]) != 0)
                 goto done;
@@ -1317,19 +1350,21 @@ static int s_time_case(s_judge_t *J, int c, Crucible__BenchResult *br)
             }
             A.s[A.n].slot = ka;
             cr_stats_online_push(&A.on, A.s[A.n++].ev_us);
-            if (s_sample(J, S_BASE, &L, &slot[kb], set++, NULL, &Bs.s[Bs.n]) != 0)
-                goto done;
-            Bs.s[Bs.n].slot = kb;
-            cr_stats_online_push(&Bs.on, Bs.s[Bs.n++].ev_us);
+            if (!cached) {
+                if (s_sample(J, S_BASE, &L, &slot[kb], set++, NULL, &Bs.s[Bs.n]) != 0)
+                    goto done;
+                Bs.s[Bs.n].slot = kb;
+                cr_stats_online_push(&Bs.on, Bs.s[Bs.n++].ev_us);
+            }
 
             int64_t now = cr_time_mono_ns();
             double el = (double)(now - t0) / 1e9;
             int enough = A.n >= CR_JUDGE_MIN_SAMPLES;
-            if (A.n >= S_MIN_SAMPLES_PREF && el >= S_MIN_TIMING_FRAC * J->budget_s &&
+            if (A.n >= S_MIN_SAMPLES_PREF && el >= S_MIN_TIMING_FRAC * budget &&
                 cr_stats_online_rse(&A.on) < J->rse_target &&
-                cr_stats_online_rse(&Bs.on) < J->rse_target)
+                (cached || cr_stats_online_rse(&Bs.on) < J->rse_target))
                 break;
-            if ((enough && el >= J->budget_s) || el >= S_HARD_CAP * J->budget_s ||
+            if ((enough && el >= budget) || el >= S_HARD_CAP * budget ||
                 now >= J->deadline_ns - J->reserve_ns)
                 break;
             if (s_signalled) {
@@ -1348,11 +1383,12 @@ static int s_time_case(s_judge_t *J, int c, Crucible__BenchResult *br)
     br->verified_samples = nkept;
     if (s_check_kept(J, &L, kept, nkept) != 0)
         goto done;
-    rc = s_summarise(J, c, &A, &Bs, br);
+    rc = s_summarise(J, c, b, &A, &Bs, br);
     for (int side = 0; J->dump && side < 2; side++) {
         const s_side_t *S = side ? &Bs : &A;
         for (size_t i = 0; i < S->n; i++)
-            fprintf(J->dump, "%d,%s,%zu,%d,%.3f,%.3f,%u,%d\n", c, side ? "base" : "cand", i,
+            fprintf(J->dump, "%d,%s,%zu,%d,%.3f,%.3f,%u,%d\n", c,
+                    side ? (cached ? "base_warmup" : "base") : "cand", i,
                     S->s[i].slot, S->s[i].ev_us, S->s[i].wall_us, S->s[i].mhz,
                     S->s[i].throttled);
     }
@@ -1383,7 +1419,7 @@ static int s_time(s_judge_t *J)
                               J->req->options->clock_policy[0]
                           ? J->req->options->clock_policy : "observe";
     s_set_str(&pr->clock_policy, pol);
-    s_set_str(&pr->ref_policy, "interleaved");
+    s_set_str(&pr->ref_policy, J->cached_ref_us ? "cached" : "interleaved");
     pr->cases = (Crucible__BenchResult **)calloc((size_t)t->nbench + 1, sizeof *pr->cases);
     if (!pr->cases)
         return -ENOMEM;
@@ -1400,7 +1436,7 @@ static int s_time(s_judge_t *J)
             return -ENOMEM;
         crucible__bench_result__init(br);
         pr->cases[pr->n_cases++] = br;
-        rc = s_time_case(J, t->bench[b], br);
+        rc = s_time_case(J, t->bench[b], b, br);
         if (rc == 0 && J->rec->status != CRUCIBLE__STATUS__STATUS_OK)
             break; /* a timed output failed: the verdict is in */
         if (br->speedup > 0) {
@@ -1547,6 +1583,7 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     J->reserve_ns = (int64_t)(run_s * S_RESERVE_FRAC * 1e9);
     J->budget_s = o && o->time_budget_s > 0 ? o->time_budget_s : CR_JUDGE_DEFAULT_BUDGET_S;
     J->rse_target = o && o->rse_target > 0 ? o->rse_target : CR_JUDGE_DEFAULT_RSE;
+    J->cached_ref_us = cr_judge_cached_ref(req, task, &J->cached_ref_rse);
 
     if (!ref_entry || !cand_entry || req->seed.len != sizeof J->seed) {
         s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,

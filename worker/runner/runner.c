@@ -184,6 +184,7 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
     j.rse_target = s_positive_or(o ? o->rse_target : 0, CR_JUDGE_DEFAULT_RSE, 1.0);
     j.cpu = req->cpu;
     j.llc_bytes = req->llc_bytes;
+    j.cached_ref_us = cr_judge_cached_ref(req, task, &j.cached_ref_rse);
     if (j.llc_bytes == 0 && cr_topo_llc_bytes(&j.llc_bytes) != 0)
         cr_info("hwloc reports no cache; flushing for %llu MiB",
                 (unsigned long long)(j.llc_bytes >> 20));
@@ -207,7 +208,8 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
 
 #ifdef CR_WITH_CUDA
     if (cuda) {
-        /* It reads seed, options, cpu and verify_only from the request itself. */
+        /* It reads seed, options, cpu, verify_only and the cached reference
+         * medians from the request itself. */
         if (cr_cuda_judge_run(req, task, (void *)j.ref, (void *)j.cand,
                               h_base ? (void *)j.base : NULL, rec) != 0)
             s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cuda judge: out of memory");
