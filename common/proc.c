@@ -63,6 +63,19 @@ static void s_cap_add(s_cap_t *c, const char *data, size_t n)
     c->buf[c->len] = '\0';
 }
 
+/* One read from a ready pipe into its capture; closes it (and sets *fd to
+ * -1) at end of file or on an error other than EINTR/EAGAIN. */
+static void s_read_into(int *fd, s_cap_t *c, char *chunk, size_t len)
+{
+    ssize_t k = read(*fd, chunk, len);
+    if (k > 0) {
+        s_cap_add(c, chunk, (size_t)k);
+    } else if (k == 0 || (errno != EINTR && errno != EAGAIN)) {
+        close(*fd);
+        *fd = -1;
+    }
+}
+
 static void s_set_limit(int res, int64_t v)
 {
     struct rlimit rl = {.rlim_cur = (rlim_t)v, .rlim_max = (rlim_t)v};
@@ -216,24 +229,10 @@ int cr_proc_run(const cr_proc_opts_t *o, cr_proc_result_t *r)
                 in_p[1] = -1;
             }
         }
-        if (idx_out >= 0 && (pf[idx_out].revents & (POLLIN | POLLHUP | POLLERR))) {
-            ssize_t k = read(out_p[0], chunk, sizeof chunk);
-            if (k > 0)
-                s_cap_add(&out, chunk, (size_t)k);
-            else if (k == 0 || (errno != EINTR && errno != EAGAIN)) {
-                close(out_p[0]);
-                out_p[0] = -1;
-            }
-        }
-        if (idx_err >= 0 && (pf[idx_err].revents & (POLLIN | POLLHUP | POLLERR))) {
-            ssize_t k = read(err_p[0], chunk, sizeof chunk);
-            if (k > 0)
-                s_cap_add(&err, chunk, (size_t)k);
-            else if (k == 0 || (errno != EINTR && errno != EAGAIN)) {
-                close(err_p[0]);
-                err_p[0] = -1;
-            }
-        }
+        if (idx_out >= 0 && (pf[idx_out].revents & (POLLIN | POLLHUP | POLLERR)))
+            s_read_into(&out_p[0], &out, chunk, sizeof chunk);
+        if (idx_err >= 0 && (pf[idx_err].revents & (POLLIN | POLLHUP | POLLERR)))
+            s_read_into(&err_p[0], &err, chunk, sizeof chunk);
     }
     if (!reaped) {
         kill(-pid, SIGKILL);

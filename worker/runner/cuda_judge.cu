@@ -769,73 +769,15 @@ static int s_call(s_judge_t *J, int who, const s_layout_t *L, const s_bufs_t *B,
 
 /* ---------------------------------------------------------------- checks */
 
-typedef struct {
-    int inputs_unchanged;  /* every `in` buffer hashes as before the call */
-    int all_written;       /* no `out` element still poisoned */
-    uint64_t mismatches;   /* over every out/inout param */
-    double max_abs, max_rel;
-    int64_t first_bad;     /* within the first param that mismatches; -1 none */
-    char msg[512];         /* first problem, "" when none */
-} s_check_t;
-
-/* Elements still poisoned where the reference wrote something else (an
- * 8-bit output whose right value is the pattern is not "unwritten"). */
-static size_t s_unwritten(const void *cand, const void *ref, cr_dtype_t d, size_t n,
-                          int64_t *first)
-{
-    *first = -1;
-    if (cr_inputs_count_poison(cand, d, n, NULL) == 0)
-        return 0;
-    size_t es = cr_dtype_size(d), count = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *a = (const char *)cand + i * es, *r = (const char *)ref + i * es;
-        if (cr_inputs_count_poison(a, d, 1, NULL) && !cr_inputs_count_poison(r, d, 1, NULL)) {
-            if (*first < 0)
-                *first = (int64_t)i;
-            count++;
-        }
-    }
-    return count;
-}
+/* Findings of one run: cr_judge_check_t, shared with the CPU judge, which
+ * also owns the comparison (cr_judge_compare_outputs) and the verdict
+ * (cr_judge_apply_run); this judge only brings the outputs to the host. */
+typedef cr_judge_check_t s_check_t;
 
 static void s_compare(const cr_task_t *t, const s_layout_t *L, const s_host_t *cand,
                       const s_host_t *exp, s_check_t *k)
 {
-    k->all_written = 1;
-    k->first_bad = -1;
-    for (int p = 0; p < t->nparams; p++) {
-        const cr_param_t *prm = &t->params[p];
-        if (!s_is_out(prm))
-            continue;
-        if (prm->role == CR_ROLE_OUT) {
-            int64_t first;
-            size_t nu = s_unwritten(cand->p[p], exp->p[p], prm->dtype, L->numel[p], &first);
-            if (nu) {
-                k->all_written = 0;
-                if (!k->msg[0])
-                    snprintf(k->msg, sizeof k->msg,
-                             "output '%s': %zu of %zu elements never written (first at [%lld])",
-                             prm->name, nu, L->numel[p], (long long)first);
-            }
-        }
-        double ma = 0, mr = 0;
-        int64_t fb = -1;
-        uint64_t bad = cr_inputs_compare(cand->p[p], exp->p[p], prm->dtype, L->numel[p], t->atol,
-                                         t->rtol, &ma, &mr, &fb);
-        k->max_abs = fmax(k->max_abs, ma);
-        k->max_rel = fmax(k->max_rel, mr);
-        if (bad && k->first_bad < 0) {
-            k->first_bad = fb;
-            if (!k->msg[0])
-                snprintf(k->msg, sizeof k->msg,
-                         "output '%s': %llu of %zu elements differ; first at [%lld]: got %.9g, "
-                         "expected %.9g (atol %g, rtol %g)",
-                         prm->name, (unsigned long long)bad, L->numel[p], (long long)fb,
-                         cr_inputs_get(cand->p[p], prm->dtype, (size_t)fb),
-                         cr_inputs_get(exp->p[p], prm->dtype, (size_t)fb), t->atol, t->rtol);
-        }
-        k->mismatches += bad;
-    }
+    cr_judge_compare_outputs(t, cand->p, exp->p, L->numel, k);
 }
 
 /* The reference on set `set` of case L->c, in fresh buffers; its outputs
@@ -889,28 +831,10 @@ static int s_verify_set(s_judge_t *J, const s_layout_t *L, uint32_t set, s_bufs_
     return 0;
 }
 
-static int s_passed(const s_check_t *k)
-{
-    return k->inputs_unchanged && k->all_written && k->mismatches == 0;
-}
-
 /* Applies one run's findings to the record; 1 when the run passed. */
 static int s_judge_run(Crucible__RewardRecord *rec, int c, const s_check_t *k, int second)
 {
-    const char *which = second ? " (second run: new inputs at new addresses)" : "";
-    if (!k->inputs_unchanged) {
-        cr_judge_flag(rec, "input_mutated");
-        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "case %d%s: %s", c, which,
-                      k->msg);
-    }
-    if (!k->all_written)
-        cr_judge_flag(rec, "output_unwritten");
-    if (s_passed(k))
-        return 1;
-    if (second)
-        cr_judge_flag(rec, "second_run_mismatch");
-    cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_INCORRECT, "case %d%s: %s", c, which, k->msg);
-    return 0;
+    return cr_judge_apply_run(rec, c, k, second);
 }
 
 static void s_case_fields(Crucible__CaseResult *cr, const s_check_t *k)
