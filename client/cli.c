@@ -87,6 +87,7 @@ void cr_cli_job_options(const cr_config_t *cfg, Crucible__JobOptions *o)
     o->rse_target = cfg->rse_target;
     o->compile_timeout_s = cfg->compile_timeout_s;
     o->run_timeout_s = cfg->run_timeout_s;
+    o->queue_timeout_s = cfg->queue_timeout_s;
     o->reward = (char *)cfg->reward;
     o->ref_policy = strcmp(cfg->ref_policy, "cached") == 0 ? CRUCIBLE__REF_POLICY__REF_CACHED
                                                            : CRUCIBLE__REF_POLICY__REF_INTERLEAVED;
@@ -279,15 +280,42 @@ static void s_end_line(cr_progress_t *p)
     }
 }
 
+int64_t cr_cli_silence_ms(const cr_config_t *cfg)
+{
+    if (cfg->heartbeat_ms <= 0 || cfg->liveness <= 0)
+        return CR_CLI_SILENCE_MS;
+    return cfg->heartbeat_ms * cfg->liveness;
+}
+
+/* (Re)starts the stream on the client's current socket. */
+static int s_stream_subscribe(cr_stream_t *s)
+{
+    if (s->progress && !s->progress->total && cr_client_status(s->client, s->batch) != 0)
+        return CR_E_ZMQ;
+    return cr_client_subscribe(s->client, s->batch, s->last_seq, 1);
+}
+
 int cr_cli_stream(cr_stream_t *s)
 {
     s->error[0] = '\0';
-    if (s->progress && !s->progress->total && cr_client_status(s->client, s->batch) != 0)
+    int64_t silence = s->silence_ms ? s->silence_ms : CR_CLI_SILENCE_MS;
+    if (s_stream_subscribe(s) != 0)
         goto zmq_fail;
-    if (cr_client_subscribe(s->client, s->batch, s->last_seq, 1) != 0)
-        goto zmq_fail;
-    int64_t start = cr_time_mono_ms();
+    int64_t start = cr_time_mono_ms(), heard = start;
     for (;;) {
+        int64_t now = cr_time_mono_ms();
+        if (silence > 0 && now - heard > silence) {
+            /* No heartbeat: the coordinator died (and may be back on the
+             * same endpoint) or dropped us. A new connection and the
+             * records after the last one seen; seq filters any overlap. */
+            cr_warn("batch %s: no word from the coordinator for %lld ms: reconnecting, "
+                    "resuming after seq %llu", s->batch, (long long)(now - heard),
+                    (unsigned long long)s->last_seq);
+            heard = now;
+            s->reconnects++;
+            if (cr_client_reconnect(s->client) != 0 || s_stream_subscribe(s) != 0)
+                goto zmq_fail;
+        }
         int rc = s->tick ? s->tick(s->arg) : 0;
         if (s_interrupted) {
             snprintf(s->error, sizeof s->error, "interrupted");
@@ -310,6 +338,7 @@ int cr_cli_stream(cr_stream_t *s)
             goto zmq_fail;
         if (rc != 0)
             continue; /* timeout, signal (checked above) or one bad message (logged) */
+        heard = cr_time_mono_ms(); /* any message, Heartbeat included, is a sign of life */
         switch (env->body_case) {
         case CRUCIBLE__ENVELOPE__BODY_RESULT: {
             const Crucible__RewardRecord *r = env->result->record;
@@ -361,7 +390,7 @@ zmq_fail:
 /* A client for cfg's endpoint, or NULL after saying why. */
 static cr_client_t *s_connect(const char *cmd, const cr_config_t *cfg)
 {
-    cr_client_t *c = cr_client_new(cfg->clients_endpoint, (size_t)cfg->max_msg);
+    cr_client_t *c = cr_client_new_cfg(cfg);
     if (!c)
         fprintf(stderr, "crucible %s: cannot connect to %s\n", cmd, cfg->clients_endpoint);
     return c;
@@ -400,14 +429,36 @@ int cr_cli_submit_batch(cr_client_t *c, const cr_config_t *cfg, const cr_jobset_
     *ack = NULL;
     Crucible__JobOptions opts;
     cr_cli_job_options(cfg, &opts);
-    int rc = cr_client_submit(c, batch, js->tasks, js->ntasks, js->jobs, js->njobs, &opts, 0);
-    if (rc != 0) {
-        snprintf(err, errlen, "%s%s", cr_strerror(rc),
-                 rc == CR_E_TOO_BIG ? " (split the candidates, or raise --max-msg)" : "");
-        return rc;
+    /* Twice the silence: a large submit keeps a live coordinator busy a while,
+     * and a needless resubmit costs a second pass over the jobs. */
+    double slice_s = 2.0 * (double)cr_cli_silence_ms(cfg) / 1000.0;
+    int64_t start = cr_time_mono_ms();
+    for (;;) {
+        int rc = cr_client_submit(c, batch, js->tasks, js->ntasks, js->jobs, js->njobs, &opts, 0);
+        if (rc != 0) {
+            snprintf(err, errlen, "%s%s", cr_strerror(rc),
+                     rc == CR_E_TOO_BIG ? " (split the candidates, or raise --max-msg)" : "");
+            return rc;
+        }
+        double left = cfg->wait_s > 0 ? cfg->wait_s - (double)(cr_time_mono_ms() - start) / 1000.0
+                                      : slice_s;
+        if (left <= 0) {
+            snprintf(err, errlen, "no reply from the coordinator within %g s", cfg->wait_s);
+            return CR_E_TIMEOUT;
+        }
+        rc = cr_cli_wait_reply(c, left < slice_s ? left : slice_s,
+                               CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK, ack, tick, arg, err, errlen);
+        if (rc != CR_E_TIMEOUT || left <= slice_s)
+            return rc;
+        /* The coordinator may have died with our Submit, or before answering
+         * it: a new connection, the same batch again (idempotent). */
+        cr_warn("batch %s: no SubmitAck within %g s: reconnecting and submitting again", batch,
+                slice_s);
+        if (cr_client_reconnect(c) != 0) {
+            snprintf(err, errlen, "cannot reconnect to the coordinator");
+            return CR_E_ZMQ;
+        }
     }
-    return cr_cli_wait_reply(c, cfg->wait_s, CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK, ack, tick, arg,
-                             err, errlen);
 }
 
 int cr_cli_submit(int argc, char **argv)
@@ -455,7 +506,8 @@ int cr_cli_submit(int argc, char **argv)
     if (cfg.follow) {
         cr_progress_t p;
         cr_progress_init(&p, stderr, (uint32_t)js.njobs);
-        cr_stream_t s = {.client = c, .batch = batch, .wait_s = cfg.wait_s, .progress = &p};
+        cr_stream_t s = {.client = c, .batch = batch, .wait_s = cfg.wait_s, .progress = &p,
+                         .silence_ms = cr_cli_silence_ms(&cfg)};
         if (cr_cli_stream(&s) != 0) {
             fprintf(stderr, "crucible submit: %s\n", s.error);
             code = CR_EXIT_FAIL;
@@ -481,7 +533,8 @@ int cr_cli_watch(int argc, char **argv)
         return CR_EXIT_FAIL;
     cr_progress_t p;
     cr_progress_init(&p, stdout, 0);
-    cr_stream_t s = {.client = c, .batch = argv[0], .wait_s = cfg.wait_s, .progress = &p};
+    cr_stream_t s = {.client = c, .batch = argv[0], .wait_s = cfg.wait_s, .progress = &p,
+                     .silence_ms = cr_cli_silence_ms(&cfg)};
     int rc = cr_cli_stream(&s);
     if (rc != 0)
         fprintf(stderr, "crucible watch: %s\n", s.error);
@@ -545,7 +598,8 @@ int cr_cli_results(int argc, char **argv)
     cr_progress_init(&p, stderr, 0);
     int show = p.tty && (w.f != stdout || !isatty(STDOUT_FILENO));
     cr_stream_t s = {.client = c, .batch = argv[0], .wait_s = cfg.wait_s,
-                     .progress = show ? &p : NULL, .on_record = s_write_record, .arg = &w};
+                     .progress = show ? &p : NULL, .on_record = s_write_record, .arg = &w,
+                     .silence_ms = cr_cli_silence_ms(&cfg)};
     int rc = cr_cli_stream(&s);
     if (rc != 0)
         fprintf(stderr, "crucible results: %s (%llu records written)\n",

@@ -75,14 +75,27 @@ typedef struct {
     int (*on_record)(void *arg, const Crucible__RewardRecord *rec); /* NULL = none; nonzero stops */
     int (*tick)(void *arg);                   /* NULL = none; called ~4 times a s, nonzero stops */
     void *arg;                                /* for on_record and tick */
-    uint64_t last_seq;                        /* out: highest seq seen (records are deduplicated by it) */
+    int64_t silence_ms;                       /* reconnect after this long without a word; 0 = CR_CLI_SILENCE_MS, < 0 = never */
+    uint64_t last_seq;                        /* in/out: highest seq seen (records are deduplicated by it) */
+    uint32_t reconnects;                      /* out: times the coordinator fell silent and we reconnected */
     uint32_t total;                           /* out: BatchDone.total */
     char error[512];                          /* out: why it stopped, when not at BatchDone */
 } cr_stream_t;
 
+/* Default silence before a client reconnects: liveness 3 x heartbeat 1000 ms. */
+#define CR_CLI_SILENCE_MS 3000
+
+/* How long a client waits without a word before it reconnects: the
+ * coordinator's heartbeat-ms x liveness, as cfg has them. */
+int64_t cr_cli_silence_ms(const cr_config_t *cfg);
+
 /* Sends StatusRequest (when the progress has no total) and Subscribe{batch,
  * after_seq = s->last_seq, follow}, then hands every new record to
- * on_record until BatchDone. Returns 0 at BatchDone; CR_E_TIMEOUT when
+ * on_record until BatchDone. The coordinator sends subscribers a Heartbeat
+ * every heartbeat-ms: after silence_ms without any message the client
+ * reconnects (a new socket, as the coordinator may have restarted) and
+ * subscribes again after the last seq it saw, so no record is lost and
+ * none is handed over twice. Returns 0 at BatchDone; CR_E_TIMEOUT when
  * wait_s passed; -EINTR on SIGINT/SIGTERM; the callbacks' nonzero value;
  * CR_E_NOT_FOUND etc. for the coordinator's Error (s->error says which). */
 int cr_cli_stream(cr_stream_t *s);
@@ -97,7 +110,9 @@ int cr_cli_wait_reply(cr_client_t *c, double wait_s, int want, Crucible__Envelop
 void cr_cli_batch_id(const cr_config_t *cfg, const char *prefix, char *out, size_t len);
 
 /* Submits js as batch with cfg's job options (no subscription) and waits
- * (cfg->wait_s, tick as for cr_cli_wait_reply) for the SubmitAck. Returns 0
+ * (cfg->wait_s, tick as for cr_cli_wait_reply) for the SubmitAck. When none
+ * comes within twice cr_cli_silence_ms it reconnects and submits again:
+ * resubmitting is idempotent (the jobs already stored count duplicate). Returns 0
  * and *ack (release with cr_wire_free), or an error with err saying why. */
 int cr_cli_submit_batch(cr_client_t *c, const cr_config_t *cfg, const cr_jobset_t *js,
                         const char *batch, int (*tick)(void *arg), void *arg,

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "client.h"
 
+#include "curve.h"
 #include "error.h"
 #include "file.h"
 #include "hash.h"
@@ -21,21 +22,28 @@ struct cr_client {
     void *ctx;       /* ZeroMQ context, owned */
     void *sock;      /* DEALER connected to the clients endpoint, owned */
     size_t max_msg;  /* bytes; cap on messages both ways */
+    char *endpoint;  /* where it connects, owned: cr_client_reconnect goes there again */
+    cr_curve_t curve; /* CURVE keys (curve.on = 0: plaintext), kept for reconnects */
 };
 
-cr_client_t *cr_client_new(const char *endpoint, size_t max_msg)
+/* The one constructor: cv NULL = plaintext. */
+static cr_client_t *s_new(const char *endpoint, size_t max_msg, const cr_curve_t *cv)
 {
     cr_client_t *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    if (cv)
+        c->curve = *cv;
     c->max_msg = max_msg ? max_msg : CR_WIRE_MAX_MSG;
+    c->endpoint = strdup(endpoint);
     c->ctx = zmq_ctx_new();
-    if (!c->ctx)
+    if (!c->ctx || !c->endpoint)
         goto fail;
     c->sock = zmq_socket(c->ctx, ZMQ_DEALER);
     if (!c->sock)
         goto fail;
-    if (cr_wire_socket_caps(c->sock, c->max_msg) != 0 || zmq_connect(c->sock, endpoint) != 0) {
+    if (cr_wire_socket_caps(c->sock, c->max_msg) != 0 || cr_curve_apply(c->sock, &c->curve) != 0 ||
+        zmq_connect(c->sock, endpoint) != 0) {
         cr_error("cannot connect to %s: %s", endpoint, zmq_strerror(zmq_errno()));
         goto fail;
     }
@@ -43,6 +51,25 @@ cr_client_t *cr_client_new(const char *endpoint, size_t max_msg)
 fail:
     cr_client_destroy(&c);
     return NULL;
+}
+
+cr_client_t *cr_client_new(const char *endpoint, size_t max_msg)
+{
+    return s_new(endpoint, max_msg, NULL);
+}
+
+cr_client_t *cr_client_new_cfg(const cr_config_t *cfg)
+{
+    const char *ep = cfg->clients_endpoint;
+    cr_curve_t cv;
+    char err[512];
+    if (cr_curve_setup(cfg, 0, &ep, 1, &cv, err, sizeof err) != 0) {
+        cr_error("%s", err);
+        return NULL;
+    }
+    cr_client_t *c = s_new(ep, (size_t)cfg->max_msg, &cv);
+    explicit_bzero(&cv, sizeof cv);
+    return c;
 }
 
 void cr_client_destroy(cr_client_t **self_p)
@@ -54,8 +81,25 @@ void cr_client_destroy(cr_client_t **self_p)
         zmq_close(c->sock);
     if (c->ctx)
         zmq_ctx_term(c->ctx);
+    free(c->endpoint);
+    explicit_bzero(&c->curve, sizeof c->curve);
     free(c);
     *self_p = NULL;
+}
+
+int cr_client_reconnect(cr_client_t *c)
+{
+    /* A whole new client, swapped in: the socket is made exactly as
+     * cr_client_new makes it (options, security), and the old one, with
+     * whatever it still queued for a dead peer, is dropped (linger 0). */
+    cr_client_t *fresh = s_new(c->endpoint, c->max_msg, &c->curve);
+    if (!fresh)
+        return CR_E_ZMQ;
+    cr_client_t old = *c;
+    *c = *fresh;
+    *fresh = old;
+    cr_client_destroy(&fresh);
+    return 0;
 }
 
 /* Packs env and checks it against the client's cap before sending. */

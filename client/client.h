@@ -12,6 +12,7 @@
 #ifndef CR_CLIENT_H
 #define CR_CLIENT_H
 
+#include "config.h"
 #include "crucible.pb-c.h"
 
 #include <stddef.h>
@@ -24,8 +25,21 @@ typedef struct cr_client cr_client_t;
  * NULL (and logs why) when the socket cannot be made. Caller owns the client. */
 cr_client_t *cr_client_new(const char *endpoint, size_t max_msg);
 
+/* As cr_client_new for cfg's clients_endpoint and max_msg, with the
+ * transport security of cfg (common/curve.h): CURVE with --key and
+ * --server-key, else plaintext, refused (NULL, logged) on a non-loopback
+ * endpoint without --insecure-force. cr_client_new is plaintext, unchecked. */
+cr_client_t *cr_client_new_cfg(const cr_config_t *cfg);
+
 /* Closes the socket and its context. Safe on NULL; nulls *self_p. */
 void cr_client_destroy(cr_client_t **self_p);
+
+/* Drops the socket and connects a new DEALER to the same endpoint: the
+ * coordinator sees a new peer, so subscriptions of the old one are gone
+ * (re-send Subscribe) and replies still owed to it are lost (re-send the
+ * request; Submit is idempotent). For a coordinator that fell silent.
+ * Returns 0, or CR_E_ZMQ with the client unchanged. */
+int cr_client_reconnect(cr_client_t *c);
 
 /* Sends Submit{batch_id, tasks, jobs, options, subscribe}. The arrays are
  * borrowed. Returns 0, CR_E_TOO_BIG when the message would exceed the

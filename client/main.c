@@ -1,5 +1,6 @@
 /* main.c — the `crucible` binary: one table of subcommands, as git's commands[]. */
 #include "cli.h"
+#include "curve.h"
 #include "run.h"
 
 #include <stdio.h>
@@ -8,6 +9,41 @@
 #ifndef CRUCIBLE_VERSION
 #define CRUCIBLE_VERSION "0.1.0" /* CMakeLists.txt project(VERSION) */
 #endif
+
+/* crucible keygen --out PREFIX: a CURVE key pair for --key / --server-key
+ * and the allow-lists. Not a config-table command: it has one option. */
+static int s_keygen(int argc, char **argv)
+{
+    static const char usage[] = "usage: crucible keygen --out PREFIX\n"
+                                "writes PREFIX.key (secret key, mode 0600; --key) and PREFIX.pub "
+                                "(public key, z85;\n--server-key, or a line of --allow-clients / "
+                                "--allow-workers)\n";
+    const char *prefix = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return CR_EXIT_OK;
+        } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc && !prefix) {
+            prefix = argv[++i];
+        } else if (strncmp(argv[i], "--out=", 6) == 0 && !prefix) {
+            prefix = argv[i] + 6;
+        } else {
+            fprintf(stderr, "crucible keygen: unexpected '%s'\n%s", argv[i], usage);
+            return CR_EXIT_USAGE;
+        }
+    }
+    if (!prefix || !prefix[0]) {
+        fprintf(stderr, "crucible keygen: --out PREFIX is needed\n%s", usage);
+        return CR_EXIT_USAGE;
+    }
+    char err[512];
+    if (cr_curve_keygen(prefix, err, sizeof err) != 0) {
+        fprintf(stderr, "crucible keygen: %s\n", err);
+        return CR_EXIT_FAIL;
+    }
+    printf("%s.key (secret) and %s.pub (public) written\n", prefix, prefix);
+    return CR_EXIT_OK;
+}
 
 typedef struct {
     const char *name;                 /* argv[1] */
@@ -25,6 +61,7 @@ static const s_command_t s_commands[] = {
     {"task", cr_cli_task, "task check DIR...: validate task folders"},
     {"coordinator", cr_cli_coordinator, "run the coordinator (queue, scheduler, store)"},
     {"worker", cr_cli_worker, "run a worker (compile pool and judge) for this machine"},
+    {"keygen", s_keygen, "keygen --out PREFIX: a CURVE key pair for --key and the allow-lists"},
 };
 
 static void s_usage(FILE *f)

@@ -507,7 +507,8 @@ int cr_run_main(int argc, char **argv)
         cr_progress_t p;
         cr_progress_init(&p, stderr, (uint32_t)r.js.njobs);
         cr_stream_t s = {.client = c, .batch = batch, .wait_s = cfg.wait_s, .progress = &p,
-                         .on_record = s_on_record, .tick = s_tick, .arg = &r};
+                         .on_record = s_on_record, .tick = s_tick, .arg = &r,
+                         .silence_ms = cr_cli_silence_ms(&cfg)};
         rc = cr_cli_stream(&s);
         snprintf(err, sizeof err, "%s", s.error);
     }

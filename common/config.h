@@ -39,6 +39,8 @@ typedef struct {
     int64_t max_attempts;                 /* tries before a job is recorded INFRA_ERROR */
     int64_t heartbeat_ms;                 /* ms between heartbeats, both ways */
     int64_t liveness;                     /* missed heartbeats before a peer is lost */
+    int64_t drain_after;                  /* worker losses in a window, or INFRA_ERRORs in a row,
+                                             before it is drained; 0 = never */
     /* --- worker --- */
     char worker_id[CR_CONFIG_STR];        /* "" = <host>-<pid> */
     char work_dir[CR_CONFIG_STR];         /* build dirs, compile cache, scratch */
@@ -53,6 +55,7 @@ typedef struct {
     /* --- job options (batch defaults) --- */
     double compile_timeout_s;             /* s */
     double run_timeout_s;                 /* s, whole runner */
+    double queue_timeout_s;               /* s a job may stay QUEUED; 0 = no limit */
     double time_budget_s;                 /* s of timing per bench case */
     double rse_target;                    /* relative standard error to stop at */
     char reward[CR_CONFIG_STR];           /* formula name */
@@ -65,6 +68,13 @@ typedef struct {
     double wait_s;                        /* client: give up after this many s; 0 = never */
     int64_t workers;                      /* run: local workers to start */
     int64_t follow;                       /* submit: keep streaming until done (watch/results always do) */
+    /* --- security (common/curve.h) --- */
+    char key[CR_CONFIG_STR];              /* own CURVE secret key file; "" = no CURVE */
+    char server_key[CR_CONFIG_STR];       /* clients, workers: the coordinator's public key file */
+    char allow_clients[CR_CONFIG_STR];    /* coordinator: client public keys let in */
+    char allow_workers[CR_CONFIG_STR];    /* coordinator: worker public keys let in */
+    int64_t insecure;                     /* plaintext even with keys (loopback only) */
+    int64_t insecure_force;               /* plaintext allowed on any endpoint */
     /* --- general --- */
     char log_level[CR_CONFIG_STR];        /* debug | info | warn | error | off */
     int64_t max_msg;                      /* bytes; ZMQ_MAXMSGSIZE and decoder cap */

@@ -5,6 +5,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +26,40 @@ int cr_wire_pack(Crucible__Envelope *env, uint8_t **buf, size_t *len)
     return 0;
 }
 
+/* 1 when m or a message inside it kept an unknown field numbered 0.
+ * protobuf-c accepts field 0 when its tag is spelled as a padded varint
+ * (0x81 0x00) and keeps it as unknown, but re-packs it as 0x01, which its own
+ * decoder then refuses: a Result carrying one would be stored and then fail
+ * every read of its batch. Found by tests/fuzz/fuzz_envelope. */
+static int s_has_field_zero(const ProtobufCMessage *m)
+{
+    for (unsigned i = 0; i < m->n_unknown_fields; i++)
+        if (m->unknown_fields[i].tag == 0)
+            return 1;
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        const char *base = (const char *)m;
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)(base + f->quantifier_offset);
+            ProtobufCMessage *const *a = *(ProtobufCMessage *const *const *)(base + f->offset);
+            for (size_t k = 0; k < n; k++)
+                if (a[k] && s_has_field_zero(a[k]))
+                    return 1;
+            continue;
+        }
+        if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            *(const uint32_t *)(base + f->quantifier_offset) != f->id)
+            continue; /* another member of the oneof is set */
+        const ProtobufCMessage *sub = *(const ProtobufCMessage *const *)(base + f->offset);
+        if (sub && s_has_field_zero(sub))
+            return 1;
+    }
+    return 0;
+}
+
 int cr_wire_unpack(const void *data, size_t len, size_t max, Crucible__Envelope **out)
 {
     *out = NULL;
@@ -33,6 +68,10 @@ int cr_wire_unpack(const void *data, size_t len, size_t max, Crucible__Envelope 
     Crucible__Envelope *env = crucible__envelope__unpack(NULL, len, data);
     if (!env)
         return CR_E_DECODE;
+    if (s_has_field_zero(&env->base)) {
+        crucible__envelope__free_unpacked(env, NULL);
+        return CR_E_DECODE;
+    }
     if (env->body_case == CRUCIBLE__ENVELOPE__BODY__NOT_SET) {
         crucible__envelope__free_unpacked(env, NULL);
         return CR_E_DECODE;
@@ -143,6 +182,13 @@ int cr_wire_recv(void *sock, cr_peer_t *peer, Crucible__Envelope **out)
         zmq_msg_close(&m);
         return e == EAGAIN ? -EAGAIN : CR_E_ZMQ;
     }
+    if (peer) {
+        /* set by the ZAP handler: the authenticated key, not a claim of the
+         * peer. Read from the payload frame: the identity frame a ROUTER
+         * makes up does not always carry the connection's metadata. */
+        const char *user = zmq_msg_gets(&m, "User-Id");
+        snprintf(peer->user, sizeof peer->user, "%s", user ? user : "");
+    }
     int more = zmq_msg_more(&m);
     int rc = cr_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), CR_WIRE_MAX_MSG, out);
     zmq_msg_close(&m);
@@ -221,6 +267,10 @@ int cr_wire_record_pack(const Crucible__RewardRecord *rec, uint8_t **buf, size_t
 int cr_wire_record_unpack(const void *data, size_t len, Crucible__RewardRecord **out)
 {
     *out = crucible__reward_record__unpack(NULL, len, data);
+    if (*out && s_has_field_zero(&(*out)->base)) { /* would not read back: see above */
+        crucible__reward_record__free_unpacked(*out, NULL);
+        *out = NULL;
+    }
     return *out ? 0 : CR_E_DECODE;
 }
 

@@ -23,6 +23,7 @@
 typedef struct {
     unsigned char bytes[CR_WIRE_MAX_ID]; /* peer routing id */
     size_t len;
+    char user[41]; /* ZAP user id of the connection (its z85 CURVE key); "" without CURVE */
 } cr_peer_t;
 
 /* Packs env (its version is set to CR_PROTOCOL_VERSION) into a heap buffer.
@@ -49,6 +50,7 @@ int cr_wire_send(void *sock, const cr_peer_t *peer, Crucible__Envelope *env);
 
 /* Receives one message (non-blocking). With peer != NULL the socket is a
  * ROUTER and the identity frame is stored there. Returns:
+ * peer->user is set from the message's "User-Id" property.
  *   0 and *out on success;
  *   -EAGAIN when nothing is waiting;
  *   CR_E_DECODE / CR_E_TOO_BIG / CR_E_VERSION when a message came but is bad:

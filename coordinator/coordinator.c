@@ -11,6 +11,7 @@
  * DONE or goes back to the queue, whoever caused it. */
 #include "coordinator.h"
 
+#include "curve.h"
 #include "error.h"
 #include "hash.h"
 #include "log.h"
@@ -21,6 +22,7 @@
 #include "task.h"
 #include "timeutil.h"
 #include "wire.h"
+#include "zap.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -57,6 +59,8 @@ struct cr_coordinator {
     void *zctx;                     /* owned ZeroMQ context */
     void *clients;                  /* ROUTER, cfg.clients_endpoint */
     void *workers;                  /* ROUTER, cfg.workers_endpoint */
+    cr_curve_t curve;               /* CURVE server keys; curve.on = 0 for plaintext */
+    cr_zap_t *zap;                  /* owned ZAP handler when curve.on */
     /* --- state --- */
     cr_store_t *store;              /* owned; the durable queue */
     cr_sched_t *sched;              /* owned; live workers */
@@ -91,23 +95,46 @@ static const char *s_peer_name(const cr_peer_t *p, char *buf, size_t cap)
     int printable = p->len > 0;
     for (size_t i = 0; i < p->len; i++)
         printable &= p->bytes[i] > 0x20 && p->bytes[i] < 0x7f;
+    /* with CURVE the key comes first: it is who the peer is, the id only its connection */
+    size_t off = p->user[0] ? (size_t)snprintf(buf, cap, "key %.12s… ", p->user) : 0;
+    if (off >= cap)
+        return buf;
     if (printable) {
-        snprintf(buf, cap, "%.*s", (int)p->len, (const char *)p->bytes);
+        snprintf(buf + off, cap - off, "%.*s", (int)p->len, (const char *)p->bytes);
         return buf;
     }
-    size_t off = (size_t)snprintf(buf, cap, "0x");
+    off += (size_t)snprintf(buf + off, cap - off, "0x");
     for (size_t i = 0; i < p->len && off + 3 < cap; i++)
         off += (size_t)snprintf(buf + off, cap - off, "%02x", p->bytes[i]);
     return buf;
 }
 
-/* The full hex of a peer id: a batch's owner for queue limits. */
+/* A batch's owner, for queue limits and access: "curve:<z85 key>" for a
+ * CURVE client (the key the ZAP handler authenticated), else the full hex
+ * of the connection's routing id. */
 static void s_owner_of(const cr_peer_t *p, char out[CR_STORE_OWNER_MAX + 1])
 {
+    if (p->user[0]) {
+        snprintf(out, CR_STORE_OWNER_MAX + 1, "curve:%s", p->user);
+        return;
+    }
     size_t off = 0;
     for (size_t i = 0; i < p->len && off + 2 < CR_STORE_OWNER_MAX + 1; i++)
         off += (size_t)snprintf(out + off, CR_STORE_OWNER_MAX + 1 - off, "%02x", p->bytes[i]);
     out[off] = '\0';
+}
+
+/* 1 when peer may see and cancel batch b. With CURVE only its submitter's
+ * key may; a plaintext peer (loopback only, see curve.h) has no identity
+ * beyond a routing id that changes with every connection, so `crucible
+ * watch` after `crucible submit` must still work there: no check. */
+static int s_may_see(const cr_peer_t *peer, const cr_store_batch_t *b)
+{
+    if (!peer->user[0])
+        return 1;
+    char owner[CR_STORE_OWNER_MAX + 1];
+    s_owner_of(peer, owner);
+    return strcmp(owner, b->owner) == 0;
 }
 
 /* 1 when id is 1..CR_STORE_ID_MAX bytes without control characters. */
@@ -479,6 +506,10 @@ static void s_worker_lost(cr_coordinator_t *c, cr_sched_worker_t *w, const char 
     if (failed)
         snprintf(more, sizeof more, ", %zu recorded INFRA_ERROR (attempts spent)", failed);
     cr_warn("worker %s lost: %s; %zu jobs requeued%s", w->id, why, n, more);
+    if (!w->draining && cr_sched_note_lost(c->sched, w->id, cr_time_mono_ms()))
+        cr_warn("worker %s drained: lost %lld times in %d min; when it registers again it gets "
+                "no new jobs", w->id, (long long)c->cfg.drain_after,
+                CR_SCHED_DRAIN_WINDOW_MS / 60000);
     cr_sched_remove(c->sched, w);
 }
 
@@ -503,6 +534,12 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
     if (n || failed)
         cr_warn("worker %s re-registered: %zu jobs requeued, %zu recorded INFRA_ERROR",
                 r->worker_id, n, failed);
+    /* a Ready from a worker still registered, or one that held jobs, is a
+     * restart nobody saw: it counts as a loss towards draining */
+    if ((n || failed || cr_sched_find(c->sched, r->worker_id)) &&
+        cr_sched_note_lost(c->sched, r->worker_id, cr_time_mono_ms()))
+        cr_warn("worker %s drained: restarted or lost %lld times in %d min; it gets no new jobs",
+                r->worker_id, (long long)c->cfg.drain_after, CR_SCHED_DRAIN_WINDOW_MS / 60000);
 
     cr_sched_worker_t info;
     memset(&info, 0, sizeof info);
@@ -603,6 +640,11 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
         s_ack(c, w, rec);
         return;
     }
+
+    if (cr_sched_note_result(c->sched, w, infra))
+        cr_warn("worker %s drained: its last %u results were infrastructure failures (%s); "
+                "it gets no new jobs until it registers again", w->id, w->infra_streak,
+                rec->message ? rec->message : "");
 
     Crucible__JobOptions *opts = s_batch_options(c, rec->batch_id);
     uint32_t max_attempts =
@@ -786,10 +828,12 @@ static int s_resolve_options(const cr_coordinator_t *c, const Crucible__JobOptio
         out->clock_policy = (char *)(cfg->clock_policy[0] ? cfg->clock_policy : "observe");
     if (out->max_attempts == 0)
         out->max_attempts = (uint32_t)cfg->max_attempts;
+    if (!(out->queue_timeout_s > 0))
+        out->queue_timeout_s = cfg->queue_timeout_s;
 
-    double t[4] = {out->compile_timeout_s, out->run_timeout_s, out->time_budget_s,
-                   out->rse_target};
-    for (int i = 0; i < 4; i++) {
+    double t[5] = {out->compile_timeout_s, out->run_timeout_s, out->time_budget_s,
+                   out->rse_target, out->queue_timeout_s};
+    for (int i = 0; i < 5; i++) {
         if (!isfinite(t[i]) || t[i] < 0) {
             snprintf(err, errlen, "options: times and rse_target must be finite and >= 0");
             return CR_E_USAGE;
@@ -910,6 +954,8 @@ static void s_subscribe(cr_coordinator_t *c, const cr_peer_t *peer, const char *
 {
     cr_store_batch_t b;
     int rc = cr_store_batch_get(c->store, batch_id, &b);
+    if (rc == 0 && !s_may_see(peer, &b))
+        rc = CR_E_NOT_FOUND; /* another client's batch: its existence is not revealed */
     if (rc != 0) {
         s_error(c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : CR_E_STORE, batch_id,
                 "batch '%s': %s", batch_id, cr_strerror(rc));
@@ -1032,6 +1078,10 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     char owner[CR_STORE_OWNER_MAX + 1];
     cr_store_batch_t before;
     int known = cr_store_batch_get(c->store, batch, &before) == 0;
+    if (known && !s_may_see(peer, &before)) {
+        s_error(c->clients, peer, CR_E_DUPLICATE, batch, "Submit: batch id '%s' is taken", batch);
+        goto out;
+    }
     if (known)
         snprintf(owner, sizeof owner, "%s", before.owner);
     else
@@ -1223,7 +1273,7 @@ static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const cha
         wi[i].credit = w->credit;
         wi[i].in_flight = w->in_flight;
         wi[i].done = w->done;
-        wi[i].draining = w->draining;
+        wi[i].draining = w->draining || w->drained;
         wp[i] = &wi[i];
     }
     r.n_workers = nw;
@@ -1231,6 +1281,8 @@ static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const cha
     if (batch_id && batch_id[0]) {
         cr_store_batch_t b;
         int rc = cr_store_batch_get(c->store, batch_id, &b);
+        if (rc == 0 && !s_may_see(peer, &b))
+            rc = CR_E_NOT_FOUND;
         if (rc != 0) {
             s_error(c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : CR_E_STORE,
                     batch_id, "batch '%s': %s", batch_id, cr_strerror(rc));
@@ -1288,7 +1340,12 @@ static void s_client_cancel(cr_coordinator_t *c, const cr_peer_t *peer, const Cr
 {
     char who[80];
     uint32_t n = 0;
-    int rc = cr_store_cancel(c->store, m->batch_id, m->job_id, s_on_cancelled, c, &n);
+    cr_store_batch_t b;
+    int rc = cr_store_batch_get(c->store, m->batch_id, &b);
+    if (rc == 0 && !s_may_see(peer, &b))
+        rc = CR_E_NOT_FOUND;
+    if (rc == 0)
+        rc = cr_store_cancel(c->store, m->batch_id, m->job_id, s_on_cancelled, c, &n);
     if (rc != 0) {
         s_error(c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : rc, m->batch_id,
                 "cancel %s%s%s: %s", m->batch_id, m->job_id[0] ? "/" : "", m->job_id,
@@ -1537,6 +1594,24 @@ static void s_phase_cron(cr_coordinator_t *c)
         env.heartbeat = &hb;
         s_worker_send(c, w, &env);
     }
+    /* Subscribers hear a beat too: a client that hears nothing for liveness
+     * beats reconnects and resubscribes after its last seq (a restart forgets
+     * subscriptions). A failed send ends the subscription, as in s_publish. */
+    for (size_t i = 0; i < c->nsubs; i++) {
+        Crucible__Heartbeat hb = CRUCIBLE__HEARTBEAT__INIT;
+        Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+        hb.sent_ms = (uint64_t)cr_time_now_ms();
+        env.body_case = CRUCIBLE__ENVELOPE__BODY_HEARTBEAT;
+        env.heartbeat = &hb;
+        if (!c->subs[i].dead && s_send(c->clients, &c->subs[i].peer, &env) != 0)
+            c->subs[i].dead = 1;
+    }
+    s_subs_reap(c);
+    /* queue timeout: jobs that waited too long for a worker end INFRA_ERROR */
+    uint32_t expired = 0;
+    if (cr_store_expire_queued(c->store, cr_time_now_ms(), s_on_cancelled, c, &expired) == 0 &&
+        expired)
+        cr_warn("%u jobs recorded INFRA_ERROR: queued longer than their queue timeout", expired);
     cr_sched_worker_t *lost[64];
     size_t n;
     while ((n = cr_sched_expire(c->sched, now, c->cfg.heartbeat_ms, c->cfg.liveness, lost,
@@ -1572,7 +1647,10 @@ static void *s_router(cr_coordinator_t *c, const char *endpoint, const char *sid
     /* Mandatory: a send to a vanished peer fails instead of vanishing, so a
      * dead subscriber or worker is noticed. Handover: a restarted worker
      * reusing its id takes the route over from its dead connection. */
+    /* side is also the ZAP domain: each side has its own allow-list */
     if (cr_wire_socket_caps(sock, (size_t)c->cfg.max_msg) != 0 ||
+        cr_curve_apply(sock, &c->curve) != 0 ||
+        (c->curve.on && zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, side, strlen(side)) != 0) ||
         zmq_setsockopt(sock, ZMQ_ROUTER_MANDATORY, &one, sizeof one) != 0 ||
         zmq_setsockopt(sock, ZMQ_ROUTER_HANDOVER, &one, sizeof one) != 0 ||
         zmq_bind(sock, endpoint) != 0) {
@@ -1612,10 +1690,26 @@ cr_coordinator_t *cr_coordinator_new(const cr_config_t *cfg)
     c->zctx = zmq_ctx_new();
     if (!c->sched || !c->zctx)
         goto fail;
-    c->clients = s_router(c, c->cfg.clients_endpoint, "clients");
+    cr_sched_set_drain_after(c->sched, (uint32_t)c->cfg.drain_after);
+    const char *eps[2] = {c->cfg.clients_endpoint, c->cfg.workers_endpoint};
+    char err[512];
+    if (cr_curve_setup(&c->cfg, 1, eps, 2, &c->curve, err, sizeof err) != 0) {
+        cr_error("coordinator: %s", err);
+        goto fail;
+    }
+    /* the ZAP handler must listen before a CURVE socket accepts anyone */
+    if (c->curve.on && !(c->zap = cr_zap_new(c->zctx, c->cfg.allow_clients,
+                                             c->cfg.allow_workers, (size_t)c->cfg.max_msg, err,
+                                             sizeof err))) {
+        cr_error("coordinator: %s", err);
+        goto fail;
+    }
+    if (!c->curve.on && (!cr_curve_is_loopback(eps[0]) || !cr_curve_is_loopback(eps[1])))
+        cr_warn("coordinator: plaintext on a non-loopback endpoint (--insecure-force)");
+    c->clients = s_router(c, c->cfg.clients_endpoint, CR_ZAP_CLIENTS);
     if (!c->clients)
         goto fail;
-    c->workers = s_router(c, c->cfg.workers_endpoint, "workers");
+    c->workers = s_router(c, c->cfg.workers_endpoint, CR_ZAP_WORKERS);
     if (!c->workers)
         goto fail;
     return c;
@@ -1633,8 +1727,9 @@ int cr_coordinator_run(cr_coordinator_t *c)
 {
     cr_store_counts_t counts = {0};
     cr_store_counts(c->store, &counts);
-    cr_info("coordinator up: clients %s, workers %s, db %s (%llu queued, %llu done)",
-            c->cfg.clients_endpoint, c->cfg.workers_endpoint, c->cfg.db,
+    cr_info("coordinator up: clients %s, workers %s (%s), db %s (%llu queued, %llu done)",
+            c->cfg.clients_endpoint, c->cfg.workers_endpoint,
+            c->curve.on ? "CURVE" : "plaintext", c->cfg.db,
             (unsigned long long)counts.queued, (unsigned long long)counts.done);
     c->next_cron_ms = cr_time_mono_ms();
     while (!atomic_load(&c->stop) && !s_signalled) {
@@ -1673,6 +1768,8 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
         zmq_close(c->workers);
     if (c->clients)
         zmq_close(c->clients);
+    cr_zap_destroy(&c->zap);
+    explicit_bzero(&c->curve, sizeof c->curve);
     if (c->zctx)
         zmq_ctx_term(c->zctx);
     cr_sched_destroy(&c->sched);

@@ -6,13 +6,27 @@
  * array growing. */
 #include "scheduler.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* 1024 ids: far above any farm; past it the id lost longest ago is forgotten */
+#define CR_SCHED_MAX_HISTORY 1024
+
+/* Loss history of one worker id; it outlives the registry entry. */
+typedef struct {
+    char id[CR_SCHED_ID_MAX + 1];        /* worker id */
+    int64_t t[CR_SCHED_LOSS_RING];       /* monotonic ms of its last losses, ring */
+    uint32_t n;                          /* losses recorded in total */
+} s_hist_t;
 
 struct cr_sched {
     cr_sched_worker_t **w; /* owned entries, [0, n) */
     size_t n;        /* workers registered */
     size_t cap;      /* slots allocated in w */
+    s_hist_t *hist;  /* owned loss histories, [0, nhist) */
+    size_t nhist;    /* ids with a history */
+    uint32_t drain_after; /* 0 = never drain; <= CR_SCHED_LOSS_RING */
 };
 
 cr_sched_t *cr_sched_new(void)
@@ -28,8 +42,71 @@ void cr_sched_destroy(cr_sched_t **self_p)
     for (size_t i = 0; i < s->n; i++)
         free(s->w[i]);
     free(s->w);
+    free(s->hist);
     free(s);
     *self_p = NULL;
+}
+
+void cr_sched_set_drain_after(cr_sched_t *s, uint32_t drain_after)
+{
+    s->drain_after = drain_after > CR_SCHED_LOSS_RING ? CR_SCHED_LOSS_RING : drain_after;
+}
+
+static s_hist_t *s_hist_find(cr_sched_t *s, const char *id)
+{
+    for (size_t i = 0; i < s->nhist; i++)
+        if (strcmp(s->hist[i].id, id) == 0)
+            return &s->hist[i];
+    return NULL;
+}
+
+/* Losses of id within the window ending at now_ms. */
+static uint32_t s_recent_losses(cr_sched_t *s, const char *id, int64_t now_ms)
+{
+    const s_hist_t *h = s_hist_find(s, id);
+    uint32_t k = 0;
+    if (!h)
+        return 0;
+    uint32_t kept = h->n < CR_SCHED_LOSS_RING ? h->n : CR_SCHED_LOSS_RING;
+    for (uint32_t i = 0; i < kept; i++)
+        k += now_ms - h->t[i] <= CR_SCHED_DRAIN_WINDOW_MS;
+    return k;
+}
+
+int cr_sched_note_lost(cr_sched_t *s, const char *id, int64_t now_ms)
+{
+    s_hist_t *h = s_hist_find(s, id);
+    if (!h) {
+        if (!s->hist && !(s->hist = calloc(CR_SCHED_MAX_HISTORY, sizeof *s->hist)))
+            return 0; /* ENOMEM: no history, no draining; dispatch goes on */
+        if (s->nhist < CR_SCHED_MAX_HISTORY) {
+            h = &s->hist[s->nhist++];
+        } else { /* forget the id whose latest loss is oldest */
+            h = &s->hist[0];
+            for (size_t i = 1; i < s->nhist; i++)
+                if (s->hist[i].t[(s->hist[i].n - 1) % CR_SCHED_LOSS_RING] <
+                    h->t[(h->n - 1) % CR_SCHED_LOSS_RING])
+                    h = &s->hist[i];
+        }
+        memset(h, 0, sizeof *h);
+        snprintf(h->id, sizeof h->id, "%s", id);
+    }
+    h->t[h->n++ % CR_SCHED_LOSS_RING] = now_ms;
+    if (!s->drain_after || s_recent_losses(s, id, now_ms) < s->drain_after)
+        return 0;
+    cr_sched_worker_t *w = cr_sched_find(s, id);
+    if (w)
+        w->drained = 1;
+    return 1;
+}
+
+int cr_sched_note_result(cr_sched_t *s, cr_sched_worker_t *w, int infra)
+{
+    w->infra_streak = infra ? w->infra_streak + 1 : 0;
+    if (!s->drain_after || w->drained || w->infra_streak < s->drain_after)
+        return 0;
+    w->drained = 1;
+    return 1;
 }
 
 cr_sched_worker_t *cr_sched_find(cr_sched_t *s, const char *id)
@@ -93,6 +170,8 @@ cr_sched_worker_t *cr_sched_register(cr_sched_t *s, const cr_sched_worker_t *inf
     w->in_flight = 0;
     w->draining = 0;
     w->unreachable = 0;
+    w->infra_streak = 0;
+    w->drained = s->drain_after && s_recent_losses(s, w->id, now_ms) >= s->drain_after;
     w->last_seen_ms = now_ms;
     w->done = done;
     return w;
@@ -114,7 +193,7 @@ int cr_sched_serves(const cr_sched_worker_t *w, const char *language)
 
 uint32_t cr_sched_free_credit(const cr_sched_worker_t *w)
 {
-    if (w->draining || w->unreachable || w->in_flight >= w->credit)
+    if (w->draining || w->drained || w->unreachable || w->in_flight >= w->credit)
         return 0;
     return w->credit - w->in_flight;
 }

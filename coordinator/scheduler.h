@@ -19,6 +19,11 @@
 /* 1024 jobs at once: far above compile pool + 2 on any machine; a larger
  * credit is clamped rather than trusted. */
 #define CR_SCHED_MAX_CREDIT 1024
+/* 10 min: a worker in a crash loop (systemd restarts it within seconds) is
+ * lost several times inside it; one lost once a day never adds up. */
+#define CR_SCHED_DRAIN_WINDOW_MS (10 * 60 * 1000)
+/* losses remembered per worker id: the largest drain-after that works */
+#define CR_SCHED_LOSS_RING 16
 
 typedef struct {
     char id[CR_SCHED_ID_MAX + 1];  /* worker id (also its routing id) */
@@ -33,6 +38,9 @@ typedef struct {
     uint64_t done;                 /* results received from it */
     int draining;                  /* 1 after it said Disconnect: no new jobs */
     int unreachable;               /* 1 after a send to it failed; cleared by its next message */
+    int drained;                   /* 1 when unhealthy (lost or INFRA_ERROR drain-after
+                                      times): stays connected, gets no new jobs */
+    uint32_t infra_streak;         /* its INFRA_ERROR / WORKER_LOST results in a row */
 } cr_sched_worker_t;
 
 typedef struct cr_sched cr_sched_t;
@@ -45,12 +53,30 @@ void cr_sched_destroy(cr_sched_t **self_p);
 
 /* Registers a worker from its Ready: info's id, peer, backends, credit,
  * host and device are copied; the rest is reset (in_flight 0, not draining,
- * not unreachable, last_seen now_ms; done is kept across a re-Ready). A known
+ * not unreachable, last_seen now_ms; done is kept across a re-Ready;
+ * drained when its id's losses in the window reach drain-after). A known
  * id is reset in place (*was_known = 1): its old assignments are the
  * caller's to requeue. Credit is clamped to 1..CR_SCHED_MAX_CREDIT. Returns
  * the registry's entry, or NULL on ENOMEM / empty id. */
 cr_sched_worker_t *cr_sched_register(cr_sched_t *s, const cr_sched_worker_t *info, int64_t now_ms,
                                int *was_known);
+
+/* Health draining: a worker id lost (or found restarted) drain_after times
+ * within CR_SCHED_DRAIN_WINDOW_MS, or whose results were infrastructure
+ * failures drain_after times in a row, is drained: cr_sched_free_credit is 0
+ * for it until it registers again with fewer losses in the window (a
+ * re-Ready resets the streak). 0 turns it off; values above
+ * CR_SCHED_LOSS_RING are clamped. The default is 0 (off). */
+void cr_sched_set_drain_after(cr_sched_t *s, uint32_t drain_after);
+
+/* Remembers that worker id was lost (or restarted while registered) at
+ * now_ms, whether or not it is registered. Returns 1 when the id is now
+ * over the limit (a registered entry is then marked drained), else 0. */
+int cr_sched_note_lost(cr_sched_t *s, const char *id, int64_t now_ms);
+
+/* Counts one result of w: infra = 1 for an infrastructure failure. Returns
+ * 1 when this result drained w, else 0. */
+int cr_sched_note_result(cr_sched_t *s, cr_sched_worker_t *w, int infra);
 
 /* Lookups; NULL when unknown. */
 cr_sched_worker_t *cr_sched_find_peer(cr_sched_t *s, const cr_peer_t *peer);

@@ -67,6 +67,7 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,11 @@ static const char s_schema[] =
     X(UNFINISHED, "SELECT job_id FROM jobs WHERE batch_id = ?1 AND state < 2"             \
                   " ORDER BY rowid")                                                      \
     X(RECORDS, "SELECT record FROM jobs WHERE batch_id = ?1 AND seq > ?2 ORDER BY seq")   \
+    X(OPEN_BATCHES, "SELECT batch_id, options FROM batches WHERE done < total")           \
+    /* waiting since submission, or since the last assignment of a requeued job */        \
+    X(STALE_QUEUED, "SELECT job_id, max(t_submitted, t_assigned) FROM jobs"               \
+                    " WHERE batch_id = ?1 AND state = 0"                                  \
+                    " AND max(t_submitted, t_assigned) < ?2 ORDER BY rowid")              \
     X(WORKER_JOBS, "SELECT batch_id, job_id, language FROM jobs WHERE state = 1"          \
                    " AND worker_id = ?1"                                                  \
                    " ORDER BY rowid")                                                     \
@@ -713,8 +719,10 @@ int cr_store_requeue(cr_store_t *s, const char *batch_id, const char *job_id,
         rc = CR_E_STATE;
     if (rc == 0 && info.attempt >= max_attempts) {
         char msg[512];
-        snprintf(msg, sizeof msg, "worker lost on attempt %u of %u (%s); giving up",
-                 info.attempt, max_attempts, why && why[0] ? why : "no reason given");
+        /* quarantined: a job whose every try took its worker down is poison;
+         * it is not offered again, and the record says so */
+        snprintf(msg, sizeof msg, "quarantined: worker lost on %u attempts (max-attempts %u; "
+                 "last: %s)", info.attempt, max_attempts, why && why[0] ? why : "no reason given");
         rec = s_make_record(batch_id, job_id, &info, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, msg);
         rc = rec ? s_finish(s, &info, spec, spec_len, rec) : -ENOMEM;
     } else if (rc == 0) {
@@ -840,6 +848,120 @@ int cr_store_cancel(cr_store_t *s, const char *batch_id, const char *job_id, cr_
         *n = (uint32_t)ndone;
     free(done);
     free(ids);
+    return rc;
+}
+
+/* ---- queue timeout ---- */
+
+typedef struct {
+    char batch[CR_STORE_ID_MAX + 1]; /* batch id */
+    char job[CR_STORE_ID_MAX + 1];   /* job id */
+    int64_t since;                   /* ms since the epoch it has waited from */
+    double limit_s;                  /* the batch's queue_timeout_s */
+} s_stale_t;
+
+/* Appends the stale QUEUED jobs of one batch to *v (grown by doubling). */
+static int s_stale_collect(cr_store_t *s, const char *batch_id, double limit_s, int64_t now_ms,
+                           s_stale_t **v, size_t *n, size_t *cap)
+{
+    int rc = 0, step;
+    sqlite3_stmt *st = s_q(s, Q_STALE_QUEUED);
+    s_text(st, 1, batch_id);
+    sqlite3_bind_int64(st, 2, now_ms - (int64_t)(limit_s * 1000.0));
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == *cap) {
+            size_t nc = *cap ? 2 * *cap : 64;
+            void *g = realloc(*v, nc * sizeof **v);
+            if (!g) {
+                rc = -ENOMEM;
+                break;
+            }
+            *v = g;
+            *cap = nc;
+        }
+        s_stale_t *e = &(*v)[(*n)++];
+        snprintf(e->batch, sizeof e->batch, "%s", batch_id);
+        s_copy(e->job, sizeof e->job, sqlite3_column_text(st, 0));
+        e->since = sqlite3_column_int64(st, 1);
+        e->limit_s = limit_s;
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = s_fail(s, "stale queued list");
+    sqlite3_reset(st);
+    return rc;
+}
+
+int cr_store_expire_queued(cr_store_t *s, int64_t now_ms, cr_store_done_fn fn, void *arg,
+                           uint32_t *n)
+{
+    s_stale_t *batches = NULL, *jobs = NULL;
+    size_t nb = 0, capb = 0, nj = 0, capj = 0, ndone = 0;
+    Crucible__RewardRecord **done = NULL;
+    if (n)
+        *n = 0;
+    int rc = cr_store_begin(s);
+    if (rc != 0)
+        return rc;
+    /* batches with a queue timeout first: the updates must not run under a cursor */
+    sqlite3_stmt *st = s_q(s, Q_OPEN_BATCHES);
+    int step;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        Crucible__JobOptions *o = crucible__job_options__unpack(
+            NULL, (size_t)sqlite3_column_bytes(st, 1), sqlite3_column_blob(st, 1));
+        double lim = o && isfinite(o->queue_timeout_s) ? o->queue_timeout_s : 0;
+        if (o)
+            crucible__job_options__free_unpacked(o, NULL);
+        if (!(lim > 0))
+            continue;
+        if (nb == capb) {
+            capb = capb ? 2 * capb : 16;
+            void *g = realloc(batches, capb * sizeof *batches);
+            if (!g) {
+                rc = -ENOMEM;
+                break;
+            }
+            batches = g;
+        }
+        s_copy(batches[nb].batch, sizeof batches[nb].batch, sqlite3_column_text(st, 0));
+        batches[nb++].limit_s = lim;
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = s_fail(s, "open batches");
+    sqlite3_reset(st);
+    for (size_t i = 0; rc == 0 && i < nb; i++)
+        rc = s_stale_collect(s, batches[i].batch, batches[i].limit_s, now_ms, &jobs, &nj, &capj);
+    if (rc == 0 && nj) {
+        done = calloc(nj, sizeof *done);
+        rc = done ? 0 : -ENOMEM;
+    }
+    for (size_t i = 0; rc == 0 && i < nj; i++) {
+        cr_store_job_info_t info;
+        uint8_t *spec = NULL;
+        size_t spec_len = 0;
+        rc = s_job_row(s, jobs[i].batch, jobs[i].job, &info, &spec, &spec_len, NULL, 0);
+        if (rc == 0) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "queued for %.0f s without a worker (queue timeout %g s)",
+                     (double)(now_ms - jobs[i].since) / 1000.0, jobs[i].limit_s);
+            done[ndone] = s_make_record(jobs[i].batch, jobs[i].job, &info,
+                                        CRUCIBLE__STATUS__STATUS_INFRA_ERROR, msg);
+            rc = done[ndone] ? s_finish(s, &info, spec, spec_len, done[ndone]) : -ENOMEM;
+            if (done[ndone])
+                ndone++;
+        }
+        free(spec);
+    }
+    rc = s_end(s, rc);
+    for (size_t i = 0; i < ndone; i++) {
+        if (rc == 0 && fn)
+            fn(done[i], "", arg);
+        crucible__reward_record__free_unpacked(done[i], NULL);
+    }
+    if (n && rc == 0)
+        *n = (uint32_t)ndone;
+    free(done);
+    free(jobs);
+    free(batches);
     return rc;
 }
 

@@ -173,6 +173,15 @@ int cr_store_unassign(cr_store_t *s, const char *batch_id, const char *job_id);
 int cr_store_cancel(cr_store_t *s, const char *batch_id, const char *job_id, cr_store_done_fn fn,
                     void *arg, uint32_t *n);
 
+/* QUEUED → DONE(INFRA_ERROR, "queued for N s without a worker (queue timeout
+ * T s)") for every job of an unfinished batch whose JobOptions.queue_timeout_s
+ * is > 0 and which has waited longer than that at now_ms (ms since the epoch)
+ * since it was submitted or, when requeued, last assigned. One transaction;
+ * then fn (may be NULL; prev_worker "") once per job. *n (may be NULL) gets
+ * the count. Returns 0 or CR_E_STORE / -ENOMEM (nothing changed). */
+int cr_store_expire_queued(cr_store_t *s, int64_t now_ms, cr_store_done_fn fn, void *arg,
+                           uint32_t *n);
+
 /* Calls fn for each record of the batch with seq > after_seq, in seq order.
  * Returns 0 (also when fn stopped it), CR_E_DECODE when a stored record is
  * corrupt (iteration stops). */

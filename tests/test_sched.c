@@ -163,6 +163,49 @@ Test(sched, reregistration, .timeout = 10)
     cr_sched_destroy(&s);
 }
 
+/* Draining: losses inside the window, or infrastructure failures in a row. */
+Test(sched, draining, .timeout = 10)
+{
+    cr_sched_t *s = cr_sched_new();
+    cr_sched_set_drain_after(s, 3);
+    cr_sched_worker_t info = s_info("w1", "c", 2);
+    int64_t t = 1000000;
+    cr_sched_worker_t *w = cr_sched_register(s, &info, t, NULL);
+    /* two losses: still healthy, also after registering again */
+    cr_assert_eq(cr_sched_note_lost(s, "w1", t), 0);
+    cr_assert_eq(cr_sched_note_lost(s, "w1", t + 1000), 0);
+    cr_assert_eq(w->drained, 0);
+    /* a loss outside the window does not count */
+    cr_assert_eq(cr_sched_note_lost(s, "w2", t - CR_SCHED_DRAIN_WINDOW_MS - 1), 0);
+    cr_assert_eq(cr_sched_note_lost(s, "w2", t), 0);
+    cr_assert_eq(cr_sched_note_lost(s, "w2", t + 1), 0);
+    /* the third inside the window drains it, and a re-Ready keeps it drained */
+    cr_assert_eq(cr_sched_note_lost(s, "w1", t + 2000), 1);
+    cr_assert_eq(w->drained, 1);
+    cr_assert_eq(cr_sched_free_credit(w), 0);
+    info = s_info("w1", "c", 2);
+    w = cr_sched_register(s, &info, t + 3000, NULL);
+    cr_assert_eq(w->drained, 1, "restarting does not cure a crash loop");
+    /* once the window has passed it gets jobs again */
+    w = cr_sched_register(s, &info, t + 2000 + CR_SCHED_DRAIN_WINDOW_MS + 1, NULL);
+    cr_assert_eq(w->drained, 0);
+    cr_assert_eq(cr_sched_free_credit(w), 2);
+    /* infrastructure failures in a row; a verdict in between resets the count */
+    cr_assert_eq(cr_sched_note_result(s, w, 1), 0);
+    cr_assert_eq(cr_sched_note_result(s, w, 1), 0);
+    cr_assert_eq(cr_sched_note_result(s, w, 0), 0);
+    cr_assert_eq(cr_sched_note_result(s, w, 1), 0);
+    cr_assert_eq(cr_sched_note_result(s, w, 1), 0);
+    cr_assert_eq(cr_sched_note_result(s, w, 1), 1);
+    cr_assert_eq(w->drained, 1);
+    cr_assert_eq(cr_sched_free_credit(w), 0);
+    /* drain-after 0: never */
+    cr_sched_set_drain_after(s, 0);
+    for (int i = 0; i < 20; i++)
+        cr_assert_eq(cr_sched_note_lost(s, "w3", t + i), 0);
+    cr_sched_destroy(&s);
+}
+
 /* ---- the coordinator over sockets ---- */
 
 typedef struct {
@@ -177,6 +220,7 @@ typedef struct {
  * fini stops the coordinator and removes its folder even when an assertion
  * ended the test early. */
 static s_env_t s_env;
+static int64_t s_drain_after; /* cfg.drain_after of the next s_start; 0 = off */
 
 static void *s_loop(void *arg)
 {
@@ -197,6 +241,7 @@ static void s_start(s_env_t *e, int64_t queue_limit, int64_t heartbeat_ms)
     cfg->max_attempts = 3;
     cfg->heartbeat_ms = heartbeat_ms;
     cfg->liveness = 3;
+    cfg->drain_after = s_drain_after;
     cfg->max_msg = 1 << 20;
     cfg->compile_timeout_s = 30;
     cfg->run_timeout_s = 60;
@@ -813,6 +858,110 @@ Test(coordinator, infra_errors_are_retried, .timeout = 60)
     cr_wire_free(&env);
     /* nothing more was assigned */
     cr_assert_null(s_expect(w, CRUCIBLE__ENVELOPE__BODY_ASSIGN, 300));
+    zmq_close(w);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
+/* Queue timeout: with no worker at all, the job ends INFRA_ERROR (no reward)
+ * once it has waited queue_timeout_s, and the batch completes. */
+Test(coordinator, queue_timeout_without_worker, .timeout = 30)
+{
+    s_start(&s_env, 0, 100);
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    Crucible__TaskBundle tb = CRUCIBLE__TASK_BUNDLE__INIT;
+    tb.name = "vector_add";
+    tb.task_json = (char *)s_task_json;
+    tb.reference_source = "void solve(const float *a, const float *b, float *c, int n) {}";
+    Crucible__TaskBundle *tbp[1] = {&tb};
+    Crucible__JobSpec js = CRUCIBLE__JOB_SPEC__INIT;
+    js.job_id = "j0";
+    js.task = "vector_add";
+    js.source = "void solve(const float *a, const float *b, float *c, int n) {}";
+    Crucible__JobSpec *jsp[1] = {&js};
+    Crucible__JobOptions o = CRUCIBLE__JOB_OPTIONS__INIT;
+    o.queue_timeout_s = 1;
+    Crucible__Submit sub = CRUCIBLE__SUBMIT__INIT;
+    sub.batch_id = "bq";
+    sub.n_tasks = 1;
+    sub.tasks = tbp;
+    sub.n_jobs = 1;
+    sub.jobs = jsp;
+    sub.options = &o;
+    sub.subscribe = 1;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT;
+    env.submit = &sub;
+    int64_t t0 = cr_time_mono_ms();
+    s_send(cl, &env);
+    Crucible__Envelope *r = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->submit_ack->accepted, 1);
+    cr_wire_free(&r);
+    r = EXPECT(cl, RESULT);
+    cr_assert_not_null(r, "no record after the queue timeout");
+    int64_t waited = cr_time_mono_ms() - t0;
+    const Crucible__RewardRecord *rec = r->result->record;
+    cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_INFRA_ERROR);
+    cr_assert_eq(rec->has_reward, 0);
+    cr_assert_not_null(strstr(rec->message, "without a worker (queue timeout 1 s)"), "%s",
+                       rec->message);
+    cr_assert_geq(waited, 900, "expired early: %lld ms", (long long)waited);
+    cr_wire_free(&r);
+    r = EXPECT(cl, BATCH_DONE);
+    cr_assert_not_null(r);
+    cr_assert_eq(s_by_status(r->batch_done, "INFRA_ERROR"), 1);
+    cr_wire_free(&r);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
+/* A worker whose runs keep ending in infrastructure failures is drained:
+ * it gets no new jobs, status shows it draining, a healthy worker takes over. */
+Test(coordinator, failing_worker_is_drained, .timeout = 60)
+{
+    s_drain_after = 2;
+    s_start(&s_env, 0, 200);
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
+    s_ready(w, "w1", 1);
+    const char *one[] = {"vector_add", NULL};
+    s_submit(cl, "bd", one, 1, "");
+    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    for (uint32_t attempt = 1; attempt <= 2; attempt++) {
+        env = EXPECT(w, ASSIGN);
+        cr_assert_not_null(env, "attempt %u not assigned", attempt);
+        cr_assert_eq(env->assign->jobs[0]->attempt, attempt);
+        cr_wire_free(&env);
+        s_result(w, "bd", "j0", attempt, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, 0);
+        env = EXPECT(w, ACK);
+        cr_assert_not_null(env);
+        cr_wire_free(&env);
+    }
+    /* drained: the requeued job is not offered to it again (heartbeats go on) */
+    int64_t end = cr_time_mono_ms() + 1000;
+    while (cr_time_mono_ms() < end) {
+        s_heartbeat(w);
+        env = s_expect(w, CRUCIBLE__ENVELOPE__BODY_ASSIGN, 200);
+        cr_assert_null(env, "a drained worker got a job");
+    }
+    s_status_req(cl, "");
+    env = EXPECT(cl, STATUS_REPLY);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->status_reply->n_workers, 1);
+    cr_assert_eq(env->status_reply->workers[0]->draining, 1, "status shows it draining");
+    cr_assert_eq(env->status_reply->queue_depth, 1);
+    cr_wire_free(&env);
+    /* a healthy worker takes the job, as its third and last attempt */
+    void *w2 = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w2");
+    s_ready(w2, "w2", 1);
+    env = EXPECT(w2, ASSIGN);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->assign->jobs[0]->attempt, 3);
+    cr_wire_free(&env);
+    zmq_close(w2);
     zmq_close(w);
     zmq_close(cl);
     s_stop(&s_env);

@@ -343,6 +343,8 @@ Test(store, requeue_until_infra_error)
     cr_assert_eq(done->attempt, 2);
     cr_assert_eq(done->has_reward, 0);
     cr_assert_not_null(strstr(done->message, "3 heartbeats missed"), "%s", done->message);
+    cr_assert_not_null(strstr(done->message, "quarantined: worker lost on 2 attempts"), "%s",
+                       done->message);
     cr_assert_str_eq(done->task, "t");
     s_free(done);
     cr_assert_eq(s_state(st, "b", "j0"), CR_JOB_DONE);
@@ -694,5 +696,73 @@ Test(store, check_catches_violations)
         }
         CHECK(st);
     }
+    cr_store_close(&st);
+}
+
+/* Queue timeout: only jobs of batches that set one, only QUEUED ones, only
+ * once they waited longer than it; the rest is untouched. */
+static void s_on_expired(const Crucible__RewardRecord *rec, const char *prev_worker, void *arg)
+{
+    s_cancels_t *c = arg;
+    cr_assert_str_eq(prev_worker, "");
+    cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_INFRA_ERROR);
+    cr_assert_not_null(strstr(rec->message, "without a worker (queue timeout 5 s)"), "%s",
+                       rec->message);
+    if (c->n < 8) {
+        snprintf(c->job[c->n], sizeof c->job[0], "%s", rec->job_id);
+        c->seq[c->n++] = rec->seq;
+    }
+}
+
+Test(store, queue_timeout)
+{
+    cr_store_t *st = s_open();
+    s_batch(st, "plain", 2, 0, "c"); /* no queue timeout */
+    Crucible__JobOptions o = CRUCIBLE__JOB_OPTIONS__INIT;
+    o.reward = "default";
+    o.queue_timeout_s = 5;
+    uint8_t ob[256];
+    size_t olen = crucible__job_options__pack(&o, ob);
+    int64_t t0 = cr_time_now_ms();
+    cr_assert_eq(cr_store_add_batch(st, "b", "c", ob, olen, t0, NULL), 0);
+    Crucible__JobSpec js = CRUCIBLE__JOB_SPEC__INIT;
+    uint8_t spec[3][64];
+    cr_store_job_in_t jobs[3];
+    const char *ids[3] = {"q0", "q1", "run"};
+    for (int i = 0; i < 3; i++) {
+        js.job_id = (char *)ids[i];
+        memset(&jobs[i], 0, sizeof jobs[i]);
+        jobs[i].job_id = ids[i];
+        jobs[i].task_hash = "h1";
+        jobs[i].language = "c";
+        jobs[i].group_id = "";
+        jobs[i].spec = spec[i];
+        jobs[i].spec_len = crucible__job_spec__pack(&js, spec[i]);
+    }
+    uint32_t added = 0, dup = 0;
+    cr_assert_eq(cr_store_add_jobs(st, "b", jobs, 3, t0, &added, &dup), 0);
+    cr_assert_eq(cr_store_assign(st, "b", "run", "w1", t0 + 1000, NULL), 0);
+
+    s_cancels_t seen = {0};
+    uint32_t n = 99;
+    cr_assert_eq(cr_store_expire_queued(st, t0 + 4000, s_on_expired, &seen, &n), 0);
+    cr_assert_eq(n, 0, "nothing waited 5 s yet");
+    cr_assert_eq(cr_store_expire_queued(st, t0 + 6000, s_on_expired, &seen, &n), 0);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(seen.n, 2);
+    cr_assert_str_eq(seen.job[0], "q0");
+    cr_assert_str_eq(seen.job[1], "q1");
+    cr_assert_eq(seen.seq[0], 1);
+    cr_assert_eq(seen.seq[1], 2);
+    cr_assert_eq(s_state(st, "b", "run"), CR_JOB_ASSIGNED, "a running job is not expired");
+    cr_assert_eq(s_state(st, "plain", "j0"), CR_JOB_QUEUED, "no timeout set: waits forever");
+    /* requeued after a lost worker: it waits from its last assignment */
+    cr_assert_eq(cr_store_requeue(st, "b", "run", 3, "lost", NULL), 0);
+    cr_assert_eq(cr_store_expire_queued(st, t0 + 5500, s_on_expired, &seen, &n), 0);
+    cr_assert_eq(n, 0);
+    cr_assert_eq(cr_store_expire_queued(st, t0 + 6500, s_on_expired, &seen, &n), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(s_state(st, "b", "run"), CR_JOB_DONE);
+    CHECK(st);
     cr_store_close(&st);
 }

@@ -16,6 +16,7 @@
 #include "worker.h"
 
 #include "compile.h"
+#include "curve.h"
 #include "error.h"
 #include "hash.h"
 #include "log.h"
@@ -185,7 +186,18 @@ static int s_connect(cr_worker_t *w)
     if (idlen > CR_WIRE_MAX_ID)
         idlen = CR_WIRE_MAX_ID;
     size_t max = w->cfg.max_msg > 0 ? (size_t)w->cfg.max_msg : CR_WIRE_MAX_MSG;
-    if (zmq_setsockopt(s, ZMQ_ROUTING_ID, w->id.worker_id, idlen) != 0 ||
+    /* keys are read on every connect: a replaced key file takes effect on reconnect */
+    const char *ep = w->cfg.workers_endpoint;
+    cr_curve_t cv;
+    char err[512];
+    if (cr_curve_setup(&w->cfg, 0, &ep, 1, &cv, err, sizeof err) != 0) {
+        cr_error("worker: %s", err);
+        zmq_close(s);
+        goto fail;
+    }
+    int crc = cr_curve_apply(s, &cv);
+    explicit_bzero(&cv, sizeof cv);
+    if (crc != 0 || zmq_setsockopt(s, ZMQ_ROUTING_ID, w->id.worker_id, idlen) != 0 ||
         cr_wire_socket_caps(s, max) != 0 || zmq_connect(s, w->cfg.workers_endpoint) != 0) {
         cr_error("cannot connect to %s: %s", w->cfg.workers_endpoint, zmq_strerror(zmq_errno()));
         zmq_close(s);
@@ -519,6 +531,18 @@ cr_worker_t *cr_worker_new(const cr_config_t *cfg)
     if (!w->cfg.work_dir[0]) {
         cr_error("worker: work-dir is empty");
         goto fail;
+    }
+    {
+        /* a wrong key or policy is a usage error: say so now, not on every reconnect */
+        const char *ep = w->cfg.workers_endpoint;
+        cr_curve_t cv;
+        char err[512];
+        rc = cr_curve_setup(&w->cfg, 0, &ep, 1, &cv, err, sizeof err);
+        explicit_bzero(&cv, sizeof cv);
+        if (rc != 0) {
+            cr_error("worker: %s", err);
+            goto fail;
+        }
     }
     w->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (w->evfd < 0) {
