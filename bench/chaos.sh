@@ -42,7 +42,7 @@ declare -A back_at=()    # name -> epoch ms to start it again
 client=""                # pid of the running client command
 cleanup() {
     for n in "${!pid[@]}"; do
-        [ -n "${pid[$n]}" ] && kill -KILL -- "-${pid[$n]}" 2>/dev/null || true
+        [ -n "${pid[$n]}" ] && kill -KILL -- "-${pid[$n]}" "${pid[$n]}" 2>/dev/null || true
     done
     [ -n "$client" ] && kill -KILL "$client" 2>/dev/null || true
     wait 2>/dev/null || true
@@ -101,7 +101,10 @@ start() { # name
 }
 kill_one() { # name
     local n=$1
+    # the group (a worker's compilers too), and the process itself in case
+    # it was started a moment ago and has not made its own group yet
     kill -KILL -- "-${pid[$n]}" 2>/dev/null || true
+    kill -KILL "${pid[$n]}" 2>/dev/null || true
     wait "${pid[$n]}" 2>/dev/null || true
     pid[$n]=""
     back_at[$n]=$(($(now_ms) + RANDOM % 1000))
@@ -182,8 +185,7 @@ reconnects=$(cat "$tmp/submit.err" "$tmp/results.err" 2>/dev/null | grep -c "rec
 
 # ---- the verdict: stop everything, then read the database and the output ----
 for n in "${!pid[@]}"; do
-    [ -n "${pid[$n]}" ] && kill -KILL -- "-${pid[$n]}" 2>/dev/null || true
-    pid[$n]=""
+    [ -n "${pid[$n]}" ] && kill_one "$n"
 done
 wait 2>/dev/null || true
 db=$(sqlite3 "$tmp/crucible.db" "SELECT count(*), sum(state = 2), count(DISTINCT seq), \

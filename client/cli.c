@@ -448,8 +448,8 @@ int cr_cli_submit_batch(cr_client_t *c, const cr_config_t *cfg, const cr_jobset_
         }
         rc = cr_cli_wait_reply(c, left < slice_s ? left : slice_s,
                                CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK, ack, tick, arg, err, errlen);
-        if (rc != CR_E_TIMEOUT || left <= slice_s)
-            return rc;
+        if (rc != CR_E_TIMEOUT || (cfg->wait_s > 0 && left <= slice_s))
+            return rc; /* a reply, an error, or --wait-s spent */
         /* The coordinator may have died with our Submit, or before answering
          * it: a new connection, the same batch again (idempotent). */
         cr_warn("batch %s: no SubmitAck within %g s: reconnecting and submitting again", batch,

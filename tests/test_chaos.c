@@ -53,6 +53,7 @@ static struct {
     s_proc_t w[S_WORKERS];         /* the workers */
     int64_t next_event;            /* mono ms of the next kill */
     unsigned seed;                 /* rand_r state */
+    int events;                    /* kills attempted */
     int kills_coord, kills_worker; /* SIGKILLs sent */
     int new_ids;                   /* workers that came back under a new id */
     int unexpected;                /* children that ended without our kill */
@@ -145,7 +146,7 @@ static void s_reap(s_proc_t *p, int64_t now)
 }
 
 /* The stream's tick: kill something every 0.5–1.3 s, start it again 0–0.6 s
- * later. A third of the kills hit the coordinator. */
+ * later. Every third kill hits the coordinator. */
 static int s_tick(void *arg)
 {
     (void)arg;
@@ -168,7 +169,7 @@ static int s_tick(void *arg)
         return 0;
     S.next_event = now + 500 + rand_r(&S.seed) % 800;
     int64_t back = now + rand_r(&S.seed) % 600;
-    if (rand_r(&S.seed) % 3 == 0) {
+    if (++S.events % 3 == 0) { /* every third, so that a quick run still has some */
         if (S.coord.pid) {
             s_kill(&S.coord);
             S.coord.restart_at = back;
@@ -351,5 +352,83 @@ Test(chaos, kill_workers_and_coordinator)
     }
     cr_expect_eq(db_missing, 0, "%d jobs without their record in the database", db_missing);
     cr_store_close(&st);
+    cr_jobset_close(&js);
+}
+
+/* The stopped coordinator's tick: SIGKILL it 0.5 s into the submit (the
+ * Submit sits unread in its socket), start it again 0.3 s later. */
+static int s_tick_lost_submit(void *arg)
+{
+    int64_t *t = arg, now = cr_time_mono_ms();
+    if (S.coord.pid && now - *t > 500 && !S.coord.restart_at && S.kills_coord == 0) {
+        s_kill(&S.coord);
+        S.kills_coord++;
+        S.coord.restart_at = now + 300;
+    }
+    if (S.coord.restart_at && now >= S.coord.restart_at)
+        s_start(&S.coord);
+    return 0;
+}
+
+/* A Submit the coordinator never read (it was stopped, then killed) is sent
+ * again on a new connection once no SubmitAck came: the batch is accepted
+ * whole and runs to the end. */
+Test(chaos, submit_lost_with_the_coordinator_is_sent_again)
+{
+    char err[600], path[300];
+    snprintf(S.dir, sizeof S.dir, "/tmp/crucible-chaos-XXXXXX");
+    cr_assert_not_null(mkdtemp(S.dir));
+    snprintf(path, sizeof path, "%s/task", S.dir);
+    cr_assert_eq(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/task/task.json", S.dir);
+    cr_assert_eq(cr_file_write_atomic(path, s_task_json, strlen(s_task_json)), 0);
+    snprintf(path, sizeof path, "%s/task/reference.c", S.dir);
+    cr_assert_eq(cr_file_write_atomic(path, s_ok, strlen(s_ok)), 0);
+    cr_jobset_t js = {0};
+    snprintf(path, sizeof path, "%s/task", S.dir);
+    cr_assert_eq(cr_jobset_load(&js, path, NULL, err, sizeof err), 0, "%s", err);
+    for (int i = 0; i < 6; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "j%04d", i);
+        cr_assert_eq(cr_jobset_add(&js, id, "chaos", i % 2 ? s_wrong : s_ok, NULL, 0, 0), 0);
+    }
+    int pc = s_free_port(), pw = s_free_port();
+    cr_assert(pc && pw && pc != pw);
+    snprintf(S.cep, sizeof S.cep, "tcp://127.0.0.1:%d", pc);
+    snprintf(S.wep, sizeof S.wep, "tcp://127.0.0.1:%d", pw);
+    s_start(&S.coord);
+    snprintf(S.w[0].id, sizeof S.w[0].id, "w0");
+    s_start(&S.w[0]);
+    cr_config_t cfg;
+    cr_config_defaults(&cfg);
+    static const char *const set[][2] = {
+        {"heartbeat-ms", "200"}, {"liveness", "5"}, {"time-budget-s", "0.01"}, {"log-level", "warn"},
+    };
+    for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
+        cr_assert_eq(cr_config_set(&cfg, set[i][0], set[i][1], err, sizeof err), 0, "%s", err);
+    cr_client_t *c = cr_client_new(S.cep, 0);
+    cr_assert_not_null(c);
+    /* up and listening (a reply), then frozen: what it is sent stays unread */
+    Crucible__Envelope *env = NULL;
+    cr_assert_eq(cr_client_status(c, ""), 0);
+    cr_assert_eq(cr_cli_wait_reply(c, 30, CRUCIBLE__ENVELOPE__BODY_STATUS_REPLY, &env, NULL,
+                                   NULL, err, sizeof err), 0, "%s", err);
+    cr_wire_free(&env);
+    cr_assert_eq(kill(S.coord.pid, SIGSTOP), 0);
+    int64_t t0 = cr_time_mono_ms();
+    int rc = cr_cli_submit_batch(c, &cfg, &js, "lost-submit", s_tick_lost_submit, &t0, &env, err,
+                                 sizeof err);
+    cr_assert_eq(rc, 0, "submit: %s", err);
+    cr_expect_eq(S.kills_coord, 1);
+    cr_expect_eq(env->submit_ack->accepted, 6, "the first Submit was never read: all 6 are new");
+    cr_wire_free(&env);
+    memset(S.got, 0, sizeof S.got);
+    cr_stream_t s = {.client = c, .batch = "lost-submit", .wait_s = 120, .on_record = s_collect,
+                     .silence_ms = cr_cli_silence_ms(&cfg)};
+    rc = cr_cli_stream(&s);
+    cr_assert_eq(rc, 0, "stream: %s", s.error);
+    for (int i = 0; i < 6; i++)
+        cr_expect_eq(S.got[i], 1, "j%04d: %d records", i, S.got[i]);
+    cr_client_destroy(&c);
     cr_jobset_close(&js);
 }
