@@ -123,7 +123,8 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("log-level", CR_CONF_STR, log_level, "info", 1, 0, CR_CMD_ALL,
         "debug, info, warn, error or off"),
     ROW("max-msg", CR_CONF_INT, max_msg, "67108864", 4096, 67108864, CR_CMD_ALL & ~CR_CMD_TASK,
-        "largest ZeroMQ message accepted, in bytes (the decoder's cap)"),
+        "largest message decoded, in bytes; up to twice that is read and refused with "
+        "E_TOO_BIG, anything larger is dropped by the socket unread"),
 };
 
 const size_t cr_config_nrows = sizeof cr_config_rows / sizeof cr_config_rows[0];

@@ -117,7 +117,7 @@ const char *cr_wire_body_name(const Crucible__Envelope *env)
 
 int cr_wire_socket_caps(void *sock, size_t max_msg)
 {
-    int64_t maxsz = (int64_t)max_msg;
+    int64_t maxsz = (int64_t)CR_WIRE_HARD_CAP(max_msg);
     int linger = 0;
     int hwm = 100000; /* messages; a ROUTER drops beyond it, so keep it far above credit */
     if (zmq_setsockopt(sock, ZMQ_MAXMSGSIZE, &maxsz, sizeof maxsz) != 0 ||
@@ -159,6 +159,11 @@ static void s_drain_more(void *sock)
 
 int cr_wire_recv(void *sock, cr_peer_t *peer, Crucible__Envelope **out)
 {
+    return cr_wire_recv_max(sock, peer, CR_WIRE_MAX_MSG, out);
+}
+
+int cr_wire_recv_max(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope **out)
+{
     *out = NULL;
     zmq_msg_t m;
     if (peer) {
@@ -190,7 +195,7 @@ int cr_wire_recv(void *sock, cr_peer_t *peer, Crucible__Envelope **out)
         snprintf(peer->user, sizeof peer->user, "%s", user ? user : "");
     }
     int more = zmq_msg_more(&m);
-    int rc = cr_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), CR_WIRE_MAX_MSG, out);
+    int rc = cr_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), max, out);
     zmq_msg_close(&m);
     if (more) {
         s_drain_more(sock);

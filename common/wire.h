@@ -41,7 +41,15 @@ void cr_wire_free(Crucible__Envelope **env_p);
 /* Name of the envelope's body case, for logs ("submit", "result", ...). */
 const char *cr_wire_body_name(const Crucible__Envelope *env);
 
-/* Sets ZMQ_MAXMSGSIZE, a linger of 0 and sensible high-water marks. */
+/* The hard cap a socket enforces for a decoder cap of max_msg: messages up
+ * to max_msg are decoded; those up to CR_WIRE_HARD_CAP(max_msg) are still
+ * read, so the receiver can log the sender and answer E_TOO_BIG; above it
+ * libzmq closes the connection without reading the message, which bounds
+ * the memory a stranger can make us hold. */
+#define CR_WIRE_HARD_CAP(max_msg) (2 * (max_msg))
+
+/* Sets ZMQ_MAXMSGSIZE to CR_WIRE_HARD_CAP(max_msg), a linger of 0 and
+ * sensible high-water marks. */
 int cr_wire_socket_caps(void *sock, size_t max_msg);
 
 /* Sends env on a DEALER socket (peer == NULL) or to peer on a ROUTER socket.
@@ -57,6 +65,10 @@ int cr_wire_send(void *sock, const cr_peer_t *peer, Crucible__Envelope *env);
  *     *out is NULL, peer (if any) is filled so the caller can reply;
  *   CR_E_ZMQ on a socket error. */
 int cr_wire_recv(void *sock, cr_peer_t *peer, Crucible__Envelope **out);
+
+/* cr_wire_recv with a decoder cap of max bytes instead of CR_WIRE_MAX_MSG:
+ * a larger message returns CR_E_TOO_BIG with the peer filled. */
+int cr_wire_recv_max(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope **out);
 
 /* Sends an Error envelope {code, message, batch_id} (best effort). */
 void cr_wire_send_error(void *sock, const cr_peer_t *peer, const char *code, const char *msg,

@@ -1411,7 +1411,7 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
         cr_peer_t peer;
         memset(&peer, 0, sizeof peer);
         Crucible__Envelope *env = NULL;
-        int rc = cr_wire_recv(sock, &peer, &env);
+        int rc = cr_wire_recv_max(sock, &peer, (size_t)c->cfg.max_msg, &env);
         if (rc == -EAGAIN)
             return;
         if (rc == CR_E_ZMQ) {

@@ -309,11 +309,21 @@ Test(security, oversized_message_is_dropped_and_coordinator_serves_on)
     zmq_setsockopt(d, ZMQ_LINGER, &zero, sizeof zero);
     cr_assert_eq(cr_curve_apply(d, &cv), 0);
     cr_assert_eq(zmq_connect(d, ep), 0);
+    /* over the cap, under the socket's hard cap: refused with E_TOO_BIG (and logged) */
     size_t big = 4 * S_COORD_MAX_MSG;
     char *junk = calloc(1, big);
+    size_t over = S_COORD_MAX_MSG + S_COORD_MAX_MSG / 2;
+    cr_assert_eq(zmq_send(d, junk, over, 0), (int)over);
+    zmq_pollitem_t it = {d, 0, ZMQ_POLLIN, 0};
+    cr_assert_eq(zmq_poll(&it, 1, 5000), 1, "no answer to a message over the cap");
+    Crucible__Envelope *reply = NULL;
+    cr_assert_eq(cr_wire_recv(d, NULL, &reply), 0);
+    cr_assert_eq(reply->body_case, CRUCIBLE__ENVELOPE__BODY_ERROR);
+    cr_assert_str_eq(reply->error->code, "E_TOO_BIG");
+    cr_wire_free(&reply);
+    /* over the hard cap: the connection is dropped unread, nothing answers */
     cr_assert_eq(zmq_send(d, junk, big, 0), (int)big);
     free(junk);
-    zmq_pollitem_t it = {d, 0, ZMQ_POLLIN, 0};
     cr_assert_eq(zmq_poll(&it, 1, S_SILENT_MS), 0, "the coordinator answered an oversized message");
     zmq_close(d);
     zmq_ctx_term(ctx);
