@@ -29,6 +29,24 @@ struct cr_sched {
     uint32_t drain_after; /* 0 = never drain; <= CR_SCHED_LOSS_RING */
 };
 
+/* 1 when no other registered worker that shares a backend with w can take
+ * jobs: draining w would then stall its language's queue, so an unhealthy
+ * worker stays in service while it is the last one (a farm whose workers
+ * are all flapping still makes progress, and each job's own attempts cap
+ * what a poison job can cost). */
+static int s_last_healthy(const cr_sched_t *s, const cr_sched_worker_t *w)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const cr_sched_worker_t *o = s->w[i];
+        if (o == w || o->drained || o->draining || o->unreachable)
+            continue;
+        for (int b = 0; b < w->nbackends; b++)
+            if (cr_sched_serves(o, w->backends[b]))
+                return 0;
+    }
+    return 1;
+}
+
 cr_sched_t *cr_sched_new(void)
 {
     return calloc(1, sizeof(cr_sched_t));
@@ -95,15 +113,19 @@ int cr_sched_note_lost(cr_sched_t *s, const char *id, int64_t now_ms)
     if (!s->drain_after || s_recent_losses(s, id, now_ms) < s->drain_after)
         return 0;
     cr_sched_worker_t *w = cr_sched_find(s, id);
-    if (w)
-        w->drained = 1;
+    if (!w)
+        return 1;
+    if (s_last_healthy(s, w))
+        return 0;
+    w->drained = 1;
     return 1;
 }
 
 int cr_sched_note_result(cr_sched_t *s, cr_sched_worker_t *w, int infra)
 {
     w->infra_streak = infra ? w->infra_streak + 1 : 0;
-    if (!s->drain_after || w->drained || w->infra_streak < s->drain_after)
+    if (!s->drain_after || w->drained || w->infra_streak < s->drain_after ||
+        s_last_healthy(s, w))
         return 0;
     w->drained = 1;
     return 1;
@@ -171,7 +193,8 @@ cr_sched_worker_t *cr_sched_register(cr_sched_t *s, const cr_sched_worker_t *inf
     w->draining = 0;
     w->unreachable = 0;
     w->infra_streak = 0;
-    w->drained = s->drain_after && s_recent_losses(s, w->id, now_ms) >= s->drain_after;
+    w->drained = s->drain_after && s_recent_losses(s, w->id, now_ms) >= s->drain_after &&
+                 !s_last_healthy(s, w);
     w->last_seen_ms = now_ms;
     w->done = done;
     return w;

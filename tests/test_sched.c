@@ -179,8 +179,14 @@ Test(sched, draining, .timeout = 10)
     cr_assert_eq(cr_sched_note_lost(s, "w2", t - CR_SCHED_DRAIN_WINDOW_MS - 1), 0);
     cr_assert_eq(cr_sched_note_lost(s, "w2", t), 0);
     cr_assert_eq(cr_sched_note_lost(s, "w2", t + 1), 0);
-    /* the third inside the window drains it, and a re-Ready keeps it drained */
-    cr_assert_eq(cr_sched_note_lost(s, "w1", t + 2000), 1);
+    /* the last healthy worker is never drained: its queue would stall */
+    cr_assert_eq(cr_sched_note_lost(s, "w1", t + 2000), 0);
+    cr_assert_eq(w->drained, 0);
+    /* with a healthy w4 serving "c" beside it, the next loss in the window drains it,
+     * and a re-Ready keeps it drained */
+    cr_sched_worker_t info4 = s_info("w4", "c", 2);
+    cr_sched_register(s, &info4, t, NULL);
+    cr_assert_eq(cr_sched_note_lost(s, "w1", t + 2500), 1);
     cr_assert_eq(w->drained, 1);
     cr_assert_eq(cr_sched_free_credit(w), 0);
     info = s_info("w1", "c", 2);
@@ -917,17 +923,28 @@ Test(coordinator, queue_timeout_without_worker, .timeout = 30)
 }
 
 /* A worker whose runs keep ending in infrastructure failures is drained:
- * it gets no new jobs, status shows it draining, a healthy worker takes over. */
+ * it gets no new jobs, status shows it draining, a healthy worker takes over.
+ * w2 registers first and holds a job of its own, so w1 is not the last
+ * healthy worker (that one is never drained: note in scheduler.c). */
 Test(coordinator, failing_worker_is_drained, .timeout = 60)
 {
     s_drain_after = 2;
     s_start(&s_env, 0, 200);
     void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    void *w2 = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w2");
+    s_ready(w2, "w2", 1);
+    const char *one[] = {"vector_add", NULL};
+    s_submit(cl, "bh", one, 1, "");
+    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    env = EXPECT(w2, ASSIGN); /* bh/j0 keeps w2 busy */
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
     void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
     s_ready(w, "w1", 1);
-    const char *one[] = {"vector_add", NULL};
     s_submit(cl, "bd", one, 1, "");
-    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
+    env = EXPECT(cl, SUBMIT_ACK);
     cr_assert_not_null(env);
     cr_wire_free(&env);
     for (uint32_t attempt = 1; attempt <= 2; attempt++) {
@@ -944,19 +961,28 @@ Test(coordinator, failing_worker_is_drained, .timeout = 60)
     int64_t end = cr_time_mono_ms() + 1000;
     while (cr_time_mono_ms() < end) {
         s_heartbeat(w);
-        env = s_expect(w, CRUCIBLE__ENVELOPE__BODY_ASSIGN, 200);
+        s_heartbeat(w2);
+        env = s_expect(w, CRUCIBLE__ENVELOPE__BODY_ASSIGN, 100);
         cr_assert_null(env, "a drained worker got a job");
     }
     s_status_req(cl, "");
     env = EXPECT(cl, STATUS_REPLY);
     cr_assert_not_null(env);
-    cr_assert_eq(env->status_reply->n_workers, 1);
-    cr_assert_eq(env->status_reply->workers[0]->draining, 1, "status shows it draining");
+    cr_assert_eq(env->status_reply->n_workers, 2);
+    int seen = 0;
+    for (size_t i = 0; i < env->status_reply->n_workers; i++) {
+        const Crucible__WorkerInfo *wi = env->status_reply->workers[i];
+        cr_assert_eq(wi->draining, strcmp(wi->worker_id, "w1") == 0, "only w1 drains");
+        seen += strcmp(wi->worker_id, "w1") == 0;
+    }
+    cr_assert_eq(seen, 1);
     cr_assert_eq(env->status_reply->queue_depth, 1);
     cr_wire_free(&env);
-    /* a healthy worker takes the job, as its third and last attempt */
-    void *w2 = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w2");
-    s_ready(w2, "w2", 1);
+    /* the healthy worker finishes its job, then takes bd/j0 as its third and last attempt */
+    s_result(w2, "bh", "j0", 1, CRUCIBLE__STATUS__STATUS_OK, 0);
+    env = EXPECT(w2, ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
     env = EXPECT(w2, ASSIGN);
     cr_assert_not_null(env);
     cr_assert_eq(env->assign->jobs[0]->attempt, 3);
