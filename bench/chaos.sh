@@ -34,6 +34,7 @@ for t in python3 sqlite3; do
     command -v $t >/dev/null || { echo "chaos.sh: $t is needed" >&2; exit 2; }
 done
 CRUCIBLE=$(cd "$(dirname "$CRUCIBLE")" && pwd)/$(basename "$CRUCIBLE")
+export CRUCIBLE_INSECURE=1 # plain TCP on 127.0.0.1 for every process below
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cr-chaos-XXXXXX")
 declare -A pid=()        # name -> pid ("coord", "w0".."wN")

@@ -205,6 +205,8 @@ int cr_local_start(const char *exe, const cr_config_t *cfg, int nworkers,
         }
         if (asprintf(&argv[n], "--workers-endpoint=%s", l->workers_endpoint) > 0)
             n++;
+        if (transport == CR_LOCAL_TCP && (argv[n] = strdup("--insecure")) != NULL)
+            n++; /* the embedded cluster is on 127.0.0.1 by construction */
         rc = argv[0] && argv[1] ? s_spawn(l, i, exe, argv) : -ENOMEM;
         if (rc != 0)
             snprintf(err, errlen, "cannot start %s: %s", l->name[i], cr_strerror(rc));

@@ -115,7 +115,8 @@ const cr_conf_row_t cr_config_rows[] = {
         "file of worker public keys let in: one z85 key a line, lines starting # are comments"),
     ROW("insecure", CR_CONF_BOOL, insecure, "0", 0, 1,
         CR_CMD_COORDINATOR | CR_CMD_WORKER | CR_CMD_CLIENT,
-        "plain TCP even with keys; refused on non-loopback endpoints without --insecure-force"),
+        "allow plain TCP (no CURVE): needed for tcp:// without keys; loopback only unless "
+        "--insecure-force"),
     ROW("insecure-force", CR_CONF_BOOL, insecure_force, "0", 0, 1,
         CR_CMD_COORDINATOR | CR_CMD_WORKER | CR_CMD_CLIENT,
         "allow plain TCP on any endpoint (traffic and peers unauthenticated)"),

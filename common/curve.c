@@ -194,6 +194,15 @@ int cr_curve_setup(const cr_config_t *cfg, int server, const char *const *endpoi
         if (cfg->insecure_force)
             return 0;
         for (size_t i = 0; i < n; i++) {
+            const char *ep = endpoints[i];
+            if (strncmp(ep, "ipc://", 6) == 0 || strncmp(ep, "inproc://", 9) == 0)
+                continue; /* never leaves the host; the socket file's mode guards it */
+            if (!cfg->insecure) {
+                snprintf(err, errlen, "%s: plain TCP needs --insecure (loopback only), or "
+                         "--key%s for CURVE", ep, server ? " with --allow-clients/--allow-workers"
+                                                         : " with --server-key");
+                return CR_E_USAGE;
+            }
             if (!cr_curve_is_loopback(endpoints[i])) {
                 snprintf(err, errlen, "%s is not a loopback endpoint: plaintext is refused there; "
                          "give --key%s (CURVE), or --insecure-force to send in the clear",

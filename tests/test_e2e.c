@@ -246,7 +246,8 @@ Test(e2e, hundred_jobs_two_workers_survive_crashes)
     /* 4. the command line sees the same batch: results as CSV, one row per job */
     char ep[300];
     snprintf(ep, sizeof ep, "--clients-endpoint=%s", s_local->clients_endpoint);
-    char *argv[] = {CRUCIBLE, "results", "e2e-main", "--format", "csv", ep, "--wait-s", "60", NULL};
+    char *argv[] = {CRUCIBLE, "results", "e2e-main", "--format", "csv", ep, "--wait-s", "60",
+                    "--insecure", NULL};
     cr_proc_opts_t o = {.argv = argv, .out_cap = 8u << 20, .timeout_ms = 90000};
     cr_proc_result_t pr;
     cr_assert_eq(cr_proc_run(&o, &pr), 0);

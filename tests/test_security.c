@@ -338,7 +338,13 @@ Test(security, plaintext_is_refused_off_loopback_without_force)
     cr_curve_t cv;
     char err[512];
     cr_config_defaults(&c);
+    /* no keys and no --insecure: plain TCP is refused even on loopback; ipc:// is fine */
+    const char *lo_tcp[] = {"tcp://127.0.0.1:7000"}, *lo_ipc[] = {"ipc:///tmp/x"};
+    cr_assert_eq(cr_curve_setup(&c, 1, lo_tcp, 1, &cv, err, sizeof err), CR_E_USAGE);
+    cr_assert(strstr(err, "--insecure") && strstr(err, "--key"), "%s", err);
+    cr_assert_eq(cr_curve_setup(&c, 0, lo_ipc, 1, &cv, err, sizeof err), 0, "%s", err);
     c.insecure = 1;
+    cr_assert_eq(cr_curve_setup(&c, 1, lo_tcp, 1, &cv, err, sizeof err), 0, "%s", err);
     const char *open_ep[] = {"tcp://0.0.0.0:7001", "tcp://127.0.0.1:7002"};
     cr_assert_eq(cr_curve_setup(&c, 1, open_ep, 2, &cv, err, sizeof err), CR_E_USAGE);
     cr_assert(strstr(err, "--insecure-force") && strstr(err, "--key"), "%s", err);
