@@ -76,6 +76,19 @@ static void s_read_into(int *fd, s_cap_t *c, char *chunk, size_t len)
     }
 }
 
+/* Closes whichever ends of the three pipes are still open. */
+static void s_close_pipes(const int in_p[2], const int out_p[2], const int err_p[2])
+{
+    for (int i = 0; i < 2; i++) {
+        if (in_p[i] >= 0)
+            close(in_p[i]);
+        if (out_p[i] >= 0)
+            close(out_p[i]);
+        if (err_p[i] >= 0)
+            close(err_p[i]);
+    }
+}
+
 static void s_set_limit(int res, int64_t v)
 {
     struct rlimit rl = {.rlim_cur = (rlim_t)v, .rlim_max = (rlim_t)v};
@@ -252,25 +265,11 @@ int cr_proc_run(const cr_proc_opts_t *o, cr_proc_result_t *r)
     r->err = err.buf;
     r->err_len = err.len;
     r->err_truncated = err.truncated;
-    for (int i = 0; i < 2; i++) {
-        if (in_p[i] >= 0)
-            close(in_p[i]);
-        if (out_p[i] >= 0)
-            close(out_p[i]);
-        if (err_p[i] >= 0)
-            close(err_p[i]);
-    }
+    s_close_pipes(in_p, out_p, err_p);
     return 0;
 
 fail_pipes:
-    for (int i = 0; i < 2; i++) {
-        if (in_p[i] >= 0)
-            close(in_p[i]);
-        if (out_p[i] >= 0)
-            close(out_p[i]);
-        if (err_p[i] >= 0)
-            close(err_p[i]);
-    }
+    s_close_pipes(in_p, out_p, err_p);
 fail_bufs:
     free(out.buf);
     free(err.buf);
