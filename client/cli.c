@@ -771,5 +771,16 @@ int cr_cli_worker(int argc, char **argv)
     if (x >= 0)
         return x;
     cr_log_set_role("worker");
+    if (cfg.gpus[0]) {
+        /* the children are this same program: the path, not argv[0], finds it */
+        char exe[4096];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n <= 0) {
+            fprintf(stderr, "crucible worker: cannot find /proc/self/exe: %s\n", strerror(errno));
+            return CR_EXIT_FAIL;
+        }
+        exe[n] = '\0';
+        return cr_worker_main_gpus(&cfg, exe);
+    }
     return cr_worker_main(&cfg);
 }

@@ -64,6 +64,9 @@ const cr_conf_row_t cr_config_rows[] = {
         "GPU architecture to compile for (sm_90); empty = the GPU's, read through NVML"),
     ROW("gpu", CR_CONF_INT, gpu, "0", 0, 1023, CR_CMD_WORKER,
         "NVML index of the GPU a cuda worker serves"),
+    ROW("gpus", CR_CONF_STR, gpus, "", 1, 0, CR_CMD_WORKER,
+        "all, or a comma list of NVML indices: one cuda worker per GPU (id <worker-id>-g<i>), "
+        "each bound to its GPU's cores; empty = just --gpu"),
     ROW("runner", CR_CONF_STR, runner, "", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
         "crucible-runner path; empty = next to the crucible binary"),
     ROW("backends", CR_CONF_STR, backends, "c", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
@@ -192,6 +195,19 @@ static const char *s_check_text(const cr_conf_row_t *r, const char *v)
             size_t k = strcspn(p, ",");
             if (!((k == 1 && strncmp(p, "c", 1) == 0) || (k == 4 && strncmp(p, "cuda", 4) == 0)))
                 return "expected a comma list of c, cuda";
+            p += k;
+        } while (*p++ == ',');
+        return NULL;
+    }
+    if (strcmp(n, "gpus") == 0) {
+        /* "", "all", or a comma list of indices in --gpu's range */
+        if (v[0] == '\0' || strcmp(v, "all") == 0)
+            return NULL;
+        const char *p = v;
+        do {
+            size_t k = strspn(p, "0123456789");
+            if (k < 1 || k > 4 || atoi(p) > 1023 || (p[k] != ',' && p[k] != '\0'))
+                return "expected all or a comma list of GPU indices (0,2)";
             p += k;
         } while (*p++ == ',');
         return NULL;

@@ -48,6 +48,7 @@ typedef struct {
     char nvcc[CR_CONFIG_STR];             /* CUDA compiler for the "cuda" backend */
     char cuda_arch[CR_CONFIG_STR];        /* "sm_90"; "" = the GPU's compute capability */
     int64_t gpu;                          /* NVML index of the worker's GPU */
+    char gpus[CR_CONFIG_STR];             /* "all" | "0,2": one worker per GPU; "" = just --gpu */
     char runner[CR_CONFIG_STR];           /* crucible-runner path; "" = next to crucible */
     char backends[CR_CONFIG_STR];         /* comma list the worker serves */
     int64_t compile_jobs;                 /* compile pool threads */

@@ -196,6 +196,55 @@ int cr_nvml_open_index(const char *lib, unsigned index, cr_nvml_t **out, char *e
     return s_open(lib, NULL, index, out, err, errlen);
 }
 
+int cr_nvml_count(const char *lib, unsigned *n, char *err, size_t errlen)
+{
+    *n = 0;
+    if (err && errlen)
+        err[0] = '\0';
+    const char *name = lib ? lib : CR_NVML_LIBRARY;
+    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        if (err)
+            snprintf(err, errlen, "nvml: %s", e ? e : "cannot load library");
+        return -ENOENT;
+    }
+    /* a handle of our own, for s_fail's message mapping */
+    cr_nvml_t t = {.lib = h};
+    nv_ret_t (*count)(unsigned *) = NULL;
+    *(void **)&t.init = s_sym(h, "nvmlInit_v2");
+    *(void **)&t.shutdown = s_sym(h, "nvmlShutdown");
+    *(void **)&t.error_string = s_sym(h, "nvmlErrorString");
+    *(void **)&count = s_sym(h, "nvmlDeviceGetCount_v2");
+    int rc = -ENOENT;
+    if (!t.init || !t.shutdown || !count) {
+        if (err)
+            snprintf(err, errlen, "nvml: %s lacks nvmlInit_v2/nvmlDeviceGetCount_v2", name);
+        goto out;
+    }
+    nv_ret_t r = t.init();
+    if (r != NV_SUCCESS) {
+        rc = s_fail(&t, "nvmlInit_v2", r);
+        goto out_msg;
+    }
+    unsigned c = 0;
+    r = count(&c);
+    t.shutdown();
+    if (r != NV_SUCCESS) {
+        rc = s_fail(&t, "nvmlDeviceGetCount_v2", r);
+        goto out_msg;
+    }
+    *n = c;
+    rc = 0;
+    goto out;
+out_msg:
+    if (err)
+        snprintf(err, errlen, "nvml: %s", t.last_error);
+out:
+    dlclose(h);
+    return rc;
+}
+
 int cr_nvml_pci_bus_id(cr_nvml_t *n, char *buf, size_t len)
 {
     /* nvmlPciInfo_t (v3): busIdLegacy[16], five unsigned, busId[32] */

@@ -101,6 +101,12 @@ int cr_nvml_lock(cr_nvml_t *n, unsigned mhz, unsigned *locked_mhz);
 int cr_nvml_open_index(const char *lib, unsigned index, cr_nvml_t **out, char *err,
                        size_t errlen);
 
+/* Opens NVML from lib (NULL = CR_NVML_LIBRARY), stores the number of GPUs
+ * it sees in *n (nvmlDeviceGetCount_v2) and closes it again: for
+ * `crucible worker --gpus all`. Returns 0, or a negative errno with *n = 0
+ * and, when err is given, a message in err. */
+int cr_nvml_count(const char *lib, unsigned *n, char *err, size_t errlen);
+
 /* Writes the device's PCI bus id ("00000000:65:00.0") into buf. 0 or negative. */
 int cr_nvml_pci_bus_id(cr_nvml_t *n, char *buf, size_t len);
 

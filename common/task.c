@@ -562,7 +562,9 @@ static int s_get_number(const s_ctx_t *cx, json_t *obj, const char *key, const c
                         int required, double *out)
 {
     char path[160];
-    snprintf(path, sizeof path, "%s.%s", prefix, key);
+    /* a field path longer than the buffer is cut in the message only */
+    if (snprintf(path, sizeof path, "%s.%s", prefix, key) >= (int)sizeof path)
+        path[sizeof path - 1] = '\0';
     json_t *v = json_object_get(obj, key);
     if (!v)
         return required ? s_fail(cx, path, "missing") : 0;

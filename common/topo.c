@@ -138,3 +138,56 @@ int cr_topo_cpu_model(char *buf, size_t len)
     snprintf(buf, len, "%s", uname(&u) == 0 ? u.machine : "unknown");
     return -ENOENT;
 }
+
+int cr_topo_bind_to_pci(const char *pci_bus_id, char *desc, size_t len)
+{
+    if (desc && len)
+        desc[0] = '\0';
+    unsigned dom = 0, bus, dev, fn;
+    /* both "dddd:bb:dd.f" (any domain width) and "bb:dd.f" */
+    if (!pci_bus_id || (sscanf(pci_bus_id, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4 &&
+                        (dom = 0, sscanf(pci_bus_id, "%x:%x.%x", &bus, &dev, &fn) != 3)))
+        return -EINVAL;
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) != 0)
+        return -ENOENT;
+    /* PCI devices are only in the tree when I/O discovery is asked for */
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    if (hwloc_topology_load(topo) != 0) {
+        hwloc_topology_destroy(topo);
+        return -ENOENT;
+    }
+    int rc = -ENODEV;
+    hwloc_obj_t pci = hwloc_get_pcidev_by_busid(topo, dom, bus, dev, fn);
+    hwloc_obj_t anc = pci ? hwloc_get_non_io_ancestor_obj(topo, pci) : NULL;
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (!set) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    if (!anc || !anc->cpuset)
+        goto out;
+    /* the loaded topology holds only allowed CPUs; intersect anyway so a
+     * cgroup narrowed since never yields an impossible mask */
+    hwloc_bitmap_and(set, anc->cpuset, hwloc_topology_get_allowed_cpuset(topo));
+    if (hwloc_bitmap_iszero(set))
+        goto out;
+    if (hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) != 0) {
+        rc = errno ? -errno : -EIO;
+        goto out;
+    }
+    rc = 0;
+    if (desc && len) {
+        char cpus[256], nodes[128] = "";
+        hwloc_bitmap_list_snprintf(cpus, sizeof cpus, set);
+        if (anc->nodeset && !hwloc_bitmap_iszero(anc->nodeset))
+            hwloc_bitmap_list_snprintf(nodes, sizeof nodes, anc->nodeset);
+        snprintf(desc, len, "CPUs %s (NUMA node%s %s)", cpus,
+                 anc->nodeset && hwloc_bitmap_weight(anc->nodeset) > 1 ? "s" : "",
+                 nodes[0] ? nodes : "?");
+    }
+out:
+    hwloc_bitmap_free(set);
+    hwloc_topology_destroy(topo);
+    return rc;
+}

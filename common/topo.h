@@ -31,4 +31,15 @@ int cr_topo_pin_self(int cpu);
  * the machine name was found. */
 int cr_topo_cpu_model(char *buf, size_t len);
 
+/* Binds the whole calling process (every thread, and every child it forks
+ * later, which inherit the mask) to the CPUs local to the PCI device
+ * pci_bus_id ("00000000:65:00.0" as NVML writes it, or "65:00.0"): those of
+ * the device's first non-I/O ancestor in hwloc's topology, within the CPUs
+ * this process may use. Writes what it bound to ("CPUs 0-15 (NUMA node 0)")
+ * into desc. Returns 0; -ENODEV when hwloc does not know the device (or its
+ * ancestor has no allowed CPU), -EINVAL on a malformed bus id, -ENOENT when
+ * the topology cannot be loaded, or -errno when binding fails: the affinity
+ * is then unchanged. Changes no device setting. */
+int cr_topo_bind_to_pci(const char *pci_bus_id, char *desc, size_t len);
+
 #endif

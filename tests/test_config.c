@@ -22,6 +22,7 @@ static const char *s_text_value(const cr_conf_row_t *r)
         {"format", "csv"},
         {"log-level", "debug"},
         {"backends", "c,cuda"},
+        {"gpus", "0,2"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strcmp(map[i][0], r->name) == 0)
@@ -191,6 +192,8 @@ Test(config, bad_text_values_are_refused)
         {"format", "xml"},           {"log-level", "loud"},         {"reward", "nope"},
         {"reward", "default@99"},    {"backends", "c,,cuda"},       {"backends", "rust"},
         {"clients-endpoint", "localhost"},
+        {"gpus", "0,,2"},            {"gpus", "1024"},              {"gpus", "some"},
+        {"gpus", "0,"},
     };
     char err[256];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

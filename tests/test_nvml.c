@@ -255,3 +255,24 @@ Test(nvml, throttle_reasons_and_mask)
     cr_assert_eq(cr_nvml_throttle_reasons(n, &r), -EPERM);
     cr_nvml_close(&n);
 }
+
+Test(nvml, count_for_gpus_all)
+{
+    unsigned n = 99;
+    char err[256];
+    cr_assert_eq(cr_nvml_count(FAKE, &n, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(n, 1);
+    const char *log = s_calls();
+    long init = s_pos(log, "nvmlInit_v2 -> 0");
+    long count = s_pos(log, "nvmlDeviceGetCount_v2 -> 0");
+    long shut = s_pos(log, "nvmlShutdown -> 0");
+    cr_assert(init >= 0 && count > init && shut > count, "calls:\n%s", log);
+    /* failures are codes and messages, with the count zeroed */
+    setenv("CR_FAKE_NVML_FAIL", "nvmlDeviceGetCount_v2", 1);
+    n = 99;
+    cr_assert_eq(cr_nvml_count(FAKE, &n, err, sizeof err), -EPERM);
+    cr_assert_eq(n, 0);
+    cr_assert(strstr(err, "nvmlDeviceGetCount_v2") != NULL, "%s", err);
+    cr_assert_eq(cr_nvml_count("/nonexistent/libnvidia-ml.so.1", &n, err, sizeof err), -ENOENT);
+    cr_assert_eq(cr_nvml_count("libc.so.6", &n, NULL, 0), -ENOENT);
+}

@@ -14,6 +14,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <hwloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -611,4 +612,57 @@ Test(topo, llc_model_and_pinning)
     cr_assert_eq(cr_topo_pin_self(1 << 20), -EINVAL);
     s_cpus_allowed(now, sizeof now);
     cr_assert_eq(atoi(now), first);
+}
+
+/* hwloc's first PCI device as a bus id ("0000:00:02.0"); 0 when found. */
+static int s_first_pci(char *out, size_t len, char *cpus, size_t clen)
+{
+    hwloc_topology_t topo;
+    cr_assert_eq(hwloc_topology_init(&topo), 0);
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    cr_assert_eq(hwloc_topology_load(topo), 0);
+    hwloc_obj_t o = hwloc_get_next_pcidev(topo, NULL);
+    hwloc_obj_t anc = o ? hwloc_get_non_io_ancestor_obj(topo, o) : NULL;
+    if (o && anc) {
+        snprintf(out, len, "%04x:%02x:%02x.%01x", o->attr->pcidev.domain, o->attr->pcidev.bus,
+                 o->attr->pcidev.dev, o->attr->pcidev.func);
+        hwloc_bitmap_list_snprintf(cpus, clen, anc->cpuset);
+    }
+    hwloc_topology_destroy(topo);
+    return o && anc ? 0 : -1;
+}
+
+Test(topo, bind_to_pci)
+{
+    char before[256], now[256], desc[256] = "x";
+    s_cpus_allowed(before, sizeof before);
+    /* a device that does not exist, or a malformed id: an error, nothing moved */
+    cr_assert_eq(cr_topo_bind_to_pci("0000:fe:1f.7", desc, sizeof desc), -ENODEV);
+    cr_assert_str_eq(desc, "");
+    cr_assert_eq(cr_topo_bind_to_pci("not a bus id", desc, sizeof desc), -EINVAL);
+    cr_assert_eq(cr_topo_bind_to_pci(NULL, NULL, 0), -EINVAL);
+    s_cpus_allowed(now, sizeof now);
+    cr_assert_str_eq(now, before);
+
+    char bus[64], cpus[256];
+    if (s_first_pci(bus, sizeof bus, cpus, sizeof cpus) != 0)
+        cr_skip_test("hwloc sees no PCI device on this machine");
+    /* NVML writes an eight-digit domain: both spellings name the device */
+    char nvml_bus[80];
+    snprintf(nvml_bus, sizeof nvml_bus, "0000%s", bus);
+    cr_assert_eq(cr_topo_bind_to_pci(nvml_bus, desc, sizeof desc), 0, "%s", nvml_bus);
+    s_cpus_allowed(now, sizeof now);
+    cr_assert_str_eq(now, cpus, "bound to '%s', %s is local to '%s'", now, bus, cpus);
+    cr_assert(strncmp(desc, "CPUs ", 5) == 0 && strstr(desc, cpus) && strstr(desc, "NUMA"),
+              "%s", desc);
+    cr_assert_eq(cr_topo_bind_to_pci(bus + 5, desc, sizeof desc), 0, "%s", bus + 5);
+    /* give the test process its cores back */
+    hwloc_topology_t topo;
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    cr_assert_eq(hwloc_bitmap_list_sscanf(set, before), 0);
+    cr_assert_eq(hwloc_topology_init(&topo), 0);
+    cr_assert_eq(hwloc_topology_load(topo), 0);
+    cr_assert_eq(hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_PROCESS), 0);
+    hwloc_topology_destroy(topo);
+    hwloc_bitmap_free(set);
 }

@@ -1079,3 +1079,100 @@ Test(worker, ref_cached_measures_once, .init = s_setup, .fini = s_teardown, .tim
     }
     cr_expect_eq(s_worker_end(w, &co, th), 0);
 }
+
+/* ---- crucible worker --gpus: one worker process per GPU ---- */
+
+/* Starts `crucible worker --gpus <gpus>` against the fake NVML (one GPU,
+ * found as libnvidia-ml.so.1 through LD_LIBRARY_PATH), its log in s_dir. */
+static pid_t s_gpus_start(const cr_config_t *cfg, const char *gpus)
+{
+    char *log = s_path("gpus.log");
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        setenv("LD_LIBRARY_PATH", CR_TEST_BIN_DIR "/fake_nvml", 1);
+        FILE *f = freopen(log, "w", stderr);
+        (void)f;
+        char ep[300], wd[300];
+        snprintf(ep, sizeof ep, "--workers-endpoint=%s", cfg->workers_endpoint);
+        snprintf(wd, sizeof wd, "--work-dir=%s", cfg->work_dir);
+        /* a cuda compiler that answers at once: nothing here compiles */
+        char *const argv[] = {CR_TEST_BIN_DIR "/crucible", "worker", "--gpus", (char *)gpus,
+                              ep, wd, "--worker-id=gtest", "--nvcc=/bin/true",
+                              "--heartbeat-ms=200", "--liveness=50", NULL};
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    free(log);
+    return pid;
+}
+
+/* Waits up to ms for pid; returns its status, or -1 after killing it. */
+static int s_wait_ms(pid_t pid, int ms)
+{
+    int status = 0;
+    for (int i = 0; i < ms / 10; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return status;
+        cr_time_sleep_ms(10);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+}
+
+Test(worker, gpus_all_one_worker_per_gpu, .init = s_setup, .fini = s_teardown, .timeout = 60)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    s_coord_t co;
+    s_coord_open(&co, &cfg);
+    pid_t pid = s_gpus_start(&cfg, "all");
+    Crucible__Envelope *env = s_coord_recv(&co, CRUCIBLE__ENVELOPE__BODY_READY, 20000);
+    if (!env)
+        kill(pid, SIGKILL);
+    cr_assert_not_null(env, "no GPU worker registered");
+    const Crucible__Ready *r = env->ready;
+    cr_expect_str_eq(r->worker_id, "gtest-g0");
+    cr_expect_str_eq(r->device_name, "NVIDIA H200 (crucible fake)");
+    cr_expect_str_eq(r->arch, "sm_90");
+    int c = 0, cuda = 0;
+    for (size_t i = 0; i < r->n_backends; i++) {
+        c |= strcmp(r->backends[i], "c") == 0;
+        cuda |= strcmp(r->backends[i], "cuda") == 0;
+    }
+    cr_expect(c && cuda, "--gpus adds cuda to --backends c");
+    cr_wire_free(&env);
+    /* the fake has one GPU: nobody else registers */
+    env = s_coord_recv(&co, CRUCIBLE__ENVELOPE__BODY_READY, 500);
+    cr_expect_null(env, "a second worker registered: %s", env ? env->ready->worker_id : "");
+    cr_wire_free(&env);
+    /* SIGTERM reaches the child through the parent, and both stop cleanly */
+    kill(pid, SIGTERM);
+    int status = s_wait_ms(pid, 10000);
+    cr_expect(status >= 0, "worker --gpus did not stop within 10 s of SIGTERM");
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    char *log = s_path("gpus.log");
+    char *text = NULL;
+    size_t len = 0;
+    cr_assert_eq(cr_file_read(log, 1 << 20, &text, &len), 0);
+    cr_expect(strstr(text, "the worker of GPU 0 stopped") != NULL, "%s", text);
+    free(text);
+    free(log);
+    s_coord_close(&co);
+}
+
+Test(worker, gpus_unknown_index_is_usage_error, .init = s_setup, .fini = s_teardown,
+     .timeout = 30)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    pid_t pid = s_gpus_start(&cfg, "0,3");
+    int status = s_wait_ms(pid, 10000);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %d", status);
+    char *log = s_path("gpus.log"), *text = NULL;
+    cr_assert_eq(cr_file_read(log, 1 << 20, &text, NULL), 0);
+    cr_expect(strstr(text, "NVML sees 1 GPU, no GPU 3") != NULL, "%s", text);
+    free(text);
+    free(log);
+}

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -493,6 +494,18 @@ static void s_gpu_identity(cr_worker_t *w)
                 rc == 0 ? "done" : cr_nvml_last_error(n));
     }
     cr_nvml_close(&n);
+    /* Before any thread or runner exists, so the pool, the supervisor and
+     * every runner inherit the GPU's local cores. An explicit --cpu may lie
+     * outside them: then the worker stays where it was put. */
+    if (bus[0] && w->cfg.cpu < 0) {
+        char where[384];
+        rc = cr_topo_bind_to_pci(bus, where, sizeof where);
+        if (rc == 0)
+            cr_info("worker: bound to %s, local to GPU %s", where, bus);
+        else
+            cr_warn("worker: GPU %s not placed by hwloc (%s): the worker stays unbound", bus,
+                    cr_strerror(rc));
+    }
     if (w->gpu_uuid[0])
         setenv("CUDA_VISIBLE_DEVICES", w->gpu_uuid, 1); /* inherited by every runner */
     cr_info("worker: serving GPU %lld %s (%s, bus %s)", (long long)w->cfg.gpu, w->id.device,
@@ -617,4 +630,202 @@ int cr_worker_main(const cr_config_t *cfg)
     int rc = cr_worker_run(w);
     cr_worker_destroy(&w);
     return rc == 0 ? 0 : 1;
+}
+
+/* ---- --gpus: one worker process per GPU ---- */
+
+#define S_MAX_GPUS 1024 /* --gpu's range */
+
+static volatile sig_atomic_t s_forward; /* the parent's pending SIGTERM/SIGINT, to pass on */
+
+static void s_on_forward(int sig)
+{
+    s_forward = sig;
+}
+
+static void s_on_child(int sig)
+{
+    (void)sig; /* only to end sigsuspend */
+}
+
+/* The GPU indices of cfg->gpus into idx. Returns how many, or -1 (logged). */
+static int s_gpu_list(const cr_config_t *cfg, unsigned *idx)
+{
+    unsigned count = 0;
+    char err[256];
+    int have = cr_nvml_count(NULL, &count, err, sizeof err) == 0;
+    if (strcmp(cfg->gpus, "all") == 0) {
+        if (!have || count == 0) {
+            cr_error("worker: --gpus all: %s", have ? "NVML sees no GPU" : err);
+            return -1;
+        }
+        if (count > S_MAX_GPUS)
+            count = S_MAX_GPUS;
+        for (unsigned i = 0; i < count; i++)
+            idx[i] = i;
+        return (int)count;
+    }
+    int n = 0;
+    for (const char *p = cfg->gpus; *p && n < S_MAX_GPUS;) { /* checked by the config table */
+        unsigned v = (unsigned)strtoul(p, NULL, 10);
+        for (int k = 0; k < n; k++)
+            if (idx[k] == v) {
+                cr_error("worker: --gpus %s names GPU %u twice", cfg->gpus, v);
+                return -1;
+            }
+        if (have && v >= count) {
+            cr_error("worker: --gpus %s: NVML sees %u GPU%s, no GPU %u", cfg->gpus, count,
+                     count == 1 ? "" : "s", v);
+            return -1;
+        }
+        idx[n++] = v;
+        p += strspn(p, "0123456789");
+        p += *p == ',';
+    }
+    if (!have)
+        cr_warn("worker: no NVML (%s): starting the workers of --gpus %s anyway", err,
+                cfg->gpus);
+    return n;
+}
+
+/* argv for child GPU i: every worker setting as --name=value, so the child
+ * reads exactly this config whatever its environment says. */
+static char **s_child_argv(const cr_config_t *cfg, const char *exe, const char *base, unsigned i)
+{
+    char **argv = calloc(cr_config_nrows + 8, sizeof *argv);
+    if (!argv)
+        return NULL;
+    int n = 0, ok = 1;
+    char val[CR_CONFIG_STR + 32];
+    ok &= (argv[n++] = strdup(exe)) != NULL;
+    ok &= (argv[n++] = strdup("worker")) != NULL;
+    for (size_t r = 0; r < cr_config_nrows; r++) {
+        const cr_conf_row_t *row = &cr_config_rows[r];
+        if (!(row->cmds & CR_CMD_WORKER))
+            continue;
+        const char *v = cr_config_format(cfg, row, val, sizeof val);
+        char gv[CR_CONFIG_STR + 16];
+        if (strcmp(row->name, "gpus") == 0)
+            v = "";
+        else if (strcmp(row->name, "gpu") == 0)
+            v = (snprintf(gv, sizeof gv, "%u", i), gv);
+        else if (strcmp(row->name, "worker-id") == 0)
+            v = (snprintf(gv, sizeof gv, "%.200s-g%u", base, i), gv);
+        else if (strcmp(row->name, "backends") == 0 && !s_has_backend(cfg->backends, "cuda"))
+            v = (snprintf(gv, sizeof gv, "%.200s,cuda", cfg->backends), gv);
+        ok &= asprintf(&argv[n++], "--%s=%s", row->name, v) > 0;
+    }
+    if (!ok) {
+        for (int k = 0; k < n; k++)
+            free(argv[k]);
+        free(argv);
+        return NULL;
+    }
+    return argv;
+}
+
+int cr_worker_main_gpus(const cr_config_t *cfg, const char *exe)
+{
+    unsigned *idx = calloc(S_MAX_GPUS, sizeof *idx);
+    pid_t *pids = calloc(S_MAX_GPUS, sizeof *pids);
+    int n = idx && pids ? s_gpu_list(cfg, idx) : -1;
+    if (n <= 0) {
+        free(idx);
+        free(pids);
+        return n < 0 && idx && pids ? 2 : 1;
+    }
+    char base[CR_CONFIG_STR];
+    if (cfg->worker_id[0]) {
+        snprintf(base, sizeof base, "%s", cfg->worker_id);
+    } else {
+        char host[200] = "localhost";
+        gethostname(host, sizeof host - 1);
+        snprintf(base, sizeof base, "%.200s-%d", host, (int)getpid());
+    }
+    /* TERM/INT/CHLD stay blocked except inside sigsuspend: no signal can
+     * slip between a check and the wait */
+    sigset_t block, old, wait_mask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    wait_mask = old;
+    sigdelset(&wait_mask, SIGTERM);
+    sigdelset(&wait_mask, SIGINT);
+    sigdelset(&wait_mask, SIGCHLD);
+    struct sigaction fw = {.sa_handler = s_on_forward}, ch = {.sa_handler = s_on_child}, o_term,
+                     o_int, o_chld;
+    sigemptyset(&fw.sa_mask);
+    sigemptyset(&ch.sa_mask);
+    sigaction(SIGTERM, &fw, &o_term);
+    sigaction(SIGINT, &fw, &o_int);
+    sigaction(SIGCHLD, &ch, &o_chld);
+    s_forward = 0;
+
+    int alive = 0, failed = 0, sent = 0;
+    cr_info("worker: starting %d GPU worker%s as %s-g<i>", n, n == 1 ? "" : "s", base);
+    for (int k = 0; k < n; k++) {
+        char **argv = s_child_argv(cfg, exe, base, idx[k]);
+        fflush(NULL); /* nothing buffered is written twice */
+        pid_t pid = argv ? fork() : -1;
+        if (pid == 0) {
+            /* exec keeps the mask but resets the handlers: the child starts
+             * as a plain `crucible worker` */
+            sigprocmask(SIG_SETMASK, &old, NULL);
+            execv(exe, argv);
+            _exit(127);
+        }
+        if (argv)
+            for (char **a = argv; *a; a++)
+                free(*a);
+        free(argv);
+        if (pid < 0) {
+            cr_error("worker: cannot start the worker of GPU %u: %s", idx[k], strerror(errno));
+            failed = 1;
+            s_forward = SIGTERM; /* a partial set is no set: stop the others */
+            break;
+        }
+        pids[k] = pid;
+        alive++;
+    }
+    while (alive > 0) {
+        int st;
+        pid_t p;
+        while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+            int k = 0;
+            while (k < n && pids[k] != p)
+                k++;
+            if (k == n)
+                continue;
+            pids[k] = 0;
+            alive--;
+            int clean = (WIFEXITED(st) && WEXITSTATUS(st) == 0) ||
+                        (WIFSIGNALED(st) && sent && WTERMSIG(st) == sent);
+            if (!clean) {
+                failed = 1;
+                cr_error("worker: the worker of GPU %u %s %d", idx[k],
+                         WIFEXITED(st) ? "exited with" : "was killed by signal",
+                         WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+            } else {
+                cr_info("worker: the worker of GPU %u stopped", idx[k]);
+            }
+        }
+        if (s_forward) {
+            sent = s_forward;
+            s_forward = 0;
+            for (int k = 0; k < n; k++)
+                if (pids[k] > 0)
+                    kill(pids[k], sent);
+        }
+        if (alive > 0)
+            sigsuspend(&wait_mask);
+    }
+    sigaction(SIGTERM, &o_term, NULL);
+    sigaction(SIGINT, &o_int, NULL);
+    sigaction(SIGCHLD, &o_chld, NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    free(idx);
+    free(pids);
+    return failed ? 1 : 0;
 }

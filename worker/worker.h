@@ -46,4 +46,14 @@ void cr_worker_destroy(cr_worker_t **self_p);
  * Returns a process exit code (0 on a clean stop). */
 int cr_worker_main(const cr_config_t *cfg);
 
+/* `crucible worker --gpus all|0,2,...`: one worker process per GPU, each
+ * `exe worker --gpu <i> --worker-id <id>-g<i>` with every other setting of
+ * cfg passed on the command line (and cuda added to --backends), where <id>
+ * is cfg->worker_id or <host>-<pid>. "all" counts the GPUs through NVML.
+ * SIGTERM/SIGINT are forwarded to the children; returns once all have
+ * exited: 0 when each stopped cleanly (or by the forwarded signal), 1 when
+ * any failed or could not start, 2 (usage) for an index NVML does not know
+ * or "all" without NVML. */
+int cr_worker_main_gpus(const cr_config_t *cfg, const char *exe);
+
 #endif

@@ -140,6 +140,18 @@ int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **dev)
     return rc;
 }
 
+/* One device. */
+int nvmlDeviceGetCount_v2(unsigned *count)
+{
+    int rc = s_check("nvmlDeviceGetCount_v2", NULL);
+    if (rc == FAKE_SUCCESS && count == NULL)
+        rc = FAKE_INVALID_ARGUMENT;
+    if (rc == FAKE_SUCCESS)
+        *count = 1;
+    s_log("nvmlDeviceGetCount_v2", rc, NULL);
+    return rc;
+}
+
 /* One device, index 0, on bus 00000000:65:00.0 (an H200 slot). */
 int nvmlDeviceGetHandleByIndex_v2(unsigned index, void **dev)
 {
