@@ -50,7 +50,8 @@ const cr_conf_row_t cr_config_rows[] = {
         "missed heartbeats before a peer is declared lost (clients: then reconnect)"),
     ROW("drain-after", CR_CONF_INT, drain_after, "3", 0, 16, CR_CMD_COORDINATOR,
         "drain a worker (no new jobs) lost this many times in 10 minutes, or whose runs "
-        "ended INFRA_ERROR this many times in a row; 0 = never"),
+        "ended INFRA_ERROR this many times in a row, unless it is the last healthy worker of "
+        "its backend; 0 = never"),
     /* worker */
     ROW("worker-id", CR_CONF_STR, worker_id, "", 1, 0, CR_CMD_WORKER,
         "worker id and ZeroMQ routing id; empty = <host>-<pid>"),
