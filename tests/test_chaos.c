@@ -242,17 +242,24 @@ static const char s_wrong[] =
     "void solve(const float *x, float *y, int n) { for (int i = 0; i < n; i++) y[i] = x[i]; }";
 static const char s_broken[] = "void solve(const float *x, float *y, int n) { y[0] = }";
 
+/* Makes the temporary folder S.dir holding the task folder task/ (task.json
+ * and a correct reference); path is scratch. */
+static void s_make_task_dir(char *path, size_t len)
+{
+    snprintf(S.dir, sizeof S.dir, "/tmp/crucible-chaos-XXXXXX");
+    cr_assert_not_null(mkdtemp(S.dir));
+    snprintf(path, len, "%s/task", S.dir);
+    cr_assert_eq(mkdir(path, 0755), 0);
+    snprintf(path, len, "%s/task/task.json", S.dir);
+    cr_assert_eq(cr_file_write_atomic(path, s_task_json, strlen(s_task_json)), 0);
+    snprintf(path, len, "%s/task/reference.c", S.dir);
+    cr_assert_eq(cr_file_write_atomic(path, s_ok, strlen(s_ok)), 0);
+}
+
 Test(chaos, kill_workers_and_coordinator)
 {
     char err[600], path[300], batch[64];
-    snprintf(S.dir, sizeof S.dir, "/tmp/crucible-chaos-XXXXXX");
-    cr_assert_not_null(mkdtemp(S.dir));
-    snprintf(path, sizeof path, "%s/task", S.dir);
-    cr_assert_eq(mkdir(path, 0755), 0);
-    snprintf(path, sizeof path, "%s/task/task.json", S.dir);
-    cr_assert_eq(cr_file_write_atomic(path, s_task_json, strlen(s_task_json)), 0);
-    snprintf(path, sizeof path, "%s/task/reference.c", S.dir);
-    cr_assert_eq(cr_file_write_atomic(path, s_ok, strlen(s_ok)), 0);
+    s_make_task_dir(path, sizeof path);
 
     /* Jobs: correct, wrong, not compiling, in ten textual variants each, so
      * compiles happen (and get killed) but most hit the compile cache. */
@@ -382,14 +389,7 @@ static int s_tick_lost_submit(void *arg)
 Test(chaos, submit_lost_with_the_coordinator_is_sent_again)
 {
     char err[600], path[300];
-    snprintf(S.dir, sizeof S.dir, "/tmp/crucible-chaos-XXXXXX");
-    cr_assert_not_null(mkdtemp(S.dir));
-    snprintf(path, sizeof path, "%s/task", S.dir);
-    cr_assert_eq(mkdir(path, 0755), 0);
-    snprintf(path, sizeof path, "%s/task/task.json", S.dir);
-    cr_assert_eq(cr_file_write_atomic(path, s_task_json, strlen(s_task_json)), 0);
-    snprintf(path, sizeof path, "%s/task/reference.c", S.dir);
-    cr_assert_eq(cr_file_write_atomic(path, s_ok, strlen(s_ok)), 0);
+    s_make_task_dir(path, sizeof path);
     cr_jobset_t js = {0};
     snprintf(path, sizeof path, "%s/task", S.dir);
     cr_assert_eq(cr_jobset_load(&js, path, NULL, err, sizeof err), 0, "%s", err);

@@ -120,7 +120,7 @@ static int s_build(const cr_task_t *t, const s_opts_t *o, const char *const dirs
         cublas |= !strcmp(t->allow[i], "cublas");
     char cmd[16384];
     size_t n = 0;
-    int todo = 0;
+    int nbuild = 0;
     for (int k = 0; k < D_N; k++) {
         char so[4096];
         snprintf(so, sizeof so, "%s/%s.so", dirs[k], s_names[k]);
@@ -136,9 +136,9 @@ static int s_build(const cr_task_t *t, const s_opts_t *o, const char *const dirs
                               dirs[k], nvcc, CR_CUDA_COMPILE_FLAGS, major, minor, s_names[k],
                               s_names[k], cublas ? CR_CUDA_CUBLAS_FLAGS : "", s_names[k],
                               s_names[k], s_names[k]);
-        todo++;
+        nbuild++;
     }
-    if (!todo)
+    if (!nbuild)
         return 0;
     snprintf(cmd + n, sizeof cmd - n, "wait");
     char *argv[] = {"/bin/sh", "-c", cmd, NULL};
