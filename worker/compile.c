@@ -23,6 +23,7 @@
 #include "timeutil.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -50,10 +51,14 @@ typedef struct {
 static const char *const s_c_flags[] = {"-O2", "-std=gnu11", "-shared", "-fPIC",
                                         "-Wl,-Bsymbolic", NULL};
 static const char *const s_c_libs[] = {"-lm", NULL};
-/* CR_CUDA_COMPILE_FLAGS (worker/runner/cuda_judge.h), split into words; the
- * CUDA runtime is linked statically into each object (nvcc's default). */
+/* CR_CUDA_COMPILE_FLAGS (worker/runner/cuda_judge.h), split into words.
+ * -cudart shared: the object imports the runtime API from libcudart.so
+ * instead of carrying a static copy, so its dynamic symbol table lists
+ * exactly what the candidate calls (the link audit reads it), and candidate,
+ * reference and baseline share one runtime instance. */
 static const char *const s_cuda_flags[] = {"-O3", "-std=c++17", "-Xcompiler", "-fPIC",
-                                           "-shared", "-Xlinker", "-Bsymbolic", NULL};
+                                           "-shared", "-cudart", "shared", "-Xlinker",
+                                           "-Bsymbolic", NULL};
 static const char *const s_cuda_libs[] = {NULL};
 
 static const s_lang_t s_langs[] = {
@@ -227,6 +232,7 @@ struct cr_compile {
     char *ident[S_NLANGS];       /* `<cc> --version` per language; owned; NULL = not served */
     char compiler[256];          /* first line of the first served identity, for Ready */
     char arch_flag[64];          /* "-arch=sm_90" for GPU languages; "" = none */
+    char rpath_flag[CR_CONFIG_STR + 32]; /* "-Xlinker=-rpath,<toolkit lib>"; "" = none */
     /* --- shared state, under mu --- */
     pthread_mutex_t mu;
     pthread_cond_t cv;           /* signalled when a job is queued or on stop */
@@ -295,6 +301,41 @@ static void s_first_error(const char *log, char *out, size_t len)
 
 typedef enum { S_BUILD_OK, S_BUILD_ERROR, S_BUILD_TIMEOUT, S_BUILD_INFRA } s_build_t;
 
+/* The runner must find the libcudart.so that nvcc linked against without
+ * LD_LIBRARY_PATH: the object gets an rpath to the toolkit's lib64 (next to
+ * nvcc's bin/, symlinks resolved). Leaves out "" when that folder has no
+ * libcudart.so; the dynamic loader's search path must then provide it. */
+static void s_cudart_rpath(const char *nvcc, char *out, size_t len)
+{
+    out[0] = '\0';
+    char found[PATH_MAX] = "", real[PATH_MAX];
+    if (strchr(nvcc, '/')) {
+        snprintf(found, sizeof found, "%s", nvcc);
+    } else {
+        const char *path = getenv("PATH");
+        char dirs[4096];
+        snprintf(dirs, sizeof dirs, "%s", path ? path : "/usr/bin:/bin");
+        char *save = NULL;
+        for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+            snprintf(found, sizeof found, "%s/%s", d, nvcc);
+            if (access(found, X_OK) == 0)
+                break;
+            found[0] = '\0';
+        }
+    }
+    if (!found[0] || !realpath(found, real))
+        return;
+    char *slash = strrchr(real, '/'); /* .../bin/nvcc -> .../bin */
+    if (slash)
+        *slash = '\0';
+    if ((slash = strrchr(real, '/'))) /* .../bin -> toolkit root */
+        *slash = '\0';
+    char lib[PATH_MAX + 32];
+    snprintf(lib, sizeof lib, "%s/lib64/libcudart.so", real);
+    if (access(lib, R_OK) == 0)
+        snprintf(out, len, "-Xlinker=-rpath,%.*s/lib64", (int)(len - 32), real);
+}
+
 /* Flags that depend on the worker or the task: the GPU architecture and the
  * libraries the task allows. Fills out (at most max), returns the count. */
 static int s_extra_flags(const cr_compile_t *c, const s_lang_t *l, const cr_task_t *task,
@@ -303,6 +344,8 @@ static int s_extra_flags(const cr_compile_t *c, const s_lang_t *l, const cr_task
     int n = 0;
     if (l->gpu_arch && c->arch_flag[0] && n < max)
         out[n++] = c->arch_flag;
+    if (l->gpu_arch && c->rpath_flag[0] && n < max)
+        out[n++] = c->rpath_flag;
     for (int i = 0; i < task->nallow; i++)
         for (size_t k = 0; k < sizeof s_allow_libs / sizeof s_allow_libs[0]; k++)
             if (n < max && strcmp(task->allow[i], s_allow_libs[k].name) == 0)
@@ -632,6 +675,7 @@ cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, vo
                 continue;
             }
             snprintf(c->arch_flag, sizeof c->arch_flag, "-arch=%.56s", cfg->cuda_arch);
+            s_cudart_rpath(s_lang_cc(cfg, l), c->rpath_flag, sizeof c->rpath_flag);
         }
         if (!(*id = s_compiler_ident(s_lang_cc(cfg, l))))
             goto fail;

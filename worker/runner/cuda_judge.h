@@ -53,7 +53,7 @@ extern "C" { /* the project's C headers, seen from cuda_judge.cu */
 /* nvcc flags for a candidate/reference/baseline shared object, in the order
  * they follow "nvcc": sm_<cc> is the target GPU's compute capability
  * (e.g. "-arch=sm_90"), then "-o lib.so shim.cu". */
-#define CR_CUDA_COMPILE_FLAGS "-O3 -std=c++17 -Xcompiler -fPIC -shared"
+#define CR_CUDA_COMPILE_FLAGS "-O3 -std=c++17 -Xcompiler -fPIC -shared -cudart shared -Xlinker -Bsymbolic"
 #define CR_CUDA_CUBLAS_FLAGS "-lcublas"
 
 /* Judges one candidate. ref_entry, cand_entry and base_entry are the
