@@ -133,36 +133,80 @@ static void s_child(const cr_proc_opts_t *o, int in_r, int out_w, int err_w)
     _exit(127);
 }
 
-int cr_proc_run(const cr_proc_opts_t *o, cr_proc_result_t *r)
+int cr_proc_spawn(const cr_proc_opts_t *o, cr_proc_t *p)
 {
-    memset(r, 0, sizeof *r);
     int in_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
-    s_cap_t out = {0}, err = {0};
-    int rc = 0;
-    if (s_cap_init(&out, o->out_cap ? o->out_cap : 65536, 0) != 0 ||
-        s_cap_init(&err, o->err_cap ? o->err_cap : 16384, 1) != 0) {
-        rc = -ENOMEM;
-        goto fail_bufs;
-    }
+    memset(p, 0, sizeof *p);
+    p->in_fd = p->out_fd = p->err_fd = -1;
     if (pipe2(in_p, O_CLOEXEC) != 0 || pipe2(out_p, O_CLOEXEC) != 0 ||
         pipe2(err_p, O_CLOEXEC) != 0) {
-        rc = -errno;
-        goto fail_pipes;
+        int rc = -errno;
+        s_close_pipes(in_p, out_p, err_p);
+        return rc;
     }
-    int64_t t0 = cr_time_mono_ns();
+    p->t0 = cr_time_mono_ns();
     pid_t pid = fork();
     if (pid < 0) {
-        rc = -errno;
-        goto fail_pipes;
+        int rc = -errno;
+        s_close_pipes(in_p, out_p, err_p);
+        return rc;
     }
     if (pid == 0)
         s_child(o, in_p[0], out_p[1], err_p[1]);
-    r->pid = pid;
+    p->pid = pid;
     setpgid(pid, pid); /* also from the parent: no race with an early kill */
     close(in_p[0]);
     close(out_p[1]);
     close(err_p[1]);
-    in_p[0] = out_p[1] = err_p[1] = -1;
+    p->in_fd = in_p[1];
+    p->out_fd = out_p[0];
+    p->err_fd = err_p[0];
+    return 0;
+}
+
+int cr_proc_alive(const cr_proc_t *p)
+{
+    if (p->pid <= 0)
+        return 0;
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    /* WNOWAIT: look without reaping, so cr_proc_wait still gets the status */
+    if (waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return 0;
+    return si.si_pid == 0;
+}
+
+void cr_proc_discard(cr_proc_t *p)
+{
+    if (p->pid > 0) {
+        kill(-p->pid, SIGKILL);
+        kill(p->pid, SIGKILL);
+        waitpid(p->pid, NULL, 0);
+    }
+    int in_p[2] = {-1, p->in_fd}, out_p[2] = {p->out_fd, -1}, err_p[2] = {p->err_fd, -1};
+    s_close_pipes(in_p, out_p, err_p);
+    memset(p, 0, sizeof *p);
+    p->in_fd = p->out_fd = p->err_fd = -1;
+}
+
+int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
+{
+    memset(r, 0, sizeof *r);
+    int in_p[2] = {-1, p->in_fd}, out_p[2] = {p->out_fd, -1}, err_p[2] = {p->err_fd, -1};
+    pid_t pid = p->pid;
+    int64_t t0 = p->t0;
+    memset(p, 0, sizeof *p); /* the descriptors and the child are ours from here */
+    p->in_fd = p->out_fd = p->err_fd = -1;
+    s_cap_t out = {0}, err = {0};
+    if (s_cap_init(&out, o->out_cap ? o->out_cap : 65536, 0) != 0 ||
+        s_cap_init(&err, o->err_cap ? o->err_cap : 16384, 1) != 0) {
+        free(out.buf);
+        free(err.buf);
+        cr_proc_discard(&(cr_proc_t){.pid = pid, .in_fd = in_p[1], .out_fd = out_p[0],
+                                     .err_fd = err_p[0]});
+        return -ENOMEM;
+    }
+    r->pid = pid;
 
     /* stdin: written from the poll loop so a child that never reads cannot block us */
     size_t in_off = 0;
@@ -173,7 +217,9 @@ int cr_proc_run(const cr_proc_opts_t *o, cr_proc_result_t *r)
         fcntl(in_p[1], F_SETFL, O_NONBLOCK);
     }
 
-    int64_t deadline = o->timeout_ms > 0 ? t0 + o->timeout_ms * 1000000 : 0;
+    /* the deadline runs from now: a started child waiting for its input
+     * (cr_proc_spawn ahead of time) has not begun its work */
+    int64_t deadline = o->timeout_ms > 0 ? cr_time_mono_ns() + o->timeout_ms * 1000000 : 0;
     int status = 0, reaped = 0;
     int64_t drain_until = 0; /* after reaping, grandchildren may hold the pipes */
     char chunk[65536];
@@ -235,9 +281,8 @@ int cr_proc_run(const cr_proc_opts_t *o, cr_proc_result_t *r)
             ssize_t w = write(in_p[1], (const char *)o->stdin_data + in_off, o->stdin_len - in_off);
             if (w > 0)
                 in_off += (size_t)w;
-            if (w < 0 && errno != EAGAIN && errno != EINTR)
-                in_off = o->stdin_len; /* EPIPE: the child closed its stdin */
-            if (in_off >= o->stdin_len) {
+            int gone = w < 0 && errno != EAGAIN && errno != EINTR; /* EPIPE: stdin closed */
+            if (gone || in_off >= o->stdin_len) {
                 close(in_p[1]);
                 in_p[1] = -1;
             }
@@ -259,6 +304,7 @@ int cr_proc_run(const cr_proc_opts_t *o, cr_proc_result_t *r)
         r->signaled = 1;
         r->signal = WTERMSIG(status);
     }
+    r->in_written = in_off;
     r->out = out.buf;
     r->out_len = out.len;
     r->out_truncated = out.truncated;
@@ -267,14 +313,14 @@ int cr_proc_run(const cr_proc_opts_t *o, cr_proc_result_t *r)
     r->err_truncated = err.truncated;
     s_close_pipes(in_p, out_p, err_p);
     return 0;
+}
 
-fail_pipes:
-    s_close_pipes(in_p, out_p, err_p);
-fail_bufs:
-    free(out.buf);
-    free(err.buf);
+int cr_proc_run(const cr_proc_opts_t *o, cr_proc_result_t *r)
+{
     memset(r, 0, sizeof *r);
-    return rc;
+    cr_proc_t p;
+    int rc = cr_proc_spawn(o, &p);
+    return rc != 0 ? rc : cr_proc_wait(&p, o, r);
 }
 
 void cr_proc_result_close(cr_proc_result_t *r)

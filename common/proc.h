@@ -49,6 +49,7 @@ typedef struct {
     char *err;          /* captured stderr tail, NUL-terminated, owned; never NULL after success */
     size_t err_len;
     int err_truncated;
+    size_t in_written;  /* stdin bytes the child took (short: it ended before reading it all) */
     double seconds;     /* wall time from fork to reap */
     pid_t pid;
 } cr_proc_result_t;
@@ -58,6 +59,34 @@ typedef struct {
  * not be started (pipe/fork failed), with *r zeroed. The caller releases *r
  * with cr_proc_result_close() after a 0 return. */
 int cr_proc_run(const cr_proc_opts_t *o, cr_proc_result_t *r);
+
+/* A child started ahead of its input (cr_proc_spawn), handed its stdin and
+ * supervised later (cr_proc_wait): the runner is started, and its CUDA
+ * context made, while the previous one still measures. */
+typedef struct {
+    pid_t pid;  /* 0 = none */
+    int in_fd;  /* our end of its stdin; -1 = closed */
+    int out_fd; /* our end of its stdout */
+    int err_fd; /* our end of its stderr */
+    int64_t t0; /* ns, monotonic: when it was forked */
+} cr_proc_t;
+
+/* Forks and execs o->argv with o's argv, envp, cwd, merge_stderr, limits and
+ * child_setup; nothing is written or read yet. Returns 0 with *p filled, or
+ * -errno with *p empty (pid 0, descriptors -1). */
+int cr_proc_spawn(const cr_proc_opts_t *o, cr_proc_t *p);
+
+/* Writes o->stdin_data, captures output under o's caps and waits with
+ * o->timeout_ms counted from this call; then as cr_proc_run. Takes over *p
+ * (emptied on return, whatever the outcome). -ENOMEM: the child was killed. */
+int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r);
+
+/* 1 while a spawned child has not ended (it is not reaped by looking). */
+int cr_proc_alive(const cr_proc_t *p);
+
+/* Kills a spawned child's group, reaps it and closes our ends; *p emptied.
+ * Safe on an empty *p. */
+void cr_proc_discard(cr_proc_t *p);
 
 void cr_proc_result_close(cr_proc_result_t *r);
 

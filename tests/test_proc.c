@@ -129,3 +129,54 @@ Test(proc, missing_program_exits_127)
     cr_assert_eq(r.exit_code, 127);
     cr_proc_result_close(&r);
 }
+
+/* Started ahead of its input: it waits on stdin, the deadline counts from
+ * cr_proc_wait, and the input given then is what it reads. */
+Test(proc, spawn_then_wait_delivers_late_input)
+{
+    char *argv[] = {"sh", "-c", "read line; echo got:$line", NULL};
+    cr_proc_opts_t o = {.argv = argv, .stdin_data = "late\n", .stdin_len = 5,
+                        .timeout_ms = 300};
+    cr_proc_t p;
+    cr_assert_eq(cr_proc_spawn(&o, &p), 0);
+    cr_assert_gt(p.pid, 0);
+    usleep(400 * 1000); /* longer than the timeout: it must not count yet */
+    cr_assert(cr_proc_alive(&p), "a child waiting for input is alive");
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_wait(&p, &o, &r), 0);
+    cr_assert_eq(p.pid, 0, "wait takes the child over");
+    cr_assert_not(r.timed_out);
+    cr_assert(r.exited);
+    cr_assert_str_eq(r.out, "got:late\n");
+    cr_proc_result_close(&r);
+}
+
+Test(proc, discarded_spawn_is_killed_and_reaped)
+{
+    char *argv[] = {"sleep", "30", NULL};
+    cr_proc_opts_t o = {.argv = argv};
+    cr_proc_t p;
+    cr_assert_eq(cr_proc_spawn(&o, &p), 0);
+    pid_t pid = p.pid;
+    cr_assert(cr_proc_alive(&p));
+    cr_proc_discard(&p);
+    cr_assert_eq(p.pid, 0);
+    cr_assert_eq(kill(pid, 0), -1, "the child is gone (reaped)");
+    cr_proc_discard(&p); /* safe on an empty one */
+}
+
+Test(proc, alive_is_false_once_the_child_ended)
+{
+    char *argv[] = {"true", NULL};
+    cr_proc_opts_t o = {.argv = argv};
+    cr_proc_t p;
+    cr_assert_eq(cr_proc_spawn(&o, &p), 0);
+    for (int i = 0; i < 200 && cr_proc_alive(&p); i++)
+        usleep(10 * 1000);
+    cr_assert_not(cr_proc_alive(&p));
+    cr_proc_result_t r; /* its status is still there for wait */
+    cr_assert_eq(cr_proc_wait(&p, &o, &r), 0);
+    cr_assert(r.exited);
+    cr_assert_eq(r.exit_code, 0);
+    cr_proc_result_close(&r);
+}

@@ -394,6 +394,54 @@ Test(supervisor, verdicts_and_recovery, .init = s_setup, .fini = s_teardown, .ti
     cr_assert_null(sup);
 }
 
+/* Children of this process running the given executable (pgrep -P). */
+static int s_children_running(const char *exe)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "pgrep -c -P %d -f '^%s' 2>/dev/null", (int)getpid(), exe);
+    FILE *f = popen(cmd, "r");
+    int n = -1;
+    if (f) {
+        if (fscanf(f, "%d", &n) != 1)
+            n = -1;
+        pclose(f);
+    }
+    return n;
+}
+
+/* A GPU worker keeps the next runner started (supervisor.c note 5): after a
+ * job a spare waits, its wait does not count against the next job's run
+ * timeout, a spare that died is replaced, and destroy kills it. */
+Test(supervisor, prestarted_spare_runner, .init = s_setup, .fini = s_teardown, .timeout = 60)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    snprintf(cfg.backends, sizeof cfg.backends, "c, cuda");
+    cr_supervisor_t *sup = s_fake_supervisor(&cfg);
+    cr_assert_eq(s_children_running(cfg.runner), 0, "no runner before the first job");
+    const char *modes[] = {"ok", "segv", "ok", "ok"};
+    for (int i = 0; i < 4; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "p%d", i);
+        cr_supervisor_submit(sup, s_marked(id, modes[i], NULL, 1.0));
+        cr_wjob_t *j = s_sink_get(&s_sink, 10000);
+        int want = strcmp(modes[i], "ok") ? CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR
+                                          : CRUCIBLE__STATUS__STATUS_OK;
+        cr_expect_eq(j->rec->status, want, "%s: %s", id, j->rec->message);
+        cr_wjob_destroy(&j);
+        cr_expect_eq(s_children_running(cfg.runner), 1, "one spare waits after job %d", i);
+        if (i == 1)
+            cr_time_sleep_ms(1500); /* > the 1 s run timeout: the wait must not count */
+        if (i == 2) { /* a spare that dies while waiting is replaced */
+            char cmd[600];
+            snprintf(cmd, sizeof cmd, "pkill -KILL -P %d -f '^%s'", (int)getpid(), cfg.runner);
+            cr_assert_eq(system(cmd), 0);
+        }
+    }
+    cr_supervisor_destroy(&sup);
+    cr_expect_eq(s_children_running(cfg.runner), 0, "destroy leaves no spare behind");
+}
+
 Test(supervisor, request_carries_job, .init = s_setup, .fini = s_teardown, .timeout = 60)
 {
     cr_config_t cfg;

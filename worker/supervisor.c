@@ -1,10 +1,10 @@
 /* supervisor.c — see supervisor.h.
  *
  * Design notes.
- *  1. The runner's pid reaches us before cr_proc_run returns through a
- *     MAP_SHARED slot its child_setup writes (cr__note_pid), so a Cancel or a
+ *  1. The running runner's pid sits in a slot the supervisor writes (under
+ *     the lock) before handing the runner its request, so a Cancel or a
  *     shutdown can kill the group of a runner that is still measuring. The
- *     slot is cleared under the lock once cr_proc_run has reaped the child.
+ *     slot is cleared under the lock once cr_proc_wait has reaped the child.
  *  2. The scratch dir is private (0700) and removed after every run, whatever
  *     the outcome: nothing a candidate writes survives it.
  *  3. The final record is assembled on the stack from pointers into the job
@@ -16,7 +16,15 @@
  *     reference median depends on: the task (bundle hash and task.json: the
  *     bench sizes), the reference and baseline objects (content-addressed
  *     cache paths: source, compiler identity, flags), the device and the
- *     clock policy. A full cache overwrites its oldest entry (a ring). */
+ *     clock policy. A full cache overwrites its oldest entry (a ring).
+ *  5. On a GPU worker the next runner is started while the current one
+ *     measures (`crucible-runner --prestart cuda` makes its CUDA context, then
+ *     blocks on stdin), so process start and context creation leave the GPU's
+ *     critical path. The spare is the supervisor thread's alone: started
+ *     right after a request is handed over, used by the next job, replaced
+ *     by a fresh start when it died while waiting, killed at destroy. Its pid
+ *     enters the kill slot only when it gets a job, so Cancel never hits an
+ *     idle spare; its run timeout counts from the request, not the start. */
 #define _GNU_SOURCE
 #include "supervisor.h"
 
@@ -76,6 +84,9 @@ struct cr_supervisor {
     char runner[PATH_MAX];    /* runner executable */
     char *scratch_root;       /* <work_dir>/scratch; owned */
     pid_t *pid;               /* running runner's pid, 0 = none; MAP_SHARED (note 1) */
+    int prestart;             /* 1: keep a spare runner started ahead (note 5) */
+    cr_proc_t spare;          /* the spare: started, waiting for its request; thread only */
+    char *argv[4];            /* runner command line; strings static or s->runner */
     /* --- reference cache: supervisor thread only (note 4) --- */
     s_refent_t *refs;         /* S_REFCACHE_MAX slots used as a ring; owned; NULL = none yet */
     size_t nrefs;             /* slots filled */
@@ -341,6 +352,55 @@ static int s_cancelled(cr_wjob_t *j)
     return __atomic_load_n(&j->cancelled, __ATOMIC_SEQ_CST);
 }
 
+/* How every runner is started: argv and limits (it tightens them itself
+ * before loading a candidate). Static storage: the options outlive calls. */
+static void s_runner_opts(cr_supervisor_t *s, cr_proc_opts_t *o)
+{
+    static const cr_rlimits_t lim = {.nofile = S_NOFILE, .fsize_bytes = S_FSIZE,
+                                     .nproc = S_NPROC, .no_core = 1};
+    static char prestart_flag[] = "--prestart", cuda[] = "cuda";
+    s->argv[0] = s->runner;
+    s->argv[1] = s->prestart ? prestart_flag : NULL;
+    s->argv[2] = s->prestart ? cuda : NULL;
+    s->argv[3] = NULL;
+    memset(o, 0, sizeof *o);
+    o->argv = s->argv;
+    o->limits = &lim;
+}
+
+/* Starts the spare runner (note 5); a failure only costs the head start. */
+static void s_start_spare(cr_supervisor_t *s)
+{
+    if (!s->prestart || s->spare.pid > 0)
+        return;
+    cr_proc_opts_t o;
+    s_runner_opts(s, &o);
+    int rc = cr_proc_spawn(&o, &s->spare);
+    if (rc != 0)
+        cr_warn("cannot start a spare runner %s: %s; the next job starts its own", s->runner,
+                cr_strerror(rc));
+}
+
+/* The runner for the next job: the spare when it is still waiting, else one
+ * started now. 0 with *p, or -errno. */
+static int s_take_runner(cr_supervisor_t *s, cr_proc_t *p)
+{
+    if (s->spare.pid > 0) {
+        if (cr_proc_alive(&s->spare)) {
+            *p = s->spare;
+            memset(&s->spare, 0, sizeof s->spare);
+            s->spare.in_fd = s->spare.out_fd = s->spare.err_fd = -1;
+            return 0;
+        }
+        cr_warn("spare runner %d ended while waiting for a job; starting another",
+                (int)s->spare.pid);
+        cr_proc_discard(&s->spare);
+    }
+    cr_proc_opts_t o;
+    s_runner_opts(s, &o);
+    return cr_proc_spawn(&o, p);
+}
+
 /* Runs the runner on a compiled job and records how it ended (header). */
 static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
 {
@@ -381,16 +441,24 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
     double tmo = jo && jo->run_timeout_s > 0 ? jo->run_timeout_s
                  : s->cfg->run_timeout_s > 0 ? s->cfg->run_timeout_s
                                              : S_DEFAULT_RUN_TIMEOUT_S;
-    cr_rlimits_t lim = {.nofile = S_NOFILE, .fsize_bytes = S_FSIZE, .nproc = S_NPROC,
-                        .no_core = 1};
-    char *const argv[] = {s->runner, NULL};
-    cr_proc_opts_t o = {.argv = argv, .stdin_data = frame, .stdin_len = flen,
-                        .out_cap = S_REPORT_CAP, .err_cap = S_STDERR_CAP,
-                        .timeout_ms = (int64_t)(tmo * 1000), .limits = &lim,
-                        .child_setup = cr__note_pid, .child_arg = s->pid};
+    cr_proc_opts_t o;
+    s_runner_opts(s, &o);
+    o.stdin_data = frame;
+    o.stdin_len = flen;
+    o.out_cap = S_REPORT_CAP;
+    o.err_cap = S_STDERR_CAP;
+    o.timeout_ms = (int64_t)(tmo * 1000);
     cr_proc_result_t r;
     int64_t t_start = cr_time_now_ms();
-    rc = cr_proc_run(&o, &r);
+    cr_proc_t p;
+    rc = s_take_runner(s, &p);
+    if (rc == 0) {
+        pthread_mutex_lock(&s->mu);
+        *s->pid = p.pid; /* killable by Cancel and shutdown from now (note 1) */
+        pthread_mutex_unlock(&s->mu);
+        s_start_spare(s); /* while this one measures (note 5) */
+        rc = cr_proc_wait(&p, &o, &r);
+    }
     pthread_mutex_lock(&s->mu);
     *s->pid = 0; /* reaped (note 1) */
     pthread_mutex_unlock(&s->mu);
@@ -410,12 +478,18 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
     } else if (r.timed_out) {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_TIMEOUT, "runner killed after %.1f s (run timeout)",
                      tmo);
-    } else if (r.signaled) {
-        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate crashed: %s%s%s",
-                     cr_proc_describe(&r, how, sizeof how), tail[0] ? "; stderr: " : "", tail);
     } else if (r.exited && r.exit_code == 127 && r.out_len == 0 && r.err_len == 0) {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "runner %s could not be started",
                      s->runner);
+    } else if (r.in_written < flen && !r.timed_out && !(r.exited && r.exit_code == 0)) {
+        /* it never took its whole request, so no candidate code ran in it: a
+         * spare that died as it was handed the job, not a verdict (retried) */
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                     "runner ended (%s) before reading its request%s%s",
+                     cr_proc_describe(&r, how, sizeof how), tail[0] ? "; stderr: " : "", tail);
+    } else if (r.signaled) {
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate crashed: %s%s%s",
+                     cr_proc_describe(&r, how, sizeof how), tail[0] ? "; stderr: " : "", tail);
     } else if (r.exited && r.exit_code == 0 && r.out_len > 0) {
         if (r.out_truncated ||
             cr_wire_frame_parse(r.out, r.out_len, S_REPORT_CAP, &payload, &plen) != 0 ||
@@ -526,6 +600,8 @@ cr_supervisor_t *cr_supervisor_new(const cr_config_t *cfg, const cr_ident_t *id,
         cr_warn("runner %s is not executable (%s): every job will end INFRA_ERROR", s->runner,
                 strerror(errno));
     s->scratch_root = cr_file_join(cfg->work_dir, "scratch");
+    s->spare.in_fd = s->spare.out_fd = s->spare.err_fd = -1;
+    s->prestart = strstr(cfg->backends, "cuda") != NULL;
     s->pid = mmap(NULL, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (s->pid == MAP_FAILED)
         s->pid = NULL;
@@ -603,6 +679,7 @@ void cr_supervisor_destroy(cr_supervisor_t **self_p)
         pthread_join(s->thread, NULL);
     for (cr_wjob_t *j; (j = cr__wqueue_pop(&s->queue));)
         cr_wjob_destroy(&j);
+    cr_proc_discard(&s->spare); /* joined: the thread no longer touches it */
     if (s->pid)
         munmap(s->pid, sizeof(pid_t));
     s_ref_free(s);

@@ -1571,3 +1571,15 @@ done:
     free(J);
     return rc;
 }
+
+int cr_cuda_judge_prestart(void)
+{
+    cudaError_t e = cudaSetDevice(0);
+    if (e == cudaSuccess)
+        e = cudaFree(0); /* the context, the slow part of a runner's start */
+    if (e != cudaSuccess) {
+        cr_info("prestart: %s", cudaGetErrorString(e));
+        return -1;
+    }
+    return 0;
+}

@@ -56,6 +56,11 @@ extern "C" { /* the project's C headers, seen from cuda_judge.cu */
 #define CR_CUDA_COMPILE_FLAGS "-O3 -std=c++17 -Xcompiler -fPIC -shared -cudart shared -Xlinker -Bsymbolic"
 #define CR_CUDA_CUBLAS_FLAGS "-lcublas"
 
+/* Creates the CUDA context on device 0 (the worker's GPU, by
+ * CUDA_VISIBLE_DEVICES) ahead of a request: `crucible-runner --prestart`.
+ * 0, or -1 when the runtime failed (logged; the judge meets it again). */
+int cr_cuda_judge_prestart(void);
+
 /* Judges one candidate. ref_entry, cand_entry and base_entry are the
  * cr_task_entry_fn (cast to void *) of the loaded objects; base_entry may be
  * NULL (then the reference is what the candidate is timed against).

@@ -44,13 +44,17 @@
 #define S_TIME_BUDGET_MAX_S 600.0 /* the worker's run timeout would end it sooner anyway */
 
 static const char s_usage[] =
-    "usage: crucible-runner [--help | --version]\n"
+    "usage: crucible-runner [--help | --version | --prestart BACKEND]\n"
     "\n"
     "Judges one candidate. Reads one frame (4-byte little-endian length, then a\n"
     "packed crucible.RunnerRequest) from stdin, verifies the candidate against the\n"
     "reference, times both, and writes one frame holding a crucible.RewardRecord\n"
     "to stdout, then exits 0. Started by crucible worker; not meant to be run by\n"
-    "hand. Candidate output printed to stdout is redirected to stderr.\n";
+    "hand. Candidate output printed to stdout is redirected to stderr.\n"
+    "\n"
+    "  --prestart BACKEND  prepare BACKEND (cuda: create the CUDA context) before\n"
+    "                      reading the request, so a worker can start the next\n"
+    "                      runner while the current one measures.\n";
 
 /* Reads stdin until one complete frame is there (or EOF / the cap). Returns 0
  * with *buf (caller frees) and the payload, or a negative code with err set. */
@@ -259,6 +263,25 @@ int main(int argc, char **argv)
             dprintf(report_fd, "crucible-runner %s (protocol %d, backends: " S_BACKENDS ")\n",
                     CR_RUNNER_VERSION, CR_PROTOCOL_VERSION);
             return 0;
+        }
+        if (!strcmp(argv[i], "--prestart") && i + 1 < argc) {
+            /* Started ahead of its job (the worker's spare, supervisor.c
+             * note 5): get the slow part of the backend ready, then block on
+             * stdin as usual. A failure here is left for the judge to meet
+             * and report; the request has not even arrived. */
+            const char *backend = argv[++i];
+#ifdef CR_WITH_CUDA
+            if (!strcmp(backend, "cuda")) {
+                if (cr_cuda_judge_prestart() != 0)
+                    cr_info("prestart: CUDA context not created; the judge will retry");
+                continue;
+            }
+#endif
+            if (!strcmp(backend, "c"))
+                continue;
+            fprintf(stderr, "crucible-runner: --prestart: backend '%s' is not built in (%s)\n",
+                    backend, S_BACKENDS);
+            return 2;
         }
         fprintf(stderr, "crucible-runner: unknown argument '%s'\n%s", argv[i], s_usage);
         return 2;
