@@ -66,8 +66,8 @@ if [ "$what" = all ] || [ "$what" = precision ] || [ "$what" = quick ]; then
     # One candidate in 10 fresh runners: the spread of its medians.
     : > "$out/precision.jsonl"
     for i in 1 2 3 4 5 6 7 8 9 10; do
-        # the first run also logs every sample (slot, event and wall time, clock)
-        [ $i = 1 ] && export CR_CUDA_JUDGE_SAMPLES="$out/samples.csv" || unset CR_CUDA_JUDGE_SAMPLES
+        # every run also logs its samples (slot, event and wall time, clock)
+        export CR_CUDA_JUDGE_SAMPLES="$out/samples_$i.csv"
         timeout 60 "$drv" --budget 1 --work "$work/vector_add_cuda/fast.cu" \
             --task-work "$work/vector_add_cuda/_task" "$root/tasks/examples/vector_add_cuda" \
             "$root/tasks/examples/vector_add_cuda/candidates/fast.cu" >> "$out/precision.jsonl" \
@@ -90,6 +90,7 @@ for k, cs in sorted(by.items()):
     print("  case %d samples %s iqr %s clock %s" % (k, [c["samples"] for c in cs],
           ["%.2f" % c["iqr_us"] for c in cs], sorted({round(c.get("mean_sm_clock_mhz", 0)) for c in cs})))
 PY
+    unset CR_CUDA_JUDGE_SAMPLES
 fi
 
 if [ "$what" = all ] || [ "$what" = dobench ] || [ "$what" = quick ]; then

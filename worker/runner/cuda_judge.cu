@@ -114,6 +114,7 @@ extern "C" {
 #define S_FLUSH_MIN (256ull << 20) /* flush at least 256 MiB: triton's do_bench default */
 #define S_WARMUP_MIN_S 0.1         /* DESIGN.md §4: warm-up by time, >= 100 ms */
 #define S_WARMUP_MAX_S 1.0         /* ... until the SM clock settles, at most this */
+#define S_WARMUP_NEXT_S 0.02       /* later bench cases: the GPU is warm already */
 #define S_CLOCK_STABLE_READS 3     /* consecutive SM clock reads within 1% = settled */
 #define S_MIN_SAMPLES_PREF 200     /* per side before the RSE rule may stop: the median's
                                       spread between runs, not the mean's RSE, is what
@@ -1232,9 +1233,13 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
         s_sample_t sm;
         size_t kept_bytes = 0;
 
-        /* Warm-up (DESIGN.md §4): >= 100 ms and until the SM clock settles. */
+        /* Warm-up (DESIGN.md §4): >= 100 ms and until the SM clock settles.
+         * Bench cases after the first follow a timing loop that kept the GPU
+         * busy up to now: their warm-up only waits for a settled clock
+         * (S_WARMUP_NEXT_S at least, for the new case's own code paths). */
         int64_t w0 = cr_time_mono_ns();
-        double warm_max = fmin(S_WARMUP_MAX_S, fmax(S_WARMUP_MIN_S, J->budget_s / 2));
+        double warm_min = b == 0 ? S_WARMUP_MIN_S : S_WARMUP_NEXT_S;
+        double warm_max = fmin(S_WARMUP_MAX_S, fmax(warm_min, J->budget_s / 2));
         unsigned last_mhz = 0;
         int stable = J->nvml ? 0 : S_CLOCK_STABLE_READS;
         for (;;) {
@@ -1251,7 +1256,7 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
                 last_mhz = m;
             }
             double el = (double)(cr_time_mono_ns() - w0) / 1e9;
-            if ((el >= S_WARMUP_MIN_S && stable >= S_CLOCK_STABLE_READS) || el >= warm_max)
+            if ((el >= warm_min && stable >= S_CLOCK_STABLE_READS) || el >= warm_max)
                 break;
         }
 
