@@ -2,10 +2,11 @@
  *
  * Design notes (numbered so comments below can point at them):
  *
- * 1. One CUDA context, three runtimes. The runner links cudart statically,
- *    and so does every candidate/reference object (nvcc's default), with its
- *    symbols hidden. All of them share the device's primary context, so
- *    device pointers, the legacy default stream and device-wide
+ * 1. One CUDA context, two runtimes. The runner links cudart statically;
+ *    candidate, reference and baseline objects link the shared libcudart
+ *    (-cudart shared, so the link audit sees what a candidate imports) and
+ *    share its one instance. Both runtimes use the device's primary context,
+ *    so device pointers, the legacy default stream and device-wide
  *    synchronisation are common, but a launch error sits in the launching
  *    runtime's own "last error". The judge reads it through the object's
  *    exported cr_cuda_last_error() when the shim defines one (see
