@@ -79,12 +79,30 @@ def make_call(task, case, lib):
     return (lambda: entry(arr)), keep
 
 
+def synced_median(fn, reps=300):
+    """Diagnostic: do_bench's flush and events, but a device synchronise after
+    every rep (the judge's shape), median in us."""
+    cache = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    times = []
+    for _ in range(reps):
+        cache.zero_()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e) * 1e3)
+    return statistics.median(times[reps // 10:])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
     ap.add_argument("--records", required=True)
     ap.add_argument("--candidate", default="fast.cu")
     ap.add_argument("--tol", type=float, default=0.02)
+    ap.add_argument("--diagnose", action="store_true",
+                    help="also time each case with a synchronise after every rep")
     ap.add_argument("tasks", nargs="+")
     a = ap.parse_args()
     judged = {}
@@ -107,6 +125,7 @@ def main():
             fn()
             torch.cuda.synchronize()
             ms = triton.testing.do_bench(fn, warmup=100, rep=500, return_mode="median")
+            synced = synced_median(fn) if a.diagnose else None
             meds = [c["median_us"] for r in judged[name] if r.get("status") == "OK"
                     for c in r["profile"]["cases"] if c.get("case_index", 0) == b]
             if not meds:
@@ -117,7 +136,8 @@ def main():
             dev = judge / (ms * 1e3) - 1
             worst = max(worst, abs(dev))
             rows.append(f"{name:24s} case {b}: judge {judge:10.3f} us  do_bench {ms * 1e3:10.3f} us"
-                        f"  diff {dev * 100:+6.2f}%  ({len(meds)} judge runs)")
+                        f"  diff {dev * 100:+6.2f}%  ({len(meds)} judge runs)"
+                        + (f"  [synced loop {synced:10.3f} us]" if synced else ""))
             del keep
     print("\n".join(rows))
     print(f"worst difference {worst * 100:.2f}% (tolerance {a.tol * 100:.1f}%)")

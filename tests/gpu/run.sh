@@ -107,7 +107,7 @@ if [ "$what" = all ] || [ "$what" = dobench ] || [ "$what" = quick ]; then
     done
     log "do_bench comparison"
     PYTHONUNBUFFERED=1 timeout 180 python3 "$root/tests/gpu/do_bench_compare.py" --work "$work" \
-        --records "$out/dobench.jsonl" $tasks 2>&1 | tee -a "$out/run.log"
+        --records "$out/dobench.jsonl" ${CR_DOBENCH_DIAGNOSE:+--diagnose} $tasks 2>&1 | tee -a "$out/run.log"
 fi
 grep -a -E "^[a-z_0-9]+_cuda [a-z_.]+: [A-Z_]+|^\[----\]|Synthesis" "$out/test_cuda_judge.log" \
     > "$out/summary.txt" 2>/dev/null
