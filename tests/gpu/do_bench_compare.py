@@ -4,7 +4,8 @@
 For each task given, loads the candidate object the judge driver built
 (WORK/<task>/<candidate>/cand.so), makes the bench case's buffers with torch
 (judge-like distributions do not matter for timing) and times its cr_entry
-with do_bench (L2 cleared before every rep, median). The judge's medians come
+with do_bench (L2 cleared before every rep, median; the median of --runs
+calls, default 5). The judge's medians come
 from JSON records given on the command line (--records FILE: one record per
 line with a "task" field filled in by the caller). Prints one row per bench
 case and exits 1 when any honest candidate differs by more than --tol.
@@ -101,6 +102,7 @@ def main():
     ap.add_argument("--records", required=True)
     ap.add_argument("--candidate", default="fast.cu")
     ap.add_argument("--tol", type=float, default=0.02)
+    ap.add_argument("--runs", type=int, default=5, help="do_bench calls per case (median taken)")
     ap.add_argument("--diagnose", action="store_true",
                     help="also time each case with a synchronise after every rep")
     ap.add_argument("tasks", nargs="+")
@@ -124,7 +126,12 @@ def main():
             fn, keep = make_call(task, task["cases"][b], lib)
             fn()
             torch.cuda.synchronize()
-            ms = triton.testing.do_bench(fn, warmup=100, rep=500, return_mode="median")
+            # do_bench's own median moves by several percent between calls on
+            # kernels of ~10 us (the issue quotes 7.2% over ten processes):
+            # the median of a.runs calls is the reference value
+            ms = statistics.median(
+                triton.testing.do_bench(fn, warmup=100, rep=500, return_mode="median")
+                for _ in range(a.runs))
             synced = synced_median(fn) if a.diagnose else None
             meds = [c["median_us"] for r in judged[name] if r.get("status") == "OK"
                     for c in r["profile"]["cases"] if c.get("case_index", 0) == b]
