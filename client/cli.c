@@ -148,6 +148,36 @@ void cr_progress_add(cr_progress_t *p, const Crucible__RewardRecord *rec)
     }
 }
 
+void cr_progress_counts(const cr_progress_t *p, char *out, size_t len)
+{
+    size_t n = 0;
+    out[0] = '\0';
+#define S_PUT(...)                                                                          \
+    do {                                                                                    \
+        int k_ = snprintf(out + n, len - n, __VA_ARGS__);                                   \
+        if (k_ > 0)                                                                         \
+            n = n + (size_t)k_ < len ? n + (size_t)k_ : len - 1;                            \
+    } while (0)
+    const char *sep = "";
+    for (int s = 0; s < CR_PROGRESS_NSTATUS; s++) {
+        if (p->by_status[s]) {
+            S_PUT("%s%s %u", sep, cr_status_name(s), p->by_status[s]);
+            sep = ", ";
+        }
+    }
+    if (p->nflags) {
+        S_PUT("%shacks:", n ? "  " : "");
+        sep = " ";
+        for (int k = 0; k <= p->nflags && k <= CR_PROGRESS_NFLAGS; k++) {
+            if (p->flag_count[k]) {
+                S_PUT("%s%s %u", sep, k < p->nflags ? p->flags[k] : "other", p->flag_count[k]);
+                sep = ", ";
+            }
+        }
+    }
+#undef S_PUT
+}
+
 void cr_progress_draw(cr_progress_t *p, int final)
 {
     int64_t now = cr_time_mono_ms();
@@ -178,19 +208,10 @@ void cr_progress_draw(cr_progress_t *p, int final)
     } else {
         S_PUT("%u done", p->done);
     }
-    const char *sep = "  ";
-    for (int s = 0; s < CR_PROGRESS_NSTATUS; s++) {
-        if (p->by_status[s]) {
-            S_PUT("%s%s %u", sep, cr_status_name(s), p->by_status[s]);
-            sep = ", ";
-        }
-    }
-    if (p->nflags) {
-        S_PUT("  hacks:");
-        for (int k = 0; k <= p->nflags && k <= CR_PROGRESS_NFLAGS; k++)
-            if (p->flag_count[k])
-                S_PUT(" %s %u", k < p->nflags ? p->flags[k] : "other", p->flag_count[k]);
-    }
+    char counts[768];
+    cr_progress_counts(p, counts, sizeof counts);
+    if (counts[0])
+        S_PUT("  %s", counts);
     double secs = (double)(now - p->t0_ms) / 1000.0;
     double rate = secs > 0.5 && p->done > p->done0 ? (p->done - p->done0) / secs : 0;
     if (rate > 0) {
@@ -546,12 +567,15 @@ typedef struct {
     FILE *f;       /* output, borrowed */
     int format;    /* 0 jsonl, 1 csv, 2 pb */
     uint64_t n;    /* records written */
+    cr_progress_t *counts; /* per status and flag, when no progress line counts them; borrowed */
 } s_writer_t;
 
 static int s_write_record(void *arg, const Crucible__RewardRecord *rec)
 {
     s_writer_t *w = arg;
     int rc = 0;
+    if (w->counts)
+        cr_progress_add(w->counts, rec);
     if (w->format == 0) {
         char *j = cr_record_to_json(rec);
         rc = j && fprintf(w->f, "%s\n", j) > 0 ? 0 : -EIO;
@@ -597,10 +621,18 @@ int cr_cli_results(int argc, char **argv)
     cr_progress_t p;
     cr_progress_init(&p, stderr, 0);
     int show = p.tty && (w.f != stdout || !isatty(STDOUT_FILENO));
+    w.counts = show ? NULL : &p; /* a shown progress line counts them itself */
     cr_stream_t s = {.client = c, .batch = argv[0], .wait_s = cfg.wait_s,
                      .progress = show ? &p : NULL, .on_record = s_write_record, .arg = &w,
                      .silence_ms = cr_cli_silence_ms(&cfg)};
     int rc = cr_cli_stream(&s);
+    if (rc == 0 && !show) {
+        /* the per-batch summary a progress line would have ended with */
+        char counts[768];
+        cr_progress_counts(&p, counts, sizeof counts);
+        fprintf(stderr, "batch %s: %llu records%s%s\n", argv[0], (unsigned long long)w.n,
+                counts[0] ? ": " : "", counts);
+    }
     if (rc != 0)
         fprintf(stderr, "crucible results: %s (%llu records written)\n",
                 s.error[0] ? s.error : cr_strerror(rc), (unsigned long long)w.n);

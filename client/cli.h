@@ -61,6 +61,9 @@ void cr_progress_init(cr_progress_t *p, FILE *f, uint32_t total);
 /* Sets the total and how many were already done (the rate counts from now). */
 void cr_progress_set_total(cr_progress_t *p, uint32_t total, uint32_t done_already);
 void cr_progress_add(cr_progress_t *p, const Crucible__RewardRecord *rec);
+/* The counts so far, as the progress line shows them:
+ * "OK 3, INCORRECT 2  hacks: link_audit 3, input_mutated 1" ("" before any). */
+void cr_progress_counts(const cr_progress_t *p, char *out, size_t len);
 /* Draws if due (tty: 10 per s; plain: on change, at most every 2 s); final
  * draws always and ends the line. */
 void cr_progress_draw(cr_progress_t *p, int final);

@@ -76,6 +76,11 @@ const cr_conf_row_t cr_config_rows[] = {
         "compiler processes a worker runs at once"),
     ROW("cpu", CR_CONF_INT, cpu, "-1", -1, 4095, CR_CMD_WORKER,
         "core the runner's timing thread is pinned to; -1 = pick one"),
+    /* 65534: Debian's nobody/nogroup; 0 is refused (it would keep root) */
+    ROW("sandbox-uid", CR_CONF_INT, sandbox_uid, "65534", 1, 4294967294.0,
+        CR_CMD_WORKER | CR_CMD_RUN,
+        "uid and gid a runner started as root drops to before loading a candidate "
+        "(docs/sandbox.md)"),
     /* job options */
     ROW("compile-timeout-s", CR_CONF_DOUBLE, compile_timeout_s, "60", 0.1, 3600, JOBOPT,
         "seconds a compile may take"),

@@ -33,15 +33,20 @@ static s_terms_t s_default(int ok, int hacked, double s)
     return t;
 }
 
+/* Kevin and Dr. Kernel: "correct" means OK with no hack flag. A kernel the
+ * judge caught cheating is not a correct one, so a flag zeroes both terms,
+ * never only the speed one (HACKS.md #20). */
 static s_terms_t s_kevin(int ok, int hacked, double s)
 {
-    s_terms_t t = {ok ? 0.3 : 0, ok && !hacked ? s : 0, 0};
+    int correct = ok && !hacked;
+    s_terms_t t = {correct ? 0.3 : 0, correct ? s : 0, 0};
     return t;
 }
 
 static s_terms_t s_drkernel(int ok, int hacked, double s)
 {
-    s_terms_t t = {ok ? 0.5 : 0, ok && !hacked ? 0.5 * fmin(s, 3.0) : 0, 0};
+    int correct = ok && !hacked;
+    s_terms_t t = {correct ? 0.5 : 0, correct ? 0.5 * fmin(s, 3.0) : 0, 0};
     return t;
 }
 

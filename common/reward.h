@@ -7,7 +7,8 @@
  *   kevin@1    — 0.3*correct + speedup*correct (Kevin-32B).
  *   drkernel@1 — 0.5*correct + 0.5*min(speedup, 3) (Dr. Kernel).
  * Infrastructure outcomes (cr_status_is_infra) get has_reward = 0. A hack
- * flag always zeroes the speed component. */
+ * flag (or status HACK_DETECTED) makes the whole reward 0 under every
+ * formula: a flagged result is not a correct one. */
 #ifndef CR_REWARD_H
 #define CR_REWARD_H
 

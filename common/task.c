@@ -958,8 +958,23 @@ static int s_parse_tolerance(const s_ctx_t *cx, cr_task_t *t, json_t *root)
     return 0;
 }
 
-/* Library names go into "-l<name>", so they are plain names that cannot be
- * read as a compiler option. */
+const cr_task_lib_t cr_task_libs[] = {
+    {"cublas", "-lcublas", "libcublas"},
+    {"cublasLt", "-lcublasLt", "libcublasLt"},
+    {"m", "-lm", "libm"},
+    {NULL, NULL, NULL},
+};
+
+const cr_task_lib_t *cr_task_lib_find(const char *name)
+{
+    for (const cr_task_lib_t *l = cr_task_libs; name && l->name; l++)
+        if (strcmp(l->name, name) == 0)
+            return l;
+    return NULL;
+}
+
+/* Only names of cr_task_libs: the worker links nothing else, and the link
+ * audit would refuse a candidate that used anything else. */
 static int s_parse_allow(const s_ctx_t *cx, cr_task_t *t, json_t *root)
 {
     json_t *allow = json_object_get(root, "allow");
@@ -980,6 +995,13 @@ static int s_parse_allow(const s_ctx_t *cx, cr_task_t *t, json_t *root)
         if (len == 0 || len > 63 || len != json_string_length(v) || s[0] == '-' ||
             strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-") != len)
             return s_fail(cx, path, "'%.64s' is not a library name (letters, digits, _ . + -)", s);
+        if (!cr_task_lib_find(s)) {
+            char known[256] = "";
+            for (const cr_task_lib_t *l = cr_task_libs; l->name; l++)
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                         known[0] ? ", " : "", l->name);
+            return s_fail(cx, path, "unknown library '%s' (a task may allow: %s)", s, known);
+        }
         for (int j = 0; j < t->nallow; j++)
             if (!strcmp(t->allow[j], s))
                 return s_fail(cx, path, "'%s' listed twice", s);

@@ -99,6 +99,22 @@ int cr_dtype_is_float(cr_dtype_t d);
 
 const char *cr_role_name(cr_role_t r);
 
+/* A library a task may name in "allow". This table is the one list: the task
+ * parser refuses other names, the worker adds link_flag to the compile line,
+ * and the runner's link audit (worker/runner/audit.c) then accepts soname in
+ * the candidate's DT_NEEDED and lifts the rules tagged with name. */
+typedef struct {
+    const char *name;      /* as written in "allow": "cublas" */
+    const char *link_flag; /* "-lcublas" */
+    const char *soname;    /* DT_NEEDED name up to ".so": "libcublas" */
+} cr_task_lib_t;
+
+/* The known libraries, ended by a row whose name is NULL. */
+extern const cr_task_lib_t cr_task_libs[];
+
+/* The row of cr_task_libs named name, or NULL. */
+const cr_task_lib_t *cr_task_lib_find(const char *name);
+
 /* Parses and validates task.json text. origin names the file in messages
  * ("tasks/x/task.json"). Returns 0 and *out (caller destroys), or CR_E_TASK /
  * CR_E_JSON with err holding "<origin>: <field>: <what is wrong>". */

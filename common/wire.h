@@ -80,6 +80,14 @@ void cr_wire_send_error(void *sock, const cr_peer_t *peer, const char *code, con
 /* Writes one frame to fd, retrying short writes. Returns 0 or -errno. */
 int cr_wire_frame_write(int fd, const void *data, size_t len);
 
+/* Runner <-> worker (docs/protocol.md): the worker's stdin to the runner is
+ * a random token of this many bytes, then the request frame; the runner's
+ * report is the same token, then the record frame. A report without the
+ * token was not written by the runner's own code: candidate code, which
+ * shares the runner's process and descriptors, never sees the token unless
+ * it finds it in the runner's memory. */
+#define CR_RUNNER_TOKEN_LEN 16
+
 /* Finds the first complete frame in buf. Returns 0 with *payload and *plen set,
  * CR_E_DECODE when buf holds no complete frame, CR_E_TOO_BIG when the length
  * field exceeds max. */

@@ -22,6 +22,9 @@
 #define LLVMFuzzerTestOneInput cr_fuzz_record_one
 #include "fuzz/fuzz_record.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput cr_fuzz_elfsym_one
+#include "fuzz/fuzz_elfsym.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int (*s_entry_fn)(const uint8_t *data, size_t size);
 
@@ -78,4 +81,11 @@ Test(fuzz_regress, record)
     int seeds = s_replay("corpus", "fuzz_record", cr_fuzz_record_one);
     cr_expect_gt(seeds, 0, "the seed corpus is part of the tree");
     s_replay("regressions", "fuzz_record", cr_fuzz_record_one);
+}
+
+Test(fuzz_regress, elfsym)
+{
+    int seeds = s_replay("corpus", "fuzz_elfsym", cr_fuzz_elfsym_one);
+    cr_expect_gt(seeds, 0, "the seed corpus is part of the tree");
+    s_replay("regressions", "fuzz_elfsym", cr_fuzz_elfsym_one);
 }

@@ -362,7 +362,8 @@ Test(reward, formulas_on_every_kind_of_outcome)
     s_check(CRUCIBLE__STATUS__STATUS_COMPILE_ERROR, 0, 0, "default", 1, 0.0);
     /* kevin@1: 0.3*correct + speedup*correct */
     s_check(OK, 2.0, 0, "kevin", 1, 2.3);
-    s_check(OK, 2.0, 1, "kevin@1", 1, 0.3);
+    s_check(OK, 2.0, 1, "kevin@1", 1, 0.0); /* a hack flag: not correct */
+    s_check(OK, 2.0, 1, "drkernel@1", 1, 0.0);
     s_check(BAD, 0, 0, "kevin", 1, 0.0);
     s_check(HACK, 5.0, 1, "kevin", 1, 0.0);
     /* drkernel@1: 0.5*correct + 0.5*min(speedup, 3) */

@@ -21,6 +21,9 @@
 #include <string.h>
 
 #define RUNNER CR_TEST_BIN_DIR "/crucible-runner"
+/* A fixed report token for the runner driven by hand (real workers draw one per job). */
+#define S_TOKEN "crucible-token16"
+#define S_TOKEN_LEN CR_RUNNER_TOKEN_LEN
 
 /* x in, y inout (y *= 0.5), z out (z = alpha*x + y), a size and a float scalar:
  * every role and a value of each kind goes through the shim. */
@@ -123,15 +126,27 @@ static cr_proc_result_t s_run_raw(const void *stdin_data, size_t len,
                                   Crucible__RewardRecord **rec)
 {
     char *argv[] = {RUNNER, NULL};
-    cr_proc_opts_t o = {.argv = argv, .stdin_data = stdin_data, .stdin_len = len,
+    /* the report token first (wire.h), as the worker sends it */
+    uint8_t *in = malloc(S_TOKEN_LEN + len + 1);
+    cr_assert_not_null(in);
+    memcpy(in, S_TOKEN, S_TOKEN_LEN);
+    if (len)
+        memcpy(in + S_TOKEN_LEN, stdin_data, len);
+    cr_proc_opts_t o = {.argv = argv, .stdin_data = in, .stdin_len = S_TOKEN_LEN + len,
                         .out_cap = 1 << 20, .err_cap = 1 << 16, .timeout_ms = 60000};
     cr_proc_result_t r;
     cr_assert_eq(cr_proc_run(&o, &r), 0);
+    free(in);
     *rec = NULL;
     const uint8_t *payload;
     size_t plen;
-    if (cr_wire_frame_parse(r.out, r.out_len, 1 << 20, &payload, &plen) == 0) {
-        cr_assert_eq(plen + 4, r.out_len, "bytes after the report on stdout");
+    if (r.out_len > 0) {
+        cr_assert_geq(r.out_len, S_TOKEN_LEN, "a report shorter than the token");
+        cr_assert_eq(memcmp(r.out, S_TOKEN, S_TOKEN_LEN), 0, "the report starts with the token");
+    }
+    if (r.out_len > S_TOKEN_LEN && cr_wire_frame_parse(r.out + S_TOKEN_LEN, r.out_len - S_TOKEN_LEN,
+                                                       1 << 20, &payload, &plen) == 0) {
+        cr_assert_eq(plen + 4 + S_TOKEN_LEN, r.out_len, "bytes after the report on stdout");
         cr_assert_eq(cr_wire_record_unpack(payload, plen, rec), 0);
     }
     return r;
@@ -461,6 +476,8 @@ Test(runner, crash_kills_the_runner_without_report)
 
 Test(runner, background_thread_is_a_hack)
 {
+    /* The task sets no "threads": the link audit refuses pthread_create
+     * before the object is loaded, ahead of the judge's thread count. */
     cr_proc_result_t r;
     Crucible__RewardRecord *rec = s_judge(
         "thread",
@@ -472,7 +489,40 @@ Test(runner, background_thread_is_a_hack)
         "  for (int i = 0; i < n; i++) { z[i] = alpha * x[i] + y[i]; y[i] *= 0.5f; } }\n",
         &r);
     cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "%s", S_MSG(rec));
-    cr_assert(s_has_flag(rec, "background_thread"));
+    cr_assert(s_has_flag(rec, "link_audit"), "%s", S_MSG(rec));
+    cr_assert(strstr(rec->message, "'pthread_create'"), "%s", rec->message);
+    s_done(rec, &r);
+}
+
+Test(runner, link_audit_refuses_a_timer_before_loading)
+{
+    /* Its constructor would end the runner without a report if the object
+     * were ever loaded: the audit must refuse it first. */
+    cr_proc_result_t r;
+    Crucible__RewardRecord *rec = s_judge(
+        "clock",
+        "#include <time.h>\n#include <unistd.h>\n"
+        "__attribute__((constructor)) static void loaded(void) { _exit(3); }\n"
+        "void solve(const float *x, float *y, float *z, int n, float alpha)\n"
+        "{ struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); (void)t;\n"
+        "  for (int i = 0; i < n; i++) { z[i] = alpha * x[i] + y[i]; y[i] *= 0.5f; } }\n",
+        &r);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "%s", S_MSG(rec));
+    cr_assert(s_has_flag(rec, "link_audit"), "%s", S_MSG(rec));
+    cr_assert_eq(rec->n_hack_flags, 1, "only the audit ran");
+    cr_assert(strstr(rec->message, "link audit: imports 'clock_gettime'"), "%s", rec->message);
+    cr_assert_null(rec->verify, "nothing was verified");
+    cr_assert_null(rec->profile, "nothing was timed");
+    cr_assert(r.exited && r.exit_code == 0, "the runner reported and exited 0");
+    s_done(rec, &r);
+
+    /* Bytes that are no shared object: a runtime error naming the problem. */
+    s_write("garbage.so", "not an ELF object at all\n");
+    s_req_t q = {.candidate = "garbage.so"};
+    r = s_run(&q, &rec);
+    cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "%s", S_MSG(rec));
+    cr_assert(strstr(rec->message, "link audit") && strstr(rec->message, "not an ELF file"), "%s",
+              rec->message);
     s_done(rec, &r);
 }
 

@@ -81,13 +81,16 @@ static const char s_fake_runner_src[] =
     "  size_t n = 0; ssize_t r;\n"
     "  while (n < sizeof in && (r = read(0, in + n, sizeof in - n)) > 0) n += (size_t)r;\n"
     "  fprintf(stderr, \"fake runner read %zu bytes\\n\", n);\n"
+    "  unsigned char tok[16]; if (n < 20) { fprintf(stderr, \"no token\\n\"); return 9; }\n"
+    "  memcpy(tok, in, 16); memmove(in, in + 16, n - 16); n -= 16;\n"
     "  if (n < 4 || (in[0] | in[1] << 8 | in[2] << 16 | (size_t)in[3] << 24) != n - 4) {\n"
     "    fprintf(stderr, \"bad frame\\n\"); return 9; }\n"
     "#define HAS(s) memmem(in, n, s, strlen(s))\n"
     "  if (HAS(\"MODE=segv\")) { fprintf(stderr, \"about to crash\\n\"); *(volatile int *)8 = 1; }\n"
     "  if (HAS(\"MODE=sleep\")) for (;;) pause();\n"
     "  if (HAS(\"MODE=exit3\")) return 3;\n"
-    "  if (HAS(\"MODE=garbage\")) { fputs(\"hello, this is no report\", stdout); return 0; }\n"
+    "  if (HAS(\"MODE=garbage\")) { fwrite(tok, 1, 16, stdout);\n"
+    "    fputs(\"hello, this is no report\", stdout); return 0; }\n"
     "  if (HAS(\"MODE=fork\")) {\n"
     "    char path[512] = \"\"; const char *p = HAS(\"PIDFILE=\");\n"
     "    if (p) { p += 8; size_t i = 0; while (i < 500 && (p[i] == '/' || p[i] == '.' ||"
@@ -104,7 +107,8 @@ static const char s_fake_runner_src[] =
     "  str(10, hex, h);\n"
     "  str(20, \"fake:device\", 11);\n"
     "  unsigned char hdr[4] = {k & 0xff, k >> 8 & 0xff, k >> 16 & 0xff, k >> 24 & 0xff};\n"
-    "  fwrite(hdr, 1, 4, stdout); fwrite(rec, 1, k, stdout); return 0;\n"
+    "  fwrite(tok, 1, 16, stdout); fwrite(hdr, 1, 4, stdout); fwrite(rec, 1, k, stdout);\n"
+    "  return 0;\n"
     "}\n";
 
 /* A compiler that answers --version at once and sleeps on any source that

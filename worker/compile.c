@@ -55,24 +55,17 @@ static const char *const s_c_libs[] = {"-lm", NULL};
  * -cudart shared: the object imports the runtime API from libcudart.so
  * instead of carrying a static copy, so its dynamic symbol table lists
  * exactly what the candidate calls (the link audit reads it), and candidate,
- * reference and baseline share one runtime instance. */
+ * reference and baseline share one runtime instance. -DCCCL_DISABLE_NVTX:
+ * CUB and Thrust otherwise import dlopen/dlsym/getenv for NVTX tool
+ * injection (a library named in the environment), which the audit refuses. */
 static const char *const s_cuda_flags[] = {"-O3", "-std=c++17", "-Xcompiler", "-fPIC",
                                            "-shared", "-cudart", "shared", "-Xlinker",
-                                           "-Bsymbolic", NULL};
+                                           "-Bsymbolic", "-DCCCL_DISABLE_NVTX", NULL};
 static const char *const s_cuda_libs[] = {NULL};
 
 static const s_lang_t s_langs[] = {
     {"c", ".c", offsetof(cr_config_t, cc), s_c_flags, s_c_libs, 0},
     {"cuda", ".cu", offsetof(cr_config_t, nvcc), s_cuda_flags, s_cuda_libs, 1},
-};
-/* Libraries a task may name in "allow", and the link flag each adds. */
-static const struct {
-    const char *name;
-    const char *flag;
-} s_allow_libs[] = {
-    {"cublas", "-lcublas"},
-    {"cublasLt", "-lcublasLt"},
-    {"m", "-lm"},
 };
 #define S_NLANGS (sizeof s_langs / sizeof s_langs[0])
 
@@ -346,10 +339,12 @@ static int s_extra_flags(const cr_compile_t *c, const s_lang_t *l, const cr_task
         out[n++] = c->arch_flag;
     if (l->gpu_arch && c->rpath_flag[0] && n < max)
         out[n++] = c->rpath_flag;
-    for (int i = 0; i < task->nallow; i++)
-        for (size_t k = 0; k < sizeof s_allow_libs / sizeof s_allow_libs[0]; k++)
-            if (n < max && strcmp(task->allow[i], s_allow_libs[k].name) == 0)
-                out[n++] = s_allow_libs[k].flag;
+    /* cr_task_libs: the link audit accepts exactly what is linked here */
+    for (int i = 0; i < task->nallow; i++) {
+        const cr_task_lib_t *lib = cr_task_lib_find(task->allow[i]);
+        if (lib && n < max)
+            out[n++] = lib->link_flag;
+    }
     return n;
 }
 

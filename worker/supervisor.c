@@ -5,8 +5,9 @@
  *     the lock) before handing the runner its request, so a Cancel or a
  *     shutdown can kill the group of a runner that is still measuring. The
  *     slot is cleared under the lock once cr_proc_wait has reaped the child.
- *  2. The scratch dir is private (0700) and removed after every run, whatever
- *     the outcome: nothing a candidate writes survives it.
+ *  2. The scratch dir is private (0700, owned by the sandbox uid when we are
+ *     root) and removed after every run, whatever the outcome: nothing a
+ *     candidate writes survives it.
  *  3. The final record is assembled on the stack from pointers into the job
  *     and packed/unpacked once into job->rec, so it is one owned message that
  *     free_unpacked releases, whoever made its parts.
@@ -34,6 +35,7 @@
 #include "log.h"
 #include "proc.h"
 #include "record.h"
+#include "runner/sandbox.h"
 #include "timeutil.h"
 #include "wire.h"
 
@@ -55,12 +57,6 @@
 #define S_STDERR_CAP (8u * 1024u)
 /* 300 s: only when neither the job nor the config gives a run timeout. */
 #define S_DEFAULT_RUN_TIMEOUT_S 300.0
-/* Limits on the runner (it tightens them itself before loading a candidate).
- * 256 descriptors and 512 processes are far above what a judge needs and far
- * below what a fork or descriptor bomb wants; 1 GiB of file caps scratch. */
-#define S_NOFILE 256
-#define S_NPROC 512
-#define S_FSIZE (1ll << 30)
 /* Seed length fixed by the protocol (RunnerRequest.seed). */
 #define S_SEED_LEN 32
 /* Reference cache entries (note 4): far more (task, objects, device) keys
@@ -294,8 +290,8 @@ static void s_ref_free(cr_supervisor_t *s)
 /* Packs the request into one frame (4-byte LE length + bytes). ref, when
  * not NULL, is the cached reference measurement the runner reuses. */
 static int s_request_frame(cr_supervisor_t *s, cr_wjob_t *j, const char *scratch,
-                           const uint8_t *seed, const s_refent_t *ref, uint8_t **out,
-                           size_t *outlen)
+                           const uint8_t *seed, const uint8_t *token, const s_refent_t *ref,
+                           uint8_t **out, size_t *outlen)
 {
     const cr_config_t *cfg = s->cfg;
     Crucible__JobOptions opt = CRUCIBLE__JOB_OPTIONS__INIT;
@@ -324,6 +320,7 @@ static int s_request_frame(cr_supervisor_t *s, cr_wjob_t *j, const char *scratch
     req.options = &opt;
     req.scratch_dir = (char *)scratch;
     req.cpu = (int32_t)cfg->cpu;
+    req.sandbox_uid = (uint32_t)cfg->sandbox_uid;
     req.llc_bytes = 0; /* the runner measures the cache it flushes */
     if (ref) {
         req.n_cached_ref_median_us = ref->n;
@@ -334,17 +331,69 @@ static int s_request_frame(cr_supervisor_t *s, cr_wjob_t *j, const char *scratch
     size_t n = crucible__runner_request__get_packed_size(&req);
     if (n > 0xffffffffu)
         return CR_E_TOO_BIG;
-    uint8_t *b = malloc(n + 4);
+    uint8_t *b = malloc(CR_RUNNER_TOKEN_LEN + n + 4);
     if (!b)
         return -ENOMEM;
-    b[0] = (uint8_t)(n & 0xff);
-    b[1] = (uint8_t)((n >> 8) & 0xff);
-    b[2] = (uint8_t)((n >> 16) & 0xff);
-    b[3] = (uint8_t)((n >> 24) & 0xff);
-    crucible__runner_request__pack(&req, b + 4);
+    memcpy(b, token, CR_RUNNER_TOKEN_LEN);
+    uint8_t *f = b + CR_RUNNER_TOKEN_LEN;
+    f[0] = (uint8_t)(n & 0xff);
+    f[1] = (uint8_t)((n >> 8) & 0xff);
+    f[2] = (uint8_t)((n >> 16) & 0xff);
+    f[3] = (uint8_t)((n >> 24) & 0xff);
+    crucible__runner_request__pack(&req, f + 4);
     *out = b;
-    *outlen = n + 4;
+    *outlen = CR_RUNNER_TOKEN_LEN + n + 4;
     return 0;
+}
+
+/* Replaces the job's report with HACK_DETECTED, one flag and msg: a verdict
+ * the worker makes itself from how the runner ended. */
+static void s_hack_verdict(cr_wjob_t *j, const char *flag, const char *msg)
+{
+    char *flags[] = {(char *)flag};
+    Crucible__RewardRecord h = CRUCIBLE__REWARD_RECORD__INIT;
+    h.status = CRUCIBLE__STATUS__STATUS_HACK_DETECTED;
+    h.message = (char *)msg;
+    h.n_hack_flags = 1;
+    h.hack_flags = flags;
+    if (j->report)
+        crucible__reward_record__free_unpacked(j->report, NULL);
+    if (!(j->report = cr_wire_record_dup(&h))) /* no memory for the flag: the verdict holds */
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "%s", msg);
+}
+
+/* The runner writes exactly one frame and exits, so extra bytes on the
+ * report channel came from other code in its process: the candidate, which
+ * can reach the report descriptor and write a forged verdict ahead of (or
+ * after) the judge's. The whole report is void; the job is HACK_DETECTED
+ * with flag report_forged (HACKS.md #20). */
+static void s_report_forged(cr_wjob_t *j, size_t extra)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "%zu bytes besides the runner's report on its report channel: "
+             "the candidate wrote to it", extra);
+    s_hack_verdict(j, "report_forged", msg);
+}
+
+/* The runner's sandbox trapped a system call (exit CR_RUNNER_EXIT_SANDBOX,
+ * or SIGSYS when the candidate blocked the signal): HACK_DETECTED with flag
+ * sandbox_violation and, as message, the runner's last line naming it. */
+static void s_sandbox_violation(cr_wjob_t *j, const cr_proc_result_t *r)
+{
+    char msg[256];
+    const char *line = NULL;
+    for (const char *p = r->err; p && (p = strstr(p, CR_SANDBOX_DENIED_PREFIX)); p++)
+        line = p;
+    if (line)
+        snprintf(msg, sizeof msg, "%.*s", (int)strcspn(line, "\n"), line);
+    else if (r->signaled)
+        snprintf(msg, sizeof msg, "crucible-runner: sandbox: killed by SIGSYS: a forbidden "
+                 "system call while SIGSYS was blocked (glibc blocks it while it creates a "
+                 "thread or a process)");
+    else
+        snprintf(msg, sizeof msg, "crucible-runner: sandbox: exit %d without naming the "
+                 "system call", CR_RUNNER_EXIT_SANDBOX);
+    s_hack_verdict(j, "sandbox_violation", msg);
 }
 
 static int s_cancelled(cr_wjob_t *j)
@@ -352,12 +401,11 @@ static int s_cancelled(cr_wjob_t *j)
     return __atomic_load_n(&j->cancelled, __ATOMIC_SEQ_CST);
 }
 
-/* How every runner is started: argv and limits (it tightens them itself
- * before loading a candidate). Static storage: the options outlive calls. */
+/* How every runner is started: argv (its rlimits are the sandbox's, set
+ * before it loads a candidate: worker/runner/sandbox.c). Static storage: the
+ * options outlive calls. */
 static void s_runner_opts(cr_supervisor_t *s, cr_proc_opts_t *o)
 {
-    static const cr_rlimits_t lim = {.nofile = S_NOFILE, .fsize_bytes = S_FSIZE,
-                                     .nproc = S_NPROC, .no_core = 1};
     static char prestart_flag[] = "--prestart", cuda[] = "cuda";
     s->argv[0] = s->runner;
     s->argv[1] = s->prestart ? prestart_flag : NULL;
@@ -365,7 +413,6 @@ static void s_runner_opts(cr_supervisor_t *s, cr_proc_opts_t *o)
     s->argv[3] = NULL;
     memset(o, 0, sizeof *o);
     o->argv = s->argv;
-    o->limits = &lim;
 }
 
 /* Starts the spare runner (note 5); a failure only costs the head start. */
@@ -405,7 +452,7 @@ static int s_take_runner(cr_supervisor_t *s, cr_proc_t *p)
 static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
 {
     char rnd[32], how[96], tail[512];
-    uint8_t seed[S_SEED_LEN];
+    uint8_t seed[S_SEED_LEN], token[CR_RUNNER_TOKEN_LEN] = {0};
     uint8_t *frame = NULL;
     size_t flen = 0;
     char *scratch = NULL;
@@ -413,6 +460,11 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
     scratch = cr_file_join(s->scratch_root, rnd);
     int rc = scratch ? cr_file_mkdirs(s->scratch_root, 0755) : -ENOMEM;
     if (rc == 0 && mkdir(scratch, 0700) != 0)
+        rc = -errno;
+    /* note 2: a root runner works in it as the sandbox uid (its tmpfs on top
+     * is owned the same way; this is for when no tmpfs can be mounted) */
+    uid_t su = (uid_t)s->cfg->sandbox_uid;
+    if (rc == 0 && geteuid() == 0 && su > 0 && chown(scratch, su, (gid_t)su) != 0)
         rc = -errno;
     if (rc != 0) {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cannot create scratch dir %s: %s",
@@ -430,7 +482,8 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
         ref = s_ref_find(s, key);
     }
     cr_random_bytes(seed, sizeof seed);
-    rc = s_request_frame(s, j, scratch, seed, ref, &frame, &flen);
+    cr_random_bytes(token, sizeof token);
+    rc = s_request_frame(s, j, scratch, seed, token, ref, &frame, &flen);
     explicit_bzero(seed, sizeof seed); /* the frame holds it now; nothing else should */
     if (rc != 0) {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cannot build runner request: %s",
@@ -487,16 +540,31 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                      "runner ended (%s) before reading its request%s%s",
                      cr_proc_describe(&r, how, sizeof how), tail[0] ? "; stderr: " : "", tail);
+    } else if ((r.exited && r.exit_code == CR_RUNNER_EXIT_SANDBOX) ||
+               (r.signaled && r.signal == SIGSYS)) {
+        s_sandbox_violation(j, &r);
     } else if (r.signaled) {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate crashed: %s%s%s",
                      cr_proc_describe(&r, how, sizeof how), tail[0] ? "; stderr: " : "", tail);
-    } else if (r.exited && r.exit_code == 0 && r.out_len > 0) {
+    } else if (r.exited && r.exit_code == 0 && r.out_len > 0 &&
+               (r.out_len < CR_RUNNER_TOKEN_LEN ||
+                memcmp(r.out, token, CR_RUNNER_TOKEN_LEN) != 0)) {
+        /* the runner's own code writes the token first: whatever came first
+         * here was written by candidate code (then it ended the process) */
+        s_hack_verdict(j, "report_forged",
+                       "the report channel does not start with the runner's token: "
+                       "the candidate wrote to it");
+    } else if (r.exited && r.exit_code == 0 && r.out_len > CR_RUNNER_TOKEN_LEN) {
+        const char *rep = r.out + CR_RUNNER_TOKEN_LEN;
+        size_t replen = r.out_len - CR_RUNNER_TOKEN_LEN;
         if (r.out_truncated ||
-            cr_wire_frame_parse(r.out, r.out_len, S_REPORT_CAP, &payload, &plen) != 0 ||
+            cr_wire_frame_parse(rep, replen, S_REPORT_CAP, &payload, &plen) != 0 ||
             cr_wire_record_unpack(payload, plen, &j->report) != 0) {
             j->report = NULL;
             cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                          "runner report unparsable (%zu bytes on stdout)", r.out_len);
+        } else if (plen + 4 != replen) {
+            s_report_forged(j, replen - plen - 4);
         } else {
             if (j->report->t_verified)
                 j->t_verified = j->report->t_verified;
@@ -513,6 +581,7 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
     }
     cr_proc_result_close(&r);
 out:
+    explicit_bzero(token, sizeof token);
     if (frame) {
         explicit_bzero(frame, flen); /* the seed is inside */
         free(frame);

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -617,6 +618,9 @@ static void s_on_signal(int sig)
 
 int cr_worker_main(const cr_config_t *cfg)
 {
+    /* Not dumpable: a runner under our uid (a worker that is not root)
+     * cannot read our /proc/<pid>/environ, mem or fds (docs/sandbox.md). */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     struct sigaction sa = {.sa_handler = s_on_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
@@ -726,6 +730,7 @@ static char **s_child_argv(const cr_config_t *cfg, const char *exe, const char *
 
 int cr_worker_main_gpus(const cr_config_t *cfg, const char *exe)
 {
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* as cr_worker_main */
     unsigned *idx = calloc(S_MAX_GPUS, sizeof *idx);
     pid_t *pids = calloc(S_MAX_GPUS, sizeof *pids);
     int n = idx && pids ? s_gpu_list(cfg, idx) : -1;

@@ -4,7 +4,7 @@
 #
 #   tests/fuzz/run.sh [seconds-per-harness] [harness...]
 #
-# Defaults: 60 s each, all three harnesses. Environment: BUILD (build dir,
+# Defaults: 60 s each, all four harnesses. Environment: BUILD (build dir,
 # default build-fuzzers under the repo), JOBS (make -j, default 2).
 # New inputs libFuzzer finds go to a scratch corpus, never into the tree;
 # a crash leaves crash-* in $BUILD/fuzz-out/<harness>/: reproduce it with
@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-harnesses=${*:-"fuzz_envelope fuzz_task fuzz_record"}
+harnesses=${*:-"fuzz_envelope fuzz_task fuzz_record fuzz_elfsym"}
 build=${BUILD:-$root/build-fuzzers}
 jobs=${JOBS:-2}
 

@@ -9,13 +9,19 @@
  * The set-0 candidate buffers stay allocated while set 1 runs, so set 1 is
  * guaranteed new addresses as well as new values (HACKS.md #4).
  *
- * Timing of one bench case: N data sets (inputs and the reference's outputs,
- * made untimed up front) and N candidate slots (buffers). Sample i runs data
- * set i % N in slot (i % N + i / N) % N, so each pass over the pool puts
- * different values behind each address: a cache keyed by pointer returns the
- * wrong answer, and the randomly chosen verified samples catch it. Outputs
- * are poisoned before every call (not only verified ones), so a candidate
- * cannot tell which calls are checked. */
+ * Timing of one bench case: N data sets (inputs, made untimed up front) and
+ * N candidate slots (buffers). Sample i runs data set i % N in slot
+ * (i % N + i / N) % N, so each pass over the pool puts different values
+ * behind each address: a cache keyed by pointer returns the wrong answer,
+ * and the randomly chosen verified samples catch it. On top of that every
+ * call's inputs are the set with a random sprinkle of elements redrawn
+ * (s_sample), so no call ever repeats an earlier call's inputs: a cache
+ * keyed by content never hits, and the reference's answer to a call's
+ * inputs exists nowhere in memory until after the candidate has returned
+ * (the reference runs second, on the same inputs). Outputs are poisoned
+ * before every call (not only verified ones), so a candidate cannot tell
+ * which calls are checked. After every candidate call the floating-point
+ * control state is checked and reset (HACKS.md #19). */
 #define _GNU_SOURCE /* strdup, vasprintf */
 #include "cpu_judge.h"
 
@@ -29,12 +35,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fenv.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define S_NP CR_TASK_MAX_PARAMS
@@ -42,12 +50,29 @@
 #define S_SET_SAMPLING 0xffffffffu
 /* Timing pool sets start after the two verification sets (0 and 1). */
 #define S_SET_POOL 2
+/* The stream that perturbs the inputs of each timed call (s_sample). */
+#define S_SET_PERTURB 0xfffffffeu
+/* Each timed call redraws one input element in every S_PERTURB_MIN to
+ * S_PERTURB_MIN + S_PERTURB_SPAN - 1 (a random stride and offset per call and
+ * param): every output of a reduction or a matmul changes, a spread-out 3-12%
+ * of an elementwise kernel's, no two calls see the same inputs (HACKS.md #4,
+ * #9), and drawing at most 1/8 of the elements keeps it cheap next to the copy. */
+#define S_PERTURB_MIN 8
+#define S_PERTURB_SPAN 25
+/* Threads-allowed tasks (HACKS.md #8): after each verification call the judge
+ * sleeps S_LATE_WINDOW_MS and counts the CPU time the candidate's other
+ * threads used meanwhile. A pool parked on a condition variable uses ~0; a
+ * thread still doing the call's work uses most of the window. 1 ms of 5 is
+ * far above the microseconds a worker needs to park after signalling done. */
+#define S_LATE_WINDOW_MS 5
+#define S_LATE_CPU_MS 1.0
 #define S_POOL_BYTES (256ull << 20) /* ~256 MiB of pool: many sets for small cases */
 #define S_POOL_MIN 2                /* two sets are needed for the address rotation */
 #define S_POOL_MAX 8
 #define S_WARMUP_S 0.05             /* per side: long enough for frequency ramp-up */
 #define S_WARMUP_CALLS 3
-#define S_VERIFY_ONE_IN 8           /* ~1 in 8 timed candidate outputs re-verified */
+#define S_VERIFY_ONE_IN 8           /* ~1 in 8 timed candidate outputs re-verified, and
+                                       always the first and the last */
 #define S_HARD_CAP 5.0              /* x budget: stop even below the minimum sample count */
 #define S_ALIGN 64                  /* cache line: what a vectorised kernel may assume */
 #define S_PAGE 4096u                /* smallest page mprotect works on */
@@ -367,6 +392,149 @@ static void s_call(cr_task_entry_fn fn, const cr_task_t *t, s_layout_t *L, const
     fn(call.args);
 }
 
+/* ---------------------------------------------------------------- FP state */
+
+/* The floating-point control state a call can leave behind: rounding mode,
+ * flush-to-zero and denormals-are-zero, exception traps. The sticky status
+ * flags are left out: any arithmetic raises them. The reference runs in the
+ * candidate's thread, so a candidate that returned with, say, FTZ set would
+ * have the reference flush too and agree with its own flushed answer
+ * (HACKS.md #19). Setting it inside a call and restoring it is fine. */
+typedef struct {
+    uint32_t ctl; /* x86-64: MXCSR less status bits 0-5; aarch64: FPCR; else rounding mode */
+    uint32_t x87; /* x86-64: x87 control word; 0 elsewhere */
+} s_fpctl_t;
+
+#if defined(__x86_64__)
+#define S_MXCSR_STATUS 0x3fu /* sticky exception flags */
+#define S_MXCSR_DAZ 0x40u
+#define S_MXCSR_MASKS 0x1f80u /* exception masks: all set = no traps */
+#define S_MXCSR_RC 0x6000u    /* rounding control */
+#define S_MXCSR_FTZ 0x8000u
+#endif
+
+static void s_fpctl_read(s_fpctl_t *c)
+{
+#if defined(__x86_64__)
+    uint16_t cw;
+    __asm__ __volatile__("fnstcw %0" : "=m"(cw));
+    c->ctl = __builtin_ia32_stmxcsr() & ~S_MXCSR_STATUS;
+    c->x87 = cw;
+#elif defined(__aarch64__)
+    uint64_t fpcr;
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
+    c->ctl = (uint32_t)fpcr;
+    c->x87 = 0;
+#else
+    c->ctl = (uint32_t)fegetround();
+    c->x87 = 0;
+#endif
+}
+
+/* Puts the default state back (FE_DFL_ENV; on x86-64 also FTZ/DAZ off and
+ * the x87 word, which older glibc leave alone). */
+static void s_fpctl_reset(const s_fpctl_t *d)
+{
+    fesetenv(FE_DFL_ENV);
+#if defined(__x86_64__)
+    uint16_t cw = (uint16_t)d->x87;
+    __builtin_ia32_ldmxcsr(d->ctl);
+    __asm__ __volatile__("fldcw %0" : : "m"(cw));
+#else
+    (void)d;
+#endif
+}
+
+/* The C library's default state (FE_DFL_ENV, FTZ/DAZ off): what the runner
+ * starts with and what the reference always runs under. Read once. */
+static const s_fpctl_t *s_fpctl_default(void)
+{
+    static s_fpctl_t d;
+    static int have;
+    if (!have) {
+        fenv_t cur;
+        fegetenv(&cur);
+        fesetenv(FE_DFL_ENV);
+        s_fpctl_read(&d);
+#if defined(__x86_64__)
+        d.ctl &= ~(S_MXCSR_FTZ | S_MXCSR_DAZ);
+#endif
+        fesetenv(&cur); /* whatever was there stays, for the caller to check */
+        have = 1;
+    }
+    return &d;
+}
+
+/* Says how now differs from the default d, e.g. "flush-to-zero on". */
+static void s_fpctl_describe(const s_fpctl_t *now, const s_fpctl_t *d, char *out, size_t len)
+{
+    size_t n = 0;
+    out[0] = '\0';
+#define S_ADD(...)                                                                          \
+    do {                                                                                    \
+        int k_ = snprintf(out + n, len - n, "%s", n ? ", " : "");                           \
+        n = k_ > 0 && n + (size_t)k_ < len ? n + (size_t)k_ : n;                            \
+        k_ = snprintf(out + n, len - n, __VA_ARGS__);                                       \
+        n = k_ > 0 && n + (size_t)k_ < len ? n + (size_t)k_ : len - 1;                      \
+    } while (0)
+#if defined(__x86_64__)
+    static const char *const rc[] = {"to nearest", "downward", "upward", "toward zero"};
+    uint32_t x = now->ctl ^ d->ctl;
+    if (x & S_MXCSR_FTZ)
+        S_ADD("flush-to-zero %s", now->ctl & S_MXCSR_FTZ ? "on" : "off");
+    if (x & S_MXCSR_DAZ)
+        S_ADD("denormals-are-zero %s", now->ctl & S_MXCSR_DAZ ? "on" : "off");
+    if (x & S_MXCSR_RC)
+        S_ADD("SSE rounding %s", rc[(now->ctl & S_MXCSR_RC) >> 13]);
+    if (x & S_MXCSR_MASKS)
+        S_ADD("SSE exception traps changed");
+    if (now->x87 != d->x87)
+        S_ADD("x87 control word 0x%04x (default 0x%04x)", now->x87, d->x87);
+    S_ADD("MXCSR 0x%04x, default 0x%04x", now->ctl, d->ctl);
+#elif defined(__aarch64__)
+    S_ADD("FPCR 0x%08x, default 0x%08x (bit 24 flush-to-zero, 22-23 rounding)", now->ctl,
+          d->ctl);
+#else
+    S_ADD("rounding mode %u, default %u", now->ctl, d->ctl);
+#endif
+#undef S_ADD
+}
+
+/* Returns 1 when the control state is not the default (why says how) and
+ * puts the default back, so neither the reference nor the next call runs
+ * under what the candidate left; 0 when it is the default. */
+static int s_fpenv_check(char *why, size_t len)
+{
+    const s_fpctl_t *d = s_fpctl_default();
+    s_fpctl_t now;
+    s_fpctl_read(&now);
+    if (now.ctl == d->ctl && now.x87 == d->x87)
+        return 0;
+    s_fpctl_describe(&now, d, why, len);
+    s_fpctl_reset(d);
+    return 1;
+}
+
+/* CPU time (ms) the process's threads other than the caller used over a
+ * S_LATE_WINDOW_MS sleep of the caller: exited threads count too (their
+ * time stays in the process total). -1 when getrusage fails. */
+static double s_late_cpu_ms(void)
+{
+    struct rusage all0, me0, all1, me1;
+    if (getrusage(RUSAGE_SELF, &all0) || getrusage(RUSAGE_THREAD, &me0))
+        return -1;
+    struct timespec w = {0, S_LATE_WINDOW_MS * 1000000L};
+    while (nanosleep(&w, &w) != 0 && errno == EINTR)
+        ;
+    if (getrusage(RUSAGE_SELF, &all1) || getrusage(RUSAGE_THREAD, &me1))
+        return -1;
+#define S_US(r) ((double)(r).ru_utime.tv_sec * 1e6 + (double)(r).ru_utime.tv_usec + \
+                 (double)(r).ru_stime.tv_sec * 1e6 + (double)(r).ru_stime.tv_usec)
+    double others = (S_US(all1) - S_US(me1)) - (S_US(all0) - S_US(me0));
+#undef S_US
+    return others / 1e3;
+}
+
 /* ---------------------------------------------------------------- checks */
 
 /* Elements of an out buffer still holding poison where the reference wrote
@@ -454,7 +622,8 @@ static const char *s_mutated(const cr_task_t *t, const s_layout_t *L, const s_bu
 /* One verification run of case L->c on input set `set`: candidate into
  * *cand (allocated here; the caller frees it, so that later runs get new
  * addresses), then the reference in fresh buffers on pristine copies.
- * Returns 0 (result in *k) or -ENOMEM. */
+ * Returns 0 (result in *k), -ENOMEM, or CR_E_TASK when the reference left a
+ * float output unwritten (k->msg says where). */
 static int s_verify_set(const cr_cpu_judge_t *j, s_layout_t *L, uint32_t set, s_bufs_t *cand,
                         cr_judge_check_t *k)
 {
@@ -473,9 +642,20 @@ static int s_verify_set(const cr_cpu_judge_t *j, s_layout_t *L, uint32_t set, s_
     s_seal(&pristine, 1);
     s_call(j->cand, t, L, cand);
     s_seal(&pristine, 0);
+    k->fp_env = s_fpenv_check(k->why_fp, sizeof k->why_fp);
 
     int threads = cr_judge_thread_count();
     k->background = !t->threads_allowed && j->threads_at_start > 0 && threads > j->threads_at_start;
+    if (t->threads_allowed) {
+        double late = s_late_cpu_ms();
+        if (late > S_LATE_CPU_MS) {
+            k->background = 1;
+            snprintf(k->why_bg, sizeof k->why_bg,
+                     "the candidate's threads used %.1f ms of CPU in the %d ms after the call "
+                     "returned: work after the return is not timed",
+                     late, S_LATE_WINDOW_MS);
+        }
+    }
     const char *mut = s_mutated(t, L, cand, hash);
     k->inputs_unchanged = mut == NULL;
 
@@ -485,10 +665,26 @@ static int s_verify_set(const cr_cpu_judge_t *j, s_layout_t *L, uint32_t set, s_
     s_copy(t, L, S_M_IN | S_M_INOUT, &ref, &pristine);
     s_poison_out(t, L, &ref);
     s_call(j->ref, t, L, &ref);
+    /* A reference that leaves a float output poisoned would make "left
+     * alone" match there and the right answer fail: the judge's error, never
+     * a verdict (HACKS.md #20). Only floats: their poison NaN is no value a
+     * computation yields, while 0xA5 bytes are ordinary integers. */
+    for (int p = 0; p < t->nparams; p++)
+        if (t->params[p].role == CR_ROLE_OUT && cr_dtype_is_float(t->params[p].dtype) &&
+            cr_inputs_count_poison(ref.p[p], t->params[p].dtype, L->numel[p], NULL)) {
+            snprintf(k->msg, sizeof k->msg, "case %d: the reference left output '%s' partly "
+                     "unwritten", L->c, t->params[p].name);
+            rc = CR_E_TASK;
+            goto done;
+        }
 
     cr_judge_compare_outputs(t, cand->p, ref.p, L->numel, k);
     if (mut) /* the most serious finding leads the message */
         snprintf(k->msg, sizeof k->msg, "input '%s' was modified by the candidate", mut);
+    else if (k->fp_env)
+        snprintf(k->msg, sizeof k->msg,
+                 "the candidate returned with the floating-point environment changed (%s)",
+                 k->why_fp);
     rc = 0;
 done:
     s_free(&ref);
@@ -498,9 +694,17 @@ done:
     return rc;
 }
 
+/* The judge's own failure in s_verify_set, for cr_cpu_judge_verify's err. */
+static int s_verify_error(int rc, const cr_judge_check_t *k, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s", rc == -ENOMEM ? "out of memory for the judge's buffers" : k->msg);
+    return rc;
+}
+
 static int s_passed(const cr_judge_check_t *k)
 {
-    return k->inputs_unchanged && k->all_written && k->mismatches == 0 && !k->background;
+    return k->inputs_unchanged && k->all_written && k->mismatches == 0 && !k->background &&
+           !k->fp_env;
 }
 
 int cr_judge_apply_run(Crucible__RewardRecord *rec, int c, const cr_judge_check_t *k,
@@ -509,9 +713,19 @@ int cr_judge_apply_run(Crucible__RewardRecord *rec, int c, const cr_judge_check_
     const char *which = second ? " (second run: new inputs at new addresses)" : "";
     if (k->background) {
         cr_judge_flag(rec, "background_thread");
+        if (k->why_bg[0])
+            cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "case %d%s: %s", c, which,
+                          k->why_bg);
+        else
+            cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                          "case %d%s: threads still running after the candidate returned, and "
+                          "the task does not allow threads", c, which);
+    }
+    if (k->fp_env) {
+        cr_judge_flag(rec, "fp_env_changed");
         cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
-                      "case %d%s: threads still running after the candidate returned, and the "
-                      "task does not allow threads", c, which);
+                      "case %d%s: the candidate returned with the floating-point environment "
+                      "changed (%s); the judge restored it", c, which, k->why_fp);
     }
     if (!k->inputs_unchanged) {
         cr_judge_flag(rec, "input_mutated");
@@ -543,6 +757,15 @@ int cr_cpu_judge_verify(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, ch
     if (t->ncases && !vr->cases)
         goto oom;
     vr->ok = 1;
+    /* A constructor runs at load: whatever it left is the candidate's too. */
+    char why[160];
+    if (s_fpenv_check(why, sizeof why)) {
+        vr->ok = 0;
+        cr_judge_flag(rec, "fp_env_changed");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                      "the floating-point environment was changed when the candidate was "
+                      "loaded (%s); the judge restored it", why);
+    }
     for (int c = 0; c < t->ncases; c++) {
         Crucible__CaseResult *cr = malloc(sizeof *cr);
         if (!cr)
@@ -556,8 +779,8 @@ int cr_cpu_judge_verify(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, ch
             return rc;
         s_bufs_t first, second;
         cr_judge_check_t k1, k2;
-        if (s_verify_set(j, &L, 0, &first, &k1) != 0)
-            goto oom;
+        if ((rc = s_verify_set(j, &L, 0, &first, &k1)) != 0)
+            return s_verify_error(rc, &k1, err, errlen);
         int ok = cr_judge_apply_run(rec, c, &k1, 0);
         cr->inputs_unchanged = k1.inputs_unchanged;
         cr->all_written = k1.all_written;
@@ -572,7 +795,7 @@ int cr_cpu_judge_verify(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, ch
             int rc2 = s_verify_set(j, &L, 1, &second, &k2);
             s_free(&first);
             if (rc2 != 0)
-                goto oom;
+                return s_verify_error(rc2, &k2, err, errlen);
             s_free(&second);
             ok = cr_judge_apply_run(rec, c, &k2, 1);
             cr->second_run_passed = ok;
@@ -651,93 +874,152 @@ static double s_timed_call(cr_task_entry_fn fn, void **args)
 
 typedef struct {
     int nsets;                 /* data sets = candidate slots */
-    s_bufs_t data[S_POOL_MAX]; /* in/inout source values of each set */
-    s_bufs_t exp[S_POOL_MAX];  /* the reference's out/inout for each set */
-    uint64_t hash[S_POOL_MAX][S_NP]; /* input hashes of each set */
+    s_bufs_t data[S_POOL_MAX]; /* in/inout source values of each set; sealed */
     s_bufs_t slot[S_POOL_MAX]; /* candidate buffers; set i%N runs in slot (i%N + i/N)%N */
+    s_bufs_t cur;              /* this call's in/inout: a set, perturbed (s_sample); sealed
+                                  whenever candidate code runs */
     s_bufs_t side;             /* the reference/baseline's buffers */
+    s_bufs_t chk;              /* the reference's answer for a verified call, when side
+                                  does not hold it */
+    cr_rng_t perturb;          /* draws every call's perturbation */
 } s_pool_t;
 
 static void s_pool_free(s_pool_t *pool)
 {
     for (int s = 0; s < S_POOL_MAX; s++) {
         s_free(&pool->data[s]);
-        s_free(&pool->exp[s]);
         s_free(&pool->slot[s]);
     }
+    s_free(&pool->cur);
     s_free(&pool->side);
+    s_free(&pool->chk);
 }
 
-/* Puts data set s into B: inputs copied, outputs poisoned. Untimed. */
-static void s_prepare(const cr_task_t *t, const s_layout_t *L, const s_pool_t *pool, int s,
-                      s_bufs_t *B)
+/* Loads this call's inputs (pool->cur) into B and poisons its outputs. */
+static void s_load(const cr_task_t *t, const s_layout_t *L, const s_pool_t *pool, s_bufs_t *B)
 {
-    s_copy(t, L, S_M_IN | S_M_INOUT, B, &pool->data[s]);
+    s_copy(t, L, S_M_IN | S_M_INOUT, B, &pool->cur);
     s_poison_out(t, L, B);
+}
+
+/* Makes the inputs of the next call: data set s with one element in every
+ * S_PERTURB_MIN.. S_PERTURB_MIN+S_PERTURB_SPAN-1 of each in/inout param
+ * redrawn from the param's own distribution, into pool->cur; then loads
+ * them into B. Untimed. No two calls see the same inputs, so nothing the
+ * candidate remembered from an earlier call is the answer to this one, and
+ * no reference output for them exists anywhere before the candidate returns
+ * (HACKS.md #4, #9, #11). */
+static void s_sample(const cr_task_t *t, const s_layout_t *L, s_pool_t *pool, int s,
+                     s_bufs_t *B)
+{
+    s_seal(&pool->cur, 0);
+    s_copy(t, L, S_M_IN | S_M_INOUT, &pool->cur, &pool->data[s]);
+    for (int p = 0; p < t->nparams; p++) {
+        const cr_param_t *prm = &t->params[p];
+        size_t n = L->numel[p];
+        if (!pool->cur.p[p] || n == 0 || (prm->role != CR_ROLE_IN && prm->role != CR_ROLE_INOUT))
+            continue;
+        size_t m = S_PERTURB_MIN + cr_rng_next(&pool->perturb) % S_PERTURB_SPAN;
+        if (m > n)
+            m = n;
+        size_t es = cr_dtype_size(prm->dtype);
+        for (size_t i = cr_rng_next(&pool->perturb) % m; i < n; i += m)
+            cr_inputs_fill((char *)pool->cur.p[p] + i * es, prm->dtype, 1, &prm->init,
+                           &pool->perturb);
+    }
+    s_seal(&pool->cur, 1);
+    s_load(t, L, pool, B);
 }
 
 static int s_pool_make(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool)
 {
     const cr_task_t *t = j->task;
     memset(pool, 0, sizeof *pool);
-    /* Per set: data + expected + a candidate slot, about twice the case. */
+    /* Per set: the data + a candidate slot, at most twice the case. */
     uint64_t per = 2 * (uint64_t)L->total + 1;
     uint64_t n = S_POOL_BYTES / per;
     pool->nsets = n < S_POOL_MIN ? S_POOL_MIN : n > S_POOL_MAX ? S_POOL_MAX : (int)n;
-    if (s_alloc(t, L, S_M_ALL, 0, &pool->side))
+    if (s_alloc(t, L, S_M_ALL, 0, &pool->side) || s_alloc(t, L, S_M_ALL, 0, &pool->chk) ||
+        s_alloc(t, L, S_M_IN | S_M_INOUT, 1, &pool->cur))
         return -ENOMEM;
+    cr_rng_seed(&pool->perturb, j->seed, (uint32_t)L->c, S_SET_PERTURB, 0);
     for (int s = 0; s < pool->nsets; s++) {
         if (s_alloc(t, L, S_M_IN | S_M_INOUT, 1, &pool->data[s]) ||
-            s_alloc(t, L, S_M_OUT | S_M_INOUT, 1, &pool->exp[s]) ||
             s_alloc(t, L, S_M_ALL, 0, &pool->slot[s]))
             return -ENOMEM;
         s_fill(j, L, S_SET_POOL + (uint32_t)s, &pool->data[s]);
-        s_hash_inputs(t, L, &pool->data[s], pool->hash[s]);
-        /* Expected outputs: the reference, untimed, before any timed call. */
-        s_prepare(t, L, pool, s, &pool->side);
-        s_call(j->ref, t, L, &pool->side);
-        s_copy(t, L, S_M_OUT | S_M_INOUT, &pool->exp[s], &pool->side);
-    }
-    /* From here on they are only read, while candidate code runs. */
-    for (int s = 0; s < pool->nsets; s++) {
-        s_seal(&pool->data[s], 1);
-        s_seal(&pool->exp[s], 1);
+        s_seal(&pool->data[s], 1); /* from here on only read */
     }
     return 0;
 }
 
-/* Checks a timed candidate output held in slot B against set s. Returns 1
- * when it passed; otherwise writes the reason into msg. */
-static int s_check_timed(const cr_task_t *t, const s_layout_t *L, const s_pool_t *pool, int s,
-                         const s_bufs_t *B, char *msg, size_t msglen, int *mutated)
+/* Why a timed call failed. */
+enum { S_TIMED_OK, S_TIMED_WRONG, S_TIMED_MUTATED, S_TIMED_FP };
+
+/* Checks the candidate's output of the current call (pool->cur's inputs),
+ * held in slot B. fresh: pool->side holds the reference's answer for these
+ * inputs (the reference was the B side of this sample); otherwise the
+ * reference runs now, untimed, into pool->chk. Returns S_TIMED_OK, or
+ * S_TIMED_MUTATED / S_TIMED_WRONG with the reason in msg. */
+static int s_check_timed(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
+                         const s_bufs_t *B, int fresh, char *msg, size_t msglen)
 {
-    cr_judge_check_t k;
-    const char *mut = s_mutated(t, L, B, pool->hash[s]);
-    *mutated = mut != NULL;
-    if (mut) {
-        snprintf(msg, msglen, "input '%s' was modified by the candidate during timing", mut);
-        return 0;
+    const cr_task_t *t = j->task;
+    for (int p = 0; p < t->nparams; p++) {
+        if (t->params[p].role == CR_ROLE_IN && memcmp(B->p[p], pool->cur.p[p], L->bytes[p])) {
+            snprintf(msg, msglen, "input '%s' was modified by the candidate during timing",
+                     t->params[p].name);
+            return S_TIMED_MUTATED;
+        }
     }
-    cr_judge_compare_outputs(t, B->p, pool->exp[s].p, L->numel, &k);
+    const s_bufs_t *exp = &pool->side;
+    if (!fresh) {
+        s_load(t, L, pool, &pool->chk);
+        s_call(j->ref, t, L, &pool->chk);
+        exp = &pool->chk;
+    }
+    cr_judge_check_t k;
+    cr_judge_compare_outputs(t, B->p, exp->p, L->numel, &k);
     if (k.all_written && k.mismatches == 0)
-        return 1;
+        return S_TIMED_OK;
     snprintf(msg, msglen, "timed run: %s", k.msg);
-    return 0;
+    return S_TIMED_WRONG;
 }
 
 typedef struct {
     double *a, *b;        /* samples, us: candidate, reference/baseline */
     size_t na, nb;
     unsigned verified;    /* timed candidate outputs re-verified */
-    int failed;           /* a verified timed output was wrong */
+    int failed;           /* S_TIMED_*: why a timed call failed; 0 = none did */
 } s_samples_t;
+
+/* One candidate call (pool->cur is sealed from s_sample to the next one),
+ * then the FP check. Returns S_TIMED_OK or S_TIMED_FP (msg says how). us
+ * gets the call's time when timed, else is left alone. */
+static int s_cand_call(const cr_cpu_judge_t *j, void **args, int timed, double *us, char *msg,
+                       size_t msglen)
+{
+    if (timed)
+        *us = s_timed_call(j->cand, args);
+    else
+        j->cand(args);
+    char why[160];
+    if (!s_fpenv_check(why, sizeof why))
+        return S_TIMED_OK;
+    snprintf(msg, msglen,
+             "a timed call returned with the floating-point environment changed (%s); the "
+             "judge restored it", why);
+    return S_TIMED_FP;
+}
 
 /* Warm-up then the A B A B loop for one case; with a cached reference (the
  * `cached` policy) only A is timed, only its RSE stops the loop, and the
  * loop gets the candidate's share of the budget (CR_JUDGE_CACHED_BUDGET_SHARE).
  * The warm-up still runs both: it is bounded by time, so the reference costs
- * nothing there, and the caches see the same mix as ever. Returns 0 (even
- * when a timed output fails: see S->failed and the record) or -ENOMEM. */
+ * nothing there, and the caches see the same mix as ever. Every call gets
+ * inputs of its own (s_sample); B runs on A's inputs, so with no baseline its
+ * output is the expected answer of a verified sample. Returns 0 (even when a
+ * timed call fails: see S->failed and the record) or -ENOMEM. */
 static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
                      Crucible__RewardRecord *rec, s_samples_t *S)
 {
@@ -755,6 +1037,7 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
     double budget = j->time_budget_s;
     int N = pool->nsets;
     int cached = j->cached_ref_us != NULL;
+    char msg[600] = "";
 
     /* Warm-up: S_WARMUP_CALLS calls and ~S_WARMUP_S of wall time per side
      * (at most a quarter of the budget), or the whole budget for a very slow
@@ -767,10 +1050,11 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
         if ((calls >= S_WARMUP_CALLS && el >= warm_s) || (calls >= 1 && el >= budget))
             break;
         int s = calls % N;
-        s_prepare(t, L, pool, s, &pool->slot[s]);
+        s_sample(t, L, pool, s, &pool->slot[s]);
         s_args(t, L, &pool->slot[s], &ca);
-        j->cand(ca.args);
-        s_prepare(t, L, pool, s, &pool->side);
+        if ((S->failed = s_cand_call(j, ca.args, 0, NULL, msg, sizeof msg)) != 0)
+            break;
+        s_load(t, L, pool, &pool->side);
         s_args(t, L, &pool->side, &cb);
         j->base(cb.args);
         calls++;
@@ -782,36 +1066,41 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
         budget *= CR_JUDGE_CACHED_BUDGET_SHARE;
     cr_stats_online_t oa = {0}, ob = {0};
     int64_t t0 = cr_time_mono_ns();
-    int last_s = -1, last_k = -1, last_verified = 0, mut = 0;
-    char msg[600];
-    for (size_t i = 0; i < CR_JUDGE_MAX_SAMPLES; i++) {
+    int last_k = -1, last_verified = 0, last_fresh = 0;
+    for (size_t i = 0; !S->failed && i < CR_JUDGE_MAX_SAMPLES; i++) {
         int s = (int)(i % (size_t)N), k = (int)((i % (size_t)N + i / (size_t)N) % (size_t)N);
-        int verify = cr_rng_next(&pick) % S_VERIFY_ONE_IN == 0;
+        /* The first sample runs in the slot warm-up used first, so a cache
+         * keyed by pointer returns a stale answer there even when the budget
+         * ends the loop before a second pass: it is always checked too. */
+        int verify = cr_rng_next(&pick) % S_VERIFY_ONE_IN == 0 || i == 0;
 
         /* A: the candidate. */
-        s_prepare(t, L, pool, s, &pool->slot[k]);
+        s_sample(t, L, pool, s, &pool->slot[k]);
         s_args(t, L, &pool->slot[k], &ca);
         s_evict(t, L, &pool->slot[k]);
         s_flush(flush, flush_n, (unsigned)(2 * i));
-        S->a[S->na++] = s_timed_call(j->cand, ca.args);
-        cr_stats_online_push(&oa, S->a[S->na - 1]);
-        last_s = s, last_k = k, last_verified = verify;
-        if (verify) {
-            S->verified++;
-            if (!s_check_timed(t, L, pool, s, &pool->slot[k], msg, sizeof msg, &mut)) {
-                S->failed = 1;
-                break;
-            }
-        }
+        double us = 0;
+        if ((S->failed = s_cand_call(j, ca.args, 1, &us, msg, sizeof msg)) != 0)
+            break;
+        S->a[S->na++] = us;
+        cr_stats_online_push(&oa, us);
 
-        /* B: the reference (or baseline), same state of the caches. */
+        /* B: the reference (or baseline), same inputs, same state of the caches. */
+        int fresh = 0;
         if (!cached) {
-            s_prepare(t, L, pool, s, &pool->side);
+            s_load(t, L, pool, &pool->side);
             s_args(t, L, &pool->side, &cb);
             s_evict(t, L, &pool->side);
             s_flush(flush, flush_n, (unsigned)(2 * i + 1));
             S->b[S->nb++] = s_timed_call(j->base, cb.args);
             cr_stats_online_push(&ob, S->b[S->nb - 1]);
+            fresh = j->base == j->ref;
+        }
+        last_k = k, last_verified = verify, last_fresh = fresh;
+        if (verify) {
+            S->verified++;
+            if ((S->failed = s_check_timed(j, L, pool, &pool->slot[k], fresh, msg, sizeof msg)))
+                break;
         }
 
         double el = (double)(cr_time_mono_ns() - t0) / 1e9;
@@ -822,17 +1111,19 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
         if ((enough && el >= budget) || el >= S_HARD_CAP * budget)
             break;
     }
-    /* The last timed output is always checked. */
-    if (!S->failed && last_s >= 0 && !last_verified) {
+    /* The last timed output is always checked (pool->cur still holds its inputs). */
+    if (!S->failed && last_k >= 0 && !last_verified) {
         S->verified++;
-        if (!s_check_timed(t, L, pool, last_s, &pool->slot[last_k], msg, sizeof msg, &mut))
-            S->failed = 1;
+        S->failed = s_check_timed(j, L, pool, &pool->slot[last_k], last_fresh, msg, sizeof msg);
     }
     if (S->failed) {
-        cr_judge_flag(rec, mut ? "input_mutated" : "timed_output_mismatch");
+        int hack = S->failed != S_TIMED_WRONG;
+        cr_judge_flag(rec, S->failed == S_TIMED_MUTATED ? "input_mutated"
+                           : S->failed == S_TIMED_FP    ? "fp_env_changed"
+                                                        : "timed_output_mismatch");
         cr_judge_fail(rec,
-                      mut ? CRUCIBLE__STATUS__STATUS_HACK_DETECTED
-                          : CRUCIBLE__STATUS__STATUS_INCORRECT,
+                      hack ? CRUCIBLE__STATUS__STATUS_HACK_DETECTED
+                           : CRUCIBLE__STATUS__STATUS_INCORRECT,
                       "case %d: %s", L->c, msg);
     }
     free(flush);

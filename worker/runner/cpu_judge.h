@@ -6,7 +6,8 @@
  * candidate first, then the reference on pristine copies in fresh buffers,
  * then a second candidate run on new inputs at new addresses. Timing
  * interleaves candidate and reference (A B A B) with the last-level cache
- * flushed before every sample and inputs rotating through a pool; under the
+ * flushed before every sample and inputs rotating through a pool, each call's
+ * inputs made new by a random perturbation; under the
  * `cached` reference policy (cached_ref_us set) only the candidate is timed
  * and the reference's medians come from the request.
  *
@@ -54,12 +55,17 @@ typedef struct {
 typedef struct {
     int inputs_unchanged; /* every `in` buffer hashes as before the call */
     int all_written;      /* no `out` element still poisoned */
-    int background;       /* threads outlived the call and the task allows none */
+    int background;       /* threads outlived the call and the task allows none, or
+                             (threads allowed) kept working after it returned */
+    int fp_env;           /* the call returned with the floating-point control state
+                             changed (CPU judge; cleared by memset elsewhere) */
     uint64_t mismatches;  /* over every out/inout param */
     double max_abs;       /* largest |got - expected| between finite values */
     double max_rel;       /* largest |got - expected| / |expected| */
     int64_t first_bad;    /* index in the first param that mismatches; -1 none */
     char msg[512];        /* the first problem, "" when none */
+    char why_bg[160];     /* what made background true; "" = the default text */
+    char why_fp[160];     /* how the FP state differs, when fp_env */
 } cr_judge_check_t;
 
 /* Compares the candidate's out/inout buffers with the expected ones, both
@@ -71,7 +77,8 @@ void cr_judge_compare_outputs(const cr_task_t *t, void *const *cand, void *const
                               const size_t *numel, cr_judge_check_t *k);
 
 /* Records one verification run of case c on rec: hack flags (input_mutated,
- * output_unwritten, background_thread, second_run_mismatch when second) and
+ * output_unwritten, background_thread, fp_env_changed, second_run_mismatch
+ * when second) and
  * the status with a message naming the case. Returns 1 when the run passed. */
 int cr_judge_apply_run(Crucible__RewardRecord *rec, int c, const cr_judge_check_t *k,
                        int second);
@@ -108,7 +115,9 @@ int cr_cpu_judge_verify(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, ch
                         size_t errlen);
 
 /* Times every bench case and sets rec->profile; a timed output that fails
- * verification makes rec INCORRECT ("timed_output_mismatch"). Call it only
+ * verification makes rec INCORRECT ("timed_output_mismatch"), a timed call
+ * that changed an input or left the FP state changed HACK_DETECTED
+ * ("input_mutated", "fp_env_changed"). Call it only
  * after a passing cr_cpu_judge_verify. Pins the calling thread to j->cpu
  * unless the task allows threads. Same return contract as
  * cr_cpu_judge_verify. */

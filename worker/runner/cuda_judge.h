@@ -9,11 +9,15 @@
  *                      a device-wide synchronise after every call; inputs
  *                      hashed before/after; the reference afterwards in fresh
  *                      buffers; allclose on the host (cr_inputs_compare); a
- *                      second candidate run on new inputs at new addresses.
+ *                      second candidate run on new inputs at new addresses;
+ *                      the kernels each candidate call launches counted
+ *                      through CUPTI when it loads (no_kernel_launched,
+ *                      foreign_kernel: cuda_judge.cu note 8).
  *   time, per bench    warm-up by time and SM clock; candidate and reference
  *                      (or baseline) interleaved A B A B; before each sample
- *                      fresh inputs, poisoned outputs, persisting-L2 reset and
- *                      an L2 flush (2x its size), all outside the timed window;
+ *                      fresh inputs, poisoned outputs, device limits, cache
+ *                      configuration and persisting L2 reset, and an L2 flush
+ *                      (2x its size), all outside the timed window;
  *                      events on the legacy stream around the call plus a
  *                      device-wide synchronise, with the wall clock as a
  *                      cross-check for work hidden on other streams; a random
@@ -53,7 +57,8 @@ extern "C" { /* the project's C headers, seen from cuda_judge.cu */
 /* nvcc flags for a candidate/reference/baseline shared object, in the order
  * they follow "nvcc": sm_<cc> is the target GPU's compute capability
  * (e.g. "-arch=sm_90"), then "-o lib.so shim.cu". */
-#define CR_CUDA_COMPILE_FLAGS "-O3 -std=c++17 -Xcompiler -fPIC -shared -cudart shared -Xlinker -Bsymbolic"
+#define CR_CUDA_COMPILE_FLAGS "-O3 -std=c++17 -Xcompiler -fPIC -shared -cudart shared -Xlinker -Bsymbolic \
+    -DCCCL_DISABLE_NVTX"
 #define CR_CUDA_CUBLAS_FLAGS "-lcublas"
 
 /* Creates the CUDA context on device 0 (the worker's GPU, by

@@ -13,6 +13,7 @@
  * how it ended into RUNTIME_ERROR or TIMEOUT, so no signal handler here
  * tries to hide one. */
 #define _GNU_SOURCE /* F_DUPFD_CLOEXEC */
+#include "audit.h"
 #include "cpu_judge.h"
 #ifdef CR_WITH_CUDA
 #include "cuda_judge.h"
@@ -20,6 +21,7 @@
 #include "error.h"
 #include "hash.h"
 #include "log.h"
+#include "sandbox.h"
 #include "task.h"
 #include "topo.h"
 #include "wire.h"
@@ -46,15 +48,47 @@
 static const char s_usage[] =
     "usage: crucible-runner [--help | --version | --prestart BACKEND]\n"
     "\n"
-    "Judges one candidate. Reads one frame (4-byte little-endian length, then a\n"
-    "packed crucible.RunnerRequest) from stdin, verifies the candidate against the\n"
-    "reference, times both, and writes one frame holding a crucible.RewardRecord\n"
-    "to stdout, then exits 0. Started by crucible worker; not meant to be run by\n"
-    "hand. Candidate output printed to stdout is redirected to stderr.\n"
+    "Judges one candidate. Reads a 16-byte report token and one frame (4-byte\n"
+    "little-endian length, then a packed crucible.RunnerRequest) from stdin,\n"
+    "verifies the candidate against the reference, times both, and writes the\n"
+    "token and one frame holding a crucible.RewardRecord to stdout, then exits 0.\n"
+    "Started by crucible worker; not meant to be run by hand. Candidate output\n"
+    "printed to stdout is redirected to stderr.\n"
     "\n"
     "  --prestart BACKEND  prepare BACKEND (cuda: create the CUDA context) before\n"
     "                      reading the request, so a worker can start the next\n"
     "                      runner while the current one measures.\n";
+
+/* Reads exactly len bytes from fd. 0, or CR_E_DECODE at an early end of
+ * file, or -errno. */
+static int s_read_all(int fd, uint8_t *buf, size_t len)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = read(fd, buf + got, len - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? -errno : CR_E_DECODE;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+/* Writes all of buf to fd. 0 or -errno. */
+static int s_write_all(int fd, const uint8_t *buf, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, buf + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? -errno : -EIO;
+        done += (size_t)w;
+    }
+    return 0;
+}
 
 /* Reads stdin until one complete frame is there (or EOF / the cap). Returns 0
  * with *buf (caller frees) and the payload, or a negative code with err set. */
@@ -113,6 +147,22 @@ static void s_fail_hard(Crucible__RewardRecord *rec, int status, const char *fmt
     cr_info("%s", msg);
 }
 
+/* The CPU judge failed in phase. Out of memory under the sandbox's
+ * address-space cap is OOM: the candidate's allocations count against the
+ * cap, which leaves a quarter of the machine beyond what the judge had
+ * mapped when the candidate was loaded. Anything else is the judge's:
+ * INFRA_ERROR. */
+static void s_fail_judge(Crucible__RewardRecord *rec, int rc, const cr_sandbox_report_t *sb,
+                         const char *phase, const char *err)
+{
+    if (rc == -ENOMEM && sb->as_bytes)
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_OOM,
+                    "%s: out of memory under the sandbox's address-space cap of %llu MiB",
+                    phase, (unsigned long long)(sb->as_bytes >> 20));
+    else
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s: %s", phase, err);
+}
+
 /* dlopen + dlsym of the shim's entry. Returns the entry or NULL with why. */
 static cr_task_entry_fn s_load(const char *path, void **handle, char *why, size_t whylen)
 {
@@ -145,6 +195,7 @@ static double s_positive_or(double v, double dflt, double max)
 static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *rec)
 {
     char err[1024] = "";
+    int rc;
     cr_task_t *task = NULL;
     void *h_ref = NULL, *h_base = NULL, *h_cand = NULL;
     cr_cpu_judge_t j;
@@ -203,9 +254,50 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
         s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "baseline: %s", err);
         goto done;
     }
+    /* The link audit (audit.h) reads the candidate's object before any of
+     * its code can run: constructors run inside dlopen. */
+    int audit = cr_audit_check(req->candidate_so, task, err, sizeof err);
+    if (audit < 0) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: link audit: %s", err);
+        goto done;
+    }
+    if (audit > 0) {
+        cr_judge_flag(rec, "link_audit");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "link audit: %s", err);
+        goto done;
+    }
     /* Counted before the candidate's constructors can start threads. */
     j.threads_at_start = cr_judge_thread_count();
-    if (!(j.cand = s_load(req->candidate_so, &h_cand, err, sizeof err))) {
+    /* The sandbox (sandbox.h): candidate code runs only inside it. The
+     * object is held open first, so that it stays loadable when its
+     * directories are closed to the sandbox uid or under the scratch tmpfs. */
+    char cand_so[64];
+    cr_sandbox_report_t sb;
+    cr_sandbox_opts_t sbo = {
+        .scratch_dir = req->scratch_dir, .uid = req->sandbox_uid,
+        .threads = cuda || task->threads_allowed, .cap_memory = !cuda,
+        .stay_root = cuda && o && o->clock_policy && !strncmp(o->clock_policy, "lock:", 5)
+                         ? "clock policy lock:* locks and resets clocks through NVML, as root"
+                         : NULL};
+    if ((rc = cr_sandbox_hold(req->candidate_so, cand_so, sizeof cand_so)) != 0) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "candidate: cannot open %s: %s",
+                    req->candidate_so, cr_strerror(rc));
+        goto done;
+    }
+#ifdef CR_WITH_CUDA
+    /* The CUDA context is made before the sandbox: on the H200 VM the
+     * driver cannot initialise inside it (cudaErrorOperatingSystem). A
+     * prestarted runner has it already and this is a no-op; a failure is
+     * met again, and reported, by the judge. */
+    if (cuda && cr_cuda_judge_prestart() != 0)
+        cr_info("CUDA context not created before the sandbox");
+#endif
+    if (cr_sandbox_enter(&sbo, &sb, err, sizeof err) != 0) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s", err);
+        goto done;
+    }
+    rec->sandboxed_net = sb.net;
+    if (!(j.cand = s_load(cand_so, &h_cand, err, sizeof err))) {
         s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: %s", err);
         goto done;
     }
@@ -221,14 +313,14 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
     }
 #endif
     rec->status = CRUCIBLE__STATUS__STATUS_OK;
-    if (cr_cpu_judge_verify(&j, rec, err, sizeof err) != 0) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "verify: %s", err);
+    if ((rc = cr_cpu_judge_verify(&j, rec, err, sizeof err)) != 0) {
+        s_fail_judge(rec, rc, &sb, "verify", err);
         goto done;
     }
     if (rec->status != CRUCIBLE__STATUS__STATUS_OK || req->verify_only)
         goto done;
-    if (cr_cpu_judge_time(&j, rec, err, sizeof err) != 0)
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "timing: %s", err);
+    if ((rc = cr_cpu_judge_time(&j, rec, err, sizeof err)) != 0)
+        s_fail_judge(rec, rc, &sb, "timing", err);
 done:
     /* The shared objects stay loaded: their destructors must not run while
      * the report is unwritten, and the process ends right after it. */
@@ -303,7 +395,16 @@ int main(int argc, char **argv)
     size_t plen = 0;
     char err[256] = "";
     Crucible__RunnerRequest *req = NULL;
-    int rc = s_read_request(&raw, &payload, &plen, err, sizeof err);
+    /* The report token comes first (wire.h): it stays on this stack, and
+     * goes out first on the report descriptor, so the worker can tell this
+     * code's report from bytes candidate code wrote there. */
+    uint8_t token[CR_RUNNER_TOKEN_LEN] = {0};
+    int rc = s_read_all(0, token, sizeof token);
+    if (rc == 0)
+        rc = s_read_request(&raw, &payload, &plen, err, sizeof err);
+    else
+        snprintf(err, sizeof err, "stdin ended inside the %d-byte report token",
+                 CR_RUNNER_TOKEN_LEN);
     if (rc != 0) {
         s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "request: %s",
                     err[0] ? err : cr_strerror(rc));
@@ -328,6 +429,9 @@ int main(int argc, char **argv)
     uint8_t *out = NULL;
     size_t outlen = 0;
     rc = cr_wire_record_pack(rec, &out, &outlen);
+    if (rc == 0)
+        rc = s_write_all(report_fd, token, sizeof token);
+    explicit_bzero(token, sizeof token);
     if (rc == 0)
         rc = cr_wire_frame_write(report_fd, out, outlen);
     if (rc != 0)
