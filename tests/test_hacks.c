@@ -32,9 +32,23 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CRUCIBLE CR_TEST_BIN_DIR "/crucible"
-#define HACKS CR_TEST_SOURCE_DIR "/tests/hacks"
-#define EXAMPLES CR_TEST_SOURCE_DIR "/tasks/examples"
+/* The source tree and the build folder: compiled in, or from the
+ * environment where the binary runs elsewhere (tests/gpu/run.sh on a GPU
+ * machine, with the programs from a device-pack folder). */
+static const char *s_env_or(const char *name, const char *dflt)
+{
+    const char *v = getenv(name);
+    return v && v[0] ? v : dflt;
+}
+#define SRC s_env_or("CR_TEST_SOURCE_DIR", CR_TEST_SOURCE_DIR)
+#define BIN s_env_or("CR_TEST_BIN_DIR", CR_TEST_BIN_DIR)
+static char s_crucible_path[600];
+static char *s_crucible(void)
+{
+    snprintf(s_crucible_path, sizeof s_crucible_path, "%s/crucible", BIN);
+    return s_crucible_path;
+}
+#define CRUCIBLE s_crucible()
 #define S_MAX 256 /* candidates per language: far above the ~60 there are */
 
 /* HACKS.md's rows, by number. */
@@ -92,11 +106,11 @@ TestSuite(hacks, .fini = s_fini, .timeout = 590);
 /* The folder of task name: tests/hacks/tasks/<name>, else tasks/examples/<name>. */
 static void s_task_dir(const char *name, char *out, size_t len)
 {
-    snprintf(out, len, HACKS "/tasks/%s", name);
+    snprintf(out, len, "%s/tests/hacks/tasks/%s", SRC, name);
     char tj[700];
     snprintf(tj, sizeof tj, "%s/task.json", out);
     if (!cr_file_exists(tj))
-        snprintf(out, len, EXAMPLES "/%s", name);
+        snprintf(out, len, "%s/tasks/examples/%s", SRC, name);
     snprintf(tj, sizeof tj, "%s/task.json", out);
     cr_assert(cr_file_exists(tj), "task '%s' is in neither tests/hacks/tasks nor tasks/examples",
               name);
@@ -107,7 +121,7 @@ static void s_task_dir(const char *name, char *out, size_t len)
 static void s_load_expected(const char *sub)
 {
     char dir[512], path[600];
-    snprintf(dir, sizeof dir, HACKS "/%s%s%s", s_lang, sub[0] ? "/" : "", sub);
+    snprintf(dir, sizeof dir, "%s/tests/hacks/%s%s%s", SRC, s_lang, sub[0] ? "/" : "", sub);
     snprintf(path, sizeof path, "%s/expected.json", dir);
     json_error_t je;
     json_t *j = json_load_file(path, 0, &je);
@@ -175,7 +189,7 @@ static void s_make_jobset(cr_jobset_t *js)
         snprintf(link, sizeof link, "%s/%s", tasks, c->task);
         if (access(link, F_OK) != 0)
             cr_assert_eq(symlink(dir, link), 0, "%s", link);
-        snprintf(file, sizeof file, HACKS "/%s/%s%s%s", s_lang, c->sub, c->sub[0] ? "/" : "",
+        snprintf(file, sizeof file, "%s/tests/hacks/%s/%s%s%s", SRC, s_lang, c->sub, c->sub[0] ? "/" : "",
                  c->file);
         json_t *line = json_pack("{s:s, s:s, s:s}", "task", c->task, "file", file, "job_id",
                                  c->job_id);
@@ -390,7 +404,7 @@ Test(hacks, every_candidate_gets_its_verdict)
     if (tp && tp[0])
         snprintf(table, sizeof table, "%s", tp);
     else
-        snprintf(table, sizeof table, CR_TEST_BIN_DIR "/hacks-%s.md", s_lang);
+        snprintf(table, sizeof table, "%s/hacks-%s.md", BIN, s_lang);
     int failed = 0, fp;
     FILE *f = fopen(table, "w");
     if (f) {
