@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <threads.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -662,6 +663,59 @@ Test(compile, timeout, .init = s_setup, .fini = s_teardown, .timeout = 60)
     free(build);
     cr_compile_destroy(&c);
     free(cc);
+}
+
+/* Compilers stay off the runner's core and below its priority: a probe
+ * compiler records its allowed CPUs and nice value, then compiles. */
+Test(compile, compilers_leave_the_runner_core, .init = s_setup, .fini = s_teardown,
+     .timeout = 60)
+{
+    cpu_set_t cur;
+    cr_assert_eq(sched_getaffinity(0, sizeof cur, &cur), 0);
+    if (CPU_COUNT(&cur) < 2)
+        cr_skip_test("one core: nothing to keep for the runner");
+    int first = 0;
+    while (!CPU_ISSET(first, &cur))
+        first++;
+    cr_config_t cfg;
+    s_config(&cfg);
+    char *cc = s_path("probecc"), *probe = s_path("probe.txt");
+    char script[1024];
+    snprintf(script, sizeof script,
+             "#!/bin/sh\n"
+             "if [ \"$1\" = --version ]; then echo 'probecc 1.0'; exit 0; fi\n"
+             "sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status > %s\n"
+             "cut -d' ' -f19 /proc/self/stat >> %s\n"
+             "exec cc \"$@\"\n",
+             probe, probe);
+    s_write(cc, script, 0755);
+    snprintf(cfg.cc, sizeof cfg.cc, "%s", cc);
+    cfg.cpu = -1; /* the runner takes the first of the worker's cores */
+    cr_compile_t *c = cr_compile_new(&cfg, s_sink_put, &s_sink);
+    cr_assert_not_null(c);
+    cr_compile_submit(c, s_wjob("probe", s_ref, 0, 30));
+    cr_wjob_t *j = s_sink_get(&s_sink, 60000);
+    cr_expect_eq(j->status, 0, "%s", j->message);
+    cr_wjob_destroy(&j);
+    cr_compile_destroy(&c);
+    FILE *f = fopen(probe, "r");
+    cr_assert_not_null(f, "the probe compiler did not run");
+    char cpus[256] = "";
+    int nice_v = -100;
+    cr_assert(fgets(cpus, sizeof cpus, f));
+    cr_assert_eq(fscanf(f, "%d", &nice_v), 1);
+    fclose(f);
+    cpus[strcspn(cpus, "\n")] = '\0';
+    /* the list must not name the runner's core: parse "a-b,c" ranges */
+    int has_first = 0;
+    for (char *save = NULL, *r = strtok_r(cpus, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
+        int lo = atoi(r), hi = strchr(r, '-') ? atoi(strchr(r, '-') + 1) : lo;
+        has_first |= first >= lo && first <= hi;
+    }
+    cr_expect_not(has_first, "compiler allowed on the runner's core %d (%s)", first, cpus);
+    cr_expect_eq(nice_v, 10, "compiler nice value");
+    free(cc);
+    free(probe);
 }
 
 Test(compile, bad_reference_or_task_is_invalid_task, .init = s_setup, .fini = s_teardown,

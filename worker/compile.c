@@ -31,7 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -226,6 +228,8 @@ struct cr_compile {
     char compiler[256];          /* first line of the first served identity, for Ready */
     char arch_flag[64];          /* "-arch=sm_90" for GPU languages; "" = none */
     char rpath_flag[CR_CONFIG_STR + 32]; /* "-Xlinker=-rpath,<toolkit lib>"; "" = none */
+    cpu_set_t cpus;              /* compilers' cores: the worker's less the runner's */
+    int have_cpus;               /* cpus is set (the worker has a core to spare) */
     /* --- shared state, under mu --- */
     pthread_mutex_t mu;
     pthread_cond_t cv;           /* signalled when a job is queued or on stop */
@@ -293,6 +297,47 @@ static void s_first_error(const char *log, char *out, size_t len)
 }
 
 typedef enum { S_BUILD_OK, S_BUILD_ERROR, S_BUILD_TIMEOUT, S_BUILD_INFRA } s_build_t;
+
+/* What a compiler child does before exec (async-signal-safe calls only). */
+typedef struct {
+    pid_t *slot;           /* cr__note_pid's */
+    const cpu_set_t *cpus; /* its cores, or NULL: the worker's */
+} s_child_t;
+
+/* The runner's timing thread is pinned to one core (config "cpu", or the
+ * first of the worker's: cr_topo_pin_self), and a compiler sharing that
+ * core stretches every sample's host side (polls, syncs, launches) while a
+ * batch still compiles. So compilers run on the worker's other cores, at
+ * nice S_COMPILE_NICE, and whatever is left of a timing run's core is the
+ * runner's. */
+#define S_COMPILE_NICE 10 /* below the runner, above idle work */
+static void s_compile_child(void *arg)
+{
+    const s_child_t *a = arg;
+    cr__note_pid(a->slot);
+    if (a->cpus)
+        sched_setaffinity(0, sizeof *a->cpus, a->cpus);
+    setpriority(PRIO_PROCESS, 0, S_COMPILE_NICE);
+}
+
+/* The worker's cores less the runner's (cfg cpu, or the first one), into
+ * c->cpus; none when that would leave no core. */
+static void s_compile_cpus(cr_compile_t *c, int runner_cpu)
+{
+    cpu_set_t cur;
+    c->have_cpus = 0;
+    if (sched_getaffinity(0, sizeof cur, &cur) != 0)
+        return;
+    int cpu = runner_cpu;
+    if (cpu < 0)
+        for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &cur); cpu++) {
+        }
+    if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &cur) || CPU_COUNT(&cur) < 2)
+        return;
+    c->cpus = cur;
+    CPU_CLR(cpu, &c->cpus);
+    c->have_cpus = 1;
+}
 
 /* The runner must find the libcudart.so that nvcc linked against without
  * LD_LIBRARY_PATH: the object gets an rpath to the toolkit's lib64 (next to
@@ -438,9 +483,10 @@ static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char 
     for (int i = 0; i < nextra; i++)
         argv[k++] = extra[i];
     argv[k] = NULL;
+    s_child_t child = {&c->pids[ti], c->have_cpus ? &c->cpus : NULL};
     cr_proc_opts_t o = {.argv = (char *const *)argv, .cwd = bdir, .merge_stderr = 1,
                         .out_cap = CR_COMPILE_LOG_CAP, .timeout_ms = (int64_t)(timeout_s * 1000),
-                        .child_setup = cr__note_pid, .child_arg = &c->pids[ti]};
+                        .child_setup = s_compile_child, .child_arg = &child};
     cr_proc_result_t r;
     __atomic_store_n(&c->pids[ti], 0, __ATOMIC_SEQ_CST);
     rc = cr_proc_run(&o, &r);
@@ -633,6 +679,7 @@ cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, vo
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     c->nslots = cfg->compile_jobs > 0 ? (int)cfg->compile_jobs : 1;
+    s_compile_cpus(c, (int)cfg->cpu); /* after the worker's hwloc binding (worker.c) */
     c->build_dir = cr_file_join(cfg->work_dir, "build");
     c->cache_dir = cr_file_join(cfg->work_dir, "cache");
     c->threads = calloc((size_t)c->nslots, sizeof *c->threads);

@@ -158,6 +158,10 @@ extern "C" {
 #define S_FLOPS_PER_SM_CLK 16384.0 /* above any SM's peak (Hopper fp8 sparse is 8192) */
 #define S_COPY_BYTES (256ull << 20) /* bandwidth probe: 4x an H200's L2 */
 #define S_MIN_KEPT 10              /* fewer unthrottled samples: keep them all */
+#define S_CLOCK_PERIOD_NS 5000000LL /* NVML read at most every 5 ms: a read is a driver
+                                       round trip far longer than a short sample, and
+                                       clocks and throttle reasons change on ms scales */
+enum { S_PH_FILL, S_PH_RESET, S_PH_CALL, S_PH_CLOCK }; /* s_judge_t.host_ns */
 #define S_THREADS 256
 
 enum { S_CAND = 0, S_REF = 1, S_BASE = 2 };
@@ -276,6 +280,11 @@ typedef struct {
     unsigned locked_mhz;                 /* MHz while locked, else 0 */
     cr_rng_t place;                      /* draws buffer offsets (note 5) */
     uint64_t last_reasons;               /* throttle reasons read after the last sample */
+    unsigned last_mhz;                   /* SM clock of the last NVML read */
+    uint64_t clock_reads;                /* NVML reads made by s_sample */
+    int64_t last_clock_ns;               /* monotonic ns of the last NVML read; 0 = none */
+    int64_t host_ns[4];                  /* per-sample host time by phase (S_PH_*), summed */
+    uint64_t host_samples;               /* samples summed in host_ns */
     FILE *dump;                          /* per-sample log ($CR_CUDA_JUDGE_SAMPLES); owned */
 } s_judge_t;
 
@@ -1573,8 +1582,9 @@ static int s_verify(s_judge_t *J)
 
 typedef struct {
     double ev_us, wall_us; /* see s_time_t */
-    unsigned mhz;          /* SM clock read after the sample; 0 = unknown */
+    unsigned mhz;          /* SM clock of the NVML read covering it; 0 = unknown */
     int throttled;         /* a throttle reason was set before or after */
+    int fresh;             /* mhz was read right after this sample (S_CLOCK_PERIOD_NS) */
     int slot;              /* buffer slot it ran in */
 } s_sample_t;
 
@@ -1658,21 +1668,39 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
     unsigned m1;
     uint64_t r1;
     s_time_t tm;
+    int64_t t0 = cr_time_mono_ns();
     if (s_fill(J, L, set, B) != 0 || (keep && s_hash_queue(J, L, B, 0) != 0) || s_ready(J))
         return -1;
+    int64_t t1 = cr_time_mono_ns();
     s_reset_state(J);
+    int64_t t2 = cr_time_mono_ns();
     cudaMemsetAsync(J->flush, (int)(set & 0xff), J->flush_bytes, cudaStreamLegacy);
     if (s_call(J, who, L, B, &tm) != 0)
         return -1;
-    s_clock_read(J, &m1, &r1);
+    int64_t t3 = cr_time_mono_ns();
+    /* The read after the previous sample is this one's "before" (the GPU
+     * ran nothing of the candidate's in between), and one read covers the
+     * samples of S_CLOCK_PERIOD_NS: a throttle reason seen at a read marks
+     * the samples since the one before. */
+    out->fresh = !J->last_clock_ns || t3 - J->last_clock_ns >= S_CLOCK_PERIOD_NS;
+    if (out->fresh) {
+        s_clock_read(J, &m1, &r1);
+        J->last_clock_ns = cr_time_mono_ns();
+        J->clock_reads++;
+        out->throttled = ((J->last_reasons | r1) & CR_NVML_THROTTLE_MASK) != 0;
+        J->last_reasons = r1;
+        J->last_mhz = m1;
+    } else {
+        out->throttled = (J->last_reasons & CR_NVML_THROTTLE_MASK) != 0;
+    }
+    out->mhz = J->last_mhz;
     out->ev_us = tm.ev_us;
     out->wall_us = tm.wall_us;
-    /* The read after the previous sample is this one's "before" (the GPU
-     * ran nothing of the candidate's in between): one NVML round trip per
-     * sample instead of two. */
-    out->mhz = m1;
-    out->throttled = ((J->last_reasons | r1) & CR_NVML_THROTTLE_MASK) != 0;
-    J->last_reasons = r1;
+    J->host_ns[S_PH_FILL] += t1 - t0;
+    J->host_ns[S_PH_RESET] += t2 - t1;
+    J->host_ns[S_PH_CALL] += t3 - t2;
+    J->host_ns[S_PH_CLOCK] += cr_time_mono_ns() - t3;
+    J->host_samples++;
     if (keep) {
         keep->set = set;
         if (s_hash_queue(J, L, B, 1) != 0 || s_hash_compare(J, &keep->mutated) != 0 ||
@@ -1909,12 +1937,13 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
         for (;;) {
             /* cached: the reference's warm-up samples are kept for their gap (note 7) */
             s_sample_t *bw = cached && Bs.n < CR_JUDGE_MAX_SAMPLES ? &Bs.s[Bs.n++] : &sm;
+            uint64_t reads = J->clock_reads;
             if (s_sample(J, S_CAND, &L, &slot[call++ % nslots], set++, NULL, &sm) != 0 ||
                 s_sample(J, S_BASE, &L, &slot[call++ % nslots], set++, NULL, bw) != 0)
                 goto done;
             bw->slot = (int)((call - 1) % (unsigned)nslots);
-            if (J->nvml) {
-                unsigned m = bw->mhz;
+            if (J->nvml && J->clock_reads != reads) { /* a new NVML read this pair */
+                unsigned m = J->last_mhz;
                 stable = (m && last_mhz && fabs((double)m - last_mhz) <= 0.01 * last_mhz)
                              ? stable + 1 : 0;
                 last_mhz = m;
@@ -1988,6 +2017,13 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
     cr_debug("case %d: %u+%u samples, median %.3f us vs %.3f us (wall %.3f), speedup %.3f", c,
              br->samples, br->ref_samples, br->median_us, br->ref_median_us, br->wall_median_us,
              br->speedup);
+    if (J->host_samples) { /* where a sample's time goes, host side */
+        double k = 1e3 * (double)J->host_samples;
+        cr_info("case %d: %llu samples, host us per sample: fill %.1f, reset %.1f, call %.1f, "
+                "clock %.1f", c, (unsigned long long)J->host_samples,
+                (double)J->host_ns[S_PH_FILL] / k, (double)J->host_ns[S_PH_RESET] / k,
+                (double)J->host_ns[S_PH_CALL] / k, (double)J->host_ns[S_PH_CLOCK] / k);
+    }
 done:
     for (int s = 0; s < nslots; s++)
         s_free(J, &slot[s]);
