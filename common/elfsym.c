@@ -466,7 +466,7 @@ static int s_symbols(cr_elfsym_t *e, const Elf64_Ehdr *eh, const s_dyn_t *d, cha
                      size_t errlen)
 {
     int found, rc;
-    Elf64_Shdr sym, str;
+    Elf64_Shdr sym = {0}, str = {0};
     uint64_t hcount, rcount;
     if ((rc = s_sections(e, eh, &found, &sym, &str, err, errlen)) ||
         (rc = s_hash_count(e, d, &hcount, err, errlen)) ||
@@ -524,7 +524,7 @@ static int s_symbols(cr_elfsym_t *e, const Elf64_Ehdr *eh, const s_dyn_t *d, cha
 static int s_open(cr_elfsym_t *e, char *err, size_t errlen)
 {
     Elf64_Ehdr eh;
-    Elf64_Phdr dyn;
+    Elf64_Phdr dyn = {0};
     s_dyn_t d;
     int rc;
     if ((rc = s_header(e, &eh, err, errlen)) || (rc = s_segments(e, &dyn, err, errlen)) ||

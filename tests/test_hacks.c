@@ -268,7 +268,7 @@ static int s_pass(const s_case_t *c, char *why, size_t len)
     else if (c->flag[0] && !s_has_flag(c->flags, c->flag))
         snprintf(why, len, "flag %s did not fire", c->flag);
     else if (c->want == CRUCIBLE__STATUS__STATUS_OK && c->flags[0])
-        snprintf(why, len, "flags on an OK verdict: %s", c->flags);
+        snprintf(why, len, "flags on an OK verdict: %.100s", c->flags);
     else if (c->max_best > 0 && c->best > c->max_best)
         snprintf(why, len, "a timed call %.1fx faster than the reference's median, above %.1f",
                  c->best, c->max_best);

@@ -667,14 +667,15 @@ int cr_sandbox_enter(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep, char 
     skipped[ns] = '\0';
     snprintf(rep->summary, sizeof rep->summary,
              "net %s, scratch %s, /dev/shm %s, landlock %s, uid %u, seccomp %s, nproc %d, "
-             "fsize %llu MiB, as %llu MiB%s%s",
+             "fsize %llu MiB, as %llu MiB%s%.*s",
              rep->net ? (rep->userns ? "private (user ns)" : "private") : "host",
              rep->tmpfs_scratch ? "tmpfs" : "disk", rep->tmpfs_shm ? "private" : "host",
              rep->landlock_abi ? "on" : "off", (unsigned)rep->uid,
              !rep->seccomp ? "off" : rep->threads ? "on (threads allowed)" : "on (no threads)",
              S_NPROC, (unsigned long long)(CR_SANDBOX_SCRATCH_BYTES >> 20),
              (unsigned long long)(rep->as_bytes >> 20), skipped[0] ? "; " : "",
-             skipped); /* a long list of skipped steps is cut: the log has the rest */
+             (int)(sizeof rep->summary / 2), skipped); /* a long list of skipped steps is
+                                                           cut: the log has the rest */
     cr_info("sandbox: %s", rep->summary);
     return 0;
 }
