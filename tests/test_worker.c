@@ -1227,8 +1227,24 @@ static int s_wait_ms(pid_t pid, int ms)
     return -1;
 }
 
+/* 1 when the build's runner has the cuda backend (`crucible-runner
+ * --version` names it): the --gpus tests need a cuda worker. */
+static int s_runner_has_cuda(void)
+{
+    char *argv[] = {CR_TEST_BIN_DIR "/crucible-runner", "--version", NULL};
+    cr_proc_opts_t o = {.argv = argv, .timeout_ms = 10000};
+    cr_proc_result_t r;
+    if (cr_proc_run(&o, &r) != 0)
+        return 0;
+    int yes = r.out && strstr(r.out, "cuda") != NULL;
+    cr_proc_result_close(&r);
+    return yes;
+}
+
 Test(worker, gpus_all_one_worker_per_gpu, .init = s_setup, .fini = s_teardown, .timeout = 60)
 {
+    if (!s_runner_has_cuda())
+        cr_skip_test("built without the cuda backend");
     cr_config_t cfg;
     s_config(&cfg);
     s_coord_t co;
@@ -1271,6 +1287,8 @@ Test(worker, gpus_all_one_worker_per_gpu, .init = s_setup, .fini = s_teardown, .
 Test(worker, gpus_unknown_index_is_usage_error, .init = s_setup, .fini = s_teardown,
      .timeout = 30)
 {
+    if (!s_runner_has_cuda())
+        cr_skip_test("built without the cuda backend");
     cr_config_t cfg;
     s_config(&cfg);
     pid_t pid = s_gpus_start(&cfg, "0,3");
