@@ -386,12 +386,13 @@ int cr_audit_selfcheck(char *why, size_t whylen)
 {
     for (size_t i = 0; i < S_NRULES; i++) {
         const s_rule_t *r = &s_rules[i];
-        if (!r->pattern[0] || !r->reason[0] || !(r->scope & S_BOTH)) {
+        int permit = r->lifted_by && strcmp(r->lifted_by, S_PERMIT) == 0;
+        if (!r->pattern[0] || !(r->scope & S_BOTH) || (!permit && !(r->reason && r->reason[0]))) {
             snprintf(why, whylen, "rule %zu ('%s'): empty pattern, reason or scope", i,
                      r->pattern);
             return -1;
         }
-        if (r->lifted_by && strcmp(r->lifted_by, S_THREADS) != 0 &&
+        if (r->lifted_by && !permit && strcmp(r->lifted_by, S_THREADS) != 0 &&
             !cr_task_lib_find(r->lifted_by)) {
             snprintf(why, whylen, "rule %zu ('%s'): lifted by '%s', which is not in cr_task_libs",
                      i, r->pattern, r->lifted_by);
