@@ -10,6 +10,7 @@
 #include "proc.h"
 #include "task.h"
 #include "topo.h"
+#include "runner_io.h"
 #include "wire.h"
 
 #include <criterion/criterion.h>
@@ -21,9 +22,6 @@
 #include <string.h>
 
 #define RUNNER CR_TEST_BIN_DIR "/crucible-runner"
-/* A fixed report token for the runner driven by hand (real workers draw one per job). */
-#define S_TOKEN "crucible-token16"
-#define S_TOKEN_LEN CR_RUNNER_TOKEN_LEN
 
 /* x in, y inout (y *= 0.5), z out (z = alpha*x + y), a size and a float scalar:
  * every role and a value of each kind goes through the shim. */
@@ -120,35 +118,13 @@ typedef struct {
     size_t ncached;
 } s_req_t;
 
-/* Runs the runner on req. Returns the process result; *rec is the decoded
- * report, or NULL when there was none. */
+/* Runs the runner on stdin_data. Returns the process result; *rec is the
+ * decoded report, or NULL when there was none. */
 static cr_proc_result_t s_run_raw(const void *stdin_data, size_t len,
                                   Crucible__RewardRecord **rec)
 {
-    char *argv[] = {RUNNER, NULL};
-    /* the report token first (wire.h), as the worker sends it */
-    uint8_t *in = malloc(S_TOKEN_LEN + len + 1);
-    cr_assert_not_null(in);
-    memcpy(in, S_TOKEN, S_TOKEN_LEN);
-    if (len)
-        memcpy(in + S_TOKEN_LEN, stdin_data, len);
-    cr_proc_opts_t o = {.argv = argv, .stdin_data = in, .stdin_len = S_TOKEN_LEN + len,
-                        .out_cap = 1 << 20, .err_cap = 1 << 16, .timeout_ms = 60000};
     cr_proc_result_t r;
-    cr_assert_eq(cr_proc_run(&o, &r), 0);
-    free(in);
-    *rec = NULL;
-    const uint8_t *payload;
-    size_t plen;
-    if (r.out_len > 0) {
-        cr_assert_geq(r.out_len, S_TOKEN_LEN, "a report shorter than the token");
-        cr_assert_eq(memcmp(r.out, S_TOKEN, S_TOKEN_LEN), 0, "the report starts with the token");
-    }
-    if (r.out_len > S_TOKEN_LEN && cr_wire_frame_parse(r.out + S_TOKEN_LEN, r.out_len - S_TOKEN_LEN,
-                                                       1 << 20, &payload, &plen) == 0) {
-        cr_assert_eq(plen + 4 + S_TOKEN_LEN, r.out_len, "bytes after the report on stdout");
-        cr_assert_eq(cr_wire_record_unpack(payload, plen, rec), 0);
-    }
+    *rec = cr_test_runner_raw(RUNNER, stdin_data, len, 0, &r);
     return r;
 }
 

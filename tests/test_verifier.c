@@ -77,6 +77,7 @@
 #include "supervisor.h"
 #include "task.h"
 #include "timeutil.h"
+#include "runner_io.h"
 #include "wire.h"
 
 #include <criterion/criterion.h>
@@ -90,9 +91,6 @@
 #include <time.h>
 
 #define RUNNER CR_TEST_BIN_DIR "/crucible-runner"
-/* A fixed report token for the runner driven by hand (real workers draw one per job). */
-#define S_TOKEN "crucible-token16"
-#define S_TOKEN_LEN CR_RUNNER_TOKEN_LEN
 #define S_OK CRUCIBLE__STATUS__STATUS_OK
 #define S_INCORRECT CRUCIBLE__STATUS__STATUS_INCORRECT
 #define S_HACK CRUCIBLE__STATUS__STATUS_HACK_DETECTED
@@ -257,33 +255,7 @@ typedef struct {
 static Crucible__RewardRecord *s_runner_raw(const void *in, size_t len, int64_t as_bytes,
                                             cr_proc_result_t *r)
 {
-    char *argv[] = {RUNNER, NULL};
-    cr_rlimits_t lim = {.as_bytes = as_bytes, .no_core = 1};
-    /* the report token first (wire.h), as the worker sends it */
-    uint8_t *buf = malloc(S_TOKEN_LEN + len + 1);
-    cr_assert_not_null(buf);
-    memcpy(buf, S_TOKEN, S_TOKEN_LEN);
-    if (len)
-        memcpy(buf + S_TOKEN_LEN, in, len);
-    cr_proc_opts_t o = {.argv = argv, .stdin_data = buf, .stdin_len = S_TOKEN_LEN + len,
-                        .out_cap = 1 << 20, .err_cap = 1 << 16, .timeout_ms = 60000,
-                        .limits = &lim};
-    cr_assert_eq(cr_proc_run(&o, r), 0);
-    free(buf);
-    const uint8_t *payload;
-    size_t plen;
-    Crucible__RewardRecord *rec = NULL;
-    if (r->out_len > 0) {
-        cr_assert_geq(r->out_len, S_TOKEN_LEN, "a report shorter than the token");
-        cr_assert_eq(memcmp(r->out, S_TOKEN, S_TOKEN_LEN), 0, "the report starts with the token");
-    }
-    if (r->out_len > S_TOKEN_LEN &&
-        cr_wire_frame_parse(r->out + S_TOKEN_LEN, r->out_len - S_TOKEN_LEN, 1 << 20, &payload,
-                            &plen) == 0) {
-        cr_assert_eq(plen + 4 + S_TOKEN_LEN, r->out_len, "bytes after the report on stdout");
-        cr_assert_eq(cr_wire_record_unpack(payload, plen, &rec), 0);
-    }
-    return rec;
+    return cr_test_runner_raw(RUNNER, in, len, as_bytes, r);
 }
 
 static Crucible__RewardRecord *s_runner(const s_req_t *q)

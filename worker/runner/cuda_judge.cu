@@ -83,7 +83,6 @@
  *    CUPTI missing or refused (another subscriber, e.g. a profiler): the
  *    checks do not run, which is logged. The subscription ends before
  *    timing, so no callback sits in a timed window. */
-#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -2017,12 +2016,14 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
     cr_debug("case %d: %u+%u samples, median %.3f us vs %.3f us (wall %.3f), speedup %.3f", c,
              br->samples, br->ref_samples, br->median_us, br->ref_median_us, br->wall_median_us,
              br->speedup);
-    if (J->host_samples) { /* where a sample's time goes, host side */
+    if (J->host_samples) { /* where this case's samples spent their host time */
         double k = 1e3 * (double)J->host_samples;
-        cr_info("case %d: %llu samples, host us per sample: fill %.1f, reset %.1f, call %.1f, "
-                "clock %.1f", c, (unsigned long long)J->host_samples,
+        cr_info("case %d: %llu samples (warm-up included), host us per sample: fill %.1f, "
+                "reset %.1f, call %.1f, clock %.1f", c, (unsigned long long)J->host_samples,
                 (double)J->host_ns[S_PH_FILL] / k, (double)J->host_ns[S_PH_RESET] / k,
                 (double)J->host_ns[S_PH_CALL] / k, (double)J->host_ns[S_PH_CLOCK] / k);
+        memset(J->host_ns, 0, sizeof J->host_ns);
+        J->host_samples = 0;
     }
 done:
     for (int s = 0; s < nslots; s++)
