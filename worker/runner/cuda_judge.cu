@@ -1583,7 +1583,6 @@ typedef struct {
     double ev_us, wall_us; /* see s_time_t */
     unsigned mhz;          /* SM clock of the NVML read covering it; 0 = unknown */
     int throttled;         /* a throttle reason was set before or after */
-    int fresh;             /* mhz was read right after this sample (S_CLOCK_PERIOD_NS) */
     int slot;              /* buffer slot it ran in */
 } s_sample_t;
 
@@ -1681,8 +1680,7 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
      * ran nothing of the candidate's in between), and one read covers the
      * samples of S_CLOCK_PERIOD_NS: a throttle reason seen at a read marks
      * the samples since the one before. */
-    out->fresh = !J->last_clock_ns || t3 - J->last_clock_ns >= S_CLOCK_PERIOD_NS;
-    if (out->fresh) {
+    if (!J->last_clock_ns || t3 - J->last_clock_ns >= S_CLOCK_PERIOD_NS) {
         s_clock_read(J, &m1, &r1);
         J->last_clock_ns = cr_time_mono_ns();
         J->clock_reads++;
