@@ -136,8 +136,7 @@ static void s_child(const cr_proc_opts_t *o, int in_r, int out_w, int err_w)
 int cr_proc_spawn(const cr_proc_opts_t *o, cr_proc_t *p)
 {
     int in_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
-    memset(p, 0, sizeof *p);
-    p->in_fd = p->out_fd = p->err_fd = -1;
+    *p = CR_PROC_NONE;
     if (pipe2(in_p, O_CLOEXEC) != 0 || pipe2(out_p, O_CLOEXEC) != 0 ||
         pipe2(err_p, O_CLOEXEC) != 0) {
         int rc = -errno;
@@ -185,8 +184,7 @@ void cr_proc_discard(cr_proc_t *p)
     }
     int in_p[2] = {-1, p->in_fd}, out_p[2] = {p->out_fd, -1}, err_p[2] = {p->err_fd, -1};
     s_close_pipes(in_p, out_p, err_p);
-    memset(p, 0, sizeof *p);
-    p->in_fd = p->out_fd = p->err_fd = -1;
+    *p = CR_PROC_NONE;
 }
 
 int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
@@ -195,8 +193,7 @@ int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
     int in_p[2] = {-1, p->in_fd}, out_p[2] = {p->out_fd, -1}, err_p[2] = {p->err_fd, -1};
     pid_t pid = p->pid;
     int64_t t0 = p->t0;
-    memset(p, 0, sizeof *p); /* the descriptors and the child are ours from here */
-    p->in_fd = p->out_fd = p->err_fd = -1;
+    *p = CR_PROC_NONE; /* the descriptors and the child are ours from here */
     s_cap_t out = {0}, err = {0};
     if (s_cap_init(&out, o->out_cap ? o->out_cap : 65536, 0) != 0 ||
         s_cap_init(&err, o->err_cap ? o->err_cap : 16384, 1) != 0) {

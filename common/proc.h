@@ -71,6 +71,10 @@ typedef struct {
     int64_t t0; /* ns, monotonic: when it was forked */
 } cr_proc_t;
 
+/* No child: what cr_proc_spawn leaves on failure and cr_proc_wait/discard
+ * leave behind. */
+#define CR_PROC_NONE ((cr_proc_t){.pid = 0, .in_fd = -1, .out_fd = -1, .err_fd = -1})
+
 /* Forks and execs o->argv with o's argv, envp, cwd, merge_stderr, limits and
  * child_setup; nothing is written or read yet. Returns 0 with *p filled, or
  * -errno with *p empty (pid 0, descriptors -1). */

@@ -435,8 +435,7 @@ static int s_take_runner(cr_supervisor_t *s, cr_proc_t *p)
     if (s->spare.pid > 0) {
         if (cr_proc_alive(&s->spare)) {
             *p = s->spare;
-            memset(&s->spare, 0, sizeof s->spare);
-            s->spare.in_fd = s->spare.out_fd = s->spare.err_fd = -1;
+            s->spare = CR_PROC_NONE;
             return 0;
         }
         cr_warn("spare runner %d ended while waiting for a job; starting another",
@@ -669,7 +668,7 @@ cr_supervisor_t *cr_supervisor_new(const cr_config_t *cfg, const cr_ident_t *id,
         cr_warn("runner %s is not executable (%s): every job will end INFRA_ERROR", s->runner,
                 strerror(errno));
     s->scratch_root = cr_file_join(cfg->work_dir, "scratch");
-    s->spare.in_fd = s->spare.out_fd = s->spare.err_fd = -1;
+    s->spare = CR_PROC_NONE;
     s->prestart = strstr(cfg->backends, "cuda") != NULL;
     s->pid = mmap(NULL, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (s->pid == MAP_FAILED)
