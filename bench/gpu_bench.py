@@ -44,7 +44,7 @@ def cuda_tasks_dir(tmp):
 def crucible_run(args, bin_dir, tasks, cands, out_jsonl, extra, timeout):
     cmd = [os.path.join(bin_dir, "crucible"), "run", tasks] + ([cands] if cands else []) + [
         "--backends", "cuda", "--workers", "1", "--compile-jobs", str(args.compile_jobs),
-        "--clock-policy", "observe", "--out", out_jsonl, "--log-level", "warn"] + extra
+        "--clock-policy", "observe", "--out", out_jsonl, "--log-level", args.log_level] + extra
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     wall = time.time() - t0
@@ -138,6 +138,8 @@ def part_grpo(args, tmp):
             by[r["status"]] = by.get(r["status"], 0) + 1
         log(args.out, "grpo policy=%s: %d records %s, wall %.1f s, %.1f evals/min, GPU-busy %.1f%%, exit %d"
             % (pol, len(recs), by, wall, len(recs) / wall * 60, 100 * busy_fraction(recs, wall), p.returncode))
+        with open(os.path.join(args.out, "grpo_%s.log" % pol), "w") as f:
+            f.write(p.stderr)
         if p.returncode != 0:
             log(args.out, p.stderr[-2000:])
 
@@ -176,6 +178,7 @@ def main():
     ap.add_argument("--policies", default="interleaved,cached")
     ap.add_argument("--budget", type=float, default=0.5)
     ap.add_argument("--compile-jobs", type=int, default=12)
+    ap.add_argument("--log-level", default="warn", help="crucible run's; grpo's goes to grpo_POLICY.log")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="crbench")

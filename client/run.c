@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,9 +45,9 @@ static int s_args_from_config(char **argv, int n, const cr_config_t *cfg, unsign
 static void s_log_path(const cr_local_t *l, int i, char *buf, size_t len)
 {
     if (i == 0)
-        snprintf(buf, len, "%s/coordinator.log", l->dir);
+        snprintf(buf, len, "%s/coordinator.log", l->log_dir);
     else
-        snprintf(buf, len, "%s/worker-w%d.log", l->dir, i - 1);
+        snprintf(buf, len, "%s/worker-w%d.log", l->log_dir, i - 1);
 }
 
 /* Forks and execs exe with argv as child i; its output goes to its log. */
@@ -181,8 +182,13 @@ int cr_local_start(const char *exe, const cr_config_t *cfg, int nworkers,
                  l->dir);
     }
     l->janitor_fd = -1;
-    int rc = s_janitor(l);
-    if (rc != 0)
+    snprintf(l->log_dir, sizeof l->log_dir, "%s", cfg->log_dir[0] ? cfg->log_dir : l->dir);
+    int rc = 0;
+    if (cfg->log_dir[0] && mkdir(cfg->log_dir, 0755) != 0 && errno != EEXIST) {
+        rc = -errno;
+        snprintf(err, errlen, "--log-dir %s: %s", cfg->log_dir, strerror(errno));
+    }
+    if (rc == 0 && (rc = s_janitor(l)) != 0)
         snprintf(err, errlen, "cannot start the janitor: %s", cr_strerror(rc));
     for (int i = 0; i <= nworkers && rc == 0; i++) {
         char *argv[S_MAX_ARGS] = {0};

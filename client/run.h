@@ -22,6 +22,7 @@
 
 typedef struct {
     char dir[128];                         /* temporary folder; removed by cr_local_stop */
+    char log_dir[256];                     /* where the children log; dir unless --log-dir */
     char clients_endpoint[200];            /* ipc://<dir>/clients.sock or tcp://127.0.0.1:<port> */
     char workers_endpoint[200];            /* ipc://<dir>/workers.sock or tcp://127.0.0.1:<port> */
     pid_t janitor;                         /* removes dir if we die without cr_local_stop; 0 = none */

@@ -109,6 +109,9 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("wait-s", CR_CONF_DOUBLE, wait_s, "0", 0, 1e7, CR_CMD_CLIENT | CR_CMD_RUN,
         "give up after this many seconds; 0 = wait as long as it takes"),
     ROW("workers", CR_CONF_INT, workers, "2", 1, 256, CR_CMD_RUN, "local workers to start"),
+    ROW("log-dir", CR_CONF_STR, log_dir, "", 1, 0, CR_CMD_RUN,
+        "keep the local cluster's logs (coordinator.log, worker-w<k>.log) in this folder; "
+        "empty = removed with the cluster"),
     /* watch and results always stream to the end: following is what they are for */
     ROW("follow", CR_CONF_BOOL, follow, "0", 0, 1, CR_CMD_SUBMIT,
         "after submitting, show progress until the batch is done"),

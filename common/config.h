@@ -69,6 +69,7 @@ typedef struct {
     char out[CR_CONFIG_STR];              /* results file; "" = stdout (run: crucible-results.jsonl) */
     double wait_s;                        /* client: give up after this many s; 0 = never */
     int64_t workers;                      /* run: local workers to start */
+    char log_dir[CR_CONFIG_STR];          /* run: keep the local cluster's logs here; "" = not kept */
     int64_t follow;                       /* submit: keep streaming until done (watch/results always do) */
     /* --- security (common/curve.h) --- */
     char key[CR_CONFIG_STR];              /* own CURVE secret key file; "" = no CURVE */

@@ -216,7 +216,8 @@ int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
 
     /* the deadline runs from now: a started child waiting for its input
      * (cr_proc_spawn ahead of time) has not begun its work */
-    int64_t deadline = o->timeout_ms > 0 ? cr_time_mono_ns() + o->timeout_ms * 1000000 : 0;
+    int64_t started = cr_time_mono_ns();
+    int64_t deadline = o->timeout_ms > 0 ? started + o->timeout_ms * 1000000 : 0;
     int status = 0, reaped = 0;
     int64_t drain_until = 0; /* after reaping, grandchildren may hold the pipes */
     char chunk[65536];
@@ -240,6 +241,7 @@ int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
             if (w == pid) {
                 reaped = 1;
                 r->seconds = (double)(cr_time_mono_ns() - t0) / 1e9;
+                r->exit_s = (double)(cr_time_mono_ns() - started) / 1e9;
                 kill(-pid, SIGKILL); /* anything it left behind */
                 drain_until = cr_time_mono_ns() + 200 * 1000000LL;
             }
@@ -284,8 +286,11 @@ int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
                 in_p[1] = -1;
             }
         }
-        if (idx_out >= 0 && (pf[idx_out].revents & (POLLIN | POLLHUP | POLLERR)))
+        if (idx_out >= 0 && (pf[idx_out].revents & (POLLIN | POLLHUP | POLLERR))) {
             s_read_into(&out_p[0], &out, chunk, sizeof chunk);
+            if (out_p[0] < 0)
+                r->eof_s = (double)(cr_time_mono_ns() - started) / 1e9;
+        }
         if (idx_err >= 0 && (pf[idx_err].revents & (POLLIN | POLLHUP | POLLERR)))
             s_read_into(&err_p[0], &err, chunk, sizeof chunk);
     }

@@ -51,6 +51,8 @@ typedef struct {
     int err_truncated;
     size_t in_written;  /* stdin bytes the child took (short: it ended before reading it all) */
     double seconds;     /* wall time from fork to reap */
+    double eof_s;       /* cr_proc_wait: from its start to the end of stdout; 0 = never */
+    double exit_s;      /* cr_proc_wait: from its start to the reap; 0 = killed or not seen */
     pid_t pid;
 } cr_proc_result_t;
 

@@ -520,9 +520,11 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
                      s->runner, cr_strerror(rc));
         goto out;
     }
+    cr_debug("runner pid %d: report ended %.3f s after its request, reaped %.3f s after that",
+             (int)r.pid, r.eof_s, r.exit_s > r.eof_s ? r.exit_s - r.eof_s : 0.0);
     s_stderr_tail(r.err, tail, sizeof tail);
-    if (r.err_len > 0)
-        cr_debug("runner stderr (%s): %s", cr_proc_describe(&r, how, sizeof how), tail);
+    if (r.err_len > 0) /* all of it (the last S_STDERR_CAP bytes): debugging wants the lot */
+        cr_debug("runner stderr (%s):\n%s", cr_proc_describe(&r, how, sizeof how), r.err);
     const uint8_t *payload = NULL;
     size_t plen = 0;
     if (s_cancelled(j)) {

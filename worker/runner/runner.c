@@ -23,6 +23,7 @@
 #include "log.h"
 #include "sandbox.h"
 #include "task.h"
+#include "timeutil.h"
 #include "topo.h"
 #include "wire.h"
 
@@ -244,6 +245,7 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
         cr_info("hwloc reports no cache; flushing for %llu MiB",
                 (unsigned long long)(j.llc_bytes >> 20));
 
+    int64_t ph[5] = {cr_time_mono_ns(), 0, 0, 0, 0}; /* start, reference, audit, sandbox, candidate */
     if (!(j.ref = s_load(req->reference_so, &h_ref, err, sizeof err))) {
         s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "reference: %s", err);
         goto done;
@@ -256,6 +258,7 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
     }
     /* The link audit (audit.h) reads the candidate's object before any of
      * its code can run: constructors run inside dlopen. */
+    ph[1] = cr_time_mono_ns();
     int audit = cr_audit_check(req->candidate_so, task, err, sizeof err);
     if (audit < 0) {
         s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: link audit: %s", err);
@@ -266,6 +269,7 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
         cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "link audit: %s", err);
         goto done;
     }
+    ph[2] = cr_time_mono_ns();
     /* Counted before the candidate's constructors can start threads. */
     j.threads_at_start = cr_judge_thread_count();
     /* The sandbox (sandbox.h): candidate code runs only inside it. The
@@ -297,10 +301,15 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
         goto done;
     }
     rec->sandboxed_net = sb.net;
+    ph[3] = cr_time_mono_ns();
     if (!(j.cand = s_load(cand_so, &h_cand, err, sizeof err))) {
         s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: %s", err);
         goto done;
     }
+    ph[4] = cr_time_mono_ns();
+    cr_info("seconds before judging: reference loaded %.3f, audit %.3f, sandbox %.3f, "
+            "candidate loaded %.3f", (double)(ph[1] - ph[0]) / 1e9, (double)(ph[2] - ph[1]) / 1e9,
+            (double)(ph[3] - ph[2]) / 1e9, (double)(ph[4] - ph[3]) / 1e9);
 
 #ifdef CR_WITH_CUDA
     if (cuda) {
