@@ -132,14 +132,13 @@ def part_grpo(args, tmp):
         # fresh compile cache per policy: candidates and references compile again
         shutil.rmtree("/tmp/crucible-work", ignore_errors=True)
         p, wall, recs = crucible_run(args, args.bin, tasks, man, out_jsonl,
-                                     ["--time-budget-s", str(args.budget), "--ref-policy", pol], 500)
+                                     ["--time-budget-s", str(args.budget), "--ref-policy", pol,
+                                      "--log-dir", os.path.join(args.out, "logs_" + pol)], 500)
         by = {}
         for r in recs:
             by[r["status"]] = by.get(r["status"], 0) + 1
         log(args.out, "grpo policy=%s: %d records %s, wall %.1f s, %.1f evals/min, GPU-busy %.1f%%, exit %d"
             % (pol, len(recs), by, wall, len(recs) / wall * 60, 100 * busy_fraction(recs, wall), p.returncode))
-        with open(os.path.join(args.out, "grpo_%s.log" % pol), "w") as f:
-            f.write(p.stderr)
         if p.returncode != 0:
             log(args.out, p.stderr[-2000:])
 
@@ -178,7 +177,8 @@ def main():
     ap.add_argument("--policies", default="interleaved,cached")
     ap.add_argument("--budget", type=float, default=0.5)
     ap.add_argument("--compile-jobs", type=int, default=12)
-    ap.add_argument("--log-level", default="warn", help="crucible run's; grpo's goes to grpo_POLICY.log")
+    ap.add_argument("--log-level", default="warn",
+                    help="crucible run's; grpo's cluster logs go to logs_POLICY/")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="crbench")

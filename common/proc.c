@@ -175,6 +175,13 @@ int cr_proc_alive(const cr_proc_t *p)
     return si.si_pid == 0;
 }
 
+void cr_proc_reap(pid_t pid)
+{
+    if (pid > 0)
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+}
+
 void cr_proc_discard(cr_proc_t *p)
 {
     if (p->pid > 0) {
@@ -288,18 +295,28 @@ int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
         }
         if (idx_out >= 0 && (pf[idx_out].revents & (POLLIN | POLLHUP | POLLERR))) {
             s_read_into(&out_p[0], &out, chunk, sizeof chunk);
-            if (out_p[0] < 0)
+            if (out_p[0] < 0) {
                 r->eof_s = (double)(cr_time_mono_ns() - started) / 1e9;
+                if (!reaped && o->out_done && o->out_done(pid, out.buf, out.len, o->out_done_arg)) {
+                    kill(-pid, SIGKILL);
+                    kill(pid, SIGKILL);
+                    r->detached = 1;
+                    r->seconds = (double)(cr_time_mono_ns() - t0) / 1e9;
+                    break;
+                }
+            }
         }
         if (idx_err >= 0 && (pf[idx_err].revents & (POLLIN | POLLHUP | POLLERR)))
             s_read_into(&err_p[0], &err, chunk, sizeof chunk);
     }
-    if (!reaped) {
+    if (!reaped && !r->detached) {
         kill(-pid, SIGKILL);
         waitpid(pid, &status, 0);
         r->seconds = (double)(cr_time_mono_ns() - t0) / 1e9;
     }
-    if (WIFEXITED(status)) {
+    if (r->detached) {
+        /* not reaped: no status to read */
+    } else if (WIFEXITED(status)) {
         r->exited = 1;
         r->exit_code = WEXITSTATUS(status);
     } else if (WIFSIGNALED(status)) {

@@ -34,6 +34,13 @@ typedef struct {
     const cr_rlimits_t *limits; /* NULL = none */
     void (*child_setup)(void *arg); /* in the child before exec; async-signal-safe only */
     void *child_arg;
+    /* cr_proc_wait: called when stdout ends before the child is reaped;
+     * returning 1 says the output is all that was wanted: the group is
+     * SIGKILLed and cr_proc_wait returns at once with `detached` set, its
+     * exit status unknown, and the caller reaps it later (cr_proc_reap),
+     * e.g. while a new child works. NULL = always wait for the exit. */
+    int (*out_done)(pid_t pid, const char *out, size_t len, void *arg);
+    void *out_done_arg;
 } cr_proc_opts_t;
 
 typedef struct {
@@ -53,6 +60,7 @@ typedef struct {
     double seconds;     /* wall time from fork to reap */
     double eof_s;       /* cr_proc_wait: from its start to the end of stdout; 0 = never */
     double exit_s;      /* cr_proc_wait: from its start to the reap; 0 = killed or not seen */
+    int detached;       /* out_done took the output: killed, not reaped (cr_proc_reap) */
     pid_t pid;
 } cr_proc_result_t;
 
@@ -90,6 +98,8 @@ int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r);
 /* 1 while a spawned child has not ended (it is not reaped by looking). */
 int cr_proc_alive(const cr_proc_t *p);
 
+/* Waits for a child cr_proc_wait left detached (already killed). */
+void cr_proc_reap(pid_t pid);
 /* Kills a spawned child's group, reaps it and closes our ends; *p emptied.
  * Safe on an empty *p. */
 void cr_proc_discard(cr_proc_t *p);

@@ -1,5 +1,6 @@
 /* test_proc.c — supervised child processes. */
 #include "proc.h"
+#include "timeutil.h"
 
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -148,6 +149,43 @@ Test(proc, spawn_then_wait_delivers_late_input)
     cr_assert_not(r.timed_out);
     cr_assert(r.exited);
     cr_assert_str_eq(r.out, "got:late\n");
+    cr_proc_result_close(&r);
+}
+
+static int s_take_output(pid_t pid, const char *out, size_t len, void *arg)
+{
+    (void)pid;
+    *(int *)arg += 1;
+    return len >= 5 && memcmp(out, "done\n", 5) == 0;
+}
+
+Test(proc, output_taken_detaches_the_child)
+{
+    /* it closes its stdout, then lingers: out_done takes the output */
+    char *argv[] = {"sh", "-c", "echo done; exec >&-; sleep 30", NULL};
+    int calls = 0;
+    cr_proc_opts_t o = {.argv = argv, .out_done = s_take_output, .out_done_arg = &calls};
+    int64_t t0 = cr_time_mono_ns();
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert_lt(cr_time_mono_ns() - t0, 10000000000LL, "waited for the child to end");
+    cr_assert_eq(calls, 1);
+    cr_assert(r.detached);
+    cr_assert_not(r.exited);
+    cr_assert_str_eq(r.out, "done\n");
+    cr_proc_reap(r.pid); /* killed at the detach: reaped at once */
+    cr_assert_eq(kill(r.pid, 0), -1, "the child is gone (reaped)");
+    cr_proc_result_close(&r);
+
+    /* output not wanted: waited for as usual */
+    char *argv2[] = {"sh", "-c", "echo other; exec >&-; sleep 0.2; exit 4", NULL};
+    o.argv = argv2;
+    calls = 0;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert_eq(calls, 1);
+    cr_assert_not(r.detached);
+    cr_assert(r.exited);
+    cr_assert_eq(r.exit_code, 4);
     cr_proc_result_close(&r);
 }
 

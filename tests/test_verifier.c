@@ -924,6 +924,7 @@ static char *s_fake_runner(void)
              "exit86) exit 86 ;;\n"
              "segv) kill -SEGV $$ ;;\n"
              "hang) exec sleep 30 ;;\n"
+             "park) exec >&-; sleep 30 ;;\n" /* the real runner's way: asleep after the report */
              "esac\n"
              "exit 0\n",
              s_dir, s_dir, s_dir);
@@ -1064,6 +1065,19 @@ Test(report, ok_then_crash)
     cr_assert_eq(rec->status, S_RUNTIME, "%s", rec->message);
     cr_assert(strstr(rec->message, "signal 11"), "%s", rec->message);
     s_assert_zero(rec, "OK then SIGSEGV");
+    s_free_rec(&rec);
+}
+
+/* A runner asleep behind a complete report is done (supervisor.c note 6):
+ * the report counts, and the job does not wait for the runner to end. */
+Test(report, ok_then_parked_is_taken_at_once)
+{
+    s_fake_task();
+    int64_t t0 = cr_time_mono_ns();
+    Crucible__RewardRecord *rec = s_ok_then("park", 60);
+    double s = (double)(cr_time_mono_ns() - t0) / 1e9;
+    cr_assert_eq(rec->status, S_OK, "%s", rec->message);
+    cr_assert_lt(s, 10.0, "the job waited %.1f s for a parked runner (it sleeps 30 s)", s);
     s_free_rec(&rec);
 }
 

@@ -25,7 +25,18 @@
  *     right after a request is handed over, used by the next job, replaced
  *     by a fresh start when it died while waiting, killed at destroy. Its pid
  *     enters the kill slot only when it gets a job, so Cancel never hits an
- *     idle spare; its run timeout counts from the request, not the start. */
+ *     idle spare; its run timeout counts from the request, not the start.
+ *  6. After its report a runner closes the report channel and parks (sleeps
+ *     in its main thread, then exits 0 by itself: runner.c). A runner seen
+ *     parked behind a complete report (token, then one whole frame) has
+ *     nothing more to say: its group is killed and the next job starts at
+ *     once, while the kernel tears the old process down (tens of ms for a
+ *     CUDA context, on the GPU's critical path before); it is reaped after
+ *     the next job's runner, or at destroy. Parked means its main thread
+ *     sleeps (/proc/<pid>/stat state S) once its stdout ended: a process
+ *     that crashed or exited closes its stdout on the way out and is never
+ *     asleep after that, so a report followed by a crash or a non-zero exit
+ *     is waited for and judged by its exit, as before. */
 #define _GNU_SOURCE
 #include "supervisor.h"
 
@@ -49,6 +60,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* 4 MiB of report: a record with per-case results is a few KiB. */
@@ -57,6 +69,8 @@
 #define S_STDERR_CAP (8u * 1024u)
 /* 300 s: only when neither the job nor the config gives a run timeout. */
 #define S_DEFAULT_RUN_TIMEOUT_S 300.0
+/* How long a runner may take from closing its report to being asleep (note 6). */
+#define S_PARK_WAIT_MS 20
 /* Seed length fixed by the protocol (RunnerRequest.seed). */
 #define S_SEED_LEN 32
 /* Reference cache entries (note 4): far more (task, objects, device) keys
@@ -82,6 +96,7 @@ struct cr_supervisor {
     pid_t *pid;               /* running runner's pid, 0 = none; MAP_SHARED (note 1) */
     int prestart;             /* 1: keep a spare runner started ahead (note 5) */
     cr_proc_t spare;          /* the spare: started, waiting for its request; thread only */
+    pid_t ending;             /* a runner that reported and was killed, not yet reaped (note 6) */
     char *argv[4];            /* runner command line; strings static or s->runner */
     /* --- reference cache: supervisor thread only (note 4) --- */
     s_refent_t *refs;         /* S_REFCACHE_MAX slots used as a ring; owned; NULL = none yet */
@@ -447,6 +462,44 @@ static int s_take_runner(cr_supervisor_t *s, cr_proc_t *p)
     return cr_proc_spawn(&o, p);
 }
 
+/* The state letter of pid's main thread (/proc/<pid>/stat), or 0. */
+static char s_proc_state(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the name may hold anything, ')' included */
+    return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* cr_proc_opts_t.out_done (note 6): the report is complete (the token and
+ * exactly one frame) and the runner parked behind it. */
+static int s_report_complete(pid_t pid, const char *out, size_t len, void *arg)
+{
+    const uint8_t *token = (const uint8_t *)arg, *payload = NULL;
+    size_t plen = 0;
+    if (len <= CR_RUNNER_TOKEN_LEN || memcmp(out, token, CR_RUNNER_TOKEN_LEN) != 0 ||
+        cr_wire_frame_parse(out + CR_RUNNER_TOKEN_LEN, len - CR_RUNNER_TOKEN_LEN, S_REPORT_CAP,
+                            &payload, &plen) != 0 ||
+        plen + 4 != len - CR_RUNNER_TOKEN_LEN)
+        return 0;
+    /* it closed the channel a moment ago: give it S_PARK_WAIT_MS to fall asleep */
+    for (int i = 0; i < S_PARK_WAIT_MS * 10; i++) {
+        char st = s_proc_state(pid);
+        if (st == 'S')
+            return 1;
+        if (st != 'R')
+            return 0; /* exiting, a zombie, gone, or stopped: wait for its status */
+        nanosleep(&(struct timespec){.tv_nsec = 100000}, NULL);
+    }
+    return 0;
+}
+
 /* Runs the runner on a compiled job and records how it ended (header). */
 static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
 {
@@ -500,6 +553,8 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
     o.out_cap = S_REPORT_CAP;
     o.err_cap = S_STDERR_CAP;
     o.timeout_ms = (int64_t)(tmo * 1000);
+    o.out_done = s_report_complete;
+    o.out_done_arg = token;
     cr_proc_result_t r;
     int64_t t_start = cr_time_now_ms();
     cr_proc_t p;
@@ -510,6 +565,8 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
         pthread_mutex_unlock(&s->mu);
         s_start_spare(s); /* while this one measures (note 5) */
         rc = cr_proc_wait(&p, &o, &r);
+        cr_proc_reap(s->ending); /* the one before: it had this whole job to end (note 6) */
+        s->ending = rc == 0 && r.detached ? r.pid : 0;
     }
     pthread_mutex_lock(&s->mu);
     *s->pid = 0; /* reaped (note 1) */
@@ -520,8 +577,12 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
                      s->runner, cr_strerror(rc));
         goto out;
     }
-    cr_debug("runner pid %d: report ended %.3f s after its request, reaped %.3f s after that",
-             (int)r.pid, r.eof_s, r.exit_s > r.eof_s ? r.exit_s - r.eof_s : 0.0);
+    if (r.detached)
+        cr_debug("runner pid %d: report complete %.3f s after its request; killed, reaped later",
+                 (int)r.pid, r.eof_s);
+    else
+        cr_debug("runner pid %d: stdout ended %.3f s after its request, reaped %.3f s after that",
+                 (int)r.pid, r.eof_s, r.exit_s > r.eof_s ? r.exit_s - r.eof_s : 0.0);
     s_stderr_tail(r.err, tail, sizeof tail);
     if (r.err_len > 0) /* all of it (the last S_STDERR_CAP bytes): debugging wants the lot */
         cr_debug("runner stderr (%s):\n%s", cr_proc_describe(&r, how, sizeof how), r.err);
@@ -535,7 +596,8 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
     } else if (r.exited && r.exit_code == 127 && r.out_len == 0 && r.err_len == 0) {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "runner %s could not be started",
                      s->runner);
-    } else if (r.in_written < flen && !r.timed_out && !(r.exited && r.exit_code == 0)) {
+    } else if (r.in_written < flen && !r.timed_out && !r.detached &&
+               !(r.exited && r.exit_code == 0)) {
         /* it never took its whole request, so no candidate code ran in it: a
          * spare that died as it was handed the job, not a verdict (retried) */
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
@@ -555,7 +617,8 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
         s_hack_verdict(j, "report_forged",
                        "the report channel does not start with the runner's token: "
                        "the candidate wrote to it");
-    } else if (r.exited && r.exit_code == 0 && r.out_len > CR_RUNNER_TOKEN_LEN) {
+    } else if ((r.detached || (r.exited && r.exit_code == 0)) &&
+               r.out_len > CR_RUNNER_TOKEN_LEN) {
         const char *rep = r.out + CR_RUNNER_TOKEN_LEN;
         size_t replen = r.out_len - CR_RUNNER_TOKEN_LEN;
         if (r.out_truncated ||
@@ -750,6 +813,7 @@ void cr_supervisor_destroy(cr_supervisor_t **self_p)
     for (cr_wjob_t *j; (j = cr__wqueue_pop(&s->queue));)
         cr_wjob_destroy(&j);
     cr_proc_discard(&s->spare); /* joined: the thread no longer touches it */
+    cr_proc_reap(s->ending);
     if (s->pid)
         munmap(s->pid, sizeof(pid_t));
     s_ref_free(s);

@@ -141,7 +141,7 @@ extern "C" {
 #define S_DEADLINE_MARGIN_S 0.5    /* ... minus this, to write the report */
 #define S_RESERVE_FRAC 0.15        /* of the run timeout, kept free for post-timing checks */
 #define S_FLUSH_MIN (256ull << 20) /* flush at least 256 MiB: triton's do_bench default */
-#define S_WARMUP_MIN_S 0.1         /* DESIGN.md §4: warm-up by time, >= 100 ms */
+#define S_WARMUP_MIN_S 0.05        /* DESIGN.md §4: warm-up by time, >= 50 ms ... */
 #define S_WARMUP_MAX_S 1.0         /* ... until the SM clock settles, at most this */
 #define S_WARMUP_NEXT_S 0.02       /* later bench cases: the GPU is warm already */
 #define S_CLOCK_STABLE_READS 3     /* consecutive SM clock reads within 1% = settled */
@@ -275,6 +275,7 @@ typedef struct {
     /* device */
     char name[256];                      /* "NVIDIA H200" */
     char bus[32];                        /* PCI bus id, for NVML */
+    char nvml_err[256];                  /* why nvml is NULL */
     int sms;                             /* multiprocessors */
     int l2_bytes;
     double max_clock_mhz;                /* SM clock ceiling for the flop floor */
@@ -2265,17 +2266,19 @@ static s_last_error_fn s_find_last_error(void *entry)
 
 /* Device identity and limits, NVML, the events and scratch. Returns 0 or -1
  * with an INFRA_ERROR verdict. */
-static int s_setup(s_judge_t *J)
+/* The part of a judge's setup that no request decides: the context, the
+ * device's facts, NVML, events, scratch and flush buffers. On failure
+ * returns the CUDA error with *what naming the step (NVML is optional: its
+ * failure leaves J->nvml NULL and says why in J->nvml_err). Writes no
+ * verdict, so that a prestarted runner can run it before it has a record. */
+static cudaError_t s_setup_device(s_judge_t *J, const char **what)
 {
+    *what = "no usable CUDA device";
     cudaError_t e = cudaSetDevice(0);
     if (e == cudaSuccess)
         e = cudaFree(0); /* creates the context now, not inside the first timed call */
-    if (e != cudaSuccess) {
-        s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "no usable CUDA device: %s (%s)",
-               cudaGetErrorName(e), cudaGetErrorString(e));
-        J->dead = 1;
-        return -1;
-    }
+    if (e != cudaSuccess)
+        return e;
     cudaDeviceProp prop;
     int v = 0;
     if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
@@ -2291,16 +2294,7 @@ static int s_setup(s_judge_t *J)
         J->theory_bw = 2.0 * mem_khz * 1e3 * bus_bits / 8; /* double data rate */
     cudaGetLastError();
 
-    char err[256];
-    int rc = cr_nvml_open(s_nvml_lib, J->bus, &J->nvml, err, sizeof err);
-    if (rc != 0) {
-        if (J->policy.lock) {
-            s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
-                   "clock policy lock needs NVML: %s", err);
-            return -1;
-        }
-        cr_warn("NVML unavailable (%s): SM clock and throttling not observed", err);
-    } else {
+    if (cr_nvml_open(s_nvml_lib, J->bus, &J->nvml, J->nvml_err, sizeof J->nvml_err) == 0) {
         cr_nvml_info_t info;
         if (cr_nvml_info(J->nvml, &info) == 0 && info.max_sm_mhz)
             J->max_clock_mhz = fmax(J->max_clock_mhz, info.max_sm_mhz);
@@ -2318,16 +2312,84 @@ static int s_setup(s_judge_t *J)
     memcpy(J->limit0, s_snap.limit0, sizeof J->limit0);
     memcpy(J->limit_ok, s_snap.ok, sizeof J->limit_ok);
     cudaGetLastError();
-    if (s_infra(J, cudaEventCreate(&J->ev0), "event") ||
-        s_infra(J, cudaEventCreate(&J->ev1), "event") ||
-        s_infra(J, cudaMalloc((void **)&J->dscratch, 2 * S_NP * sizeof *J->dscratch),
-                "hash scratch") ||
-        s_infra(J, cudaMalloc((void **)&J->dcmp, 6 * S_NP * sizeof *J->dcmp), "compare scratch"))
-        return -1;
     size_t fl = 2 * (size_t)(J->l2_bytes > 0 ? J->l2_bytes : 0);
     J->flush_bytes = fl < S_FLUSH_MIN ? S_FLUSH_MIN : fl;
-    if (s_infra(J, cudaMalloc(&J->flush, J->flush_bytes), "L2 flush buffer"))
-        return -1;
+    if ((e = cudaEventCreate(&J->ev0)) != cudaSuccess ||
+        (e = cudaEventCreate(&J->ev1)) != cudaSuccess) {
+        *what = "event";
+        return e;
+    }
+    *what = "hash scratch";
+    if ((e = cudaMalloc((void **)&J->dscratch, 2 * S_NP * sizeof *J->dscratch)) != cudaSuccess)
+        return e;
+    *what = "compare scratch";
+    if ((e = cudaMalloc((void **)&J->dcmp, 6 * S_NP * sizeof *J->dcmp)) != cudaSuccess)
+        return e;
+    *what = "L2 flush buffer";
+    return cudaMalloc(&J->flush, J->flush_bytes);
+}
+
+/* What cr_cuda_judge_prestart made (s_setup_device) for the judge to come;
+ * NULL when it made nothing or it failed. */
+static s_judge_t *s_pre;
+
+/* Frees what s_setup_device made; J->dead: the context is gone, only host
+ * state is released. */
+static void s_release_device(s_judge_t *J)
+{
+    cr_nvml_close(&J->nvml);
+    if (J->dead)
+        return;
+    if (J->flush)
+        cudaFree(J->flush);
+    if (J->dscratch)
+        cudaFree(J->dscratch);
+    if (J->dcmp)
+        cudaFree(J->dcmp);
+    if (J->ev0)
+        cudaEventDestroy(J->ev0);
+    if (J->ev1)
+        cudaEventDestroy(J->ev1);
+}
+
+static int s_setup(s_judge_t *J)
+{
+    if (s_pre) { /* made while the previous runner measured: taken over */
+        memcpy(J->name, s_pre->name, sizeof J->name);
+        memcpy(J->bus, s_pre->bus, sizeof J->bus);
+        memcpy(J->nvml_err, s_pre->nvml_err, sizeof J->nvml_err);
+        memcpy(J->limit0, s_pre->limit0, sizeof J->limit0);
+        memcpy(J->limit_ok, s_pre->limit_ok, sizeof J->limit_ok);
+        J->sms = s_pre->sms;
+        J->l2_bytes = s_pre->l2_bytes;
+        J->max_clock_mhz = s_pre->max_clock_mhz;
+        J->theory_bw = s_pre->theory_bw;
+        J->persist_l2 = s_pre->persist_l2;
+        J->nvml = s_pre->nvml;
+        J->ev0 = s_pre->ev0;
+        J->ev1 = s_pre->ev1;
+        J->dscratch = s_pre->dscratch;
+        J->dcmp = s_pre->dcmp;
+        J->flush = s_pre->flush;
+        J->flush_bytes = s_pre->flush_bytes;
+        free(s_pre);
+        s_pre = NULL;
+    } else {
+        const char *what = NULL;
+        cudaError_t e = s_setup_device(J, &what);
+        if (e != cudaSuccess) {
+            s_infra(J, e, what);
+            return -1;
+        }
+    }
+    if (!J->nvml) {
+        if (J->policy.lock) {
+            s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "clock policy lock needs NVML: %s",
+                   J->nvml_err);
+            return -1;
+        }
+        cr_warn("NVML unavailable (%s): SM clock and throttling not observed", J->nvml_err);
+    }
     return 0;
 }
 
@@ -2441,19 +2503,7 @@ done:
         rc = 0;
     }
     s_unlock(J);
-    cr_nvml_close(&J->nvml);
-    if (!J->dead) {
-        if (J->flush)
-            cudaFree(J->flush);
-        if (J->dscratch)
-            cudaFree(J->dscratch);
-        if (J->dcmp)
-            cudaFree(J->dcmp);
-        if (J->ev0)
-            cudaEventDestroy(J->ev0);
-        if (J->ev1)
-            cudaEventDestroy(J->ev1);
-    }
+    s_release_device(J);
     if (ph[0])
         cr_info("cuda judge seconds: setup %.3f, launch checks on %.3f, verify %.3f (checks "
                 "off included), timing and clean-up %.3f", (double)(ph[1] - ph[0]) / 1e9,
@@ -2472,13 +2522,22 @@ done:
 
 int cr_cuda_judge_prestart(void)
 {
-    cudaError_t e = cudaSetDevice(0);
-    if (e == cudaSuccess)
-        e = cudaFree(0); /* the context, the slow part of a runner's start */
+    if (s_pre)
+        return 0;
+    s_judge_t *P = (s_judge_t *)calloc(1, sizeof *P);
+    if (!P)
+        return -1;
+    /* the context (the slow part of a runner's start), the limits to restore
+     * taken before any candidate code, and the rest of the setup */
+    const char *what = NULL;
+    cudaError_t e = s_setup_device(P, &what);
     if (e != cudaSuccess) {
-        cr_info("prestart: %s", cudaGetErrorString(e));
+        cr_info("prestart: %s: %s", what, cudaGetErrorString(e));
+        cudaGetLastError();
+        s_release_device(P);
+        free(P);
         return -1;
     }
-    s_snapshot(); /* before any candidate code: the limits to restore */
+    s_pre = P;
     return 0;
 }
