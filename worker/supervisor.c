@@ -18,14 +18,16 @@
  *     bench sizes), the reference and baseline objects (content-addressed
  *     cache paths: source, compiler identity, flags), the device and the
  *     clock policy. A full cache overwrites its oldest entry (a ring).
- *  5. On a GPU worker the next runner is started while the current one
- *     measures (`crucible-runner --prestart cuda` makes its CUDA context, then
- *     blocks on stdin), so process start and context creation leave the GPU's
- *     critical path. The spare is the supervisor thread's alone: started
- *     right after a request is handed over, used by the next job, replaced
- *     by a fresh start when it died while waiting, killed at destroy. Its pid
- *     enters the kill slot only when it gets a job, so Cancel never hits an
- *     idle spare; its run timeout counts from the request, not the start.
+ *  5. On a GPU worker the next runners are started while the current one
+ *     measures (`crucible-runner --prestart cuda` makes its CUDA context and
+ *     the judge's request-independent setup, then blocks on stdin), so
+ *     process start and context creation leave the GPU's critical path. The
+ *     S_SPARES spares are the supervisor thread's alone: topped up right
+ *     after a request is handed over, the oldest used by the next job, one
+ *     that died while waiting skipped for the next (or a fresh start),
+ *     killed at destroy. A spare's pid enters the kill slot only when it
+ *     gets a job, so Cancel never hits an idle spare; its run timeout counts
+ *     from the request, not the start.
  *  6. After its report a runner closes the report channel and parks (sleeps
  *     in its main thread, then exits 0 by itself: runner.c). A runner seen
  *     parked behind a complete report (token, then one whole frame) has
@@ -69,6 +71,10 @@
 #define S_STDERR_CAP (8u * 1024u)
 /* 300 s: only when neither the job nor the config gives a run timeout. */
 #define S_DEFAULT_RUN_TIMEOUT_S 300.0
+/* Spare runners kept started on a GPU worker (note 5): two, so that each has
+ * two jobs' time to get its context ready (a job may take 0.1 s, a start
+ * with its context, NVML and CUPTI ~0.3 s). */
+#define S_SPARES 2
 /* How long a runner may take from closing its report to being asleep (note 6). */
 #define S_PARK_WAIT_MS 20
 /* Seed length fixed by the protocol (RunnerRequest.seed). */
@@ -94,8 +100,8 @@ struct cr_supervisor {
     char runner[PATH_MAX];    /* runner executable */
     char *scratch_root;       /* <work_dir>/scratch; owned */
     pid_t *pid;               /* running runner's pid, 0 = none; MAP_SHARED (note 1) */
-    int prestart;             /* 1: keep a spare runner started ahead (note 5) */
-    cr_proc_t spare;          /* the spare: started, waiting for its request; thread only */
+    int prestart;             /* 1: keep spare runners started ahead (note 5) */
+    cr_proc_t spare[S_SPARES]; /* started, waiting for a request, oldest first; thread only */
     pid_t ending;             /* a runner that reported and was killed, not yet reaped (note 6) */
     char *argv[4];            /* runner command line; strings static or s->runner */
     /* --- reference cache: supervisor thread only (note 4) --- */
@@ -430,32 +436,40 @@ static void s_runner_opts(cr_supervisor_t *s, cr_proc_opts_t *o)
     o->argv = s->argv;
 }
 
-/* Starts the spare runner (note 5); a failure only costs the head start. */
-static void s_start_spare(cr_supervisor_t *s)
+/* Tops the spares up to S_SPARES (note 5), newest last; a failure only costs
+ * the head start. */
+static void s_start_spares(cr_supervisor_t *s)
 {
-    if (!s->prestart || s->spare.pid > 0)
+    if (!s->prestart)
         return;
-    cr_proc_opts_t o;
-    s_runner_opts(s, &o);
-    int rc = cr_proc_spawn(&o, &s->spare);
-    if (rc != 0)
-        cr_warn("cannot start a spare runner %s: %s; the next job starts its own", s->runner,
-                cr_strerror(rc));
+    for (int i = 0; i < S_SPARES; i++) {
+        if (s->spare[i].pid > 0)
+            continue;
+        cr_proc_opts_t o;
+        s_runner_opts(s, &o);
+        int rc = cr_proc_spawn(&o, &s->spare[i]);
+        if (rc != 0) {
+            cr_warn("cannot start a spare runner %s: %s; the next job starts its own",
+                    s->runner, cr_strerror(rc));
+            return;
+        }
+    }
 }
 
-/* The runner for the next job: the spare when it is still waiting, else one
+/* The runner for the next job: the oldest spare still waiting, else one
  * started now. 0 with *p, or -errno. */
 static int s_take_runner(cr_supervisor_t *s, cr_proc_t *p)
 {
-    if (s->spare.pid > 0) {
-        if (cr_proc_alive(&s->spare)) {
-            *p = s->spare;
-            s->spare = CR_PROC_NONE;
+    while (s->spare[0].pid > 0) {
+        cr_proc_t c = s->spare[0];
+        memmove(&s->spare[0], &s->spare[1], (S_SPARES - 1) * sizeof s->spare[0]);
+        s->spare[S_SPARES - 1] = CR_PROC_NONE;
+        if (cr_proc_alive(&c)) {
+            *p = c;
             return 0;
         }
-        cr_warn("spare runner %d ended while waiting for a job; starting another",
-                (int)s->spare.pid);
-        cr_proc_discard(&s->spare);
+        cr_warn("spare runner %d ended while waiting for a job; starting another", (int)c.pid);
+        cr_proc_discard(&c);
     }
     cr_proc_opts_t o;
     s_runner_opts(s, &o);
@@ -563,7 +577,7 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
         pthread_mutex_lock(&s->mu);
         *s->pid = p.pid; /* killable by Cancel and shutdown from now (note 1) */
         pthread_mutex_unlock(&s->mu);
-        s_start_spare(s); /* while this one measures (note 5) */
+        s_start_spares(s); /* while this one measures (note 5) */
         rc = cr_proc_wait(&p, &o, &r);
         cr_proc_reap(s->ending); /* the one before: it had this whole job to end (note 6) */
         s->ending = rc == 0 && r.detached ? r.pid : 0;
@@ -733,7 +747,8 @@ cr_supervisor_t *cr_supervisor_new(const cr_config_t *cfg, const cr_ident_t *id,
         cr_warn("runner %s is not executable (%s): every job will end INFRA_ERROR", s->runner,
                 strerror(errno));
     s->scratch_root = cr_file_join(cfg->work_dir, "scratch");
-    s->spare = CR_PROC_NONE;
+    for (int i = 0; i < S_SPARES; i++)
+        s->spare[i] = CR_PROC_NONE;
     s->prestart = strstr(cfg->backends, "cuda") != NULL;
     s->pid = mmap(NULL, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (s->pid == MAP_FAILED)
@@ -812,7 +827,8 @@ void cr_supervisor_destroy(cr_supervisor_t **self_p)
         pthread_join(s->thread, NULL);
     for (cr_wjob_t *j; (j = cr__wqueue_pop(&s->queue));)
         cr_wjob_destroy(&j);
-    cr_proc_discard(&s->spare); /* joined: the thread no longer touches it */
+    for (int i = 0; i < S_SPARES; i++)
+        cr_proc_discard(&s->spare[i]); /* joined: the thread no longer touches them */
     cr_proc_reap(s->ending);
     if (s->pid)
         munmap(s->pid, sizeof(pid_t));
