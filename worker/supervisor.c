@@ -28,8 +28,9 @@
  *     killed at destroy. A spare's pid enters the kill slot only when it
  *     gets a job, so Cancel never hits an idle spare; its run timeout counts
  *     from the request, not the start.
- *  6. After its report a runner closes the report channel and parks (sleeps
- *     in its main thread, then exits 0 by itself: runner.c). A runner seen
+ *  6. After its report a runner started with --park (always, here) closes
+ *     the report channel and parks (sleeps in its main thread, then exits 0
+ *     by itself: runner.c). A runner seen
  *     parked behind a complete report (token, then one whole frame) has
  *     nothing more to say: its group is killed and the next job starts at
  *     once, while the kernel tears the old process down (tens of ms for a
@@ -76,7 +77,7 @@
  * with its context, NVML and CUPTI ~0.3 s). */
 #define S_SPARES 2
 /* How long a runner may take from closing its report to being asleep (note 6). */
-#define S_PARK_WAIT_MS 20
+#define S_PARK_WAIT_MS 500
 /* Seed length fixed by the protocol (RunnerRequest.seed). */
 #define S_SEED_LEN 32
 /* Reference cache entries (note 4): far more (task, objects, device) keys
@@ -103,7 +104,7 @@ struct cr_supervisor {
     int prestart;             /* 1: keep spare runners started ahead (note 5) */
     cr_proc_t spare[S_SPARES]; /* started, waiting for a request, oldest first; thread only */
     pid_t ending;             /* a runner that reported and was killed, not yet reaped (note 6) */
-    char *argv[4];            /* runner command line; strings static or s->runner */
+    char *argv[5];            /* runner command line; strings static or s->runner */
     /* --- reference cache: supervisor thread only (note 4) --- */
     s_refent_t *refs;         /* S_REFCACHE_MAX slots used as a ring; owned; NULL = none yet */
     size_t nrefs;             /* slots filled */
@@ -427,11 +428,15 @@ static int s_cancelled(cr_wjob_t *j)
  * options outlive calls. */
 static void s_runner_opts(cr_supervisor_t *s, cr_proc_opts_t *o)
 {
-    static char prestart_flag[] = "--prestart", cuda[] = "cuda";
-    s->argv[0] = s->runner;
-    s->argv[1] = s->prestart ? prestart_flag : NULL;
-    s->argv[2] = s->prestart ? cuda : NULL;
-    s->argv[3] = NULL;
+    static char prestart_flag[] = "--prestart", cuda[] = "cuda", park[] = "--park";
+    int n = 0;
+    s->argv[n++] = s->runner;
+    s->argv[n++] = park; /* note 6 */
+    if (s->prestart) {
+        s->argv[n++] = prestart_flag;
+        s->argv[n++] = cuda;
+    }
+    s->argv[n] = NULL;
     memset(o, 0, sizeof *o);
     o->argv = s->argv;
 }
@@ -507,8 +512,8 @@ static int s_report_complete(pid_t pid, const char *out, size_t len, void *arg)
         char st = s_proc_state(pid);
         if (st == 'S')
             return 1;
-        if (st != 'R')
-            return 0; /* exiting, a zombie, gone, or stopped: wait for its status */
+        if (st != 'R' && st != 'D')
+            return 0; /* a zombie, gone, stopped or dead: wait for its status */
         nanosleep(&(struct timespec){.tv_nsec = 100000}, NULL);
     }
     return 0;

@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define S_PARK_NS 500000000L /* 0.5 s asleep after the report (supervisor.c note 6) */
+#define S_PARK_S 2 /* asleep after the report (supervisor.c note 6) */
 
 #define CR_RUNNER_VERSION "0.1.0"
 #ifdef CR_WITH_CUDA
@@ -50,7 +50,7 @@
 #define S_TIME_BUDGET_MAX_S 600.0 /* the worker's run timeout would end it sooner anyway */
 
 static const char s_usage[] =
-    "usage: crucible-runner [--help | --version | --prestart BACKEND]\n"
+    "usage: crucible-runner [--help | --version | [--prestart BACKEND] [--park]]\n"
     "\n"
     "Judges one candidate. Reads a 16-byte report token and one frame (4-byte\n"
     "little-endian length, then a packed crucible.RunnerRequest) from stdin,\n"
@@ -61,7 +61,10 @@ static const char s_usage[] =
     "\n"
     "  --prestart BACKEND  prepare BACKEND (cuda: create the CUDA context) before\n"
     "                      reading the request, so a worker can start the next\n"
-    "                      runner while the current one measures.\n";
+    "                      runner while the current one measures.\n"
+    "  --park              after the report, close stdout and sleep 2 s before\n"
+    "                      exiting: a worker that sees this kills the runner and\n"
+    "                      goes on while the kernel tears the process down.\n";
 
 /* Reads exactly len bytes from fd. 0, or CR_E_DECODE at an early end of
  * file, or -errno. */
@@ -352,6 +355,7 @@ int main(int argc, char **argv)
         return 2;
     }
     cr_log_set_role("runner");
+    int park = 0;
     /* Same variable as the config table's log-level row (the worker passes
      * its environment on), so `CRUCIBLE_LOG_LEVEL=debug` reaches the judge. */
     const char *lvl = getenv("CRUCIBLE_LOG_LEVEL");
@@ -367,6 +371,10 @@ int main(int argc, char **argv)
             dprintf(report_fd, "crucible-runner %s (protocol %d, backends: " S_BACKENDS ")\n",
                     CR_RUNNER_VERSION, CR_PROTOCOL_VERSION);
             return 0;
+        }
+        if (!strcmp(argv[i], "--park")) {
+            park = 1;
+            continue;
         }
         if (!strcmp(argv[i], "--prestart") && i + 1 < argc) {
             /* Started ahead of its job (the worker's spare, supervisor.c
@@ -452,12 +460,12 @@ int main(int argc, char **argv)
     crucible__reward_record__free_unpacked(rec, NULL);
     close(report_fd);
     fflush(stderr);
-    /* Parked: the worker, seeing the report complete and this thread
+    /* --park: the worker, seeing the report complete and this thread
      * asleep, kills the process and starts the next job while the kernel
      * tears this one down (supervisor.c note 6); alone, it exits by itself.
      * _exit: candidate destructors and atexit handlers never run after the
      * report, so a report is always followed by exit status 0. */
-    if (rc == 0)
-        nanosleep(&(struct timespec){.tv_nsec = S_PARK_NS}, NULL);
+    if (rc == 0 && park)
+        nanosleep(&(struct timespec){.tv_sec = S_PARK_S}, NULL);
     _exit(rc == 0 ? 0 : 2);
 }
