@@ -1137,26 +1137,16 @@ static void *s_cupti_open(char *used, size_t usedlen)
 }
 
 /* Loads CUPTI and subscribes to the launch callbacks (counting nothing
- * until s_lc.who names a side). A prestarted runner does this before its
- * request (cr_cuda_judge_prestart), off the GPU's critical path. Returns 0,
- * or -1 with the reason logged (warning; debug with quiet, the prestart's
- * try: the judge tries again). */
-#define S_LC_SAY(quiet, ...)                                                                     \
-    do {                                                                                         \
-        if (quiet)                                                                               \
-            cr_debug(__VA_ARGS__);                                                               \
-        else                                                                                     \
-            cr_warn(__VA_ARGS__);                                                                \
-    } while (0)
-static int s_lc_subscribe(int quiet)
+ * until s_lc.who names a side). Returns 0, or -1 with the reason logged (the
+ * checks stay off). Not done by the prestart: subscribed before the
+ * objects' runtime starts, CUPTI made every verification ~90 ms slower on
+ * the H200 (bench/RESULTS.md), more than the ~47 ms it saved. */
+static int s_lc_subscribe(void)
 {
     char used[PATH_MAX + 64];
-    if (!s_lc.lib)
-        s_lc.lib = s_cupti_open(used, sizeof used);
-    else
-        snprintf(used, sizeof used, "CUPTI");
+    s_lc.lib = s_cupti_open(used, sizeof used);
     if (!s_lc.lib) {
-        S_LC_SAY(quiet, "launch checks off: no CUPTI (%s)", used);
+        cr_warn("launch checks off: no CUPTI (%s)", used);
         return -1;
     }
     s_cupti_subscribe_fn subscribe = NULL;
@@ -1171,7 +1161,7 @@ static int s_lc_subscribe(int quiet)
     sym = dlsym(s_lc.lib, "cuptiGetResultString");
     memcpy(&result, &sym, sizeof sym);
     if (!subscribe || !s_lc.unsubscribe || !enable) {
-        S_LC_SAY(quiet, "launch checks off: %s lacks the callback API", used);
+        cr_warn("launch checks off: %s lacks the callback API", used);
         return -1;
     }
     __atomic_store_n(&s_lc.who, -1, __ATOMIC_RELEASE);
@@ -1182,7 +1172,7 @@ static int s_lc_subscribe(int quiet)
         if (!result || result(rc, &why) != 0 || !why)
             why = "error";
         /* e.g. CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED under a profiler */
-        S_LC_SAY(quiet, "launch checks off: cuptiSubscribe: %s (%d)", why, rc);
+        cr_warn("launch checks off: cuptiSubscribe: %s (%d)", why, rc);
         return -1;
     }
     s_lc.sub = sub;
@@ -1193,7 +1183,7 @@ static int s_lc_subscribe(int quiet)
         else
             cr_debug("launch checks: CUPTI cannot watch %s", s_watch[i].name);
     if (launches == 0) {
-        S_LC_SAY(quiet, "launch checks off: CUPTI enabled none of the launch callbacks");
+        cr_warn("launch checks off: CUPTI enabled none of the launch callbacks");
         s_lc.unsubscribe(sub);
         s_lc.sub = NULL;
         return -1;
@@ -1223,7 +1213,7 @@ static void s_lc_start(s_judge_t *J)
         if (s_image(J->obj_base[i], &J->img[i]) == 0)
             cr_warn("launch checks: no read-only segment found in %s: kernel names not "
                     "checked", path[i] ? path[i] : "?");
-    if (!s_lc.sub && s_lc_subscribe(0) != 0)
+    if (s_lc_subscribe() != 0)
         return;
     J->lc_on = 1;
 }
@@ -2561,6 +2551,5 @@ int cr_cuda_judge_prestart(void)
         return -1;
     }
     s_pre = P;
-    s_lc_subscribe(1); /* failing here, the judge tries again once the objects are in */
     return 0;
 }
