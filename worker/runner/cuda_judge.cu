@@ -1136,62 +1136,6 @@ static void *s_cupti_open(char *used, size_t usedlen)
     return NULL;
 }
 
-/* Loads CUPTI and subscribes to the launch callbacks (counting nothing
- * until s_lc.who names a side). Returns 0, or -1 with the reason logged (the
- * checks stay off). Not done by the prestart: subscribed before the
- * objects' runtime starts, CUPTI made every verification ~90 ms slower on
- * the H200 (bench/RESULTS.md), more than the ~47 ms it saved. */
-static int s_lc_subscribe(void)
-{
-    char used[PATH_MAX + 64];
-    s_lc.lib = s_cupti_open(used, sizeof used);
-    if (!s_lc.lib) {
-        cr_warn("launch checks off: no CUPTI (%s)", used);
-        return -1;
-    }
-    s_cupti_subscribe_fn subscribe = NULL;
-    s_cupti_enable_fn enable = NULL;
-    s_cupti_result_fn result = NULL;
-    void *sym = dlsym(s_lc.lib, "cuptiSubscribe");
-    memcpy(&subscribe, &sym, sizeof sym);
-    sym = dlsym(s_lc.lib, "cuptiUnsubscribe");
-    memcpy(&s_lc.unsubscribe, &sym, sizeof sym);
-    sym = dlsym(s_lc.lib, "cuptiEnableCallback");
-    memcpy(&enable, &sym, sizeof sym);
-    sym = dlsym(s_lc.lib, "cuptiGetResultString");
-    memcpy(&result, &sym, sizeof sym);
-    if (!subscribe || !s_lc.unsubscribe || !enable) {
-        cr_warn("launch checks off: %s lacks the callback API", used);
-        return -1;
-    }
-    __atomic_store_n(&s_lc.who, -1, __ATOMIC_RELEASE);
-    void *sub = NULL;
-    int rc = subscribe(&sub, s_lc_callback, NULL);
-    if (rc != 0 || !sub) {
-        const char *why = NULL;
-        if (!result || result(rc, &why) != 0 || !why)
-            why = "error";
-        /* e.g. CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED under a profiler */
-        cr_warn("launch checks off: cuptiSubscribe: %s (%d)", why, rc);
-        return -1;
-    }
-    s_lc.sub = sub;
-    int launches = 0;
-    for (size_t i = 0; i < S_NWATCH; i++)
-        if (enable(1, sub, s_watch[i].domain, s_watch[i].cbid) == 0)
-            launches += s_watch[i].kind != S_CB_GETKERNEL;
-        else
-            cr_debug("launch checks: CUPTI cannot watch %s", s_watch[i].name);
-    if (launches == 0) {
-        cr_warn("launch checks off: CUPTI enabled none of the launch callbacks");
-        s_lc.unsubscribe(sub);
-        s_lc.sub = NULL;
-        return -1;
-    }
-    cr_debug("launch checks: %s, %d launch calls watched", used, launches);
-    return 0;
-}
-
 /* Subscribes to the launch callbacks and reads the candidate's and the
  * reference's object files (note 8). Whatever fails leaves the checks off,
  * logged: the verdict then rests on the other checks, as before them. */
@@ -1213,9 +1157,53 @@ static void s_lc_start(s_judge_t *J)
         if (s_image(J->obj_base[i], &J->img[i]) == 0)
             cr_warn("launch checks: no read-only segment found in %s: kernel names not "
                     "checked", path[i] ? path[i] : "?");
-    if (s_lc_subscribe() != 0)
+    char used[PATH_MAX + 64];
+    s_lc.lib = s_cupti_open(used, sizeof used);
+    if (!s_lc.lib) {
+        cr_warn("launch checks off: no CUPTI (%s)", used);
         return;
+    }
+    s_cupti_subscribe_fn subscribe = NULL;
+    s_cupti_enable_fn enable = NULL;
+    s_cupti_result_fn result = NULL;
+    void *sym = dlsym(s_lc.lib, "cuptiSubscribe");
+    memcpy(&subscribe, &sym, sizeof sym);
+    sym = dlsym(s_lc.lib, "cuptiUnsubscribe");
+    memcpy(&s_lc.unsubscribe, &sym, sizeof sym);
+    sym = dlsym(s_lc.lib, "cuptiEnableCallback");
+    memcpy(&enable, &sym, sizeof sym);
+    sym = dlsym(s_lc.lib, "cuptiGetResultString");
+    memcpy(&result, &sym, sizeof sym);
+    if (!subscribe || !s_lc.unsubscribe || !enable) {
+        cr_warn("launch checks off: %s lacks the callback API", used);
+        return;
+    }
+    __atomic_store_n(&s_lc.who, -1, __ATOMIC_RELEASE);
+    void *sub = NULL;
+    int rc = subscribe(&sub, s_lc_callback, NULL);
+    if (rc != 0 || !sub) {
+        const char *why = NULL;
+        if (!result || result(rc, &why) != 0 || !why)
+            why = "error";
+        /* e.g. CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED under a profiler */
+        cr_warn("launch checks off: cuptiSubscribe: %s (%d)", why, rc);
+        return;
+    }
+    s_lc.sub = sub;
+    int launches = 0;
+    for (size_t i = 0; i < S_NWATCH; i++)
+        if (enable(1, sub, s_watch[i].domain, s_watch[i].cbid) == 0)
+            launches += s_watch[i].kind != S_CB_GETKERNEL;
+        else
+            cr_debug("launch checks: CUPTI cannot watch %s", s_watch[i].name);
+    if (launches == 0) {
+        cr_warn("launch checks off: CUPTI enabled none of the launch callbacks");
+        s_lc.unsubscribe(sub);
+        s_lc.sub = NULL;
+        return;
+    }
     J->lc_on = 1;
+    cr_debug("launch checks on (%s, %d launch calls watched)", used, launches);
 }
 
 /* Ends the subscription: no callback from here on, so none in a timed
@@ -2551,5 +2539,8 @@ int cr_cuda_judge_prestart(void)
         return -1;
     }
     s_pre = P;
+    /* CUPTI is not subscribed here: subscribed before the objects' runtime
+     * starts, it made every verification ~90 ms slower on the H200, more
+     * than the ~47 ms it saved (bench/RESULTS.md, session 3). */
     return 0;
 }
