@@ -233,6 +233,28 @@ typedef struct {
     size_t room[S_NP]; /* bytes of the allocation beyond the buffer */
 } s_bufs_t;
 
+/* What no request decides (s_setup_device): made by a prestarted runner
+ * before its request, taken over whole by its judge. */
+typedef struct {
+    char name[256];                      /* "NVIDIA H200" */
+    char bus[32];                        /* PCI bus id, for NVML */
+    int sms;                             /* multiprocessors */
+    int l2_bytes;
+    double max_clock_mhz;                /* SM clock ceiling for the flop floor */
+    double theory_bw;                    /* B/s from memory clock and bus width; 0 = unknown */
+    cr_nvml_t *nvml;                     /* owned; NULL without NVML */
+    char nvml_err[256];                  /* why nvml is NULL */
+    cudaEvent_t ev0, ev1;                /* around every call */
+    unsigned long long *dscratch;        /* device: hash sums, 2 per param; owned */
+    unsigned long long *dcmp;            /* device: s_cmp_kernel's results, 6 per param; owned */
+    void *flush;                         /* device: L2 flush buffer; owned */
+    size_t flush_bytes;
+    int persist_l2;                      /* device supports persisting-L2 limits */
+    /* global state restored before every call (HACKS.md #19; s_reset_state) */
+    size_t limit0[S_NLIMITS];            /* each of s_limits[] to restore (s_snapshot) */
+    int limit_ok[S_NLIMITS];             /* ... readable and restorable on this device */
+} s_dev_t;
+
 typedef struct {
     const Crucible__RunnerRequest *req;  /* borrowed */
     const cr_task_t *t;                  /* borrowed */
@@ -254,15 +276,7 @@ typedef struct {
     int handlers;                        /* SIGTERM/SIGINT handlers installed (lock) */
     struct sigaction old_term, old_int;  /* the handlers they replaced */
     int verdict;                         /* a status other than OK/INCORRECT/HACK was set */
-    cudaEvent_t ev0, ev1;                /* around every call */
-    unsigned long long *dscratch;        /* device: hash sums, 2 per param; owned */
-    unsigned long long *dcmp;            /* device: s_cmp_kernel's results, 6 per param; owned */
-    void *flush;                         /* device: L2 flush buffer; owned */
-    size_t flush_bytes;
-    int persist_l2;                      /* device supports persisting-L2 limits */
-    /* global state restored before every call (HACKS.md #19; s_reset_state) */
-    size_t limit0[S_NLIMITS];            /* each of s_limits[] to restore (s_snapshot) */
-    int limit_ok[S_NLIMITS];             /* ... readable and restorable on this device */
+    s_dev_t d;                           /* the device's facts and the judge's own buffers */
     /* launch checks (note 8) */
     int lc_on;                           /* CUPTI subscribed: calls are being counted */
     int lc_names;                        /* 1 names usable (found a reference name in its
@@ -272,17 +286,8 @@ typedef struct {
     unsigned long lc_ok[2], lc_failed[2]; /* launches of the last call: S_CAND, S_REF */
     const void *obj_base[3];             /* load address of each object (dladdr) */
     s_image_t img[2];                    /* read-only bytes of S_CAND's and S_REF's */
-    /* device */
-    char name[256];                      /* "NVIDIA H200" */
-    char bus[32];                        /* PCI bus id, for NVML */
-    char nvml_err[256];                  /* why nvml is NULL */
-    int sms;                             /* multiprocessors */
-    int l2_bytes;
-    double max_clock_mhz;                /* SM clock ceiling for the flop floor */
-    double theory_bw;                    /* B/s from memory clock and bus width; 0 = unknown */
     double copy_bw;                      /* B/s measured device-to-device; 0 = not yet */
     /* clocks */
-    cr_nvml_t *nvml;                     /* owned; NULL without NVML */
     cr_clock_policy_t policy;
     unsigned locked_mhz;                 /* MHz while locked, else 0 */
     cr_rng_t place;                      /* draws buffer offsets (note 5) */
@@ -636,12 +641,12 @@ static void s_unlock(s_judge_t *J)
     if (!J->locked_mhz)
         return;
     s_locked = NULL;
-    int rc = cr_nvml_reset(J->nvml);
+    int rc = cr_nvml_reset(J->d.nvml);
     if (rc != 0)
-        cr_error("could not reset locked clocks on %s: %s (the worker resets them too)", J->bus,
-                 cr_nvml_last_error(J->nvml));
+        cr_error("could not reset locked clocks on %s: %s (the worker resets them too)", J->d.bus,
+                 cr_nvml_last_error(J->d.nvml));
     else
-        cr_info("clocks of %s reset after lock at %u MHz", J->bus, J->locked_mhz);
+        cr_info("clocks of %s reset after lock at %u MHz", J->d.bus, J->locked_mhz);
     J->locked_mhz = 0;
 }
 
@@ -650,11 +655,11 @@ static void s_clock_read(s_judge_t *J, unsigned *mhz, uint64_t *reasons)
 {
     *mhz = 0;
     *reasons = 0;
-    if (!J->nvml)
+    if (!J->d.nvml)
         return;
-    if (cr_nvml_sm_clock(J->nvml, mhz) != 0)
+    if (cr_nvml_sm_clock(J->d.nvml, mhz) != 0)
         *mhz = 0;
-    if (cr_nvml_throttle_reasons(J->nvml, reasons) != 0)
+    if (cr_nvml_throttle_reasons(J->d.nvml, reasons) != 0)
         *reasons = 0;
 }
 
@@ -673,7 +678,7 @@ static int s_is_out(const cr_param_t *prm)
 static unsigned s_grid(const s_judge_t *J, size_t n)
 {
     size_t b = (n + S_THREADS - 1) / S_THREADS;
-    size_t cap = (size_t)(J->sms > 0 ? J->sms : 1) * 16;
+    size_t cap = (size_t)(J->d.sms > 0 ? J->d.sms : 1) * 16;
     return (unsigned)(b < 1 ? 1 : b > cap ? cap : b);
 }
 
@@ -811,7 +816,7 @@ static int s_fill(s_judge_t *J, const s_layout_t *L, uint32_t set, const s_bufs_
 static int s_hash_queue(s_judge_t *J, const s_layout_t *L, const s_bufs_t *B, int slot)
 {
     const cr_task_t *t = J->t;
-    unsigned long long *d = J->dscratch + (size_t)slot * S_NP;
+    unsigned long long *d = J->d.dscratch + (size_t)slot * S_NP;
     cudaMemsetAsync(d, 0, S_NP * sizeof *d, cudaStreamLegacy);
     for (int p = 0; p < t->nparams; p++)
         if (t->params[p].role == CR_ROLE_IN && B->p[p])
@@ -825,7 +830,7 @@ static int s_hash_compare(s_judge_t *J, const char **mutated)
 {
     unsigned long long h[2 * S_NP];
     *mutated = NULL;
-    if (s_infra(J, cudaMemcpy(h, J->dscratch, sizeof h, cudaMemcpyDeviceToHost), "input hash"))
+    if (s_infra(J, cudaMemcpy(h, J->d.dscratch, sizeof h, cudaMemcpyDeviceToHost), "input hash"))
         return -1;
     for (int p = 0; p < J->t->nparams; p++)
         if (J->t->params[p].role == CR_ROLE_IN && h[p] != h[S_NP + p] && !*mutated)
@@ -1409,18 +1414,18 @@ static int s_ready(s_judge_t *J)
  * addresses, which the link audit keeps out of reach. */
 static void s_reset_state(s_judge_t *J)
 {
-    if (J->persist_l2) {
+    if (J->d.persist_l2) {
         cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
         cudaCtxResetPersistingL2Cache();
     }
     for (size_t i = 0; i < S_NLIMITS; i++) {
         size_t v = 0;
-        if (J->limit_ok[i] && cudaDeviceGetLimit(&v, s_limits[i]) == cudaSuccess &&
-            v != J->limit0[i] && cudaDeviceSetLimit(s_limits[i], J->limit0[i]) != cudaSuccess) {
+        if (J->d.limit_ok[i] && cudaDeviceGetLimit(&v, s_limits[i]) == cudaSuccess &&
+            v != J->d.limit0[i] && cudaDeviceSetLimit(s_limits[i], J->d.limit0[i]) != cudaSuccess) {
             /* e.g. the malloc heap is fixed once a kernel used it: say so once */
             cr_warn("could not restore device limit %d to %zu (the candidate set %zu)",
-                    (int)s_limits[i], J->limit0[i], v);
-            J->limit_ok[i] = 0;
+                    (int)s_limits[i], J->d.limit0[i], v);
+            J->d.limit_ok[i] = 0;
         }
     }
     cudaFuncCache cc; /* a fresh context's is PreferNone: nothing else is the judge's */
@@ -1488,23 +1493,23 @@ static int s_call(s_judge_t *J, int who, const s_layout_t *L, const s_bufs_t *B,
     cudaGetLastError();
     s_lc_begin(J, who); /* verification only: off while timing (note 8) */
     int64_t t0 = cr_time_mono_ns();
-    cudaEventRecord(J->ev0, cudaStreamLegacy);
+    cudaEventRecord(J->d.ev0, cudaStreamLegacy);
     J->fn[who](args);
-    cudaError_t rec = cudaEventRecord(J->ev1, cudaStreamLegacy);
+    cudaError_t rec = cudaEventRecord(J->d.ev1, cudaStreamLegacy);
     s_lc_end(J, who);
     cudaError_t launch = J->last_error[who] ? (cudaError_t)J->last_error[who]() : cudaSuccess;
     if (launch != cudaSuccess)
         return s_cuda_fail(J, who, launch, "launch failed", L->c);
     if (rec != cudaSuccess)
         return s_cuda_fail(J, who, rec, "device error after the call", L->c);
-    if (s_wait(J, J->ev1, who, L->c) != 0)
+    if (s_wait(J, J->d.ev1, who, L->c) != 0)
         return -1;
     cudaError_t e = cudaDeviceSynchronize(); /* work on non-blocking streams (note 2) */
     int64_t t1 = cr_time_mono_ns();
     if (e != cudaSuccess)
         return s_cuda_fail(J, who, e, "device error after the call", L->c);
     float ms = 0;
-    e = cudaEventElapsedTime(&ms, J->ev0, J->ev1);
+    e = cudaEventElapsedTime(&ms, J->d.ev0, J->d.ev1);
     if (e != cudaSuccess)
         return s_cuda_fail(J, who, e, "event timing", L->c);
     if (tm) {
@@ -1569,7 +1574,7 @@ static int s_compare_dev(s_judge_t *J, const s_layout_t *L, const s_bufs_t *cand
 {
     const cr_task_t *t = J->t;
     unsigned long long h[6 * S_NP];
-    unsigned long long *cnt = J->dcmp, *first = J->dcmp + 4 * S_NP;
+    unsigned long long *cnt = J->d.dcmp, *first = J->d.dcmp + 4 * S_NP;
     k->all_written = 1;
     k->mismatches = 0;
     k->max_abs = k->max_rel = 0;
@@ -1591,7 +1596,7 @@ static int s_compare_dev(s_judge_t *J, const s_layout_t *L, const s_bufs_t *cand
             cnt + 4 * p, first + 2 * p);
     }
     if (s_infra(J, cudaGetLastError(), "output comparison launch") ||
-        s_infra(J, cudaMemcpy(h, J->dcmp, sizeof h, cudaMemcpyDeviceToHost), "output comparison"))
+        s_infra(J, cudaMemcpy(h, J->d.dcmp, sizeof h, cudaMemcpyDeviceToHost), "output comparison"))
         return -1;
     for (int p = 0; p < t->nparams; p++) {
         const cr_param_t *prm = &t->params[p];
@@ -1802,11 +1807,11 @@ static void s_measure_bw(s_judge_t *J)
         float best = 0;
         for (int i = 0; i < 6; i++) {
             float ms = 0;
-            cudaEventRecord(J->ev0, cudaStreamLegacy);
+            cudaEventRecord(J->d.ev0, cudaStreamLegacy);
             cudaMemcpyAsync(b, a, S_COPY_BYTES, cudaMemcpyDeviceToDevice, cudaStreamLegacy);
-            cudaEventRecord(J->ev1, cudaStreamLegacy);
-            if (cudaEventSynchronize(J->ev1) != cudaSuccess ||
-                cudaEventElapsedTime(&ms, J->ev0, J->ev1) != cudaSuccess)
+            cudaEventRecord(J->d.ev1, cudaStreamLegacy);
+            if (cudaEventSynchronize(J->d.ev1) != cudaSuccess ||
+                cudaEventElapsedTime(&ms, J->d.ev0, J->d.ev1) != cudaSuccess)
                 break;
             if (i > 0 && (best == 0 || ms < best)) /* the first copy warms up */
                 best = ms;
@@ -1818,7 +1823,7 @@ static void s_measure_bw(s_judge_t *J)
     cudaFree(a);
     cudaGetLastError();
     cr_info("device copy bandwidth %.0f GB/s (theoretical %.0f GB/s)", J->copy_bw / 1e9,
-            J->theory_bw / 1e9);
+            J->d.theory_bw / 1e9);
 }
 
 /* One timed call of `who` on fresh set `set` in slot B (note 4). With
@@ -1837,7 +1842,7 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
     int64_t t1 = cr_time_mono_ns();
     s_reset_state(J);
     int64_t t2 = cr_time_mono_ns();
-    cudaMemsetAsync(J->flush, 0, J->flush_bytes, cudaStreamLegacy); /* zeros: note 4 */
+    cudaMemsetAsync(J->d.flush, 0, J->d.flush_bytes, cudaStreamLegacy); /* zeros: note 4 */
     if (s_call(J, who, L, B, &tm) != 0)
         return -1;
     int64_t t3 = cr_time_mono_ns();
@@ -1992,10 +1997,10 @@ static int s_summarise(s_judge_t *J, int c, int b, s_side_t *A, s_side_t *B,
     double bytes = 0, flops = 0, floor_s = 0;
     cr_task_bytes(J->t, c, &bytes);
     cr_task_flops(J->t, c, &flops);
-    double bw = fmax(J->copy_bw * S_BW_MARGIN, J->theory_bw);
+    double bw = fmax(J->copy_bw * S_BW_MARGIN, J->d.theory_bw);
     if (bytes > 0 && bw > 0)
         floor_s = bytes / bw;
-    double rate = J->sms * J->max_clock_mhz * 1e6 * S_FLOPS_PER_SM_CLK;
+    double rate = J->d.sms * J->d.max_clock_mhz * 1e6 * S_FLOPS_PER_SM_CLK;
     if (flops > 0 && rate > 0)
         floor_s = fmax(floor_s, flops / rate);
     br->floor_us = floor_s * 1e6;
@@ -2093,7 +2098,7 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
         double warm_min = b == 0 ? S_WARMUP_MIN_S : S_WARMUP_NEXT_S;
         double warm_max = fmin(S_WARMUP_MAX_S, fmax(warm_min, J->budget_s / 2));
         unsigned last_mhz = 0;
-        int stable = J->nvml ? 0 : S_CLOCK_STABLE_READS;
+        int stable = J->d.nvml ? 0 : S_CLOCK_STABLE_READS;
         for (;;) {
             /* cached: the reference's warm-up samples are kept for their gap (note 7) */
             s_sample_t *bw = cached && Bs.n < CR_JUDGE_MAX_SAMPLES ? &Bs.s[Bs.n++] : &sm;
@@ -2102,7 +2107,7 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
                 s_sample(J, S_BASE, &L, &slot[call++ % nslots], set++, NULL, bw) != 0)
                 goto done;
             bw->slot = (int)((call - 1) % (unsigned)nslots);
-            if (J->nvml && J->clock_reads != reads) { /* a new NVML read this pair */
+            if (J->d.nvml && J->clock_reads != reads) { /* a new NVML read this pair */
                 unsigned m = J->last_mhz;
                 stable = (m && last_mhz && fabs((double)m - last_mhz) <= 0.01 * last_mhz)
                              ? stable + 1 : 0;
@@ -2269,9 +2274,9 @@ static s_last_error_fn s_find_last_error(void *entry)
 /* The part of a judge's setup that no request decides: the context, the
  * device's facts, NVML, events, scratch and flush buffers. On failure
  * returns the CUDA error with *what naming the step (NVML is optional: its
- * failure leaves J->nvml NULL and says why in J->nvml_err). Writes no
+ * failure leaves D->nvml NULL and says why in D->nvml_err). Writes no
  * verdict, so that a prestarted runner can run it before it has a record. */
-static cudaError_t s_setup_device(s_judge_t *J, const char **what)
+static cudaError_t s_setup_device(s_dev_t *D, const char **what)
 {
     *what = "no usable CUDA device";
     cudaError_t e = cudaSetDevice(0);
@@ -2282,113 +2287,97 @@ static cudaError_t s_setup_device(s_judge_t *J, const char **what)
     cudaDeviceProp prop;
     int v = 0;
     if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
-        snprintf(J->name, sizeof J->name, "%s", prop.name);
-    cudaDeviceGetPCIBusId(J->bus, sizeof J->bus, 0);
-    cudaDeviceGetAttribute(&J->sms, cudaDevAttrMultiProcessorCount, 0);
-    cudaDeviceGetAttribute(&J->l2_bytes, cudaDevAttrL2CacheSize, 0);
+        snprintf(D->name, sizeof D->name, "%s", prop.name);
+    cudaDeviceGetPCIBusId(D->bus, sizeof D->bus, 0);
+    cudaDeviceGetAttribute(&D->sms, cudaDevAttrMultiProcessorCount, 0);
+    cudaDeviceGetAttribute(&D->l2_bytes, cudaDevAttrL2CacheSize, 0);
     if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, 0) == cudaSuccess)
-        J->max_clock_mhz = v / 1e3;
+        D->max_clock_mhz = v / 1e3;
     int mem_khz = 0, bus_bits = 0;
     if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess &&
         cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) == cudaSuccess)
-        J->theory_bw = 2.0 * mem_khz * 1e3 * bus_bits / 8; /* double data rate */
+        D->theory_bw = 2.0 * mem_khz * 1e3 * bus_bits / 8; /* double data rate */
     cudaGetLastError();
 
-    if (cr_nvml_open(s_nvml_lib, J->bus, &J->nvml, J->nvml_err, sizeof J->nvml_err) == 0) {
+    if (cr_nvml_open(s_nvml_lib, D->bus, &D->nvml, D->nvml_err, sizeof D->nvml_err) == 0) {
         cr_nvml_info_t info;
-        if (cr_nvml_info(J->nvml, &info) == 0 && info.max_sm_mhz)
-            J->max_clock_mhz = fmax(J->max_clock_mhz, info.max_sm_mhz);
+        if (cr_nvml_info(D->nvml, &info) == 0 && info.max_sm_mhz)
+            D->max_clock_mhz = fmax(D->max_clock_mhz, info.max_sm_mhz);
     }
-    if (J->max_clock_mhz <= 0)
-        J->max_clock_mhz = 3000; /* above every GPU's SM clock: the flop floor stays a floor */
+    if (D->max_clock_mhz <= 0)
+        D->max_clock_mhz = 3000; /* above every GPU's SM clock: the flop floor stays a floor */
 
-    J->persist_l2 = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) == cudaSuccess;
+    D->persist_l2 = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) == cudaSuccess;
     /* The limits s_reset_state restores: as the runner found them before
      * any candidate code ran when it was prestarted (the worker's way), else
      * as found now, which a constructor of the candidate's may already have
      * changed (a gap only the prestart closes). The cache configuration goes
      * back to a fresh context's, cudaFuncCachePreferNone, either way. */
     s_snapshot();
-    memcpy(J->limit0, s_snap.limit0, sizeof J->limit0);
-    memcpy(J->limit_ok, s_snap.ok, sizeof J->limit_ok);
+    memcpy(D->limit0, s_snap.limit0, sizeof D->limit0);
+    memcpy(D->limit_ok, s_snap.ok, sizeof D->limit_ok);
     cudaGetLastError();
-    size_t fl = 2 * (size_t)(J->l2_bytes > 0 ? J->l2_bytes : 0);
-    J->flush_bytes = fl < S_FLUSH_MIN ? S_FLUSH_MIN : fl;
-    if ((e = cudaEventCreate(&J->ev0)) != cudaSuccess ||
-        (e = cudaEventCreate(&J->ev1)) != cudaSuccess) {
+    size_t fl = 2 * (size_t)(D->l2_bytes > 0 ? D->l2_bytes : 0);
+    D->flush_bytes = fl < S_FLUSH_MIN ? S_FLUSH_MIN : fl;
+    if ((e = cudaEventCreate(&D->ev0)) != cudaSuccess ||
+        (e = cudaEventCreate(&D->ev1)) != cudaSuccess) {
         *what = "event";
         return e;
     }
     *what = "hash scratch";
-    if ((e = cudaMalloc((void **)&J->dscratch, 2 * S_NP * sizeof *J->dscratch)) != cudaSuccess)
+    if ((e = cudaMalloc((void **)&D->dscratch, 2 * S_NP * sizeof *D->dscratch)) != cudaSuccess)
         return e;
     *what = "compare scratch";
-    if ((e = cudaMalloc((void **)&J->dcmp, 6 * S_NP * sizeof *J->dcmp)) != cudaSuccess)
+    if ((e = cudaMalloc((void **)&D->dcmp, 6 * S_NP * sizeof *D->dcmp)) != cudaSuccess)
         return e;
     *what = "L2 flush buffer";
-    return cudaMalloc(&J->flush, J->flush_bytes);
+    return cudaMalloc(&D->flush, D->flush_bytes);
 }
 
 /* What cr_cuda_judge_prestart made (s_setup_device) for the judge to come;
  * NULL when it made nothing or it failed. */
-static s_judge_t *s_pre;
+static s_dev_t *s_pre;
 
-/* Frees what s_setup_device made; J->dead: the context is gone, only host
- * state is released. */
-static void s_release_device(s_judge_t *J)
+/* Frees what s_setup_device made; with dead (the context is gone) only
+ * host state is released. */
+static void s_release_device(s_dev_t *D, int dead)
 {
-    cr_nvml_close(&J->nvml);
-    if (J->dead)
+    cr_nvml_close(&D->nvml);
+    if (dead)
         return;
-    if (J->flush)
-        cudaFree(J->flush);
-    if (J->dscratch)
-        cudaFree(J->dscratch);
-    if (J->dcmp)
-        cudaFree(J->dcmp);
-    if (J->ev0)
-        cudaEventDestroy(J->ev0);
-    if (J->ev1)
-        cudaEventDestroy(J->ev1);
+    if (D->flush)
+        cudaFree(D->flush);
+    if (D->dscratch)
+        cudaFree(D->dscratch);
+    if (D->dcmp)
+        cudaFree(D->dcmp);
+    if (D->ev0)
+        cudaEventDestroy(D->ev0);
+    if (D->ev1)
+        cudaEventDestroy(D->ev1);
 }
 
 static int s_setup(s_judge_t *J)
 {
     if (s_pre) { /* made while the previous runner measured: taken over */
-        memcpy(J->name, s_pre->name, sizeof J->name);
-        memcpy(J->bus, s_pre->bus, sizeof J->bus);
-        memcpy(J->nvml_err, s_pre->nvml_err, sizeof J->nvml_err);
-        memcpy(J->limit0, s_pre->limit0, sizeof J->limit0);
-        memcpy(J->limit_ok, s_pre->limit_ok, sizeof J->limit_ok);
-        J->sms = s_pre->sms;
-        J->l2_bytes = s_pre->l2_bytes;
-        J->max_clock_mhz = s_pre->max_clock_mhz;
-        J->theory_bw = s_pre->theory_bw;
-        J->persist_l2 = s_pre->persist_l2;
-        J->nvml = s_pre->nvml;
-        J->ev0 = s_pre->ev0;
-        J->ev1 = s_pre->ev1;
-        J->dscratch = s_pre->dscratch;
-        J->dcmp = s_pre->dcmp;
-        J->flush = s_pre->flush;
-        J->flush_bytes = s_pre->flush_bytes;
+        J->d = *s_pre;
         free(s_pre);
         s_pre = NULL;
     } else {
         const char *what = NULL;
-        cudaError_t e = s_setup_device(J, &what);
+        cudaError_t e = s_setup_device(&J->d, &what);
         if (e != cudaSuccess) {
             s_infra(J, e, what);
             return -1;
         }
     }
-    if (!J->nvml) {
+    if (!J->d.nvml) {
         if (J->policy.lock) {
             s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "clock policy lock needs NVML: %s",
-                   J->nvml_err);
+                   J->d.nvml_err);
             return -1;
         }
-        cr_warn("NVML unavailable (%s): SM clock and throttling not observed", J->nvml_err);
+        cr_warn("NVML unavailable (%s): SM clock and throttling not observed", J->d.nvml_err);
     }
     return 0;
 }
@@ -2410,15 +2399,15 @@ static int s_lock(s_judge_t *J)
     sigaction(SIGTERM, &sa, &J->old_term);
     sigaction(SIGINT, &sa, &J->old_int);
     J->handlers = 1;
-    int rc = cr_nvml_lock(J->nvml, J->policy.mhz, &J->locked_mhz);
+    int rc = cr_nvml_lock(J->d.nvml, J->policy.mhz, &J->locked_mhz);
     if (rc != 0) {
         J->locked_mhz = 0;
-        s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "clock lock on %s failed: %s", J->bus,
-               cr_nvml_last_error(J->nvml));
+        s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "clock lock on %s failed: %s", J->d.bus,
+               cr_nvml_last_error(J->d.nvml));
         return -1;
     }
-    s_locked = J->nvml;
-    cr_info("clocks of %s locked at %u MHz", J->bus, J->locked_mhz);
+    s_locked = J->d.nvml;
+    cr_info("clocks of %s locked at %u MHz", J->d.bus, J->locked_mhz);
     return 0;
 }
 
@@ -2478,8 +2467,8 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     if (s_setup(J) != 0)
         goto done;
     ph[1] = cr_time_mono_ns();
-    if (J->name[0])
-        s_set_str(&rec->device, J->name);
+    if (J->d.name[0])
+        s_set_str(&rec->device, J->d.name);
     if (s_lock(J) != 0)
         goto done;
 
@@ -2503,7 +2492,7 @@ done:
         rc = 0;
     }
     s_unlock(J);
-    s_release_device(J);
+    s_release_device(&J->d, J->dead);
     if (ph[0])
         cr_info("cuda judge seconds: setup %.3f, launch checks on %.3f, verify %.3f (checks "
                 "off included), timing and clean-up %.3f", (double)(ph[1] - ph[0]) / 1e9,
@@ -2524,7 +2513,7 @@ int cr_cuda_judge_prestart(void)
 {
     if (s_pre)
         return 0;
-    s_judge_t *P = (s_judge_t *)calloc(1, sizeof *P);
+    s_dev_t *P = (s_dev_t *)calloc(1, sizeof *P);
     if (!P)
         return -1;
     /* the context (the slow part of a runner's start), the limits to restore
@@ -2534,7 +2523,7 @@ int cr_cuda_judge_prestart(void)
     if (e != cudaSuccess) {
         cr_info("prestart: %s: %s", what, cudaGetErrorString(e));
         cudaGetLastError();
-        s_release_device(P);
+        s_release_device(P, 0);
         free(P);
         return -1;
     }
