@@ -30,16 +30,16 @@
  *     from the request, not the start.
  *  6. After its report a runner started with --park (always, here) closes
  *     the report channel and parks (sleeps in its main thread, then exits 0
- *     by itself: runner.c). A runner seen
- *     parked behind a complete report (token, then one whole frame) has
- *     nothing more to say: its group is killed and the next job starts at
- *     once, while the kernel tears the old process down (tens of ms for a
- *     CUDA context, on the GPU's critical path before); it is reaped after
- *     the next job's runner, or at destroy. Parked means its main thread
- *     sleeps (/proc/<pid>/stat state S) once its stdout ended: a process
- *     that crashed or exited closes its stdout on the way out and is never
- *     asleep after that, so a report followed by a crash or a non-zero exit
- *     is waited for and judged by its exit, as before. */
+ *     by itself: runner.c). A runner seen parked behind a complete report
+ *     (token, then one whole frame) has nothing more to say: its group is
+ *     killed and the next job starts at once, while the kernel tears the old
+ *     process down (tens of ms for a CUDA context, on the GPU's critical
+ *     path before); it is reaped after the next job's runner, or at destroy.
+ *     Parked means: once its stdout ended, its main thread sleeps
+ *     (/proc/<pid>/stat state S) and is not exiting (PF_EXITING clear). A
+ *     process that crashed or exited closes its stdout on its way out, with
+ *     PF_EXITING set, so a report followed by a crash or a non-zero exit is
+ *     waited for and judged by its exit, as before. */
 #define _GNU_SOURCE
 #include "supervisor.h"
 
@@ -73,8 +73,8 @@
 /* 300 s: only when neither the job nor the config gives a run timeout. */
 #define S_DEFAULT_RUN_TIMEOUT_S 300.0
 /* Spare runners kept started on a GPU worker (note 5): two, so that each has
- * two jobs' time to get its context ready (a job may take 0.1 s, a start
- * with its context, NVML and CUPTI ~0.3 s). */
+ * two jobs' time to get ready (a job may take 0.15 s, a start with its
+ * context, NVML and the judge's buffers up to ~0.3 s on an H200). */
 #define S_SPARES 2
 /* How long a runner may take from closing its report to being asleep (note 6). */
 #define S_PARK_WAIT_MS 500
@@ -481,7 +481,8 @@ static int s_take_runner(cr_supervisor_t *s, cr_proc_t *p)
     return cr_proc_spawn(&o, p);
 }
 
-/* The state letter of pid's main thread (/proc/<pid>/stat), or 0. */
+/* The state letter of pid's main thread (/proc/<pid>/stat, field 3), or 0;
+ * 'X' when it is on its way out (PF_EXITING in field 9, the flags). */
 static char s_proc_state(pid_t pid)
 {
     char path[64], buf[512];
@@ -493,7 +494,11 @@ static char s_proc_state(pid_t pid)
     fclose(f);
     buf[n] = '\0';
     const char *p = strrchr(buf, ')'); /* the name may hold anything, ')' included */
-    return p && p[1] == ' ' ? p[2] : 0;
+    char st = 0;
+    unsigned long flags = 0;
+    if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &st, &flags) != 2)
+        return 0;
+    return flags & 0x4 ? 'X' : st; /* PF_EXITING, include/linux/sched.h */
 }
 
 /* cr_proc_opts_t.out_done (note 6): the report is complete (the token and
@@ -513,7 +518,7 @@ static int s_report_complete(pid_t pid, const char *out, size_t len, void *arg)
         if (st == 'S')
             return 1;
         if (st != 'R' && st != 'D')
-            return 0; /* a zombie, gone, stopped or dead: wait for its status */
+            return 0; /* exiting, a zombie, gone or stopped: wait for its status */
         nanosleep(&(struct timespec){.tv_nsec = 100000}, NULL);
     }
     return 0;
