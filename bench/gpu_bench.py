@@ -8,7 +8,8 @@ sabotage  an illegal access, a kernel that never ends, then an honest candidate,
 grpo      64 candidates (8 tasks x 8 samples: fast, naive, wrong and a compile error, each
           sample's source unique so nothing hits the compile cache) through coordinator + one
           worker, once per reference policy: wall time, evaluations per minute, GPU-busy
-          fraction (verify + profile seconds of all records / wall)
+          fraction (verify + profile seconds of all records / wall); the cluster's logs in
+          OUT/logs_POLICY/, and with --log-level debug the runners' phase times summed
 seq       the same candidates evaluated one after another by a sequential script: for each,
           compile reference and candidate with nvcc, start a process, evaluate (the judge
           driver), on 16 of the grpo candidates with the batch's mix; evaluations per minute
@@ -119,6 +120,33 @@ def busy_fraction(recs, wall):
     return s / wall if wall > 0 else 0
 
 
+def phase_summary(log_path):
+    """Sums of the runner phases in a worker log written at --log-level debug (the runner's
+    stderr and the supervisor's report lines), or None when the log has none."""
+    import re
+    sums, n = {}, 0
+    pats = {"runner (request to report)": r"report complete ([0-9.]+) s",
+            "launch checks on": r"launch checks on ([0-9.]+)",
+            "verify": r"verify ([0-9.]+) \(checks off",
+            "warm-up": r"warm-up ([0-9.]+), timing",
+            "timing": r"timing ([0-9.]+), \d+ timed",
+            "timed outputs checked": r"timed outputs checked ([0-9.]+)",
+            "judge setup": r"cuda judge seconds: setup ([0-9.]+)"}
+    try:
+        lines = open(log_path).read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        for k, p in pats.items():
+            m = re.search(p, line)
+            if m:
+                sums[k] = sums.get(k, 0.0) + float(m.group(1))
+                n += k == "runner (request to report)"
+    if not n:
+        return None
+    return "%d runners, seconds summed: " % n + ", ".join("%s %.2f" % kv for kv in sums.items())
+
+
 def part_grpo(args, tmp):
     tasks = cuda_tasks_dir(tmp)
     cands = grpo_candidates(tmp)
@@ -139,6 +167,9 @@ def part_grpo(args, tmp):
             by[r["status"]] = by.get(r["status"], 0) + 1
         log(args.out, "grpo policy=%s: %d records %s, wall %.1f s, %.1f evals/min, GPU-busy %.1f%%, exit %d"
             % (pol, len(recs), by, wall, len(recs) / wall * 60, 100 * busy_fraction(recs, wall), p.returncode))
+        summary = phase_summary(os.path.join(args.out, "logs_" + pol, "worker-w0.log"))
+        if summary:
+            log(args.out, "grpo policy=%s phases: %s" % (pol, summary))
         if p.returncode != 0:
             log(args.out, p.stderr[-2000:])
 
