@@ -26,13 +26,12 @@
  *    no further CUDA call is made, and the verdict goes straight back.
  *
  * 4. A timed sample is  fill inputs / poison outputs -> reset persisting L2
- *    -> L2 flush (memset of 2x L2, always with zeros) -> [ev0] call [ev1]
- *    -> poll -> device sync. The flush leaves L2 full of dirty lines that
- *    the call's own traffic writes back, and what that costs depends on the
- *    bytes: on an H200 a 52 us kernel ran ~1 us (2%) slower after some
- *    memset values than after others (bench/timing_probe.cu), so a value
- *    that changed per sample made the times bimodal. Zeros are also what
- *    triton's do_bench flushes with. The flush is queued before ev0, so the GPU is still busy with it
+ *    -> L2 flush (memset of 2x L2, always with zeros, as triton's do_bench
+ *    flushes) -> [ev0] call [ev1] -> poll -> device sync. (A value that
+ *    changed per sample was suspected of the two modes ~2% apart that a
+ *    ~52 us kernel shows on an H200; the zero flush shows them too:
+ *    bench/timing_probe.cu, bench/RESULTS.md session 3.) The flush is
+ *    queued before ev0, so the GPU is still busy with it
  *    while the host launches the candidate: the event window holds the
  *    candidate's GPU work and its own host-side gaps, not the judge's launch
  *    latency (the same shape as triton.testing.do_bench). The wall clock
