@@ -2089,7 +2089,7 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
         s_sample_t sm;
         size_t kept_bytes = 0;
 
-        /* Warm-up (DESIGN.md §4): >= 100 ms and until the SM clock settles.
+        /* Warm-up (DESIGN.md §4): >= S_WARMUP_MIN_S and until the SM clock settles.
          * Bench cases after the first follow a timing loop that kept the GPU
          * busy up to now: their warm-up only waits for a settled clock
          * (S_WARMUP_NEXT_S at least, for the new case's own code paths). */
