@@ -1211,6 +1211,20 @@ static Crucible__RewardRecord *s_supervised(const char *name, const char *text,
     return s_supervise(RUNNER, so, run_timeout_s);
 }
 
+/* Judges candidate name through s_supervised and expects status and a
+ * reward of exactly 0 (flag, when given, among its hack flags). */
+static void s_supervised_zero(const char *name, const char *text, double run_timeout_s,
+                              int status, const char *flag)
+{
+    Crucible__RewardRecord *rec = s_supervised(name, text, run_timeout_s);
+    cr_assert_eq(rec->status, status, "%s: %s: %s", name, cr_status_name(rec->status),
+                 rec->message);
+    if (flag)
+        cr_assert(s_has_flag(rec, flag), "%s: no %s: %s", name, flag, rec->message);
+    s_assert_zero(rec, name);
+    s_free_rec(&rec);
+}
+
 Test(runner_exit, honest_candidate_paid)
 {
     Crucible__RewardRecord *rec = s_supervised("honest", s_axpy_honest, 30);
@@ -1221,48 +1235,35 @@ Test(runner_exit, honest_candidate_paid)
 
 Test(runner_exit, candidate_crash)
 {
-    Crucible__RewardRecord *rec = s_supervised("crash", S_AXPY("  *(volatile int *)0 = n;"), 30);
-    cr_assert_eq(rec->status, S_RUNTIME, "%s", rec->message);
-    s_assert_zero(rec, "crash");
-    s_free_rec(&rec);
+    s_supervised_zero("crash", S_AXPY("  *(volatile int *)0 = n;"), 30, S_RUNTIME, NULL);
 }
 
 Test(runner_exit, candidate_exit_zero)
 {
     /* exit(0) from inside the call: the process ends "successfully" with
      * no report; atexit handlers and destructors run first. */
-    Crucible__RewardRecord *rec = s_supervised(
+    s_supervised_zero(
         "exit0", "#include <stdlib.h>\n" S_AXPY(S_AXPY_LOOP("alpha * x[i] + y[i]") " exit(0);"),
-        30);
-    cr_assert_eq(rec->status, S_RUNTIME, "%s", rec->message);
-    s_assert_zero(rec, "exit(0)");
-    s_free_rec(&rec);
+        30, S_RUNTIME, NULL);
 }
 
 Test(runner_exit, candidate_exit_nonzero)
 {
-    Crucible__RewardRecord *rec = s_supervised(
+    s_supervised_zero(
         "exit3", "#include <unistd.h>\n" S_AXPY(S_AXPY_LOOP("alpha * x[i] + y[i]") " _exit(3);"),
-        30);
-    cr_assert_eq(rec->status, S_RUNTIME, "%s", rec->message);
-    s_assert_zero(rec, "_exit(3)");
-    s_free_rec(&rec);
+        30, S_RUNTIME, NULL);
 }
 
 Test(runner_exit, candidate_hang)
 {
-    Crucible__RewardRecord *rec =
-        s_supervised("hang", S_AXPY("  for (volatile int k = 1; k; ) ;"), 1.5);
-    cr_assert_eq(rec->status, S_TIMEOUT, "%s", rec->message);
-    s_assert_zero(rec, "hang");
-    s_free_rec(&rec);
+    s_supervised_zero("hang", S_AXPY("  for (volatile int k = 1; k; ) ;"), 1.5, S_TIMEOUT, NULL);
 }
 
 Test(runner_exit, candidate_forges_report)
 {
     /* Wrong answers, and a forged "status: OK" frame written once to every
      * pipe the process holds beyond stdio: the report descriptor is one. */
-    Crucible__RewardRecord *rec = s_supervised(
+    s_supervised_zero(
         "forge",
         "#include <sys/stat.h>\n#include <unistd.h>\n" S_AXPY(
             "  static int done;\n"
@@ -1271,11 +1272,7 @@ Test(runner_exit, candidate_forges_report)
             "      if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))\n"
             "        (void)!write(fd, ok, sizeof ok); }\n"
             "    done = 1; }\n" S_AXPY_LOOP("alpha * x[i] - y[i]")),
-        30);
-    cr_assert_eq(rec->status, S_HACK, "%s: %s", cr_status_name(rec->status), rec->message);
-    cr_assert(s_has_flag(rec, "report_forged"), "%s", rec->message);
-    s_assert_zero(rec, "forged report");
-    s_free_rec(&rec);
+        30, S_HACK, "report_forged");
 }
 
 Test(runner_exit, candidate_forges_report_and_exits_zero)
@@ -1283,7 +1280,7 @@ Test(runner_exit, candidate_forges_report_and_exits_zero)
     /* One forged "status: OK" frame on every pipe beyond stdio, then
      * _exit(0): the only frame there, and exit status 0. It lacks the
      * runner's report token (wire.h), so it cannot pass for a report. */
-    Crucible__RewardRecord *rec = s_supervised(
+    s_supervised_zero(
         "forge_exit",
         "#include <sys/stat.h>\n#include <unistd.h>\n" S_AXPY(
             "  static const unsigned char ok[] = {2, 0, 0, 0, 0x48, 1};\n"
@@ -1291,11 +1288,7 @@ Test(runner_exit, candidate_forges_report_and_exits_zero)
             "    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))\n"
             "      (void)!write(fd, ok, sizeof ok); }\n"
             "  _exit(0);\n" S_AXPY_LOOP("alpha * x[i] + y[i]")),
-        30);
-    cr_assert_eq(rec->status, S_HACK, "%s: %s", cr_status_name(rec->status), rec->message);
-    cr_assert(s_has_flag(rec, "report_forged"), "%s", rec->message);
-    s_assert_zero(rec, "forged report, exit 0");
-    s_free_rec(&rec);
+        30, S_HACK, "report_forged");
 }
 
 /* The fake runner leaves out the token: a well-formed OK report without it
