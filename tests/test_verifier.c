@@ -236,6 +236,24 @@ static void s_free_rec(Crucible__RewardRecord **rec)
     *rec = NULL;
 }
 
+/* Expects rec to carry status (any when -1), flag and a message naming
+ * needle (each when not NULL), and to be paid exactly 0; frees it. */
+static void s_expect_zero(Crucible__RewardRecord *rec, int status, const char *flag,
+                          const char *needle, const char *what)
+{
+    cr_assert_not_null(rec, "%s: no record", what);
+    if (status >= 0)
+        cr_assert_eq(rec->status, status, "%s: got %s: %s", what, cr_status_name(rec->status),
+                     rec->message);
+    if (flag)
+        cr_assert(s_has_flag(rec, flag), "%s: no %s flag: %s", what, flag, rec->message);
+    if (needle)
+        cr_assert(strstr(rec->message, needle), "%s: message '%s' lacks '%s'", what,
+                  rec->message, needle);
+    s_assert_zero(rec, what);
+    s_free_rec(&rec);
+}
+
 /* ------------------------------------------------------------- the runner */
 
 typedef struct {
@@ -313,16 +331,7 @@ static Crucible__RewardRecord *s_judge(const char *name, const char *text)
 static void s_expect_fail(const char *name, const char *text, int want, const char *flag,
                           const char *needle)
 {
-    Crucible__RewardRecord *rec = s_judge(name, text);
-    cr_assert_eq(rec->status, want, "%s: got %s: %s", name, cr_status_name(rec->status),
-                 rec->message);
-    if (flag)
-        cr_assert(s_has_flag(rec, flag), "%s: no %s flag: %s", name, flag, rec->message);
-    if (needle)
-        cr_assert(strstr(rec->message, needle), "%s: message '%s' lacks '%s'", name,
-                  rec->message, needle);
-    s_assert_zero(rec, name);
-    s_free_rec(&rec);
+    s_expect_zero(s_judge(name, text), want, flag, needle, name);
 }
 
 static void s_expect_paid(const char *name, const char *text)
@@ -998,10 +1007,7 @@ Test(report, honest_report_paid)
 Test(report, exit_zero_without_report)
 {
     s_fake_task();
-    Crucible__RewardRecord *rec = s_fake("ok", "", 0, 10);
-    cr_assert_eq(rec->status, S_RUNTIME, "%s", rec->message);
-    s_assert_zero(rec, "no report");
-    s_free_rec(&rec);
+    s_expect_zero(s_fake("ok", "", 0, 10), S_RUNTIME, NULL, NULL, "no report");
 }
 
 Test(report, truncated)
@@ -1014,24 +1020,16 @@ Test(report, truncated)
     Crucible__ProfileResult p;
     s_good_report(&good, &v, &p);
     s_frame(buf, sizeof buf, &len, &good);
-    Crucible__RewardRecord *rec = s_fake("ok", buf, len - 1, 10);
-    cr_assert_eq(rec->status, S_INFRA, "%s", rec->message);
-    s_assert_zero(rec, "truncated");
-    s_free_rec(&rec);
-    rec = s_fake("ok", buf, 3, 10); /* not even a length */
-    cr_assert_eq(rec->status, S_INFRA, "%s", rec->message);
-    s_assert_zero(rec, "three bytes");
-    s_free_rec(&rec);
+    s_expect_zero(s_fake("ok", buf, len - 1, 10), S_INFRA, NULL, NULL, "truncated");
+    /* not even a length */
+    s_expect_zero(s_fake("ok", buf, 3, 10), S_INFRA, NULL, NULL, "three bytes");
 }
 
 Test(report, undecodable)
 {
     s_fake_task();
     static const uint8_t junk[] = {5, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff};
-    Crucible__RewardRecord *rec = s_fake("ok", junk, sizeof junk, 10);
-    cr_assert_eq(rec->status, S_INFRA, "%s", rec->message);
-    s_assert_zero(rec, "undecodable");
-    s_free_rec(&rec);
+    s_expect_zero(s_fake("ok", junk, sizeof junk, 10), S_INFRA, NULL, NULL, "undecodable");
 }
 
 Test(report, oversized_length)
@@ -1039,10 +1037,7 @@ Test(report, oversized_length)
     /* 0x7fffffff bytes announced, an OK status after it. */
     s_fake_task();
     static const uint8_t big[] = {0xff, 0xff, 0xff, 0x7f, 0x48, 1};
-    Crucible__RewardRecord *rec = s_fake("ok", big, sizeof big, 10);
-    cr_assert_eq(rec->status, S_INFRA, "%s", rec->message);
-    s_assert_zero(rec, "oversized");
-    s_free_rec(&rec);
+    s_expect_zero(s_fake("ok", big, sizeof big, 10), S_INFRA, NULL, NULL, "oversized");
 }
 
 /* An OK report followed by how the fake runner ends. */
@@ -1084,23 +1079,15 @@ Test(report, ok_then_parked_is_taken_at_once)
 Test(report, ok_then_exit_nonzero)
 {
     s_fake_task();
-    Crucible__RewardRecord *rec = s_ok_then("exit3", 10);
-    cr_assert_eq(rec->status, S_RUNTIME, "%s", rec->message);
-    s_assert_zero(rec, "OK then exit 3");
-    s_free_rec(&rec);
+    s_expect_zero(s_ok_then("exit3", 10), S_RUNTIME, NULL, NULL, "OK then exit 3");
     /* the sandbox's exit code (sandbox.h: 86) is never a pass either */
-    rec = s_ok_then("exit86", 10);
-    s_assert_zero(rec, "OK then exit 86");
-    s_free_rec(&rec);
+    s_expect_zero(s_ok_then("exit86", 10), -1, NULL, NULL, "OK then exit 86");
 }
 
 Test(report, ok_then_hang)
 {
     s_fake_task();
-    Crucible__RewardRecord *rec = s_ok_then("hang", 1.0);
-    cr_assert_eq(rec->status, S_TIMEOUT, "%s", rec->message);
-    s_assert_zero(rec, "OK then hang");
-    s_free_rec(&rec);
+    s_expect_zero(s_ok_then("hang", 1.0), S_TIMEOUT, NULL, NULL, "OK then hang");
 }
 
 Test(report, no_status)
@@ -1114,10 +1101,7 @@ Test(report, no_status)
     s_good_report(&good, &v, &p);
     good.status = CRUCIBLE__STATUS__STATUS_UNSPECIFIED;
     s_frame(buf, sizeof buf, &len, &good);
-    Crucible__RewardRecord *rec = s_fake("ok", buf, len, 10);
-    cr_assert_eq(rec->status, S_INFRA, "%s", rec->message);
-    s_assert_zero(rec, "no status");
-    s_free_rec(&rec);
+    s_expect_zero(s_fake("ok", buf, len, 10), S_INFRA, NULL, NULL, "no status");
 }
 
 Test(report, unknown_status)
@@ -1211,20 +1195,6 @@ static Crucible__RewardRecord *s_supervised(const char *name, const char *text,
     return s_supervise(RUNNER, so, run_timeout_s);
 }
 
-/* Judges candidate name through s_supervised and expects status and a
- * reward of exactly 0 (flag, when given, among its hack flags). */
-static void s_supervised_zero(const char *name, const char *text, double run_timeout_s,
-                              int status, const char *flag)
-{
-    Crucible__RewardRecord *rec = s_supervised(name, text, run_timeout_s);
-    cr_assert_eq(rec->status, status, "%s: %s: %s", name, cr_status_name(rec->status),
-                 rec->message);
-    if (flag)
-        cr_assert(s_has_flag(rec, flag), "%s: no %s: %s", name, flag, rec->message);
-    s_assert_zero(rec, name);
-    s_free_rec(&rec);
-}
-
 Test(runner_exit, honest_candidate_paid)
 {
     Crucible__RewardRecord *rec = s_supervised("honest", s_axpy_honest, 30);
@@ -1235,35 +1205,41 @@ Test(runner_exit, honest_candidate_paid)
 
 Test(runner_exit, candidate_crash)
 {
-    s_supervised_zero("crash", S_AXPY("  *(volatile int *)0 = n;"), 30, S_RUNTIME, NULL);
+    s_expect_zero(s_supervised("crash", S_AXPY("  *(volatile int *)0 = n;"), 30), S_RUNTIME,
+                  NULL, NULL, "crash");
 }
 
 Test(runner_exit, candidate_exit_zero)
 {
     /* exit(0) from inside the call: the process ends "successfully" with
      * no report; atexit handlers and destructors run first. */
-    s_supervised_zero(
-        "exit0", "#include <stdlib.h>\n" S_AXPY(S_AXPY_LOOP("alpha * x[i] + y[i]") " exit(0);"),
-        30, S_RUNTIME, NULL);
+    s_expect_zero(s_supervised("exit0",
+                               "#include <stdlib.h>\n" S_AXPY(
+                                   S_AXPY_LOOP("alpha * x[i] + y[i]") " exit(0);"),
+                               30),
+                  S_RUNTIME, NULL, NULL, "exit(0)");
 }
 
 Test(runner_exit, candidate_exit_nonzero)
 {
-    s_supervised_zero(
-        "exit3", "#include <unistd.h>\n" S_AXPY(S_AXPY_LOOP("alpha * x[i] + y[i]") " _exit(3);"),
-        30, S_RUNTIME, NULL);
+    s_expect_zero(s_supervised("exit3",
+                               "#include <unistd.h>\n" S_AXPY(
+                                   S_AXPY_LOOP("alpha * x[i] + y[i]") " _exit(3);"),
+                               30),
+                  S_RUNTIME, NULL, NULL, "_exit(3)");
 }
 
 Test(runner_exit, candidate_hang)
 {
-    s_supervised_zero("hang", S_AXPY("  for (volatile int k = 1; k; ) ;"), 1.5, S_TIMEOUT, NULL);
+    s_expect_zero(s_supervised("hang", S_AXPY("  for (volatile int k = 1; k; ) ;"), 1.5),
+                  S_TIMEOUT, NULL, NULL, "hang");
 }
 
 Test(runner_exit, candidate_forges_report)
 {
     /* Wrong answers, and a forged "status: OK" frame written once to every
      * pipe the process holds beyond stdio: the report descriptor is one. */
-    s_supervised_zero(
+    s_expect_zero(s_supervised(
         "forge",
         "#include <sys/stat.h>\n#include <unistd.h>\n" S_AXPY(
             "  static int done;\n"
@@ -1272,7 +1248,7 @@ Test(runner_exit, candidate_forges_report)
             "      if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))\n"
             "        (void)!write(fd, ok, sizeof ok); }\n"
             "    done = 1; }\n" S_AXPY_LOOP("alpha * x[i] - y[i]")),
-        30, S_HACK, "report_forged");
+        30), S_HACK, "report_forged", NULL, "forged report");
 }
 
 Test(runner_exit, candidate_forges_report_and_exits_zero)
@@ -1280,7 +1256,7 @@ Test(runner_exit, candidate_forges_report_and_exits_zero)
     /* One forged "status: OK" frame on every pipe beyond stdio, then
      * _exit(0): the only frame there, and exit status 0. It lacks the
      * runner's report token (wire.h), so it cannot pass for a report. */
-    s_supervised_zero(
+    s_expect_zero(s_supervised(
         "forge_exit",
         "#include <sys/stat.h>\n#include <unistd.h>\n" S_AXPY(
             "  static const unsigned char ok[] = {2, 0, 0, 0, 0x48, 1};\n"
@@ -1288,7 +1264,7 @@ Test(runner_exit, candidate_forges_report_and_exits_zero)
             "    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))\n"
             "      (void)!write(fd, ok, sizeof ok); }\n"
             "  _exit(0);\n" S_AXPY_LOOP("alpha * x[i] + y[i]")),
-        30, S_HACK, "report_forged");
+        30), S_HACK, "report_forged", NULL, "forged report, exit 0");
 }
 
 /* The fake runner leaves out the token: a well-formed OK report without it
