@@ -67,7 +67,8 @@ static const char s_broken[] = "void solve(const float *a, const float *b, float
  * acts on a marker found in it (the tests put markers where the shared
  * object paths go): crash, hang, fork a lingering grandchild, exit early,
  * print garbage, or answer with a hand-encoded RewardRecord whose message is
- * the hex of the request it got (so a test can decode what was sent). */
+ * the hex of the request it got (so a test can decode what was sent).
+ * Asked to --measure-device (supervisor.c note 7) it names a bandwidth. */
 static const char s_fake_runner_src[] =
     "#define _GNU_SOURCE\n"
     "#include <signal.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
@@ -78,7 +79,9 @@ static const char s_fake_runner_src[] =
     " v >>= 7; } rec[k++] = (unsigned char)v; }\n"
     "static void str(unsigned tag, const char *s, size_t n) { varint(tag << 3 | 2); varint(n);"
     " memcpy(rec + k, s, n); k += n; }\n"
-    "int main(void) {\n"
+    "int main(int argc, char **argv) {\n"
+    "  if (argc > 1 && !strcmp(argv[1], \"--measure-device\")) {\n"
+    "    puts(\"copy_bw 1234000000000\"); return 0; }\n"
     "  size_t n = 0; ssize_t r;\n"
     "  while (n < sizeof in && (r = read(0, in + n, sizeof in - n)) > 0) n += (size_t)r;\n"
     "  fprintf(stderr, \"fake runner read %zu bytes\\n\", n);\n"
@@ -423,6 +426,9 @@ Test(supervisor, prestarted_spare_runner, .init = s_setup, .fini = s_teardown, .
     s_config(&cfg);
     snprintf(cfg.backends, sizeof cfg.backends, "c, cuda");
     cr_supervisor_t *sup = s_fake_supervisor(&cfg);
+    /* the bandwidth measurement at start (note 7) ends by itself */
+    for (int k = 0; k < 200 && s_children_running(cfg.runner) > 0; k++)
+        cr_time_sleep_ms(10);
     cr_assert_eq(s_children_running(cfg.runner), 0, "no runner before the first job");
     const char *modes[] = {"ok", "segv", "ok", "ok"};
     for (int i = 0; i < 4; i++) {
@@ -433,6 +439,11 @@ Test(supervisor, prestarted_spare_runner, .init = s_setup, .fini = s_teardown, .
         int want = strcmp(modes[i], "ok") ? CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR
                                           : CRUCIBLE__STATUS__STATUS_OK;
         cr_expect_eq(j->rec->status, want, "%s: %s", id, j->rec->message);
+        if (want == CRUCIBLE__STATUS__STATUS_OK) { /* the figure measured at start */
+            Crucible__RunnerRequest *req = s_echoed_request(j->rec);
+            cr_expect_float_eq(req->device_copy_bw, 1.234e12, 1, "%s", id);
+            crucible__runner_request__free_unpacked(req, NULL);
+        }
         cr_wjob_destroy(&j);
         cr_expect_eq(s_children_running(cfg.runner), 2, "two spares wait after job %d", i);
         if (i == 1)
@@ -467,6 +478,7 @@ Test(supervisor, request_carries_job, .init = s_setup, .fini = s_teardown, .time
     cr_expect_eq(req->seed.len, 32);
     cr_expect_eq(req->cpu, 1);
     cr_expect_eq(req->llc_bytes, 0);
+    cr_expect_eq(req->device_copy_bw, 0, "a CPU worker measures no GPU");
     cr_assert_not_null(req->options);
     cr_expect_float_eq(req->options->run_timeout_s, 7.5, 1e-9);
     cr_expect_float_eq(req->options->time_budget_s, 0.2, 1e-9);

@@ -39,7 +39,14 @@
  *     (/proc/<pid>/stat state S) and is not exiting (PF_EXITING clear). A
  *     process that crashed or exited closes its stdout on its way out, with
  *     PF_EXITING set, so a report followed by a crash or a non-zero exit is
- *     waited for and judged by its exit, as before. */
+ *     waited for and judged by its exit, as before.
+ *  7. A GPU worker measures its GPU's copy bandwidth once, when the thread
+ *     starts and before any spare exists (`crucible-runner --measure-device`,
+ *     S_MEASURE_TIMEOUT_MS), and hands it to every runner in
+ *     RunnerRequest.device_copy_bw for the roofline floor (DESIGN.md §4): one
+ *     figure for the worker's life, measured on an idle GPU, instead of a
+ *     256 MiB copy in every runner. A failed measurement is logged and
+ *     leaves 0: each runner then measures for itself, as before. */
 #define _GNU_SOURCE
 #include "supervisor.h"
 
@@ -66,6 +73,8 @@
 #include <time.h>
 #include <unistd.h>
 
+/* 60 s for the bandwidth measurement at start (note 7): a context and six copies. */
+#define S_MEASURE_TIMEOUT_MS 60000
 /* 4 MiB of report: a record with per-case results is a few KiB. */
 #define S_REPORT_CAP (4u * 1024u * 1024u)
 /* 8 KiB of runner stderr: the last lines say why a candidate died. */
@@ -102,6 +111,7 @@ struct cr_supervisor {
     char *scratch_root;       /* <work_dir>/scratch; owned */
     pid_t *pid;               /* running runner's pid, 0 = none; MAP_SHARED (note 1) */
     int prestart;             /* 1: keep spare runners started ahead (note 5) */
+    double copy_bw;           /* B/s measured at start (note 7); 0 = runners measure */
     cr_proc_t spare[S_SPARES]; /* started, waiting for a request, oldest first; thread only */
     pid_t ending;             /* a runner that reported and was killed, not yet reaped (note 6) */
     char *argv[5];            /* runner command line; strings static or s->runner */
@@ -344,6 +354,7 @@ static int s_request_frame(cr_supervisor_t *s, cr_wjob_t *j, const char *scratch
     req.cpu = (int32_t)cfg->cpu;
     req.sandbox_uid = (uint32_t)cfg->sandbox_uid;
     req.llc_bytes = 0; /* the runner measures the cache it flushes */
+    req.device_copy_bw = s->copy_bw; /* note 7 */
     if (ref) {
         req.n_cached_ref_median_us = ref->n;
         req.cached_ref_median_us = ref->median_us;
@@ -684,9 +695,43 @@ out:
 
 /* ---- thread and queue ---- */
 
+/* Note 7. Leaves s->copy_bw 0 when the runner cannot say. */
+static void s_measure_device(cr_supervisor_t *s)
+{
+    static char flag[] = "--measure-device";
+    char *argv[] = {s->runner, flag, NULL};
+    cr_proc_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.argv = argv;
+    o.out_cap = 256;
+    o.err_cap = 1024;
+    o.timeout_ms = S_MEASURE_TIMEOUT_MS;
+    cr_proc_result_t r;
+    int rc = cr_proc_run(&o, &r);
+    double bw = 0;
+    if (rc == 0 && r.exited && r.exit_code == 0 && sscanf(r.out, "copy_bw %lf", &bw) == 1 &&
+        bw > 0) {
+        s->copy_bw = bw;
+        cr_info("supervisor: GPU copy bandwidth %.0f GB/s, measured at start in %.2f s "
+                "(roofline floor)", bw / 1e9, r.seconds);
+    } else {
+        char last[512] = "";
+        if (rc == 0)
+            s_stderr_tail(r.err, last, sizeof last);
+        cr_warn("supervisor: GPU bandwidth not measured at start (%s%s%s); each runner "
+                "measures its own",
+                rc != 0 ? cr_strerror(rc) : r.timed_out ? "timed out" : "runner failed",
+                last[0] ? ": " : "", last);
+    }
+    if (rc == 0)
+        cr_proc_result_close(&r);
+}
+
 static void *s_thread(void *arg)
 {
     cr_supervisor_t *s = arg;
+    if (s->prestart)
+        s_measure_device(s);
     pthread_mutex_lock(&s->mu);
     for (;;) {
         while (!s->stop && !s->queue.head)

@@ -66,6 +66,12 @@ extern "C" { /* the project's C headers, seen from cuda_judge.cu */
  * 0, or -1 when the runtime failed (logged; the judge meets it again). */
 int cr_cuda_judge_prestart(void);
 
+/* Measures device 0's device-to-device copy bandwidth (bytes read plus
+ * written per second, best of 5 copies of 256 MiB) into *copy_bw:
+ * `crucible-runner --measure-device`, run once by a worker at start.
+ * 0, or -1 with the reason on stderr. */
+int cr_cuda_judge_measure(double *copy_bw);
+
 /* Judges one candidate. ref_entry, cand_entry and base_entry are the
  * cr_task_entry_fn (cast to void *) of the loaded objects; base_entry may be
  * NULL (then the reference is what the candidate is timed against).

@@ -50,7 +50,8 @@
 #define S_TIME_BUDGET_MAX_S 600.0 /* the worker's run timeout would end it sooner anyway */
 
 static const char s_usage[] =
-    "usage: crucible-runner [--help | --version | [--prestart BACKEND] [--park]]\n"
+    "usage: crucible-runner [--help | --version | --measure-device |\n"
+    "                        [--prestart BACKEND] [--park]]\n"
     "\n"
     "Judges one candidate. Reads a 16-byte report token and one frame (4-byte\n"
     "little-endian length, then a packed crucible.RunnerRequest) from stdin,\n"
@@ -64,7 +65,11 @@ static const char s_usage[] =
     "                      runner while the current one measures.\n"
     "  --park              after the report, close stdout and sleep 2 s before\n"
     "                      exiting: a worker that sees this kills the runner and\n"
-    "                      goes on while the kernel tears the process down.\n";
+    "                      goes on while the kernel tears the process down.\n"
+    "  --measure-device    measure the GPU's device-to-device copy bandwidth and\n"
+    "                      print \"copy_bw BYTES_PER_S\"; the worker does this once\n"
+    "                      at start and passes the figure to every runner (the\n"
+    "                      roofline floor). Exits 1 without a usable GPU.\n";
 
 /* Reads exactly len bytes from fd. 0, or CR_E_DECODE at an early end of
  * file, or -errno. */
@@ -371,6 +376,19 @@ int main(int argc, char **argv)
             dprintf(report_fd, "crucible-runner %s (protocol %d, backends: " S_BACKENDS ")\n",
                     CR_RUNNER_VERSION, CR_PROTOCOL_VERSION);
             return 0;
+        }
+        if (!strcmp(argv[i], "--measure-device")) {
+#ifdef CR_WITH_CUDA
+            double bw = 0;
+            if (cr_cuda_judge_measure(&bw) != 0)
+                return 1; /* the judge said why on stderr */
+            dprintf(report_fd, "copy_bw %.0f\n", bw);
+            return 0;
+#else
+            fprintf(stderr, "crucible-runner: --measure-device: built without CUDA (%s)\n",
+                    S_BACKENDS);
+            return 1;
+#endif
         }
         if (!strcmp(argv[i], "--park")) {
             park = 1;
