@@ -590,6 +590,29 @@ Test(runner, help_and_version)
     cr_proc_result_close(&r);
 }
 
+/* --measure-device (supervisor.c note 7): with a GPU, one line "copy_bw N"
+ * with N > 0; without one (this machine, CI), exit 1 and a reason on
+ * stderr, never a figure a worker would pass on. */
+Test(runner, measure_device_prints_a_bandwidth_or_says_why_not)
+{
+    char *argv[] = {RUNNER, "--measure-device", NULL};
+    cr_proc_opts_t o = {.argv = argv, .out_cap = 4096, .err_cap = 4096, .timeout_ms = 60000};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert(r.exited, "runner killed by signal %d", r.signal);
+    double bw = 0;
+    if (r.exit_code == 0) {
+        cr_assert_eq(sscanf(r.out, "copy_bw %lf", &bw), 1, "stdout: %s", r.out);
+        cr_assert_gt(bw, 1e9, "implausible bandwidth %g B/s", bw);
+    } else {
+        cr_assert_eq(r.exit_code, 1, "stderr: %s", r.err);
+        cr_assert_str_empty(r.out, "a failed measurement printed: %s", r.out);
+        cr_assert(strstr(r.err, "not measured") || strstr(r.err, "built without CUDA"),
+                  "no reason given: %s", r.err);
+    }
+    cr_proc_result_close(&r);
+}
+
 /* ---------------------------------------------------------------- topo */
 
 TestSuite(topo, .timeout = 30);
