@@ -39,12 +39,12 @@
  *    with do_bench's flush and events that synchronises after every call:
  *    do_bench's own unsynchronised loop reads higher. The flush is queued
  *    before ev0, so the GPU is still busy with it while the host launches
- *    the candidate:
- *    the event window holds the candidate's GPU work and its own host-side
- *    gaps, not the judge's launch latency. The wall clock runs from just
- *    before ev0 to the device sync, so it also holds the tail of fill and
- *    flush: that part is the same for both sides, so the cross-check
- *    compares the candidate's (wall - event) gap with the reference's. (A
+ *    the candidate: the event window holds the candidate's GPU work and its
+ *    own host-side gaps, not the judge's launch latency. The wall clock
+ *    runs from just before ev0 to the device sync, so it also holds the
+ *    tail of fill and flush: that part is the same for both sides, so the
+ *    cross-check compares the candidate's (wall - event) gap with the
+ *    reference's. (A
  *    flush value that changed per sample was suspected of the two modes ~2%
  *    apart that a ~52 us kernel shows on an H200; the zero flush shows them
  *    too: bench/timing_probe.cu, bench/RESULTS.md session 3.)
@@ -336,7 +336,7 @@ typedef struct {
     uint64_t clock_reads;                /* NVML reads made by s_sample */
     int64_t last_clock_ns;               /* monotonic ns of the last NVML read; 0 = none */
     int64_t host_ns[4];                  /* per-sample host time by phase (S_PH_*), summed */
-    double gpu_fill_us, gpu_flush_us;    /* per-sample GPU time: fill (+ sync), flush; summed */
+    double gpu_fill_us, gpu_flush_us;    /* per-sample GPU time of fill and flush; summed */
     int64_t step_ns[S_ST_N];             /* host time by step (S_ST_*), whole run */
     uint64_t host_samples;               /* samples summed in host_ns */
     FILE *dump;                          /* per-sample log ($CR_CUDA_JUDGE_SAMPLES); owned */
@@ -807,7 +807,7 @@ static void s_arena_release(s_judge_t *J, size_t mark)
     J->d.arena_top = mark;
 }
 
-static void s_free_(s_judge_t *J, s_bufs_t *B)
+static void s_do_free(s_judge_t *J, s_bufs_t *B)
 {
     for (int p = 0; p < S_NP; p++) {
         if (B->base[p] && B->own[p] && !J->dead)
@@ -818,10 +818,12 @@ static void s_free_(s_judge_t *J, s_bufs_t *B)
     }
 }
 
+/* s_do_X does the work; s_X adds its host time to J->step_ns (the run's
+ * "by step" log line). */
 static void s_free(s_judge_t *J, s_bufs_t *B)
 {
     int64_t t0 = cr_time_mono_ns();
-    s_free_(J, B);
+    s_do_free(J, B);
     J->step_ns[S_ST_FREE] += cr_time_mono_ns() - t0;
 }
 
@@ -850,7 +852,7 @@ static size_t s_room(size_t bytes)
  * zero-size buffer is still a distinct pointer, and s_place can move it), or
  * s_room()'s with wide. Returns 0, or -1 with an OOM verdict and B empty;
  * with quiet, -1 without a verdict (the caller can do with less). */
-static int s_alloc_q_(s_judge_t *J, const s_layout_t *L, s_bufs_t *B, int quiet, int wide)
+static int s_do_alloc(s_judge_t *J, const s_layout_t *L, s_bufs_t *B, int quiet, int wide)
 {
     memset(B, 0, sizeof *B);
     for (int p = 0; p < J->t->nparams; p++) {
@@ -883,7 +885,7 @@ static int s_alloc_q_(s_judge_t *J, const s_layout_t *L, s_bufs_t *B, int quiet,
 static int s_alloc_q(s_judge_t *J, const s_layout_t *L, s_bufs_t *B, int quiet, int wide)
 {
     int64_t t0 = cr_time_mono_ns();
-    int rc = s_alloc_q_(J, L, B, quiet, wide);
+    int rc = s_do_alloc(J, L, B, quiet, wide);
     J->step_ns[S_ST_ALLOC] += cr_time_mono_ns() - t0;
     return rc;
 }
@@ -939,7 +941,7 @@ static int s_hash_queue(s_judge_t *J, const s_layout_t *L, const s_bufs_t *B, in
 }
 
 /* Copies both hash slots back; names the first `in` param that changed. */
-static int s_hash_compare_(s_judge_t *J, const char **mutated)
+static int s_do_hash_compare(s_judge_t *J, const char **mutated)
 {
     unsigned long long h[2 * S_NP];
     *mutated = NULL;
@@ -954,7 +956,7 @@ static int s_hash_compare_(s_judge_t *J, const char **mutated)
 static int s_hash_compare(s_judge_t *J, const char **mutated)
 {
     int64_t t0 = cr_time_mono_ns();
-    int rc = s_hash_compare_(J, mutated);
+    int rc = s_do_hash_compare(J, mutated);
     J->step_ns[S_ST_HASH] += cr_time_mono_ns() - t0;
     return rc;
 }
@@ -1263,12 +1265,15 @@ static void *s_cupti_open(char *used, size_t usedlen)
     return NULL;
 }
 
-/* Loads CUPTI and subscribes (no callback enabled yet). 0, or -1 logged. */
+/* Loads CUPTI and subscribes (no callback enabled yet): 0 with the library
+ * in used, or -1 with the reason there. */
 static int s_lc_subscribe(char *used, size_t usedlen)
 {
     s_lc.lib = s_cupti_open(used, usedlen);
     if (!s_lc.lib) {
-        cr_warn("launch checks off: no CUPTI (%s)", used);
+        char why[PATH_MAX + 64];
+        snprintf(why, sizeof why, "no CUPTI (%s)", used);
+        snprintf(used, usedlen, "%s", why);
         return -1;
     }
     s_cupti_subscribe_fn subscribe = NULL;
@@ -1282,7 +1287,7 @@ static int s_lc_subscribe(char *used, size_t usedlen)
     sym = dlsym(s_lc.lib, "cuptiGetResultString");
     memcpy(&result, &sym, sizeof sym);
     if (!subscribe || !s_lc.unsubscribe || !s_lc.enable) {
-        cr_warn("launch checks off: %s lacks the callback API", used);
+        snprintf(used + strlen(used), usedlen - strlen(used), " lacks the callback API");
         return -1;
     }
     __atomic_store_n(&s_lc.who, -1, __ATOMIC_RELEASE);
@@ -1293,7 +1298,7 @@ static int s_lc_subscribe(char *used, size_t usedlen)
         if (!result || result(rc, &why) != 0 || !why)
             why = "error";
         /* e.g. CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED under a profiler */
-        cr_warn("launch checks off: cuptiSubscribe: %s (%d)", why, rc);
+        snprintf(used, usedlen, "cuptiSubscribe: %s (%d)", why, rc);
         return -1;
     }
     s_lc.sub = sub;
@@ -1323,8 +1328,10 @@ static void s_lc_start(s_judge_t *J)
                     "checked", path[i] ? path[i] : "?");
     char used[PATH_MAX + 64] = "subscribed by the prestart";
     int64_t tl = cr_time_mono_ns();
-    if (!s_lc.sub && s_lc_subscribe(used, sizeof used) != 0)
+    if (!s_lc.sub && s_lc_subscribe(used, sizeof used) != 0) {
+        cr_warn("launch checks off: %s", used);
         return;
+    }
     int64_t tl1 = cr_time_mono_ns();
     void *sub = s_lc.sub;
     s_cupti_enable_fn enable = s_lc.enable;
@@ -1613,7 +1620,7 @@ typedef struct {
 
 /* Calls fn(args) for `who` with the buffers in B and waits for all of its
  * work, device-wide. Returns 0 with the times in *tm, or -1 with a verdict. */
-static int s_call_(s_judge_t *J, int who, const s_layout_t *L, const s_bufs_t *B, s_time_t *tm)
+static int s_do_call(s_judge_t *J, int who, const s_layout_t *L, const s_bufs_t *B, s_time_t *tm)
 {
     const cr_task_t *t = J->t;
     void *ptr[S_NP], *args[S_NP];
@@ -1660,7 +1667,7 @@ static int s_call_(s_judge_t *J, int who, const s_layout_t *L, const s_bufs_t *B
 static int s_call(s_judge_t *J, int who, const s_layout_t *L, const s_bufs_t *B, s_time_t *tm)
 {
     int64_t t0 = cr_time_mono_ns();
-    int rc = s_call_(J, who, L, B, tm);
+    int rc = s_do_call(J, who, L, B, tm);
     J->step_ns[who == S_CAND ? S_ST_CAND : S_ST_REF] += cr_time_mono_ns() - t0;
     return rc;
 }
@@ -1676,7 +1683,7 @@ typedef cr_judge_check_t s_check_t;
  * of microseconds where a copy to the host takes milliseconds, so checking
  * timed outputs does not eat the sampling time. Returns 0 or -1 with a
  * verdict. */
-static int s_keep_out_(s_judge_t *J, const s_layout_t *L, const s_bufs_t *B, s_bufs_t *K)
+static int s_do_keep_out(s_judge_t *J, const s_layout_t *L, const s_bufs_t *B, s_bufs_t *K)
 {
     memset(K, 0, sizeof *K);
     for (int p = 0; p < J->t->nparams; p++) {
@@ -1706,7 +1713,7 @@ static int s_keep_out_(s_judge_t *J, const s_layout_t *L, const s_bufs_t *B, s_b
 static int s_keep_out(s_judge_t *J, const s_layout_t *L, const s_bufs_t *B, s_bufs_t *K)
 {
     int64_t t0 = cr_time_mono_ns();
-    int rc = s_keep_out_(J, L, B, K);
+    int rc = s_do_keep_out(J, L, B, K);
     J->step_ns[S_ST_KEEP] += cr_time_mono_ns() - t0;
     return rc;
 }
@@ -1728,8 +1735,8 @@ static double s_elem(const void *b, cr_dtype_t d, size_t i)
  * counts, maxima, first indices and the two elements a message quotes come
  * back to the host. Sets every field of *k but inputs_unchanged. Returns 0,
  * or -1 with a verdict. */
-static int s_compare_dev_(s_judge_t *J, const s_layout_t *L, const s_bufs_t *cand,
-                          const s_bufs_t *exp, s_check_t *k)
+static int s_do_compare_dev(s_judge_t *J, const s_layout_t *L, const s_bufs_t *cand,
+                            const s_bufs_t *exp, s_check_t *k)
 {
     const cr_task_t *t = J->t;
     unsigned long long h[6 * S_NP];
@@ -1793,7 +1800,7 @@ static int s_compare_dev(s_judge_t *J, const s_layout_t *L, const s_bufs_t *cand
                          const s_bufs_t *exp, s_check_t *k)
 {
     int64_t t0 = cr_time_mono_ns();
-    int rc = s_compare_dev_(J, L, cand, exp, k);
+    int rc = s_do_compare_dev(J, L, cand, exp, k);
     J->step_ns[S_ST_CMP] += cr_time_mono_ns() - t0;
     return rc;
 }
@@ -2787,6 +2794,6 @@ int cr_cuda_judge_prestart(void)
     /* CUPTI subscribed now, its callbacks enabled by the judge (note 8). */
     char used[PATH_MAX + 64];
     if (s_lc_subscribe(used, sizeof used) != 0)
-        cr_info("prestart: launch checks left to the judge");
+        cr_info("prestart: CUPTI not subscribed (%s); the judge tries again", used);
     return 0;
 }
