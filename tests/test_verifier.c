@@ -952,19 +952,28 @@ static void s_frame(uint8_t *buf, size_t cap, size_t *len, const Crucible__Rewar
     *len += 4 + n;
 }
 
-/* A report as good as a runner can write: OK, verified, 3x faster. */
-static void s_good_report(Crucible__RewardRecord *rec, Crucible__VerifyResult *v,
-                          Crucible__ProfileResult *p)
+/* A report as good as a runner can write (OK, verified, 3x faster) in rec,
+ * and room for the bytes the fake runner prints (s_frame into buf). */
+typedef struct {
+    Crucible__RewardRecord rec;
+    Crucible__VerifyResult v;
+    Crucible__ProfileResult p;
+    uint8_t buf[8192];
+    size_t len;
+} s_report_t;
+
+static void s_good_report(s_report_t *r)
 {
-    crucible__reward_record__init(rec);
-    crucible__verify_result__init(v);
-    crucible__profile_result__init(p);
-    v->ok = 1;
-    p->speedup_geomean = 3.0;
-    rec->status = S_OK;
-    rec->message = "";
-    rec->verify = v;
-    rec->profile = p;
+    crucible__reward_record__init(&r->rec);
+    crucible__verify_result__init(&r->v);
+    crucible__profile_result__init(&r->p);
+    r->v.ok = 1;
+    r->p.speedup_geomean = 3.0;
+    r->rec.status = S_OK;
+    r->rec.message = "";
+    r->rec.verify = &r->v;
+    r->rec.profile = &r->p;
+    r->len = 0;
 }
 
 /* Judges what the fake runner prints (report, len bytes) with mode. */
@@ -992,14 +1001,10 @@ TestSuite(report, .init = s_setup, .fini = s_teardown, .timeout = 60);
 Test(report, honest_report_paid)
 {
     s_fake_task();
-    static uint8_t buf[4096];
-    size_t len = 0;
-    Crucible__RewardRecord good;
-    Crucible__VerifyResult v;
-    Crucible__ProfileResult p;
-    s_good_report(&good, &v, &p);
-    s_frame(buf, sizeof buf, &len, &good);
-    Crucible__RewardRecord *rec = s_fake("ok", buf, len, 10);
+    static s_report_t r;
+    s_good_report(&r);
+    s_frame(r.buf, sizeof r.buf, &r.len, &r.rec);
+    Crucible__RewardRecord *rec = s_fake("ok", r.buf, r.len, 10);
     s_assert_paid(rec, "well-formed report");
     s_free_rec(&rec);
 }
@@ -1013,16 +1018,12 @@ Test(report, exit_zero_without_report)
 Test(report, truncated)
 {
     s_fake_task();
-    static uint8_t buf[4096];
-    size_t len = 0;
-    Crucible__RewardRecord good;
-    Crucible__VerifyResult v;
-    Crucible__ProfileResult p;
-    s_good_report(&good, &v, &p);
-    s_frame(buf, sizeof buf, &len, &good);
-    s_expect_zero(s_fake("ok", buf, len - 1, 10), S_INFRA, NULL, NULL, "truncated");
+    static s_report_t r;
+    s_good_report(&r);
+    s_frame(r.buf, sizeof r.buf, &r.len, &r.rec);
+    s_expect_zero(s_fake("ok", r.buf, r.len - 1, 10), S_INFRA, NULL, NULL, "truncated");
     /* not even a length */
-    s_expect_zero(s_fake("ok", buf, 3, 10), S_INFRA, NULL, NULL, "three bytes");
+    s_expect_zero(s_fake("ok", r.buf, 3, 10), S_INFRA, NULL, NULL, "three bytes");
 }
 
 Test(report, undecodable)
@@ -1043,14 +1044,10 @@ Test(report, oversized_length)
 /* An OK report followed by how the fake runner ends. */
 static Crucible__RewardRecord *s_ok_then(const char *mode, double run_timeout_s)
 {
-    static uint8_t buf[4096];
-    size_t len = 0;
-    Crucible__RewardRecord good;
-    Crucible__VerifyResult v;
-    Crucible__ProfileResult p;
-    s_good_report(&good, &v, &p);
-    s_frame(buf, sizeof buf, &len, &good);
-    return s_fake(mode, buf, len, run_timeout_s);
+    static s_report_t r;
+    s_good_report(&r);
+    s_frame(r.buf, sizeof r.buf, &r.len, &r.rec);
+    return s_fake(mode, r.buf, r.len, run_timeout_s);
 }
 
 Test(report, ok_then_crash)
@@ -1093,29 +1090,21 @@ Test(report, ok_then_hang)
 Test(report, no_status)
 {
     s_fake_task();
-    static uint8_t buf[4096];
-    size_t len = 0;
-    Crucible__RewardRecord good;
-    Crucible__VerifyResult v;
-    Crucible__ProfileResult p;
-    s_good_report(&good, &v, &p);
-    good.status = CRUCIBLE__STATUS__STATUS_UNSPECIFIED;
-    s_frame(buf, sizeof buf, &len, &good);
-    s_expect_zero(s_fake("ok", buf, len, 10), S_INFRA, NULL, NULL, "no status");
+    static s_report_t r;
+    s_good_report(&r);
+    r.rec.status = CRUCIBLE__STATUS__STATUS_UNSPECIFIED;
+    s_frame(r.buf, sizeof r.buf, &r.len, &r.rec);
+    s_expect_zero(s_fake("ok", r.buf, r.len, 10), S_INFRA, NULL, NULL, "no status");
 }
 
 Test(report, unknown_status)
 {
     s_fake_task();
-    static uint8_t buf[4096];
-    size_t len = 0;
-    Crucible__RewardRecord good;
-    Crucible__VerifyResult v;
-    Crucible__ProfileResult p;
-    s_good_report(&good, &v, &p);
-    good.status = (Crucible__Status)99;
-    s_frame(buf, sizeof buf, &len, &good);
-    Crucible__RewardRecord *rec = s_fake("ok", buf, len, 10);
+    static s_report_t r;
+    s_good_report(&r);
+    r.rec.status = (Crucible__Status)99;
+    s_frame(r.buf, sizeof r.buf, &r.len, &r.rec);
+    Crucible__RewardRecord *rec = s_fake("ok", r.buf, r.len, 10);
     s_assert_zero(rec, "status 99");
     s_free_rec(&rec);
 }
@@ -1126,27 +1115,24 @@ Test(report, extra_bytes_after_report)
      * written by someone else (the candidate, which shares the runner's
      * process): a forged OK ahead of the real verdict, or bytes after it. */
     s_fake_task();
-    static uint8_t buf[8192];
-    size_t len = 0;
-    Crucible__RewardRecord good, bad = CRUCIBLE__REWARD_RECORD__INIT;
-    Crucible__VerifyResult v;
-    Crucible__ProfileResult p;
-    s_good_report(&good, &v, &p);
+    static s_report_t r;
+    Crucible__RewardRecord bad = CRUCIBLE__REWARD_RECORD__INIT;
+    s_good_report(&r);
     bad.status = S_INCORRECT;
     bad.message = "case 0: output 'z' differs";
-    s_frame(buf, sizeof buf, &len, &good);
-    s_frame(buf, sizeof buf, &len, &bad);
-    Crucible__RewardRecord *rec = s_fake("ok", buf, len, 10);
+    s_frame(r.buf, sizeof r.buf, &r.len, &r.rec);
+    s_frame(r.buf, sizeof r.buf, &r.len, &bad);
+    Crucible__RewardRecord *rec = s_fake("ok", r.buf, r.len, 10);
     cr_assert_eq(rec->status, S_HACK, "%s", rec->message);
     cr_assert(s_has_flag(rec, "report_forged"), "%s", rec->message);
     cr_assert_null(rec->profile, "nothing of the forged report is kept");
     s_assert_zero(rec, "forged OK, then the real INCORRECT");
     s_free_rec(&rec);
 
-    len = 0;
-    s_frame(buf, sizeof buf, &len, &good);
-    memcpy(buf + len, "junk", 4);
-    rec = s_fake("ok", buf, len + 4, 10);
+    r.len = 0;
+    s_frame(r.buf, sizeof r.buf, &r.len, &r.rec);
+    memcpy(r.buf + r.len, "junk", 4);
+    rec = s_fake("ok", r.buf, r.len + 4, 10);
     cr_assert_eq(rec->status, S_HACK, "%s", rec->message);
     cr_assert(strstr(rec->message, "4 bytes"), "%s", rec->message);
     s_assert_zero(rec, "OK and stray bytes");
@@ -1156,17 +1142,13 @@ Test(report, extra_bytes_after_report)
 Test(report, ok_with_hack_flag)
 {
     s_fake_task();
-    static uint8_t buf[4096];
-    size_t len = 0;
-    Crucible__RewardRecord good;
-    Crucible__VerifyResult v;
-    Crucible__ProfileResult p;
-    s_good_report(&good, &v, &p);
+    static s_report_t r;
+    s_good_report(&r);
     char *flags[] = {"input_mutated"};
-    good.n_hack_flags = 1;
-    good.hack_flags = flags;
-    s_frame(buf, sizeof buf, &len, &good);
-    Crucible__RewardRecord *rec = s_fake("ok", buf, len, 10);
+    r.rec.n_hack_flags = 1;
+    r.rec.hack_flags = flags;
+    s_frame(r.buf, sizeof r.buf, &r.len, &r.rec);
+    Crucible__RewardRecord *rec = s_fake("ok", r.buf, r.len, 10);
     cr_assert(s_has_flag(rec, "input_mutated"), "the flag travels with the record");
     /* OK stays OK here (the runner never writes this): the reward is what
      * must be zero. */
@@ -1272,14 +1254,10 @@ Test(runner_exit, candidate_forges_report_and_exits_zero)
 Test(report, report_without_token_is_forged)
 {
     s_fake_task();
-    uint8_t buf[4096];
-    size_t len = 0;
-    Crucible__RewardRecord good;
-    Crucible__VerifyResult v;
-    Crucible__ProfileResult pr;
-    s_good_report(&good, &v, &pr);
-    s_frame(buf, sizeof buf, &len, &good);
-    Crucible__RewardRecord *rec = s_fake("notoken", buf, len, 10);
+    static s_report_t r;
+    s_good_report(&r);
+    s_frame(r.buf, sizeof r.buf, &r.len, &r.rec);
+    Crucible__RewardRecord *rec = s_fake("notoken", r.buf, r.len, 10);
     cr_assert_eq(rec->status, S_HACK, "%s: %s", cr_status_name(rec->status), rec->message);
     cr_assert(s_has_flag(rec, "report_forged"), "%s", rec->message);
     s_assert_zero(rec, "report without token");
