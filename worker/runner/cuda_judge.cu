@@ -25,26 +25,24 @@
  *    kernel still running that any cudaFree would wait for): J->dead is set,
  *    no further CUDA call is made, and the verdict goes straight back.
  *
- * 4. A timed sample is  reset persisting L2 and limits (host, GPU idle) ->
- *    fill inputs / poison outputs -> L2 flush (memset of 2x L2, at least
- *    256 MiB, always with zeros, as triton's do_bench flushes) -> [ev0] call
- *    [ev1] -> poll -> device sync. Fill, flush and call are queued back to
- *    back (no host synchronise between fill and flush), so the GPU goes
- *    from the fill through the flush into the candidate without an idle
- *    gap. Against the earlier shape (a synchronise there) the judge's
- *    medians moved by at most 0.4% on seven fast examples and 0.6-0.7% on
- *    vector_add, within its run-to-run spread (bench/RESULTS.md session 4);
- *    it saves a synchronise per sample. On 26-47 us kernels the judge reads
- *    up to 4.7% under triton's do_bench and 0.2-1.5% over a Python loop
- *    with do_bench's flush and events that synchronises after every call:
- *    do_bench's own unsynchronised loop reads higher. The flush is queued
- *    before ev0, so the GPU is still busy with it while the host launches
- *    the candidate: the event window holds the candidate's GPU work and its
- *    own host-side gaps, not the judge's launch latency. The wall clock
- *    runs from just before ev0 to the device sync, so it also holds the
- *    tail of fill and flush: that part is the same for both sides, so the
- *    cross-check compares the candidate's (wall - event) gap with the
- *    reference's. (A
+ * 4. A timed sample is  fill inputs / poison outputs -> synchronise (the
+ *    inputs are complete when solve() is called, whatever stream it uses)
+ *    -> reset persisting L2 and limits -> L2 flush (memset of 2x L2, at
+ *    least 256 MiB, always with zeros, as triton's do_bench flushes) ->
+ *    [ev0] call [ev1] -> poll -> device sync. The flush is queued before
+ *    ev0, so the GPU is still busy with it while the host launches the
+ *    candidate: the event window holds the candidate's GPU work and its own
+ *    host-side gaps, not the judge's launch latency (the same shape as
+ *    triton.testing.do_bench). The wall clock runs from just before ev0 to
+ *    the device sync, so it also holds the tail of the flush: that part is
+ *    the same for both sides, so the cross-check compares the candidate's
+ *    (wall - event) gap with the reference's. Queuing fill, flush and call
+ *    back to back without the synchronise was tried (bench/RESULTS.md,
+ *    session 4): the medians did not move, and a candidate on a
+ *    non-blocking stream could then read inputs still being drawn. On
+ *    26-47 us kernels the judge reads up to 4.7% under do_bench and 0.2-1.5%
+ *    over a Python loop with do_bench's flush and events that synchronises
+ *    after every call: do_bench's own unsynchronised loop reads higher. (A
  *    flush value that changed per sample was suspected of the two modes ~2%
  *    apart that a ~52 us kernel shows on an H200; the zero flush shows them
  *    too: bench/timing_probe.cu, bench/RESULTS.md session 3.)
@@ -106,11 +104,13 @@
  *    S_ARENA_MAX and 1/S_ARENA_SHARE of the free memory. Taking a buffer is
  *    a pointer bump to the next large page (s_arena_take); a case's buffers
  *    all go back at the case's end (s_arena_mark / s_arena_release), and
- *    each case starts after a random gap. Within a case the bump only moves
- *    forward, so the second verification run, the reference and the kept
- *    copies never share an address with anything the candidate saw before.
- *    cudaMalloc and cudaFree per buffer (each cudaFree waits for the device)
- *    remain the fallback when the arena is missing or full. */
+ *    each case starts after a random gap; an allocation that fails part-way
+ *    gives back what it took. Within a case the bump only moves forward, so
+ *    the second verification run, the reference and the kept copies never
+ *    share an address with anything the candidate saw before. cudaMalloc
+ *    and cudaFree per buffer (each cudaFree waits for the device) remain the
+ *    fallback when the arena is missing or full; those buffers are freed as
+ *    before, so the driver may hand an address out again. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -164,11 +164,11 @@ extern "C" {
 #define S_DEADLINE_MARGIN_S 0.5    /* ... minus this, to write the report */
 #define S_RESERVE_FRAC 0.15        /* of the run timeout, kept free for post-timing checks */
 #define S_FLUSH_MIN (256ull << 20) /* flush at least 256 MiB: triton's do_bench default */
-#define S_WARMUP_MIN_S 0.05        /* DESIGN.md §4: warm-up by time, >= 50 ms ... */
+#define S_WARMUP_MIN_S 0.05        /* warm-up by time (DESIGN.md §4), >= 50 ms ... */
 #define S_WARMUP_MAX_S 1.0         /* ... until the SM clock settles, at most this */
 #define S_WARMUP_NVML_S 0.02       /* the floor when NVML watches the clock settle */
 #define S_WARMUP_NEXT_S 0.02       /* later bench cases: the GPU is warm already */
-#define S_CLOCK_STABLE_READS 3     /* consecutive SM clock reads within 1% = settled */
+#define S_CLOCK_STABLE_READS 3     /* reads in a row within 1% of the one before = settled */
 #define S_MIN_SAMPLES_PREF 200     /* per side before the RSE rule may stop: the median's
                                       spread between runs, not the mean's RSE, is what
                                       a trainer sees (~0.1% for 1% noise) */
@@ -191,6 +191,8 @@ extern "C" {
 #define S_BW_MARGIN 1.25           /* floor uses 1.25x the measured copy bandwidth */
 #define S_FLOPS_PER_SM_CLK 16384.0 /* above any SM's peak (Hopper fp8 sparse is 8192) */
 #define S_COPY_BYTES (256ull << 20) /* bandwidth probe: 4x an H200's L2 */
+#define S_BW_SANE_MIN 1e9          /* a copy bandwidth outside these bytes/s ... */
+#define S_BW_SANE_MAX 1e14         /* ... is a bad figure, not a GPU */
 #define S_MIN_KEPT 10              /* fewer unthrottled samples: keep them all */
 #define S_CLOCK_PERIOD_NS 5000000LL /* NVML read at most every 5 ms: a read is a driver
                                        round trip far longer than a short sample, and
@@ -336,7 +338,8 @@ typedef struct {
     uint64_t clock_reads;                /* NVML reads made by s_sample */
     int64_t last_clock_ns;               /* monotonic ns of the last NVML read; 0 = none */
     int64_t host_ns[4];                  /* per-sample host time by phase (S_PH_*), summed */
-    double gpu_fill_us, gpu_flush_us;    /* per-sample GPU time of fill and flush; summed */
+    double gpu_fill_us, gpu_flush_us;    /* per-sample GPU time: fill (to the flush's launch,
+                                            the synchronise and reset included), flush; summed */
     int64_t step_ns[S_ST_N];             /* host time by step (S_ST_*), whole run */
     uint64_t host_samples;               /* samples summed in host_ns */
     FILE *dump;                          /* per-sample log ($CR_CUDA_JUDGE_SAMPLES); owned */
@@ -609,16 +612,6 @@ __global__ void s_cmp_kernel(const void *a, const void *r, int d, int es, uint64
 
 /* ---------------------------------------------------------------- verdicts */
 
-static void s_set_str(char **field, const char *s)
-{
-    char *d = strdup(s);
-    if (!d)
-        return;
-    if (*field && *field != protobuf_c_empty_string)
-        free(*field);
-    *field = d;
-}
-
 /* A verdict outside the OK < INCORRECT < HACK_DETECTED order (CUDA_FAULT,
  * OOM, TIMEOUT, INFRA_ERROR, INVALID_TASK): it replaces whatever was there
  * and ends the judging. The first one wins. */
@@ -635,7 +628,7 @@ static void s_hard(s_judge_t *J, int status, const char *fmt, ...)
     va_end(ap);
     J->verdict = 1;
     J->rec->status = (Crucible__Status)status;
-    s_set_str(&J->rec->message, msg);
+    cr_judge_set_str(&J->rec->message, msg);
     cr_info("%s", msg);
 }
 
@@ -807,6 +800,19 @@ static void s_arena_release(s_judge_t *J, size_t mark)
     J->d.arena_top = mark;
 }
 
+/* One buffer of sz bytes: from the arena, else cudaMalloc (*own = 1). */
+static cudaError_t s_buf_get(s_judge_t *J, size_t sz, void **base, unsigned char *own)
+{
+    *own = 0;
+    if ((*base = s_arena_take(J, sz)))
+        return cudaSuccess;
+    cudaError_t e = cudaMalloc(base, sz);
+    if (e != cudaSuccess)
+        *base = NULL;
+    *own = e == cudaSuccess;
+    return e;
+}
+
 static void s_do_free(s_judge_t *J, s_bufs_t *B)
 {
     for (int p = 0; p < S_NP; p++) {
@@ -855,18 +861,15 @@ static size_t s_room(size_t bytes)
 static int s_do_alloc(s_judge_t *J, const s_layout_t *L, s_bufs_t *B, int quiet, int wide)
 {
     memset(B, 0, sizeof *B);
+    const size_t top = J->d.arena_top; /* given back if a buffer cannot be had */
     for (int p = 0; p < J->t->nparams; p++) {
         if (!s_is_buf(&J->t->params[p]))
             continue;
         B->room[p] = wide ? s_room(L->bytes[p]) : S_JITTER;
         size_t sz = L->bytes[p] + B->room[p];
-        cudaError_t e = cudaSuccess;
-        if (!(B->base[p] = s_arena_take(J, sz))) {
-            e = cudaMalloc(&B->base[p], sz);
-            B->own[p] = e == cudaSuccess;
-        }
+        cudaError_t e = s_buf_get(J, sz, &B->base[p], &B->own[p]);
         if (e != cudaSuccess) {
-            B->base[p] = NULL;
+            s_arena_release(J, top);
             char what[160];
             snprintf(what, sizeof what, "case %d: %zu bytes for '%s'", L->c, sz,
                      J->t->params[p].name);
@@ -920,8 +923,10 @@ static int s_fill(s_judge_t *J, const s_layout_t *L, uint32_t set, const s_bufs_
             g.dist = prm->init.kind;
             g.a = prm->init.a;
             g.b = prm->init.b;
-            s_gen_kernel<<<s_grid(J, (L->numel[p] + 3) / 4), S_THREADS, 0, cudaStreamLegacy>>>(
-                B->p[p], L->numel[p], g);
+            const int four = g.dist != CR_DIST_INT && g.dtype != CR_DT_F64; /* s_gen_kernel */
+            size_t blocks = four ? (L->numel[p] + 3) / 4 : L->numel[p];
+            s_gen_kernel<<<s_grid(J, blocks), S_THREADS, 0, cudaStreamLegacy>>>(B->p[p],
+                                                                           L->numel[p], g);
         }
     }
     return s_infra(J, cudaGetLastError(), "input generation launch");
@@ -1076,7 +1081,6 @@ static struct {
     s_cupti_enable_fn enable;
     int who;                      /* S_CAND, S_REF while their call runs; -1 otherwise */
     unsigned long ok[2], failed[2]; /* launches in the current call, by side */
-    unsigned long graphs[2];      /* ... of which graph launches */
     s_kernel_t k[S_KERNELS];      /* guarded by s_lc_mu */
     int nk;
     int full;                     /* the table overflowed */
@@ -1144,10 +1148,8 @@ static void s_lc_callback(void *userdata, int domain, uint32_t cbid, const void 
         return;
     }
     __atomic_fetch_add(&s_lc.ok[who], 1, __ATOMIC_RELAXED);
-    if (w->kind == S_CB_GRAPH) {
-        __atomic_fetch_add(&s_lc.graphs[who], 1, __ATOMIC_RELAXED);
-        return;
-    }
+    if (w->kind == S_CB_GRAPH)
+        return; /* a graph launch counts; its kernels have no identity here */
     const void *id = w->field >= 0 && args ? args[w->field] : NULL;
     if (!id)
         return;
@@ -1359,8 +1361,14 @@ static void s_lc_start(s_judge_t *J)
 static void s_lc_stop(s_judge_t *J)
 {
     __atomic_store_n(&s_lc.who, -1, __ATOMIC_RELEASE);
-    if (s_lc.sub)
-        s_lc.unsubscribe(s_lc.sub);
+    if (s_lc.sub && s_lc.unsubscribe(s_lc.sub) != 0) {
+        /* still subscribed: turn every callback off, so none fires while timing */
+        int left = 0;
+        for (size_t i = 0; i < S_NWATCH; i++)
+            left += s_lc.enable(0, s_lc.sub, s_watch[i].domain, s_watch[i].cbid) != 0;
+        cr_warn("launch checks: cuptiUnsubscribe failed; callbacks disabled%s",
+                left ? " except some CUPTI refused to disable" : "");
+    }
     s_lc.sub = NULL;
     J->lc_on = 0;
 }
@@ -1372,7 +1380,6 @@ static void s_lc_begin(s_judge_t *J, int who)
         return;
     __atomic_store_n(&s_lc.ok[who], 0, __ATOMIC_RELAXED);
     __atomic_store_n(&s_lc.failed[who], 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&s_lc.graphs[who], 0, __ATOMIC_RELAXED);
     __atomic_store_n(&s_lc.who, who, __ATOMIC_RELEASE);
 }
 
@@ -1552,8 +1559,10 @@ static int s_ready(s_judge_t *J)
  * configuration (PreferShared shrinks the reference's L1), back to what
  * setup found. All are context-wide, so the candidate's runtime and this
  * one see the same values. Called before every candidate and reference
- * call, verification and timed, outside the timed window: reads are
- * host-side queries of microseconds, and a write happens only when a value
+ * call, verification and timed, outside the timed window. The persisting
+ * L2 is set to 0 and its lines reset every time (the reset waits for the
+ * GPU, which is idle here); the other limits and the cache configuration
+ * are host-side queries of microseconds, written only when a value
  * changed. Per-kernel attributes (cudaFuncSetAttribute on the reference's
  * kernels) cannot be reset from here; reaching them needs the reference's
  * addresses, which the link audit keeps out of reach. */
@@ -1686,23 +1695,18 @@ typedef cr_judge_check_t s_check_t;
 static int s_do_keep_out(s_judge_t *J, const s_layout_t *L, const s_bufs_t *B, s_bufs_t *K)
 {
     memset(K, 0, sizeof *K);
+    const size_t top = J->d.arena_top; /* given back on failure */
     for (int p = 0; p < J->t->nparams; p++) {
         if (!s_is_out(&J->t->params[p]))
             continue;
-        size_t sz = L->bytes[p] ? L->bytes[p] : 1;
-        cudaError_t e = cudaSuccess;
-        if (!(K->base[p] = s_arena_take(J, sz))) {
-            e = cudaMalloc(&K->base[p], sz);
-            K->own[p] = e == cudaSuccess;
-        }
+        cudaError_t e = s_buf_get(J, L->bytes[p] ? L->bytes[p] : 1, &K->base[p], &K->own[p]);
         if (e == cudaSuccess) {
             K->p[p] = K->base[p];
             e = cudaMemcpyAsync(K->p[p], B->p[p], L->bytes[p], cudaMemcpyDeviceToDevice,
                                 cudaStreamLegacy);
-        } else {
-            K->base[p] = NULL;
         }
         if (e != cudaSuccess) {
+            s_arena_release(J, top);
             s_free(J, K);
             return s_infra(J, e, "keeping a timed output");
         }
@@ -1910,24 +1914,29 @@ static int s_verify(s_judge_t *J)
         s_layout_t L;
         s_bufs_t first, second;
         s_check_t k1, k2;
+        memset(&first, 0, sizeof first);
+        memset(&second, 0, sizeof second);
         const size_t mark = s_arena_mark(J); /* this case's buffers, back at its end */
         if (s_layout(J, c, &L) != 0 || s_verify_set(J, &L, 0, &first, &k1) != 0) {
-            s_set_str(&cr->message, J->rec->message);
+            cr_judge_set_str(&cr->message, J->rec->message);
             vr->ok = 0;
+            s_free(J, &first);
+            s_arena_release(J, mark);
             break;
         }
         int ok = s_judge_run(J->rec, c, &k1, 0) && !J->lc_flagged;
         s_case_fields(cr, &k1);
         if (k1.msg[0])
-            s_set_str(&cr->message, k1.msg);
+            cr_judge_set_str(&cr->message, k1.msg);
         if (ok) {
             /* `first` is still allocated: set 1 lands at new addresses (step 3). */
             int rc = s_verify_set(J, &L, 1, &second, &k2);
             s_free(J, &first);
             s_free(J, &second);
             if (rc != 0) {
-                s_set_str(&cr->message, J->rec->message);
+                cr_judge_set_str(&cr->message, J->rec->message);
                 vr->ok = 0;
+                s_arena_release(J, mark);
                 break;
             }
             ok = s_judge_run(J->rec, c, &k2, 1) && !J->lc_flagged;
@@ -1936,7 +1945,7 @@ static int s_verify(s_judge_t *J)
                 s_case_fields(cr, &k2);
                 char m[600];
                 snprintf(m, sizeof m, "second run: %s", k2.msg);
-                s_set_str(&cr->message, m);
+                cr_judge_set_str(&cr->message, m);
             }
         } else {
             s_free(J, &first);
@@ -2009,11 +2018,19 @@ static void s_measure_bw(s_judge_t *J)
 {
     if (J->copy_bw > 0)
         return;
-    if (J->req->device_copy_bw > 0) {
-        J->copy_bw = J->req->device_copy_bw;
-        cr_debug("device copy bandwidth %.0f GB/s, measured by the worker at start",
-                 J->copy_bw / 1e9);
-        return;
+    double w = J->req->device_copy_bw;
+    if (w > 0) {
+        /* from the worker, but a floor that is off (inf) or absurd (flags
+         * everything) must not come of a bad figure */
+        if (isfinite(w) && w >= S_BW_SANE_MIN && w <= S_BW_SANE_MAX &&
+            (J->d.theory_bw <= 0 || w <= 2 * J->d.theory_bw)) {
+            J->copy_bw = w;
+            cr_debug("device copy bandwidth %.0f GB/s, measured by the worker at start",
+                     w / 1e9);
+            return;
+        }
+        cr_warn("request's device_copy_bw %g B/s is not plausible (theoretical %.0f GB/s); "
+                "measuring here", w, J->d.theory_bw / 1e9);
     }
     J->copy_bw = s_copy_bw(J->d.ev0, J->d.ev1);
     cr_info("device copy bandwidth %.0f GB/s (theoretical %.0f GB/s)", J->copy_bw / 1e9,
@@ -2030,17 +2047,19 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
     unsigned m1;
     uint64_t r1;
     s_time_t tm;
-    /* Reset first, while the GPU is idle (the persisting-L2 reset waits for
-     * it); then fill, flush and call are queued back to back (note 4). */
+    /* Inputs complete before the call (s_ready), then the reset while the
+     * GPU is idle, then flush and call (note 4). */
     int64_t t0 = cr_time_mono_ns();
-    s_reset_state(J);
-    int64_t t1 = cr_time_mono_ns();
     cudaEventRecord(J->d.evf, cudaStreamLegacy);
-    if (s_fill(J, L, set, B) != 0 || (keep && s_hash_queue(J, L, B, 0) != 0))
+    if (s_fill(J, L, set, B) != 0 || (keep && s_hash_queue(J, L, B, 0) != 0) || s_ready(J))
         return -1;
+    int64_t t1 = cr_time_mono_ns();
+    s_reset_state(J);
     int64_t t2 = cr_time_mono_ns();
     cudaEventRecord(J->d.evq, cudaStreamLegacy);
-    cudaMemsetAsync(J->d.flush, 0, J->d.flush_bytes, cudaStreamLegacy); /* zeros: note 4 */
+    if (s_infra(J, cudaMemsetAsync(J->d.flush, 0, J->d.flush_bytes, cudaStreamLegacy),
+                "L2 flush") != 0) /* zeros: note 4 */
+        return -1;
     if (s_call(J, who, L, B, &tm) != 0)
         return -1;
     int64_t t3 = cr_time_mono_ns();
@@ -2052,9 +2071,12 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
     }
     cudaGetLastError();
     /* The read after the previous sample is this one's "before" (the GPU
-     * ran nothing of the candidate's in between), and one read covers the
-     * samples of S_CLOCK_PERIOD_NS: a throttle reason seen at a read marks
-     * the samples since the one before. */
+     * ran nothing of the candidate's in between). NVML is read at most
+     * every S_CLOCK_PERIOD_NS: a sample that makes a read is marked by that
+     * read and the one before; the samples between two reads by the earlier
+     * one. So throttling that starts between reads is first seen at the next
+     * read, up to S_CLOCK_PERIOD_NS late, and the samples of that window are
+     * kept. */
     if (!J->last_clock_ns || t3 - J->last_clock_ns >= S_CLOCK_PERIOD_NS) {
         s_clock_read(J, &m1, &r1);
         J->last_clock_ns = cr_time_mono_ns();
@@ -2068,8 +2090,8 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
     out->mhz = J->last_mhz;
     out->ev_us = tm.ev_us;
     out->wall_us = tm.wall_us;
-    J->host_ns[S_PH_RESET] += t1 - t0;
-    J->host_ns[S_PH_FILL] += t2 - t1;
+    J->host_ns[S_PH_FILL] += t1 - t0;
+    J->host_ns[S_PH_RESET] += t2 - t1;
     J->host_ns[S_PH_CALL] += t3 - t2;
     J->host_ns[S_PH_CLOCK] += cr_time_mono_ns() - t3;
     J->host_samples++;
@@ -2432,8 +2454,8 @@ static int s_time(s_judge_t *J)
     const char *pol = J->req->options && J->req->options->clock_policy &&
                               J->req->options->clock_policy[0]
                           ? J->req->options->clock_policy : "observe";
-    s_set_str(&pr->clock_policy, pol);
-    s_set_str(&pr->ref_policy, J->cached_ref_us ? "cached" : "interleaved");
+    cr_judge_set_str(&pr->clock_policy, pol);
+    cr_judge_set_str(&pr->ref_policy, J->cached_ref_us ? "cached" : "interleaved");
     pr->cases = (Crucible__BenchResult **)calloc((size_t)t->nbench + 1, sizeof *pr->cases);
     if (!pr->cases)
         return -ENOMEM;
@@ -2481,10 +2503,9 @@ static s_last_error_fn s_find_last_error(void *entry)
     return fn;
 }
 
-/* Device identity and limits, NVML, the events and scratch. Returns 0 or -1
- * with an INFRA_ERROR verdict. */
 /* The part of a judge's setup that no request decides: the context, the
- * device's facts, NVML, events, scratch and flush buffers. On failure
+ * device's facts, NVML, events, scratch and flush buffers, the arena
+ * (note 9). On failure
  * returns the CUDA error with *what naming the step (NVML is optional: its
  * failure leaves D->nvml NULL and says why in D->nvml_err). Writes no
  * verdict, so that a prestarted runner can run it before it has a record. */
@@ -2589,6 +2610,8 @@ static void s_release_device(s_dev_t *D, int dead)
         cudaEventDestroy(D->evq);
 }
 
+/* The device state: the prestart's when there is one, else made now.
+ * Returns 0, or -1 with an INFRA_ERROR (or OOM) verdict. */
 static int s_setup(s_judge_t *J)
 {
     if (s_pre) { /* made while the previous runner measured: taken over */
@@ -2659,7 +2682,7 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     J->req = req;
     J->t = task;
     J->rec = rec;
-    s_set_str(&rec->backend, "cuda");
+    cr_judge_set_str(&rec->backend, "cuda");
     void *entries[3] = {cand_entry, ref_entry, base_entry ? base_entry : ref_entry};
     for (int i = 0; i < 3; i++) {
         memcpy(&J->fn[i], &entries[i], sizeof J->fn[i]);
@@ -2698,11 +2721,11 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     ph[0] = cr_time_mono_ns();
     if (s_setup(J) != 0)
         goto done;
-    ph[1] = cr_time_mono_ns();
     if (J->d.name[0])
-        s_set_str(&rec->device, J->d.name);
+        cr_judge_set_str(&rec->device, J->d.name);
     if (s_lock(J) != 0)
         goto done;
+    ph[1] = cr_time_mono_ns();
 
     rec->status = CRUCIBLE__STATUS__STATUS_OK;
     s_lc_start(J);
@@ -2727,10 +2750,10 @@ done:
     s_release_device(&J->d, J->dead);
     if (ph[0]) {
         char steps[400];
-        size_t o = 0;
-        for (int i = 0; i < S_ST_N && o < sizeof steps; i++)
-            o += (size_t)snprintf(steps + o, sizeof steps - o, "%s%s %.3f", i ? ", " : "",
-                                  s_step_name[i], (double)J->step_ns[i] / 1e9);
+        size_t len = 0;
+        for (int i = 0; i < S_ST_N && len < sizeof steps; i++)
+            len += (size_t)snprintf(steps + len, sizeof steps - len, "%s%s %.3f", i ? ", " : "",
+                                    s_step_name[i], (double)J->step_ns[i] / 1e9);
         cr_info("cuda judge seconds: setup %.3f, launch checks on %.3f, verify %.3f (checks "
                 "off included), timing and clean-up %.3f; by step: %s",
                 (double)(ph[1] - ph[0]) / 1e9, ph[2] ? (double)(ph[2] - ph[1]) / 1e9 : 0.0,

@@ -8,7 +8,8 @@
  *                      outputs poisoned; the candidate first; launch errors and
  *                      a device-wide synchronise after every call; inputs
  *                      hashed before/after; the reference afterwards in fresh
- *                      buffers; allclose on the host (cr_inputs_compare); a
+ *                      buffers; allclose on the device (cr_inputs_compare's
+ *                      rules, s_cmp_kernel); a
  *                      second candidate run on new inputs at new addresses;
  *                      the kernels each candidate call launches counted
  *                      through CUPTI when it loads (no_kernel_launched,
@@ -57,13 +58,17 @@ extern "C" { /* the project's C headers, seen from cuda_judge.cu */
 /* nvcc flags for a candidate/reference/baseline shared object, in the order
  * they follow "nvcc": sm_<cc> is the target GPU's compute capability
  * (e.g. "-arch=sm_90"), then "-o lib.so shim.cu". */
-#define CR_CUDA_COMPILE_FLAGS "-O3 -std=c++17 -Xcompiler -fPIC -shared -cudart shared -Xlinker -Bsymbolic \
-    -DCCCL_DISABLE_NVTX"
+#define CR_CUDA_COMPILE_FLAGS                                                                  \
+    "-O3 -std=c++17 -Xcompiler -fPIC -shared -cudart shared -Xlinker -Bsymbolic "               \
+    "-DCCCL_DISABLE_NVTX"
 #define CR_CUDA_CUBLAS_FLAGS "-lcublas"
 
-/* Creates the CUDA context on device 0 (the worker's GPU, by
- * CUDA_VISIBLE_DEVICES) ahead of a request: `crucible-runner --prestart`.
- * 0, or -1 when the runtime failed (logged; the judge meets it again). */
+/* Prepares device 0 (the worker's GPU, by CUDA_VISIBLE_DEVICES) ahead of a
+ * request, `crucible-runner --prestart`: the CUDA context, the device's
+ * facts, NVML (call cr_cuda_judge_set_nvml_library first to use another
+ * library), events, scratch, the flush buffer and the buffer arena
+ * (cuda_judge.cu note 9), and the CUPTI subscription (note 8). 0, or -1
+ * when the runtime failed (logged; the judge meets it again). */
 int cr_cuda_judge_prestart(void);
 
 /* Measures device 0's device-to-device copy bandwidth (bytes read plus
