@@ -125,7 +125,7 @@ def phase_summary(log_path):
     stderr and the supervisor's report lines), or None when the log has none."""
     import re
     sums, n = {}, 0
-    pats = {"runner (request to report)": r"report complete ([0-9.]+) s",
+    pats = {"runner (request to report)": r"(?:report complete|stdout ended) ([0-9.]+) s",
             "launch checks on": r"launch checks on ([0-9.]+)",
             "verify": r"verify ([0-9.]+) \(checks off",
             "warm-up": r"warm-up ([0-9.]+), timing",
@@ -133,7 +133,8 @@ def phase_summary(log_path):
             "timed outputs checked": r"timed outputs checked ([0-9.]+)",
             "judge setup": r"cuda judge seconds: setup ([0-9.]+)"}
     try:
-        lines = open(log_path).read().splitlines()
+        with open(log_path) as f:
+            lines = f.read().splitlines()
     except OSError:
         return None
     for line in lines:

@@ -184,10 +184,8 @@ int cr_local_start(const char *exe, const cr_config_t *cfg, int nworkers,
     l->janitor_fd = -1;
     snprintf(l->log_dir, sizeof l->log_dir, "%s", cfg->log_dir[0] ? cfg->log_dir : l->dir);
     int rc = 0;
-    if (cfg->log_dir[0] && mkdir(cfg->log_dir, 0755) != 0 && errno != EEXIST) {
-        rc = -errno;
-        snprintf(err, errlen, "--log-dir %s: %s", cfg->log_dir, strerror(errno));
-    }
+    if (cfg->log_dir[0] && (rc = cr_file_mkdirs(cfg->log_dir, 0755)) != 0)
+        snprintf(err, errlen, "--log-dir %s: %s", cfg->log_dir, cr_strerror(rc));
     if (rc == 0 && (rc = s_janitor(l)) != 0)
         snprintf(err, errlen, "cannot start the janitor: %s", cr_strerror(rc));
     for (int i = 0; i <= nworkers && rc == 0; i++) {

@@ -302,6 +302,12 @@ int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
                     kill(pid, SIGKILL);
                     r->detached = 1;
                     r->seconds = (double)(cr_time_mono_ns() - t0) / 1e9;
+                    /* what it wrote to stderr before it parked is kept */
+                    struct pollfd ep = {.fd = err_p[0], .events = POLLIN};
+                    while (err_p[0] >= 0 && poll(&ep, 1, 0) > 0) {
+                        s_read_into(&err_p[0], &err, chunk, sizeof chunk);
+                        ep.fd = err_p[0];
+                    }
                     break;
                 }
             }

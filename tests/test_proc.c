@@ -161,10 +161,12 @@ static int s_take_output(pid_t pid, const char *out, size_t len, void *arg)
 
 Test(proc, output_taken_detaches_the_child)
 {
-    /* it closes its stdout, then lingers: out_done takes the output */
-    char *argv[] = {"sh", "-c", "echo done; exec >&-; sleep 30", NULL};
+    /* it closes its stdout, then lingers: out_done takes the output, and
+     * what it wrote to stderr before is kept */
+    char *argv[] = {"sh", "-c", "echo done; echo note >&2; exec >&-; sleep 30", NULL};
     int calls = 0;
-    cr_proc_opts_t o = {.argv = argv, .out_done = s_take_output, .out_done_arg = &calls};
+    cr_proc_opts_t o = {.argv = argv, .err_cap = 4096, .out_done = s_take_output,
+                        .out_done_arg = &calls};
     int64_t t0 = cr_time_mono_ns();
     cr_proc_result_t r;
     cr_assert_eq(cr_proc_run(&o, &r), 0);
@@ -173,6 +175,7 @@ Test(proc, output_taken_detaches_the_child)
     cr_assert(r.detached);
     cr_assert_not(r.exited);
     cr_assert_str_eq(r.out, "done\n");
+    cr_assert_str_eq(r.err, "note\n");
     cr_proc_reap(r.pid); /* killed at the detach: reaped at once */
     cr_assert_eq(kill(r.pid, 0), -1, "the child is gone (reaped)");
     cr_proc_result_close(&r);

@@ -55,6 +55,7 @@
  * report: OK, then the runner crashed                 -> report/ok_then_crash
  * report: OK, exit status nonzero (3, 86 sandbox)     -> report/ok_then_exit_nonzero
  * report: OK, then the runner hung                    -> report/ok_then_hang
+ * report: OK, then the runner parked (paid at once)   -> report/ok_then_parked_is_taken_at_once
  * report: no status                                   -> report/no_status
  * report: status outside the enum                     -> report/unknown_status
  * report: a second frame / stray bytes after it       -> report/extra_bytes_after_report
@@ -998,13 +999,19 @@ static void s_fake_task(void)
 
 TestSuite(report, .init = s_setup, .fini = s_teardown, .timeout = 60);
 
-Test(report, honest_report_paid)
+/* An OK report followed by how the fake runner ends. */
+static Crucible__RewardRecord *s_ok_then(const char *mode, double run_timeout_s)
 {
-    s_fake_task();
     static s_report_t r;
     s_good_report(&r);
     s_frame(r.buf, sizeof r.buf, &r.len, &r.rec);
-    Crucible__RewardRecord *rec = s_fake("ok", r.buf, r.len, 10);
+    return s_fake(mode, r.buf, r.len, run_timeout_s);
+}
+
+Test(report, honest_report_paid)
+{
+    s_fake_task();
+    Crucible__RewardRecord *rec = s_ok_then("ok", 10);
     s_assert_paid(rec, "well-formed report");
     s_free_rec(&rec);
 }
@@ -1041,15 +1048,6 @@ Test(report, oversized_length)
     s_expect_zero(s_fake("ok", big, sizeof big, 10), S_INFRA, NULL, NULL, "oversized");
 }
 
-/* An OK report followed by how the fake runner ends. */
-static Crucible__RewardRecord *s_ok_then(const char *mode, double run_timeout_s)
-{
-    static s_report_t r;
-    s_good_report(&r);
-    s_frame(r.buf, sizeof r.buf, &r.len, &r.rec);
-    return s_fake(mode, r.buf, r.len, run_timeout_s);
-}
-
 Test(report, ok_then_crash)
 {
     s_fake_task();
@@ -1078,7 +1076,7 @@ Test(report, ok_then_exit_nonzero)
     s_fake_task();
     s_expect_zero(s_ok_then("exit3", 10), S_RUNTIME, NULL, NULL, "OK then exit 3");
     /* the sandbox's exit code (sandbox.h: 86) is never a pass either */
-    s_expect_zero(s_ok_then("exit86", 10), -1, NULL, NULL, "OK then exit 86");
+    s_expect_zero(s_ok_then("exit86", 10), S_HACK, "sandbox_violation", NULL, "OK then exit 86");
 }
 
 Test(report, ok_then_hang)
@@ -1254,10 +1252,7 @@ Test(runner_exit, candidate_forges_report_and_exits_zero)
 Test(report, report_without_token_is_forged)
 {
     s_fake_task();
-    static s_report_t r;
-    s_good_report(&r);
-    s_frame(r.buf, sizeof r.buf, &r.len, &r.rec);
-    Crucible__RewardRecord *rec = s_fake("notoken", r.buf, r.len, 10);
+    Crucible__RewardRecord *rec = s_ok_then("notoken", 10);
     cr_assert_eq(rec->status, S_HACK, "%s: %s", cr_status_name(rec->status), rec->message);
     cr_assert(s_has_flag(rec, "report_forged"), "%s", rec->message);
     s_assert_zero(rec, "report without token");

@@ -22,10 +22,10 @@
  *     measures (`crucible-runner --prestart cuda` makes its CUDA context and
  *     the judge's request-independent setup, then blocks on stdin), so
  *     process start and context creation leave the GPU's critical path. The
- *     S_SPARES spares are the supervisor thread's alone: topped up right
- *     after a request is handed over, the oldest used by the next job, one
- *     that died while waiting skipped for the next (or a fresh start),
- *     killed at destroy. A spare's pid enters the kill slot only when it
+ *     S_SPARES spares are the supervisor thread's alone: topped up as a
+ *     job's runner is taken (just before its request is written), the
+ *     oldest used by the next job, one that died while waiting skipped for
+ *     the next (or a fresh start), killed at destroy. A spare's pid enters the kill slot only when it
  *     gets a job, so Cancel never hits an idle spare; its run timeout counts
  *     from the request, not the start.
  *  6. After its report a runner started with --park (always, here) closes
@@ -75,6 +75,9 @@
 
 /* 60 s for the bandwidth measurement at start (note 7): a context and six copies. */
 #define S_MEASURE_TIMEOUT_MS 60000
+/* Outside these bytes/s a measured copy bandwidth is a bad figure, not a GPU (note 7). */
+#define S_BW_SANE_MIN 1e9
+#define S_BW_SANE_MAX 1e14
 /* 4 MiB of report: a record with per-case results is a few KiB. */
 #define S_REPORT_CAP (4u * 1024u * 1024u)
 /* 8 KiB of runner stderr: the last lines say why a candidate died. */
@@ -524,14 +527,15 @@ static int s_report_complete(pid_t pid, const char *out, size_t len, void *arg)
         plen + 4 != len - CR_RUNNER_TOKEN_LEN)
         return 0;
     /* it closed the channel a moment ago: give it S_PARK_WAIT_MS to fall asleep */
-    for (int i = 0; i < S_PARK_WAIT_MS * 10; i++) {
+    const int64_t until = cr_time_mono_ns() + (int64_t)S_PARK_WAIT_MS * 1000000;
+    do {
         char st = s_proc_state(pid);
         if (st == 'S')
             return 1;
         if (st != 'R' && st != 'D')
             return 0; /* exiting, a zombie, gone or stopped: wait for its status */
         nanosleep(&(struct timespec){.tv_nsec = 100000}, NULL);
-    }
+    } while (cr_time_mono_ns() < until);
     return 0;
 }
 
@@ -707,10 +711,26 @@ static void s_measure_device(cr_supervisor_t *s)
     o.err_cap = 1024;
     o.timeout_ms = S_MEASURE_TIMEOUT_MS;
     cr_proc_result_t r;
-    int rc = cr_proc_run(&o, &r);
+    cr_proc_t p;
+    int rc = cr_proc_spawn(&o, &p);
+    if (rc == 0) {
+        pthread_mutex_lock(&s->mu);
+        int stop = s->stop;
+        if (!stop)
+            *s->pid = p.pid; /* shutdown kills it rather than wait (note 1) */
+        pthread_mutex_unlock(&s->mu);
+        if (stop) {
+            cr_proc_discard(&p);
+            return;
+        }
+        rc = cr_proc_wait(&p, &o, &r);
+        pthread_mutex_lock(&s->mu);
+        *s->pid = 0;
+        pthread_mutex_unlock(&s->mu);
+    }
     double bw = 0;
     if (rc == 0 && r.exited && r.exit_code == 0 && sscanf(r.out, "copy_bw %lf", &bw) == 1 &&
-        bw > 0) {
+        isfinite(bw) && bw >= S_BW_SANE_MIN && bw <= S_BW_SANE_MAX) {
         s->copy_bw = bw;
         cr_info("supervisor: GPU copy bandwidth %.0f GB/s, measured at start in %.2f s "
                 "(roofline floor)", bw / 1e9, r.seconds);
@@ -720,7 +740,10 @@ static void s_measure_device(cr_supervisor_t *s)
             s_stderr_tail(r.err, last, sizeof last);
         cr_warn("supervisor: GPU bandwidth not measured at start (%s%s%s); each runner "
                 "measures its own",
-                rc != 0 ? cr_strerror(rc) : r.timed_out ? "timed out" : "runner failed",
+                rc != 0              ? cr_strerror(rc)
+                : r.timed_out        ? "timed out"
+                : r.exit_code == 0 ? "no plausible copy_bw line"
+                                     : "runner failed",
                 last[0] ? ": " : "", last);
     }
     if (rc == 0)
