@@ -4,8 +4,10 @@
  *   default@1  — 0 unless status OK and no hack flag; then
  *                0.3 + 0.7 * min(speedup_geomean, 4) / 4. Cap 4: above it a
  *                speedup is more likely a measurement artefact than a win.
- *   kevin@1    — 0.3*correct + speedup*correct (Kevin-32B).
- *   drkernel@1 — 0.5*correct + 0.5*min(speedup, 3) (Dr. Kernel).
+ *   kevin@2    — 0.3*correct + speedup*correct (Kevin-32B).
+ *   drkernel@2 — 0.5*correct + 0.5*min(speedup, 3) (Dr. Kernel).
+ *   (@1 of both paid the 0.3 / 0.5 "correct" term to an OK record with a
+ *   hack flag; @2 counts such a record as not correct.)
  * Infrastructure outcomes (cr_status_is_infra) get has_reward = 0. A hack
  * flag (or status HACK_DETECTED) makes the whole reward 0 under every
  * formula: a flagged result is not a correct one. */

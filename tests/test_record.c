@@ -360,13 +360,13 @@ Test(reward, formulas_on_every_kind_of_outcome)
     s_check(BAD, 0, 0, "default", 1, 0.0);
     s_check(HACK, 3.0, 2, "default", 1, 0.0);
     s_check(CRUCIBLE__STATUS__STATUS_COMPILE_ERROR, 0, 0, "default", 1, 0.0);
-    /* kevin@1: 0.3*correct + speedup*correct */
+    /* kevin@2: 0.3*correct + speedup*correct */
     s_check(OK, 2.0, 0, "kevin", 1, 2.3);
-    s_check(OK, 2.0, 1, "kevin@1", 1, 0.0); /* a hack flag: not correct */
-    s_check(OK, 2.0, 1, "drkernel@1", 1, 0.0);
+    s_check(OK, 2.0, 1, "kevin@2", 1, 0.0); /* a hack flag: not correct */
+    s_check(OK, 2.0, 1, "drkernel@2", 1, 0.0);
     s_check(BAD, 0, 0, "kevin", 1, 0.0);
     s_check(HACK, 5.0, 1, "kevin", 1, 0.0);
-    /* drkernel@1: 0.5*correct + 0.5*min(speedup, 3) */
+    /* drkernel@2: 0.5*correct + 0.5*min(speedup, 3) */
     s_check(OK, 2.0, 0, "drkernel", 1, 1.5);
     s_check(OK, 5.0, 0, "drkernel", 1, 2.0);
     s_check(BAD, 0, 0, "drkernel", 1, 0.0);
@@ -394,7 +394,10 @@ Test(reward, unknown_formula_is_rejected_and_record_untouched)
         crucible__reward_record__free_unpacked(r, NULL);
     }
     cr_assert(cr_reward_known("default"));
-    cr_assert(cr_reward_known("drkernel@1"));
+    cr_assert(cr_reward_known("drkernel@2"));
+    /* @1 paid the correct term to a flagged record: no longer served */
+    cr_assert_not(cr_reward_known("kevin@1"));
+    cr_assert_not(cr_reward_known("drkernel@1"));
 }
 
 Test(reward, advantages_have_mean_zero)

@@ -7,7 +7,7 @@
  * real crucible-runner, the real supervisor over the real runner, and a fake
  * runner (a shell script) that writes crafted report frames. Each test
  * asserts that the status is not OK and that every reward formula
- * (default@1, kevin@1, drkernel@1, applied with cr_reward_apply as the
+ * (default@1, kevin@2, drkernel@2, applied with cr_reward_apply as the
  * coordinator does) gives exactly 0 for the record, even with a speedup of 3
  * put into its profile. Where a check could pass by accident, the honest
  * candidate under the same setup gets OK and a positive reward.
@@ -170,7 +170,7 @@ static void s_use_task(const char *json, const char *reference)
 
 /* ------------------------------------------------------------- rewards */
 
-static const char *const s_formulas[] = {"default@1", "kevin@1", "drkernel@1"};
+static const char *const s_formulas[] = {"default@1", "kevin@2", "drkernel@2"};
 #define S_NFORMULAS (sizeof s_formulas / sizeof s_formulas[0])
 
 /* Gives rec a measured speedup of 3 (and keeps a larger one): a formula that
