@@ -623,8 +623,17 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
         cr_debug("runner pid %d: stdout ended %.3f s after its request, reaped %.3f s after that",
                  (int)r.pid, r.eof_s, r.exit_s > r.eof_s ? r.exit_s - r.eof_s : 0.0);
     s_stderr_tail(r.err, tail, sizeof tail);
-    if (r.err_len > 0) /* all of it (the last S_STDERR_CAP bytes): debugging wants the lot */
+    if (r.err_len > 0 && CR_LEVEL_DEBUG >= cr__log_level) {
+        /* all of it (the last S_STDERR_CAP bytes): debugging wants the lot;
+         * candidate bytes, so control characters other than newline and tab
+         * are shown as '?' (no forged log lines, no terminal escapes) */
+        for (size_t i = 0; i < r.err_len; i++) {
+            unsigned char ch = (unsigned char)r.err[i];
+            if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
+                r.err[i] = '?';
+        }
         cr_debug("runner stderr (%s):\n%s", cr_proc_describe(&r, how, sizeof how), r.err);
+    }
     const uint8_t *payload = NULL;
     size_t plen = 0;
     if (s_cancelled(j)) {
@@ -635,10 +644,11 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
     } else if (r.exited && r.exit_code == 127 && r.out_len == 0 && r.err_len == 0) {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "runner %s could not be started",
                      s->runner);
-    } else if (r.in_written < flen && !r.timed_out && !r.detached &&
-               !(r.exited && r.exit_code == 0)) {
+    } else if (r.in_written < flen && !r.detached) {
         /* it never took its whole request, so no candidate code ran in it: a
-         * spare that died as it was handed the job, not a verdict (retried) */
+         * spare that died as it was handed the job, or a runner that saw its
+         * stdin end early and said so behind a token it never got; not a
+         * verdict (retried) */
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                      "runner ended (%s) before reading its request%s%s",
                      cr_proc_describe(&r, how, sizeof how), tail[0] ? "; stderr: " : "", tail);
