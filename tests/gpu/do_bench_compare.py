@@ -18,6 +18,8 @@ import json
 import os
 import statistics
 import sys
+import threading
+import time
 
 import torch
 import triton.testing
@@ -80,6 +82,68 @@ def make_call(task, case, lib):
     return (lambda: entry(arr)), keep
 
 
+class _FieldValue(ctypes.Structure):
+    _fields_ = [("fieldId", ctypes.c_uint), ("scopeId", ctypes.c_uint),
+                ("timestamp", ctypes.c_longlong), ("latencyUsec", ctypes.c_longlong),
+                ("valueType", ctypes.c_int), ("nvmlReturn", ctypes.c_int),
+                ("value", ctypes.c_ulonglong)]
+
+
+class ClockWatch:
+    """Diagnostic: reads NVML (never sets anything) every ~2 ms in a thread
+    while a method runs: SM clock, power, GPU and memory temperature,
+    throttle reasons. summary() describes the window since start()."""
+
+    def __init__(self):
+        self.nv = None
+        try:
+            nv = ctypes.CDLL("libnvidia-ml.so.1")
+            if nv.nvmlInit_v2() == 0:
+                h = ctypes.c_void_p()
+                if nv.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(h)) == 0:
+                    self.nv, self.h = nv, h
+        except OSError:
+            pass
+        self.rows, self.on = [], False
+
+    def _read(self):
+        nv, h = self.nv, self.h
+        mhz, mw, temp = ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
+        reasons = ctypes.c_ulonglong()
+        nv.nvmlDeviceGetClockInfo(h, 1, ctypes.byref(mhz))
+        nv.nvmlDeviceGetPowerUsage(h, ctypes.byref(mw))
+        nv.nvmlDeviceGetTemperature(h, 0, ctypes.byref(temp))
+        nv.nvmlDeviceGetCurrentClocksThrottleReasons(h, ctypes.byref(reasons))
+        fv = _FieldValue(fieldId=82)  # NVML_FI_DEV_MEMORY_TEMP
+        nv.nvmlDeviceGetFieldValues(h, 1, ctypes.byref(fv))
+        mem = fv.value & 0xffffffff if fv.nvmlReturn == 0 else 0
+        # idle (1) and application-clocks (2) reasons are not throttling
+        return mhz.value, mw.value / 1e3, temp.value, mem, reasons.value & ~0x3
+
+    def _loop(self):
+        while self.on:
+            self.rows.append(self._read())
+            time.sleep(0.002)
+
+    def start(self):
+        if not self.nv:
+            return
+        self.rows, self.on = [], True
+        self.t = threading.Thread(target=self._loop, daemon=True)
+        self.t.start()
+
+    def summary(self):
+        if not self.nv:
+            return "no NVML"
+        self.on = False
+        self.t.join()
+        r = self.rows or [self._read()]
+        mhz = [x[0] for x in r]
+        return ("sm %4.0f MHz (min %d), %3.0f W, gpu %d C, mem %d C, throttled %d/%d"
+                % (statistics.mean(mhz), min(mhz), statistics.mean(x[1] for x in r),
+                   max(x[2] for x in r), max(x[3] for x in r), sum(1 for x in r if x[4]), len(r)))
+
+
 def synced_median(fn, reps=300):
     """Diagnostic: do_bench's flush and events, but a device synchronise after
     every rep (the judge's shape), median in us."""
@@ -129,10 +193,22 @@ def main():
             # do_bench's own median moves by several percent between calls on
             # kernels of ~10 us (the issue quotes 7.2% over ten processes):
             # the median of a.runs calls is the reference value
+            watch = ClockWatch() if a.diagnose else None
+            if watch:
+                watch.start()
             ms = statistics.median(
                 triton.testing.do_bench(fn, warmup=100, rep=500, return_mode="median")
                 for _ in range(a.runs))
-            synced = synced_median(fn) if a.diagnose else None
+            synced = None
+            if watch:
+                diag = [f"do_bench(100,500) {ms * 1e3:.3f} us: {watch.summary()}"]
+                watch.start()
+                d = [triton.testing.do_bench(fn, return_mode="median") for _ in range(a.runs)]
+                diag.append(f"do_bench(defaults) {statistics.median(d) * 1e3:.3f} us "
+                            f"[{' '.join('%.3f' % (x * 1e3) for x in d)}]: {watch.summary()}")
+                watch.start()
+                synced = synced_median(fn)
+                diag.append(f"synced loop {synced:.3f} us: {watch.summary()}")
             meds = [c["median_us"] for r in judged[name] if r.get("status") == "OK"
                     for c in r["profile"]["cases"] if c.get("case_index", 0) == b]
             if not meds:
@@ -145,6 +221,8 @@ def main():
             rows.append(f"{name:24s} case {b}: judge {judge:10.3f} us  do_bench {ms * 1e3:10.3f} us"
                         f"  diff {dev * 100:+6.2f}%  ({len(meds)} judge runs)"
                         + (f"  [synced loop {synced:10.3f} us]" if synced else ""))
+            if a.diagnose:
+                rows += ["    " + x for x in diag]
             del keep
     print("\n".join(rows))
     print(f"worst difference {worst * 100:.2f}% (tolerance {a.tol * 100:.1f}%)")

@@ -17,7 +17,9 @@
  * timeout), --nvml-lib PATH (tests pass the fake), --verify-only, --work DIR
  * (the candidate's object), --task-work DIR (the reference's and baseline's,
  * shared by the candidates of a task; default: the work dir),
- * --build-only (print the work dir and stop), --no-last-error. The
+ * --build-only (print the work dir and stop), --no-last-error, --repeat N
+ * (judge the candidate N times in this process, one record each: tells a
+ * level that belongs to the process from one that changes per run). The
  * environment may name the compiler (NVCC) and, to build without a GPU, the
  * target (CR_CUDA_ARCH=90).
  * Exit 0 with a record printed (whatever its status), 2 on a usage or
@@ -52,14 +54,14 @@ static const char *const s_names[D_N] = {"cand", "ref", "base"};
 typedef struct {
     const char *policy, *nvml_lib, *work, *task_work;
     double budget, rse, timeout;
-    int verify_only, build_only, no_last_error;
+    int verify_only, build_only, no_last_error, repeat;
 } s_opts_t;
 
 static void s_usage(void)
 {
     fprintf(stderr, "usage: cr_cuda_judge_driver [--policy P] [--budget S] [--rse R] "
                     "[--timeout S] [--nvml-lib PATH] [--verify-only] [--work DIR] [--task-work DIR] "
-                    "[--build-only] [--no-last-error] TASK_DIR CANDIDATE.cu\n");
+                    "[--build-only] [--no-last-error] [--repeat N] TASK_DIR CANDIDATE.cu\n");
 }
 
 /* Writes DIR/<name>_src.cu (a copy of src) and DIR/<name>_shim.cu. */
@@ -183,7 +185,7 @@ static void *s_entry(const char *const dirs[D_N], int k)
 
 int main(int argc, char **argv)
 {
-    s_opts_t o = {.policy = "observe", .budget = 0.5, .timeout = 60};
+    s_opts_t o = {.policy = "observe", .budget = 0.5, .timeout = 60, .repeat = 1};
     int i = 1;
     for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
         const char *a = argv[i];
@@ -208,6 +210,8 @@ int main(int argc, char **argv)
             o.rse = atof(argv[++i]);
         } else if (v && !strcmp(a, "--timeout")) {
             o.timeout = atof(argv[++i]);
+        } else if (v && !strcmp(a, "--repeat")) {
+            o.repeat = atoi(argv[++i]);
         } else {
             s_usage();
             return 2;
@@ -245,10 +249,6 @@ int main(int argc, char **argv)
         snprintf(base, sizeof base, "%s/%s", task_dir, t->baseline);
     const char *srcs[D_N] = {cand_src, ref, t->baseline ? base : NULL};
 
-    Crucible__RewardRecord rec;
-    crucible__reward_record__init(&rec);
-    rec.status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
-    rec.task = t->name;
     char *log = NULL;
     int rc = s_build(t, &o, dirs, srcs, &log);
     if (rc < 0)
@@ -257,50 +257,67 @@ int main(int argc, char **argv)
         dprintf(report_fd, "%s\n", dir);
         _exit(rc == 0 ? 0 : 1);
     }
-    Crucible__CompileResult comp;
-    crucible__compile_result__init(&comp);
-    if (rc == 1) {
-        rec.status = CRUCIBLE__STATUS__STATUS_COMPILE_ERROR;
-        rec.message = (char *)"candidate did not compile";
-        comp.log = log ? log : (char *)"";
-        rec.compile = &comp;
-    } else {
-        void *e[D_N] = {s_entry(dirs, D_CAND), s_entry(dirs, D_REF),
-                        t->baseline ? s_entry(dirs, D_BASE) : NULL};
+    void *e[D_N] = {NULL, NULL, NULL};
+    char *json = NULL;
+    if (rc == 0) {
+        e[D_CAND] = s_entry(dirs, D_CAND);
+        e[D_REF] = s_entry(dirs, D_REF);
+        e[D_BASE] = t->baseline ? s_entry(dirs, D_BASE) : NULL;
         if (!e[D_CAND] || !e[D_REF] || (t->baseline && !e[D_BASE]))
             return 2;
-        comp.ok = 1;
-        rec.compile = &comp;
-        char *json = NULL, tj[4096];
+        char tj[4096];
         snprintf(tj, sizeof tj, "%s/task.json", task_dir);
         if (cr_file_read(tj, CR_TASK_MAX_FILE, &json, NULL) != 0)
             return 2;
-        unsigned char seed[32];
-        cr_random_bytes(seed, sizeof seed);
-        Crucible__JobOptions jo;
-        crucible__job_options__init(&jo);
-        jo.time_budget_s = o.budget;
-        jo.rse_target = o.rse;
-        jo.run_timeout_s = o.timeout;
-        jo.clock_policy = (char *)o.policy;
-        Crucible__RunnerRequest req;
-        crucible__runner_request__init(&req);
-        req.task_json = json;
-        req.seed.data = seed;
-        req.seed.len = sizeof seed;
-        req.options = &jo;
-        req.cpu = -1;
-        req.verify_only = o.verify_only;
         if (o.nvml_lib)
             cr_cuda_judge_set_nvml_library(o.nvml_lib);
-        rc = cr_cuda_judge_run(&req, t, e[D_REF], e[D_CAND], e[D_BASE], &rec);
-        if (rc != 0)
-            fprintf(stderr, "driver: judge returned %s\n", cr_strerror(rc));
     }
-    char *line = cr_record_to_json(&rec);
-    if (line)
-        dprintf(report_fd, "%s\n", line);
+    int ok = 1;
+    for (int r = 0; r < (o.repeat > 0 ? o.repeat : 1); r++) {
+        Crucible__RewardRecord rec;
+        crucible__reward_record__init(&rec);
+        rec.status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
+        rec.task = t->name;
+        Crucible__CompileResult comp;
+        crucible__compile_result__init(&comp);
+        rec.compile = &comp;
+        if (rc == 1) {
+            rec.status = CRUCIBLE__STATUS__STATUS_COMPILE_ERROR;
+            rec.message = (char *)"candidate did not compile";
+            comp.log = log ? log : (char *)"";
+        } else {
+            comp.ok = 1;
+            unsigned char seed[32];
+            cr_random_bytes(seed, sizeof seed);
+            Crucible__JobOptions jo;
+            crucible__job_options__init(&jo);
+            jo.time_budget_s = o.budget;
+            jo.rse_target = o.rse;
+            jo.run_timeout_s = o.timeout;
+            jo.clock_policy = (char *)o.policy;
+            Crucible__RunnerRequest req;
+            crucible__runner_request__init(&req);
+            req.task_json = json;
+            req.seed.data = seed;
+            req.seed.len = sizeof seed;
+            req.options = &jo;
+            req.cpu = -1;
+            req.verify_only = o.verify_only;
+            int jr = cr_cuda_judge_run(&req, t, e[D_REF], e[D_CAND], e[D_BASE], &rec);
+            if (jr != 0)
+                fprintf(stderr, "driver: judge returned %s\n", cr_strerror(jr));
+        }
+        char *line = cr_record_to_json(&rec);
+        if (line)
+            dprintf(report_fd, "%s\n", line);
+        else
+            ok = 0;
+        free(line);
+        /* after a fault or a timeout the context is gone: no second run */
+        if (rec.status != CRUCIBLE__STATUS__STATUS_OK || !ok)
+            break;
+    }
     /* After a fault or timeout the context must not be torn down: _exit. */
     fflush(stderr);
-    _exit(line ? 0 : 2);
+    _exit(ok ? 0 : 2);
 }

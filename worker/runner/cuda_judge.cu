@@ -1966,6 +1966,7 @@ typedef struct {
     unsigned mhz;          /* SM clock of the NVML read covering it; 0 = unknown */
     int throttled;         /* a throttle reason was set before or after */
     int slot;              /* buffer slot it ran in */
+    int64_t at_ns;         /* host clock at its end (diagnostic dump only) */
 } s_sample_t;
 
 typedef struct {
@@ -2088,6 +2089,7 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
         out->throttled = (J->last_reasons & CR_NVML_THROTTLE_MASK) != 0;
     }
     out->mhz = J->last_mhz;
+    out->at_ns = t3;
     out->ev_us = tm.ev_us;
     out->wall_us = tm.wall_us;
     J->host_ns[S_PH_FILL] += t1 - t0;
@@ -2407,10 +2409,10 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
     for (int side = 0; J->dump && side < 2; side++) {
         const s_side_t *S = side ? &Bs : &A;
         for (size_t i = 0; i < S->n; i++)
-            fprintf(J->dump, "%d,%s,%zu,%d,%.3f,%.3f,%u,%d\n", c,
+            fprintf(J->dump, "%d,%s,%zu,%d,%.3f,%.3f,%u,%d,%.1f\n", c,
                     side ? (cached ? "base_warmup" : "base") : "cand", i,
                     S->s[i].slot, S->s[i].ev_us, S->s[i].wall_us, S->s[i].mhz,
-                    S->s[i].throttled);
+                    S->s[i].throttled, A.n ? (double)(S->s[i].at_ns - A.s[0].at_ns) / 1e3 : 0.0);
     }
     cr_debug("case %d: %u+%u samples, median %.3f us vs %.3f us (wall %.3f), speedup %.3f", c,
              br->samples, br->ref_samples, br->median_us, br->ref_median_us, br->wall_median_us,
@@ -2710,7 +2712,8 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
         cr_rng_seed(&J->place, J->seed, 0, S_SET_PLACEMENT, 0);
     }
     /* Diagnostics: every timed sample as CSV (case,side,i,slot,event_us,
-     * wall_us,sm_mhz,throttled), appended to the file this names. */
+     * wall_us,sm_mhz,throttled,us since the case's first candidate sample),
+     * appended to the file this names. */
     if (getenv("CR_CUDA_JUDGE_SAMPLES"))
         J->dump = fopen(getenv("CR_CUDA_JUDGE_SAMPLES"), "ae");
     if (cr_clock_policy_parse(o ? o->clock_policy : NULL, &J->policy) != 0) {
