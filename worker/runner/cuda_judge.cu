@@ -27,7 +27,7 @@
  *
  * 4. A timed sample is  fill inputs / poison outputs -> synchronise (the
  *    inputs are complete when solve() is called, whatever stream it uses)
- *    -> reset persisting L2 and limits -> L2 flush (memset of 2x L2, at
+ *    -> limits restored (s_reset_state) -> L2 flush (memset of 2x L2, at
  *    least 256 MiB, always with zeros, as triton's do_bench flushes) ->
  *    [ev0] call [ev1] -> poll -> device sync. The flush is queued before
  *    ev0, so the GPU is still busy with it while the host launches the
@@ -336,6 +336,7 @@ typedef struct {
     uint64_t last_reasons;               /* throttle reasons read after the last sample */
     unsigned last_mhz;                   /* SM clock of the last NVML read */
     uint64_t clock_reads;                /* NVML reads made by s_sample */
+    uint64_t l2_resets;                  /* persisting-L2 resets (s_reset_state) */
     int64_t last_clock_ns;               /* monotonic ns of the last NVML read; 0 = none */
     int64_t host_ns[4];                  /* per-sample host time by phase (S_PH_*), summed */
     double gpu_fill_us, gpu_flush_us;    /* per-sample GPU time: fill (to the flush's launch,
@@ -1559,18 +1560,29 @@ static int s_ready(s_judge_t *J)
  * configuration (PreferShared shrinks the reference's L1), back to what
  * setup found. All are context-wide, so the candidate's runtime and this
  * one see the same values. Called before every candidate and reference
- * call, verification and timed, outside the timed window. The persisting
- * L2 is set to 0 and its lines reset every time (the reset waits for the
- * GPU, which is idle here); the other limits and the cache configuration
- * are host-side queries of microseconds, written only when a value
- * changed. Per-kernel attributes (cudaFuncSetAttribute on the reference's
+ * call, verification and timed, outside the timed window. All are
+ * host-side queries of microseconds, written only when a value changed:
+ * the persisting-L2 set-aside too. When a candidate left it above 0, it is
+ * set back to 0 and every persisting line reset to normal
+ * (cudaCtxResetPersistingL2Cache). At 0 no line is kept out of the flush's
+ * reach, so the reset is not repeated while the set-aside stays 0: on an
+ * H200 the reset itself made the next kernel ~0.1 us slower and the
+ * ~8 us medians of separate runners spread 1.7-2.1% with it, 1.3% without
+ * (bench/RESULTS.md, session 5). What a candidate could still keep in L2
+ * is its own data (inputs are new, at new addresses, every call), and
+ * only if the hardware protected persisting lines with no set-aside.
+ * Per-kernel attributes (cudaFuncSetAttribute on the reference's
  * kernels) cannot be reset from here; reaching them needs the reference's
  * addresses, which the link audit keeps out of reach. */
 static void s_reset_state(s_judge_t *J)
 {
-    if (J->d.persist_l2) {
+    size_t set_aside = 0;
+    if (J->d.persist_l2 &&
+        (cudaDeviceGetLimit(&set_aside, cudaLimitPersistingL2CacheSize) != cudaSuccess ||
+         set_aside != 0)) {
         cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
         cudaCtxResetPersistingL2Cache();
+        J->l2_resets++;
     }
     for (size_t i = 0; i < S_NLIMITS; i++) {
         size_t v = 0;
@@ -2758,10 +2770,11 @@ done:
             len += (size_t)snprintf(steps + len, sizeof steps - len, "%s%s %.3f", i ? ", " : "",
                                     s_step_name[i], (double)J->step_ns[i] / 1e9);
         cr_info("cuda judge seconds: setup %.3f, launch checks on %.3f, verify %.3f (checks "
-                "off included), timing and clean-up %.3f; by step: %s",
+                "off included), timing and clean-up %.3f; by step: %s; persisting-L2 resets %llu",
                 (double)(ph[1] - ph[0]) / 1e9, ph[2] ? (double)(ph[2] - ph[1]) / 1e9 : 0.0,
                 ph[3] ? (double)(ph[3] - ph[2]) / 1e9 : 0.0,
-                ph[3] ? (double)(cr_time_mono_ns() - ph[3]) / 1e9 : 0.0, steps);
+                ph[3] ? (double)(cr_time_mono_ns() - ph[3]) / 1e9 : 0.0, steps,
+                (unsigned long long)J->l2_resets);
     }
     if (J->dump)
         fclose(J->dump);

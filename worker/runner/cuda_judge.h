@@ -17,7 +17,8 @@
  *   time, per bench    warm-up by time and SM clock; candidate and reference
  *                      (or baseline) interleaved A B A B; before each sample
  *                      fresh inputs, poisoned outputs, device limits, cache
- *                      configuration and persisting L2 reset, and an L2 flush
+ *                      configuration and persisting L2 restored where a
+ *                      candidate changed them, and an L2 flush
  *                      (2x its size), all outside the timed window;
  *                      events on the legacy stream around the call plus a
  *                      device-wide synchronise, with the wall clock as a
