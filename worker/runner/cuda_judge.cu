@@ -339,8 +339,10 @@ typedef struct {
     uint64_t l2_resets;                  /* persisting-L2 resets (s_reset_state) */
     int64_t last_clock_ns;               /* monotonic ns of the last NVML read; 0 = none */
     int64_t host_ns[4];                  /* per-sample host time by phase (S_PH_*), summed */
-    double gpu_fill_us, gpu_flush_us;    /* per-sample GPU time: fill (to the flush's launch,
-                                            the synchronise and reset included), flush; summed */
+    int gpu_steps;                       /* CR_CUDA_JUDGE_GPU_STEPS: time fill and flush */
+    double gpu_fill_us, gpu_flush_us;    /* per-sample GPU time, gpu_steps only: fill (to
+                                            the flush's launch, the synchronise and reset
+                                            included), flush; summed */
     int64_t step_ns[S_ST_N];             /* host time by step (S_ST_*), whole run */
     uint64_t host_samples;               /* samples summed in host_ns */
     FILE *dump;                          /* per-sample log ($CR_CUDA_JUDGE_SAMPLES); owned */
@@ -2062,14 +2064,20 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
     s_time_t tm;
     /* Inputs complete before the call (s_ready), then the reset while the
      * GPU is idle, then flush and call (note 4). */
+    /* GPU time of the fill and the flush: events around them, only on
+     * request (J->gpu_steps): in front of the flush they made the timed
+     * kernel ~0.07 us slower on an H200 (bench/RESULTS.md, session 5) */
+    const int gpu_diag = J->gpu_steps;
     int64_t t0 = cr_time_mono_ns();
-    cudaEventRecord(J->d.evf, cudaStreamLegacy);
+    if (gpu_diag)
+        cudaEventRecord(J->d.evf, cudaStreamLegacy);
     if (s_fill(J, L, set, B) != 0 || (keep && s_hash_queue(J, L, B, 0) != 0) || s_ready(J))
         return -1;
     int64_t t1 = cr_time_mono_ns();
     s_reset_state(J);
     int64_t t2 = cr_time_mono_ns();
-    cudaEventRecord(J->d.evq, cudaStreamLegacy);
+    if (gpu_diag)
+        cudaEventRecord(J->d.evq, cudaStreamLegacy);
     if (s_infra(J, cudaMemsetAsync(J->d.flush, 0, J->d.flush_bytes, cudaStreamLegacy),
                 "L2 flush") != 0) /* zeros: note 4 */
         return -1;
@@ -2077,7 +2085,7 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
         return -1;
     int64_t t3 = cr_time_mono_ns();
     float fms = 0, qms = 0;
-    if (cudaEventElapsedTime(&fms, J->d.evf, J->d.evq) == cudaSuccess &&
+    if (gpu_diag && cudaEventElapsedTime(&fms, J->d.evf, J->d.evq) == cudaSuccess &&
         cudaEventElapsedTime(&qms, J->d.evq, J->d.ev0) == cudaSuccess) {
         J->gpu_fill_us += fms * 1e3;
         J->gpu_flush_us += qms * 1e3;
@@ -2431,13 +2439,16 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
              br->speedup);
     if (J->host_samples) { /* where this case's samples spent their host time */
         double k = 1e3 * (double)J->host_samples;
+        char gpu[80] = "";
+        if (J->gpu_steps) /* measured on request only (s_sample) */
+            snprintf(gpu, sizeof gpu, "; GPU us per sample: fill %.1f, flush %.1f",
+                     J->gpu_fill_us * 1e3 / k, J->gpu_flush_us * 1e3 / k);
         cr_info("case %d: %llu samples (warm-up included), host us per sample: fill %.1f, "
-                "reset %.1f, call %.1f, clock %.1f; GPU us per sample: fill %.1f, flush %.1f; "
+                "reset %.1f, call %.1f, clock %.1f%s; "
                 "seconds: slots %.3f, warm-up %.3f, timing %.3f, %u timed outputs checked %.3f",
                 c, (unsigned long long)J->host_samples, (double)J->host_ns[S_PH_FILL] / k,
                 (double)J->host_ns[S_PH_RESET] / k, (double)J->host_ns[S_PH_CALL] / k,
-                (double)J->host_ns[S_PH_CLOCK] / k, J->gpu_fill_us * 1e3 / k,
-                J->gpu_flush_us * 1e3 / k, (double)(ph[1] - ph[0]) / 1e9,
+                (double)J->host_ns[S_PH_CLOCK] / k, gpu, (double)(ph[1] - ph[0]) / 1e9,
                 (double)(ph[2] - ph[1]) / 1e9, (double)(ph[3] - ph[2]) / 1e9, nkept,
                 (double)(ph[4] - ph[3]) / 1e9);
         memset(J->host_ns, 0, sizeof J->host_ns);
@@ -2728,6 +2739,9 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
      * appended to the file this names. */
     if (getenv("CR_CUDA_JUDGE_SAMPLES"))
         J->dump = fopen(getenv("CR_CUDA_JUDGE_SAMPLES"), "ae");
+    /* Diagnostics: GPU time of every sample's fill and flush in the case
+     * log line (events around them, which cost the timed kernel a little). */
+    J->gpu_steps = getenv("CR_CUDA_JUDGE_GPU_STEPS") != NULL;
     if (cr_clock_policy_parse(o ? o->clock_policy : NULL, &J->policy) != 0) {
         s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                "clock policy '%s': expected observe, lock:base or lock:<MHz>", o->clock_policy);
