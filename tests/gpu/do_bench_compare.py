@@ -10,10 +10,10 @@ command line (--records FILE: one record per line with a "task" field filled
 in by the caller).
 
 do_bench queues every rep without waiting, so its queue grows to hundreds of
-reps, and on an H200 that alone adds 0.6-1.4 us to every kernel it times
+reps, and on an H200 that alone adds 0.6-1.3 us to every kernel it times
 (bench/RESULTS.md, session 5: the same loop reads the same with a queue of
-one or two reps, +0.2 us at eight, +1.2 us unbounded, on 11-52 us kernels
-alike). So each case is also timed by do_bench itself with a device
+one or two reps, 0.1-0.4 us more at eight, 0.6-1.3 us more unbounded, on
+11-52 us kernels alike). So each case is also timed by do_bench itself with a device
 synchronise before each of its cache clears ("bounded": the queue never
 holds more than one rep; everything else is do_bench's). Prints one row per
 bench case with both and exits 1 when any honest candidate differs from the

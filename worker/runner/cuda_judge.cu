@@ -39,13 +39,19 @@
  *    (wall - event) gap with the reference's. Queuing fill, flush and call
  *    back to back without the synchronise was tried (bench/RESULTS.md,
  *    session 4): the medians did not move, and a candidate on a
- *    non-blocking stream could then read inputs still being drawn. On
- *    26-47 us kernels the judge reads up to 4.7% under do_bench and 0.2-1.5%
- *    over a Python loop with do_bench's flush and events that synchronises
- *    after every call: do_bench's own unsynchronised loop reads higher. (A
- *    flush value that changed per sample was suspected of the two modes ~2%
- *    apart that a ~52 us kernel shows on an H200; the zero flush shows them
- *    too: bench/timing_probe.cu, bench/RESULTS.md session 3.)
+ *    non-blocking stream could then read inputs still being drawn. Unless a
+ *    candidate changed the persisting L2, nothing but the flush is queued
+ *    between the synchronise and ev0: an event or a persisting-L2 reset
+ *    there made the timed kernel 0.07-0.14 us slower on an H200. do_bench
+ *    queues its reps without waiting, and a queue hundreds of reps deep
+ *    alone adds 0.6-1.3 us to every kernel it times; with its queue bounded
+ *    to one rep it reads within 0.9% of the judge on 26-1400 us kernels and
+ *    2.6% under it on an 11 us one. A ~52 us kernel shows two modes 1.4 us
+ *    apart, about half the samples in each, whatever the flush (memset,
+ *    kernel, read), the placement or the reset: its median sits between
+ *    them and moves by up to 1.4% between runners while its mean moves
+ *    0.2-0.7%; shorter kernels see the same +1.4 us in 4-8% of samples.
+ *    (bench/RESULTS.md, session 5.)
  *
  * 5. Inputs are drawn on the GPU by a counter-based generator (Philox4x32-10)
  *    whose 64-bit key is folded from the BLAKE2b-derived stream state of
@@ -1568,8 +1574,7 @@ static int s_ready(s_judge_t *J)
  * set back to 0 and every persisting line reset to normal
  * (cudaCtxResetPersistingL2Cache). At 0 no line is kept out of the flush's
  * reach, so the reset is not repeated while the set-aside stays 0: on an
- * H200 the reset itself made the next kernel ~0.1 us slower and the
- * ~8 us medians of separate runners spread 1.7-2.1% with it, 1.3% without
+ * H200 the reset itself made the timed kernel after it 0.10-0.15 us slower
  * (bench/RESULTS.md, session 5). What a candidate could still keep in L2
  * is its own data (inputs are new, at new addresses, every call), and
  * only if the hardware protected persisting lines with no set-aside.
