@@ -45,7 +45,7 @@ build() { # task_dir candidate_path
 }
 log "building candidate objects with $(command -v nvcc)"
 for t in $tasks; do build "$t" "$t/candidates/fast.cu" & done
-for s in fault hang hang_sync side_stream; do
+for s in fault hang hang_sync side_stream persisting_l2; do
     build "$root/tasks/examples/vector_add_cuda" "$root/tests/gpu/sabotage/$s.cu" &
 done
 wait

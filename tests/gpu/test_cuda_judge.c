@@ -9,6 +9,9 @@
  *     judge's own poll or, when solve() itself blocks, from the kill;
  *   - work hidden on a non-blocking stream is timed by the wall clock and
  *     flagged "side_stream";
+ *   - a candidate that leaves the persisting-L2 set-aside set after every
+ *     call finds it back at 0 before every call, and the judge logs a reset
+ *     for each;
  *   - "lock:base" against the fake NVML locks, then resets, also when the
  *     runner is stopped with SIGTERM in the middle.
  * Paths come from CR_TEST_SOURCE_DIR / CR_TEST_BIN_DIR, or from the
@@ -41,6 +44,8 @@ static const char *s_env(const char *name, const char *dflt)
 #define FAKE s_env("CR_FAKE_NVML", CR_TEST_BIN_DIR "/fake_nvml/libnvidia-ml.so.1")
 #define WORK s_env("CR_GPU_WORK", "/tmp/cr_gpu_work")
 
+static char s_last_err[1 << 16]; /* the driver's stderr in the last s_run */
+
 /* Runs the driver on task/candidate with extra options; returns the record
  * (free_unpacked), or NULL when the process had to be killed (*killed set). */
 static Crucible__RewardRecord *s_run(const char *task, const char *cand, const char *work_name,
@@ -67,6 +72,7 @@ static Crucible__RewardRecord *s_run(const char *task, const char *cand, const c
     cr_proc_result_t r;
     cr_assert_eq(cr_proc_run(&o, &r), 0);
     *killed = r.timed_out;
+    snprintf(s_last_err, sizeof s_last_err, "%s", r.err ? r.err : "");
     Crucible__RewardRecord *rec = NULL;
     if (!r.timed_out) {
         char err[256];
@@ -82,6 +88,16 @@ static Crucible__RewardRecord *s_run(const char *task, const char *cand, const c
     }
     cr_proc_result_close(&r);
     return rec;
+}
+
+/* The persisting-L2 resets the judge logged ("persisting-L2 resets N") in
+ * the last s_run's stderr, summed over its runs; -1 when none was logged. */
+static long s_l2_resets(void)
+{
+    long sum = -1;
+    for (const char *p = s_last_err; (p = strstr(p, "persisting-L2 resets ")); p++)
+        sum = (sum < 0 ? 0 : sum) + atol(p + strlen("persisting-L2 resets "));
+    return sum;
 }
 
 static int s_has_flag(const Crucible__RewardRecord *rec, const char *flag)
@@ -215,6 +231,30 @@ Test(cuda_judge, side_stream_is_timed_by_wall_clock)
         cr_expect_lt(b->speedup, 0.5, "case %u: speedup %g", b->case_index, b->speedup);
         cr_expect_geq(b->median_us, b->floor_us);
     }
+    crucible__reward_record__free_unpacked(rec, NULL);
+}
+
+/* A candidate that leaves the persisting-L2 set-aside at its largest after
+ * every call and answers wrongly when it finds it still set: OK only if the
+ * judge puts it back before every call, and the judge says it did. */
+Test(cuda_judge, persisting_l2_set_aside_is_reset_before_every_call)
+{
+    char cand[1024];
+    s_sabotage_path("persisting_l2.cu", cand, sizeof cand);
+    const char *extra[] = {"--budget", "0.2", NULL};
+    int killed;
+    Crucible__RewardRecord *rec =
+        s_run("vector_add_cuda", cand, "persisting_l2.cu", extra, 120000, &killed);
+    cr_assert_not(killed);
+    cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_OK, "%s %s", cr_status_name(rec->status),
+                 rec->message);
+    long resets = s_l2_resets();
+    cr_assert_not_null(rec->profile);
+    long samples = 0;
+    for (size_t i = 0; i < rec->profile->n_cases; i++)
+        samples += rec->profile->cases[i]->samples;
+    /* every timed candidate call found the set-aside set by the call before */
+    cr_assert_geq(resets, samples, "%ld resets for %ld timed samples", resets, samples);
     crucible__reward_record__free_unpacked(rec, NULL);
 }
 
