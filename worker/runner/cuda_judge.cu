@@ -2067,11 +2067,11 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
     unsigned m1;
     uint64_t r1;
     s_time_t tm;
-    /* Inputs complete before the call (s_ready), then the reset while the
-     * GPU is idle, then flush and call (note 4). */
-    /* GPU time of the fill and the flush: events around them, only on
-     * request (J->gpu_steps): in front of the flush they made the timed
-     * kernel ~0.07 us slower on an H200 (bench/RESULTS.md, session 5) */
+    /* Inputs complete before the call (s_ready), then the limits restored
+     * while the GPU is idle, then flush and call (note 4). The GPU time of
+     * the fill and the flush comes from events around them, only on request
+     * (J->gpu_steps): in front of the flush they made the timed kernel
+     * ~0.07 us slower on an H200 (bench/RESULTS.md, session 5). */
     const int gpu_diag = J->gpu_steps;
     int64_t t0 = cr_time_mono_ns();
     if (gpu_diag)
