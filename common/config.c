@@ -418,3 +418,16 @@ void cr_config_dump(FILE *f, const cr_config_t *c, unsigned cmd)
             fprintf(f, "%s = %s\n", cr_config_rows[i].name,
                     cr_config_format(c, &cr_config_rows[i], buf, sizeof buf));
 }
+
+int cr_config_has_backend(const char *backends, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = backends; p && *p;) {
+        p += strspn(p, ", ");
+        size_t k = strcspn(p, ", ");
+        if (k == n && strncmp(p, name, n) == 0)
+            return 1;
+        p += k;
+    }
+    return 0;
+}

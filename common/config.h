@@ -130,4 +130,7 @@ const char *cr_config_format(const cr_config_t *c, const cr_conf_row_t *r, char 
 /* Sets one row by name from text; same errors as cr_config_argv. */
 int cr_config_set(cr_config_t *c, const char *name, const char *value, char *err, size_t errlen);
 
+/* 1 when the comma list `backends` names `name` ("c", "cuda"), else 0. */
+int cr_config_has_backend(const char *backends, const char *name);
+
 #endif

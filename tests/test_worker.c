@@ -587,6 +587,70 @@ Test(supervisor, cancel_running_and_queued, .init = s_setup, .fini = s_teardown,
     cr_supervisor_destroy(&sup);
 }
 
+/* How often the fake NVML's log at path records a clock reset. */
+static int s_resets_logged(const char *path)
+{
+    char *text = NULL;
+    if (cr_file_read(path, 1 << 20, &text, NULL) != 0)
+        return 0;
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, "nvmlDeviceResetGpuLockedClocks -> 0")); p++)
+        n++;
+    free(text);
+    return n;
+}
+
+/* Runs one fake job marked mode under cfg's supervisor; returns its status. */
+static int s_one_status(cr_supervisor_t *sup, const char *id, const char *mode, double tmo)
+{
+    cr_supervisor_submit(sup, s_marked(id, mode, NULL, tmo));
+    cr_wjob_t *j = s_sink_get(&s_sink, 20000);
+    cr_assert_not_null(j, "%s: no verdict", id);
+    int st = j->rec->status;
+    cr_wjob_destroy(&j);
+    return st;
+}
+
+/* A runner under a lock policy puts the clocks back itself when it reports;
+ * one that ends without a report (killed at the deadline, crashed, ended by
+ * the candidate, killed at shutdown) cannot, so the supervisor resets the
+ * GPU's clocks (fake NVML, which logs every call). Under observe, NVML is
+ * never touched. */
+Test(supervisor, lock_policy_clocks_reset_after_a_runner_without_report, .init = s_setup,
+     .fini = s_teardown, .timeout = 90)
+{
+    char *log = s_path("nvml.log");
+    setenv("CR_FAKE_NVML_LOG", log, 1);
+    cr__supervisor_set_nvml_library(CR_TEST_BIN_DIR "/fake_nvml/libnvidia-ml.so.1");
+    cr_config_t cfg;
+    s_config(&cfg);
+    snprintf(cfg.backends, sizeof cfg.backends, "c,cuda");
+    snprintf(cfg.clock_policy, sizeof cfg.clock_policy, "lock:base");
+    cr_supervisor_t *sup = s_fake_supervisor(&cfg);
+    cr_expect_eq(s_one_status(sup, "ok", "ok", 10), CRUCIBLE__STATUS__STATUS_OK);
+    cr_expect_eq(s_resets_logged(log), 0, "a runner that reported resets its own clocks");
+    cr_expect_eq(s_one_status(sup, "hang", "sleep", 1), CRUCIBLE__STATUS__STATUS_TIMEOUT);
+    cr_expect_eq(s_resets_logged(log), 1, "after the kill at the deadline");
+    cr_expect_eq(s_one_status(sup, "crash", "segv", 10), CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR);
+    cr_expect_eq(s_resets_logged(log), 2, "after a crash");
+    cr_expect_eq(s_one_status(sup, "exit", "exit3", 10), CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR);
+    cr_expect_eq(s_resets_logged(log), 3, "after an exit without a report");
+    /* shutdown (the worker's SIGTERM) kills a runner mid-job */
+    cr_supervisor_submit(sup, s_marked("busy", "sleep", NULL, 30));
+    cr_time_sleep_ms(300);
+    cr_supervisor_destroy(&sup);
+    cr_expect_eq(s_resets_logged(log), 4, "after the kill at shutdown");
+
+    snprintf(cfg.clock_policy, sizeof cfg.clock_policy, "observe");
+    sup = s_fake_supervisor(&cfg);
+    cr_expect_eq(s_one_status(sup, "crash2", "segv", 10), CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR);
+    cr_supervisor_destroy(&sup);
+    cr_expect_eq(s_resets_logged(log), 4, "observe never resets");
+    cr__supervisor_set_nvml_library(NULL);
+    unsetenv("CR_FAKE_NVML_LOG");
+    free(log);
+}
+
 /* ---- compile pool ---- */
 
 static int s_dir_empty(const char *dir)

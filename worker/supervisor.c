@@ -54,6 +54,7 @@
 #include "file.h"
 #include "hash.h"
 #include "log.h"
+#include "nvml.h"
 #include "proc.h"
 #include "record.h"
 #include "runner/sandbox.h"
@@ -233,6 +234,37 @@ static const char *s_clock_policy(const cr_supervisor_t *s, const cr_wjob_t *j)
 {
     const Crucible__JobOptions *o = j->job->options;
     return o && o->clock_policy && o->clock_policy[0] ? o->clock_policy : s->cfg->clock_policy;
+}
+
+static const char *s_nvml_lib; /* NULL = CR_NVML_LIBRARY; tests name the fake */
+
+void cr__supervisor_set_nvml_library(const char *path)
+{
+    s_nvml_lib = path;
+}
+
+/* A runner under a lock policy puts the clocks back on each of its own exit
+ * paths (cuda_judge.cu), but not when it was killed (the deadline, Cancel,
+ * shutdown), crashed, or was ended by the candidate's _exit: whenever no
+ * report came back, the worker resets the clocks of its GPU itself. */
+static void s_reset_clocks_after(const cr_supervisor_t *s, const cr_wjob_t *j)
+{
+    cr_clock_policy_t cp;
+    if (!cr_config_has_backend(s->cfg->backends, "cuda") ||
+        cr_clock_policy_parse(s_clock_policy(s, j), &cp) != 0 || !cp.lock)
+        return;
+    cr_nvml_t *n = NULL;
+    char err[256];
+    int rc = cr_nvml_open_index(s_nvml_lib, (unsigned)s->cfg->gpu, &n, err, sizeof err);
+    if (rc == 0 && (rc = cr_nvml_reset(n)) != 0)
+        snprintf(err, sizeof err, "%s", cr_nvml_last_error(n));
+    cr_nvml_close(&n);
+    if (rc == 0)
+        cr_info("clocks of GPU %lld reset: its runner ended without a report",
+                (long long)s->cfg->gpu);
+    else
+        cr_warn("clocks of GPU %lld NOT reset after its runner ended without a report: %s",
+                (long long)s->cfg->gpu, err);
 }
 
 static void s_ref_key(const cr_supervisor_t *s, const cr_wjob_t *j,
@@ -692,6 +724,8 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
                      "process%s%s",
                      r.exit_code, tail[0] ? "; stderr: " : "", tail);
     }
+    if (!j->report)
+        s_reset_clocks_after(s, j);
     cr_proc_result_close(&r);
 out:
     explicit_bzero(token, sizeof token);

@@ -59,6 +59,10 @@ void cr_supervisor_submit(cr_supervisor_t *s, cr_wjob_t *job);
  * back CANCELLED. Returns how many were found. */
 int cr_supervisor_cancel(cr_supervisor_t *s, const char *batch_id, const char *job_id);
 
+/* Tests: the NVML library the supervisor opens to reset a lock policy's
+ * clocks after a runner ended without a report (NULL = CR_NVML_LIBRARY). */
+void cr__supervisor_set_nvml_library(const char *path);
+
 /* Jobs queued or running. */
 int cr_supervisor_pending(cr_supervisor_t *s);
 

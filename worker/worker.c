@@ -445,20 +445,6 @@ const char *cr_worker_id(const cr_worker_t *w)
     return w->id.worker_id;
 }
 
-/* 1 when the comma list holds name. */
-static int s_has_backend(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; p && *p;) {
-        p += strspn(p, ", ");
-        size_t k = strcspn(p, ", ");
-        if (k == n && strncmp(p, name, n) == 0)
-            return 1;
-        p += k;
-    }
-    return 0;
-}
-
 /* A cuda worker serves one GPU, found by its NVML index (--gpu). The worker
  * never initialises CUDA itself: NVML names the device, its architecture
  * (when --cuda-arch is empty) and its uuid, which goes into the runners'
@@ -468,7 +454,7 @@ static int s_has_backend(const char *list, const char *name)
  * may have left them locked, and an observing one must not touch them. */
 static void s_gpu_identity(cr_worker_t *w)
 {
-    if (!s_has_backend(w->cfg.backends, "cuda"))
+    if (!cr_config_has_backend(w->cfg.backends, "cuda"))
         return;
     cr_nvml_t *n = NULL;
     char err[256];
@@ -715,7 +701,7 @@ static char **s_child_argv(const cr_config_t *cfg, const char *exe, const char *
             v = (snprintf(gv, sizeof gv, "%u", i), gv);
         else if (strcmp(row->name, "worker-id") == 0)
             v = (snprintf(gv, sizeof gv, "%.200s-g%u", base, i), gv);
-        else if (strcmp(row->name, "backends") == 0 && !s_has_backend(cfg->backends, "cuda"))
+        else if (strcmp(row->name, "backends") == 0 && !cr_config_has_backend(cfg->backends, "cuda"))
             v = (snprintf(gv, sizeof gv, "%.200s,cuda", cfg->backends), gv);
         ok &= asprintf(&argv[n++], "--%s=%s", row->name, v) > 0;
     }

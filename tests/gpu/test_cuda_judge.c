@@ -12,8 +12,9 @@
  *   - a candidate that leaves the persisting-L2 set-aside set after every
  *     call finds it back at 0 before every call, and the judge logs a reset
  *     for each;
- *   - "lock:base" against the fake NVML locks, then resets, also when the
- *     runner is stopped with SIGTERM in the middle.
+ *   - "lock:base" against the fake NVML locks, then resets, also after a
+ *     CUDA fault and when the runner is stopped with SIGTERM in the middle
+ *     (a runner killed outright is the worker's to reset: test_worker).
  * Paths come from CR_TEST_SOURCE_DIR / CR_TEST_BIN_DIR, or from the
  * environment (tests/gpu/run.sh) where the build tree is elsewhere:
  * CR_TEST_SOURCE_DIR, CR_JUDGE_DRIVER, CR_FAKE_NVML, CR_GPU_WORK (objects are
@@ -291,6 +292,29 @@ Test(cuda_judge, lock_base_with_fake_nvml_locks_and_resets)
     /* The fake reports the locked clock, so the record's mean clock is it. */
     cr_expect_eq((int)rec->profile->cases[0]->mean_sm_clock_mhz, 1755);
     crucible__reward_record__free_unpacked(rec, NULL);
+    unlink(log);
+}
+
+/* A candidate that faults under a lock policy: CUDA_FAULT, and the clocks
+ * are put back on the way out (the context is dead, NVML is not). */
+Test(cuda_judge, lock_is_reset_after_a_cuda_fault)
+{
+    char log[256], cand[1024];
+    snprintf(log, sizeof log, "/tmp/cr_fake_nvml_fault_%d.log", (int)getpid());
+    unlink(log);
+    setenv("CR_FAKE_NVML_LOG", log, 1);
+    s_sabotage_path("fault.cu", cand, sizeof cand);
+    const char *extra[] = {"--policy", "lock:base", "--nvml-lib", FAKE, NULL};
+    int killed;
+    Crucible__RewardRecord *rec = s_run("vector_add_cuda", cand, "fault.cu", extra, 120000, &killed);
+    cr_assert_not(killed);
+    cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_CUDA_FAULT, "%s", rec->message);
+    const char *calls = s_read_log(log);
+    const char *lock = strstr(calls, "nvmlDeviceSetGpuLockedClocks 1755 1755 -> 0");
+    const char *reset = strstr(calls, "nvmlDeviceResetGpuLockedClocks -> 0");
+    cr_assert(lock && reset && reset > lock, "lock then reset expected:\n%s", calls);
+    crucible__reward_record__free_unpacked(rec, NULL);
+    unsetenv("CR_FAKE_NVML_LOG");
     unlink(log);
 }
 
