@@ -171,18 +171,49 @@ Test(cuda_judge, matmul_f32) { s_example("matmul_f32_cuda"); }
 Test(cuda_judge, matmul_bf16) { s_example("matmul_bf16_cuda"); }
 Test(cuda_judge, fused_bias_gelu) { s_example("fused_bias_gelu_cuda"); }
 
+/* The log the fake NVML wrote, or "" (static buffer). */
+static const char *s_read_log(const char *path)
+{
+    static char buf[1 << 20];
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f) {
+        buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
+        fclose(f);
+    }
+    return buf;
+}
+
 static void s_sabotage_path(const char *name, char *out, size_t len)
 {
     snprintf(out, len, "%s/tests/gpu/sabotage/%s", SRC, name);
 }
 
-Test(cuda_judge, illegal_address_is_cuda_fault)
+/* s_run of tests/gpu/sabotage/<name> on vector_add_cuda; the judge must
+ * finish by itself (no kill). */
+static Crucible__RewardRecord *s_run_sabotage(const char *name, const char *const *extra,
+                                              int64_t timeout_ms)
 {
     char cand[1024];
-    s_sabotage_path("fault.cu", cand, sizeof cand);
+    s_sabotage_path(name, cand, sizeof cand);
     int killed;
-    Crucible__RewardRecord *rec = s_run("vector_add_cuda", cand, "fault.cu", NULL, 120000, &killed);
-    cr_assert_not(killed);
+    Crucible__RewardRecord *rec = s_run("vector_add_cuda", cand, name, extra, timeout_ms, &killed);
+    cr_assert_not(killed, "%s: the judge did not finish", name);
+    return rec;
+}
+
+/* The fake NVML's log at path shows the lock at 1755 MHz, then a reset. */
+static void s_expect_lock_then_reset(const char *path)
+{
+    const char *calls = s_read_log(path);
+    const char *lock = strstr(calls, "nvmlDeviceSetGpuLockedClocks 1755 1755 -> 0");
+    const char *reset = strstr(calls, "nvmlDeviceResetGpuLockedClocks -> 0");
+    cr_assert(lock && reset && reset > lock, "lock then reset expected:\n%s", calls);
+}
+
+Test(cuda_judge, illegal_address_is_cuda_fault)
+{
+    Crucible__RewardRecord *rec = s_run_sabotage("fault.cu", NULL, 120000);
     cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_CUDA_FAULT, "%s", rec->message);
     cr_expect(strstr(rec->message, "cudaErrorIllegalAddress") != NULL, "%s", rec->message);
     crucible__reward_record__free_unpacked(rec, NULL);
@@ -190,12 +221,9 @@ Test(cuda_judge, illegal_address_is_cuda_fault)
 
 Test(cuda_judge, endless_kernel_is_timeout)
 {
-    char cand[1024];
-    s_sabotage_path("hang.cu", cand, sizeof cand);
     const char *extra[] = {"--timeout", "4", NULL};
-    int killed;
-    Crucible__RewardRecord *rec = s_run("vector_add_cuda", cand, "hang.cu", extra, 30000, &killed);
-    cr_assert_not(killed, "the judge's own poll should have stopped it");
+    /* the judge's own poll stops it, no kill */
+    Crucible__RewardRecord *rec = s_run_sabotage("hang.cu", extra, 30000);
     cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_TIMEOUT, "%s", rec->message);
     crucible__reward_record__free_unpacked(rec, NULL);
 }
@@ -216,13 +244,8 @@ Test(cuda_judge, endless_kernel_with_sync_is_killed)
 
 Test(cuda_judge, side_stream_is_timed_by_wall_clock)
 {
-    char cand[1024];
-    s_sabotage_path("side_stream.cu", cand, sizeof cand);
     const char *extra[] = {"--budget", "0.3", NULL};
-    int killed;
-    Crucible__RewardRecord *rec =
-        s_run("vector_add_cuda", cand, "side_stream.cu", extra, 300000, &killed);
-    cr_assert_not(killed);
+    Crucible__RewardRecord *rec = s_run_sabotage("side_stream.cu", extra, 300000);
     cr_assert(s_has_flag(rec, "side_stream"), "status %s %s", cr_status_name(rec->status),
               rec->message);
     cr_assert_not_null(rec->profile);
@@ -240,13 +263,8 @@ Test(cuda_judge, side_stream_is_timed_by_wall_clock)
  * judge puts it back before every call, and the judge says it did. */
 Test(cuda_judge, persisting_l2_set_aside_is_reset_before_every_call)
 {
-    char cand[1024];
-    s_sabotage_path("persisting_l2.cu", cand, sizeof cand);
     const char *extra[] = {"--budget", "0.2", NULL};
-    int killed;
-    Crucible__RewardRecord *rec =
-        s_run("vector_add_cuda", cand, "persisting_l2.cu", extra, 120000, &killed);
-    cr_assert_not(killed);
+    Crucible__RewardRecord *rec = s_run_sabotage("persisting_l2.cu", extra, 120000);
     cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_OK, "%s %s", cr_status_name(rec->status),
                  rec->message);
     long resets = s_l2_resets();
@@ -257,19 +275,6 @@ Test(cuda_judge, persisting_l2_set_aside_is_reset_before_every_call)
     /* every timed candidate call found the set-aside set by the call before */
     cr_assert_geq(resets, samples, "%ld resets for %ld timed samples", resets, samples);
     crucible__reward_record__free_unpacked(rec, NULL);
-}
-
-/* The log the fake NVML wrote, or "" (static buffer). */
-static const char *s_read_log(const char *path)
-{
-    static char buf[1 << 20];
-    buf[0] = '\0';
-    FILE *f = fopen(path, "r");
-    if (f) {
-        buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
-        fclose(f);
-    }
-    return buf;
 }
 
 Test(cuda_judge, lock_base_with_fake_nvml_locks_and_resets)
@@ -285,10 +290,7 @@ Test(cuda_judge, lock_base_with_fake_nvml_locks_and_resets)
     cr_assert_not(killed);
     cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_OK, "%s", rec->message);
     cr_assert_str_eq(rec->profile->clock_policy, "lock:base");
-    const char *calls = s_read_log(log);
-    const char *lock = strstr(calls, "nvmlDeviceSetGpuLockedClocks 1755 1755 -> 0");
-    const char *reset = strstr(calls, "nvmlDeviceResetGpuLockedClocks -> 0");
-    cr_assert(lock && reset && reset > lock, "lock then reset expected:\n%s", calls);
+    s_expect_lock_then_reset(log);
     /* The fake reports the locked clock, so the record's mean clock is it. */
     cr_expect_eq((int)rec->profile->cases[0]->mean_sm_clock_mhz, 1755);
     crucible__reward_record__free_unpacked(rec, NULL);
@@ -299,20 +301,14 @@ Test(cuda_judge, lock_base_with_fake_nvml_locks_and_resets)
  * are put back on the way out (the context is dead, NVML is not). */
 Test(cuda_judge, lock_is_reset_after_a_cuda_fault)
 {
-    char log[256], cand[1024];
+    char log[256];
     snprintf(log, sizeof log, "/tmp/cr_fake_nvml_fault_%d.log", (int)getpid());
     unlink(log);
     setenv("CR_FAKE_NVML_LOG", log, 1);
-    s_sabotage_path("fault.cu", cand, sizeof cand);
     const char *extra[] = {"--policy", "lock:base", "--nvml-lib", FAKE, NULL};
-    int killed;
-    Crucible__RewardRecord *rec = s_run("vector_add_cuda", cand, "fault.cu", extra, 120000, &killed);
-    cr_assert_not(killed);
+    Crucible__RewardRecord *rec = s_run_sabotage("fault.cu", extra, 120000);
     cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_CUDA_FAULT, "%s", rec->message);
-    const char *calls = s_read_log(log);
-    const char *lock = strstr(calls, "nvmlDeviceSetGpuLockedClocks 1755 1755 -> 0");
-    const char *reset = strstr(calls, "nvmlDeviceResetGpuLockedClocks -> 0");
-    cr_assert(lock && reset && reset > lock, "lock then reset expected:\n%s", calls);
+    s_expect_lock_then_reset(log);
     crucible__reward_record__free_unpacked(rec, NULL);
     unsetenv("CR_FAKE_NVML_LOG");
     unlink(log);
