@@ -13,11 +13,12 @@ do_bench queues every rep without waiting, so its queue grows to hundreds of
 reps, and on an H200 that alone adds 0.6-1.3 us to every kernel it times
 (bench/RESULTS.md, session 5: the same loop reads the same with a queue of
 one or two reps, 0.1-0.4 us more at eight, 0.6-1.3 us more unbounded, on
-11-52 us kernels alike). So each case is also timed by do_bench itself with a device
-synchronise before each of its cache clears ("bounded": the queue never
-holds more than one rep; everything else is do_bench's). Prints one row per
-bench case with both and exits 1 when any honest candidate differs from the
-bounded do_bench by more than --tol (from plain do_bench with --plain).
+11-52 us kernels alike). So each case is also timed by do_bench itself
+with a device synchronise before each of its cache clears ("bounded": the
+queue never holds more than one rep; everything else is do_bench's).
+Prints one row per bench case with both and exits 1 when any honest
+candidate differs from the bounded do_bench by more than --tol (from plain
+do_bench with --plain).
 
     do_bench_compare.py --work DIR --records FILE [--tol 0.02] [--plain] TASK_DIR...
 """
