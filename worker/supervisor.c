@@ -76,9 +76,6 @@
 
 /* 60 s for the bandwidth measurement at start (note 7): a context and six copies. */
 #define S_MEASURE_TIMEOUT_MS 60000
-/* Outside these bytes/s a measured copy bandwidth is a bad figure, not a GPU (note 7). */
-#define S_BW_SANE_MIN 1e9
-#define S_BW_SANE_MAX 1e14
 /* 4 MiB of report: a record with per-case results is a few KiB. */
 #define S_REPORT_CAP (4u * 1024u * 1024u)
 /* 8 KiB of runner stderr: the last lines say why a candidate died. */
@@ -774,7 +771,7 @@ static void s_measure_device(cr_supervisor_t *s)
     }
     double bw = 0;
     if (rc == 0 && r.exited && r.exit_code == 0 && sscanf(r.out, "copy_bw %lf", &bw) == 1 &&
-        isfinite(bw) && bw >= S_BW_SANE_MIN && bw <= S_BW_SANE_MAX) {
+        isfinite(bw) && bw > 0) { /* the runner prints only a plausible figure */
         s->copy_bw = bw;
         cr_info("supervisor: GPU copy bandwidth %.0f GB/s, measured at start in %.2f s "
                 "(roofline floor)", bw / 1e9, r.seconds);
@@ -871,7 +868,7 @@ cr_supervisor_t *cr_supervisor_new(const cr_config_t *cfg, const cr_ident_t *id,
     s->scratch_root = cr_file_join(cfg->work_dir, "scratch");
     for (int i = 0; i < S_SPARES; i++)
         s->spare[i] = CR_PROC_NONE;
-    s->prestart = strstr(cfg->backends, "cuda") != NULL;
+    s->prestart = cr_config_has_backend(cfg->backends, "cuda");
     s->pid = mmap(NULL, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (s->pid == MAP_FAILED)
         s->pid = NULL;

@@ -42,7 +42,7 @@
  *    non-blocking stream could then read inputs still being drawn. Unless a
  *    candidate changed the persisting L2, nothing but the flush is queued
  *    between the synchronise and ev0: an event or a persisting-L2 reset
- *    there made the timed kernel 0.07-0.14 us slower on an H200. do_bench
+ *    there made the timed kernel 0.07-0.15 us slower on an H200. do_bench
  *    queues its reps without waiting, and a queue hundreds of reps deep
  *    alone adds 0.6-1.3 us to every kernel it times; with its queue bounded
  *    to one rep it reads within 0.9% of the judge on 26-1400 us kernels and
@@ -354,6 +354,14 @@ typedef struct {
     FILE *dump;                          /* per-sample log ($CR_CUDA_JUDGE_SAMPLES); owned */
 } s_judge_t;
 
+/* Adds the host time since t0 to step st (the run's "by step" log line);
+ * returns rc, so that a wrapper s_X of s_do_X is one statement. */
+static int s_step(s_judge_t *J, int st, int64_t t0, int rc)
+{
+    J->step_ns[st] += cr_time_mono_ns() - t0;
+    return rc;
+}
+
 /* ---------------------------------------------------------------- kernels */
 
 __device__ __forceinline__ uint4 s_philox(uint64_t ctr, uint64_t key)
@@ -405,6 +413,18 @@ __device__ __forceinline__ void s_store(void *buf, size_t i, double v, int dtype
     }
 }
 
+/* Four elements per Philox block (s_gen_kernel below)? */
+__host__ __device__ static inline int s_gen_four(const s_gen_t &g)
+{
+    return g.dist != CR_DIST_INT && g.dtype != CR_DT_F64;
+}
+
+/* Philox blocks (threads' work items) s_gen_kernel needs for n elements. */
+__host__ __device__ static inline size_t s_gen_blocks(const s_gen_t &g, size_t n)
+{
+    return s_gen_four(g) ? (n + 3) / 4 : n;
+}
+
 /* Inputs of 32 bits or fewer from a float distribution take four elements
  * from each Philox block (24 random bits each: all a float keeps; Box-Muller
  * on two words gives two normals, its cosine and its sine); doubles and
@@ -413,8 +433,8 @@ __device__ __forceinline__ void s_store(void *buf, size_t i, double v, int dtype
  * path: four per block made a sample's fill ~4x cheaper. */
 __global__ void s_gen_kernel(void *buf, size_t n, s_gen_t g)
 {
-    const int four = g.dist != CR_DIST_INT && g.dtype != CR_DT_F64;
-    const size_t blocks = four ? (n + 3) / 4 : n;
+    const int four = s_gen_four(g);
+    const size_t blocks = s_gen_blocks(g, n);
     for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < blocks;
          j += (size_t)gridDim.x * blockDim.x) {
         uint4 r = s_philox(j, g.key);
@@ -538,28 +558,13 @@ __device__ __forceinline__ int s_dpoisoned(const void *b, int es, size_t i, uint
     }
 }
 
-__device__ __forceinline__ unsigned long long s_wmax(unsigned long long v)
+/* A warp's sum (op 0), minimum (op 1) or maximum (op 2), in lane 0. */
+template <int op> __device__ __forceinline__ unsigned long long s_warp(unsigned long long v)
 {
     for (int o = 16; o > 0; o >>= 1) {
         unsigned long long u = __shfl_down_sync(0xffffffffu, v, o);
-        v = u > v ? u : v;
+        v = op == 0 ? v + u : op == 1 ? (u < v ? u : v) : (u > v ? u : v);
     }
-    return v;
-}
-
-__device__ __forceinline__ unsigned long long s_wmin(unsigned long long v)
-{
-    for (int o = 16; o > 0; o >>= 1) {
-        unsigned long long u = __shfl_down_sync(0xffffffffu, v, o);
-        v = u < v ? u : v;
-    }
-    return v;
-}
-
-__device__ __forceinline__ unsigned long long s_wsum(unsigned long long v)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_down_sync(0xffffffffu, v, o);
     return v;
 }
 
@@ -597,12 +602,12 @@ __global__ void s_cmp_kernel(const void *a, const void *r, int d, int es, uint64
             fb = fb < i ? fb : i;
         }
     }
-    bad = s_wsum(bad);
-    unw = s_wsum(unw);
-    fb = s_wmin(fb);
-    fu = s_wmin(fu);
-    unsigned long long ma = s_wmax((unsigned long long)__double_as_longlong(mabs));
-    unsigned long long mr = s_wmax((unsigned long long)__double_as_longlong(mrel));
+    bad = s_warp<0>(bad);
+    unw = s_warp<0>(unw);
+    fb = s_warp<1>(fb);
+    fu = s_warp<1>(fu);
+    unsigned long long ma = s_warp<2>((unsigned long long)__double_as_longlong(mabs));
+    unsigned long long mr = s_warp<2>((unsigned long long)__double_as_longlong(mrel));
     if ((threadIdx.x & 31) == 0) {
         if (bad)
             atomicAdd(&cnt[0], bad);
@@ -833,13 +838,12 @@ static void s_do_free(s_judge_t *J, s_bufs_t *B)
     }
 }
 
-/* s_do_X does the work; s_X adds its host time to J->step_ns (the run's
- * "by step" log line). */
+/* s_do_X does the work; s_X adds its host time to J->step_ns (s_step). */
 static void s_free(s_judge_t *J, s_bufs_t *B)
 {
     int64_t t0 = cr_time_mono_ns();
     s_do_free(J, B);
-    J->step_ns[S_ST_FREE] += cr_time_mono_ns() - t0;
+    s_step(J, S_ST_FREE, t0, 0);
 }
 
 /* Moves every buffer of B to a new random S_ALIGN-aligned offset inside its
@@ -897,9 +901,7 @@ static int s_do_alloc(s_judge_t *J, const s_layout_t *L, s_bufs_t *B, int quiet,
 static int s_alloc_q(s_judge_t *J, const s_layout_t *L, s_bufs_t *B, int quiet, int wide)
 {
     int64_t t0 = cr_time_mono_ns();
-    int rc = s_do_alloc(J, L, B, quiet, wide);
-    J->step_ns[S_ST_ALLOC] += cr_time_mono_ns() - t0;
-    return rc;
+    return s_step(J, S_ST_ALLOC, t0, s_do_alloc(J, L, B, quiet, wide));
 }
 
 static int s_alloc(s_judge_t *J, const s_layout_t *L, s_bufs_t *B)
@@ -932,10 +934,8 @@ static int s_fill(s_judge_t *J, const s_layout_t *L, uint32_t set, const s_bufs_
             g.dist = prm->init.kind;
             g.a = prm->init.a;
             g.b = prm->init.b;
-            const int four = g.dist != CR_DIST_INT && g.dtype != CR_DT_F64; /* s_gen_kernel */
-            size_t blocks = four ? (L->numel[p] + 3) / 4 : L->numel[p];
-            s_gen_kernel<<<s_grid(J, blocks), S_THREADS, 0, cudaStreamLegacy>>>(B->p[p],
-                                                                           L->numel[p], g);
+            s_gen_kernel<<<s_grid(J, s_gen_blocks(g, L->numel[p])), S_THREADS, 0,
+                           cudaStreamLegacy>>>(B->p[p], L->numel[p], g);
         }
     }
     return s_infra(J, cudaGetLastError(), "input generation launch");
@@ -970,9 +970,7 @@ static int s_do_hash_compare(s_judge_t *J, const char **mutated)
 static int s_hash_compare(s_judge_t *J, const char **mutated)
 {
     int64_t t0 = cr_time_mono_ns();
-    int rc = s_do_hash_compare(J, mutated);
-    J->step_ns[S_ST_HASH] += cr_time_mono_ns() - t0;
-    return rc;
+    return s_step(J, S_ST_HASH, t0, s_do_hash_compare(J, mutated));
 }
 
 /* ---------------------------------------------------------------- launches */
@@ -1558,8 +1556,7 @@ static int s_ready(s_judge_t *J)
 {
     int64_t t0 = cr_time_mono_ns();
     cudaError_t e = cudaDeviceSynchronize();
-    J->step_ns[S_ST_SYNC] += cr_time_mono_ns() - t0;
-    return s_infra(J, e, "preparing inputs");
+    return s_step(J, S_ST_SYNC, t0, s_infra(J, e, "preparing inputs"));
 }
 
 /* Resets what a candidate may have changed for everyone (HACKS.md #19):
@@ -1695,9 +1692,7 @@ static int s_do_call(s_judge_t *J, int who, const s_layout_t *L, const s_bufs_t 
 static int s_call(s_judge_t *J, int who, const s_layout_t *L, const s_bufs_t *B, s_time_t *tm)
 {
     int64_t t0 = cr_time_mono_ns();
-    int rc = s_do_call(J, who, L, B, tm);
-    J->step_ns[who == S_CAND ? S_ST_CAND : S_ST_REF] += cr_time_mono_ns() - t0;
-    return rc;
+    return s_step(J, who == S_CAND ? S_ST_CAND : S_ST_REF, t0, s_do_call(J, who, L, B, tm));
 }
 
 /* ---------------------------------------------------------------- checks */
@@ -1736,9 +1731,7 @@ static int s_do_keep_out(s_judge_t *J, const s_layout_t *L, const s_bufs_t *B, s
 static int s_keep_out(s_judge_t *J, const s_layout_t *L, const s_bufs_t *B, s_bufs_t *K)
 {
     int64_t t0 = cr_time_mono_ns();
-    int rc = s_do_keep_out(J, L, B, K);
-    J->step_ns[S_ST_KEEP] += cr_time_mono_ns() - t0;
-    return rc;
+    return s_step(J, S_ST_KEEP, t0, s_do_keep_out(J, L, B, K));
 }
 
 /* Element i of device buffer b as a double (cr_inputs_get), for a message. */
@@ -1823,9 +1816,7 @@ static int s_compare_dev(s_judge_t *J, const s_layout_t *L, const s_bufs_t *cand
                          const s_bufs_t *exp, s_check_t *k)
 {
     int64_t t0 = cr_time_mono_ns();
-    int rc = s_do_compare_dev(J, L, cand, exp, k);
-    J->step_ns[S_ST_CMP] += cr_time_mono_ns() - t0;
-    return rc;
+    return s_step(J, S_ST_CMP, t0, s_do_compare_dev(J, L, cand, exp, k));
 }
 
 /* The reference on set `set` of case L->c, in fresh buffers R (allocated
@@ -2032,6 +2023,15 @@ static double s_copy_bw(cudaEvent_t e0, cudaEvent_t e1)
     return bw;
 }
 
+/* A copy bandwidth a roofline floor may use: a floor that is off (inf) or
+ * absurd (flags everything) must not come of a bad figure. theory: the
+ * device's theoretical bandwidth, 0 = unknown. */
+static int s_bw_plausible(double w, double theory)
+{
+    return isfinite(w) && w >= S_BW_SANE_MIN && w <= S_BW_SANE_MAX &&
+           (theory <= 0 || w <= 2 * theory);
+}
+
 /* The roofline's bandwidth: the worker's measurement at start when the
  * request carries one, else measured here, once per runner. */
 static void s_measure_bw(s_judge_t *J)
@@ -2040,10 +2040,7 @@ static void s_measure_bw(s_judge_t *J)
         return;
     double w = J->req->device_copy_bw;
     if (w > 0) {
-        /* from the worker, but a floor that is off (inf) or absurd (flags
-         * everything) must not come of a bad figure */
-        if (isfinite(w) && w >= S_BW_SANE_MIN && w <= S_BW_SANE_MAX &&
-            (J->d.theory_bw <= 0 || w <= 2 * J->d.theory_bw)) {
+        if (s_bw_plausible(w, J->d.theory_bw)) { /* from the worker: checked all the same */
             J->copy_bw = w;
             cr_debug("device copy bandwidth %.0f GB/s, measured by the worker at start",
                      w / 1e9);
@@ -2090,12 +2087,14 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
         return -1;
     int64_t t3 = cr_time_mono_ns();
     float fms = 0, qms = 0;
-    if (gpu_diag && cudaEventElapsedTime(&fms, J->d.evf, J->d.evq) == cudaSuccess &&
-        cudaEventElapsedTime(&qms, J->d.evq, J->d.ev0) == cudaSuccess) {
-        J->gpu_fill_us += fms * 1e3;
-        J->gpu_flush_us += qms * 1e3;
+    if (gpu_diag) {
+        if (cudaEventElapsedTime(&fms, J->d.evf, J->d.evq) == cudaSuccess &&
+            cudaEventElapsedTime(&qms, J->d.evq, J->d.ev0) == cudaSuccess) {
+            J->gpu_fill_us += fms * 1e3;
+            J->gpu_flush_us += qms * 1e3;
+        }
+        cudaGetLastError();
     }
-    cudaGetLastError();
     /* The read after the previous sample is this one's "before" (the GPU
      * ran nothing of the candidate's in between). NVML is read at most
      * every S_CLOCK_PERIOD_NS: a sample that makes a read is marked by that
@@ -2622,22 +2621,14 @@ static void s_release_device(s_dev_t *D, int dead)
     cr_nvml_close(&D->nvml);
     if (dead)
         return;
-    if (D->flush)
-        cudaFree(D->flush);
-    if (D->arena)
-        cudaFree(D->arena);
-    if (D->dscratch)
-        cudaFree(D->dscratch);
-    if (D->dcmp)
-        cudaFree(D->dcmp);
-    if (D->ev0)
-        cudaEventDestroy(D->ev0);
-    if (D->ev1)
-        cudaEventDestroy(D->ev1);
-    if (D->evf)
-        cudaEventDestroy(D->evf);
-    if (D->evq)
-        cudaEventDestroy(D->evq);
+    void *bufs[] = {D->flush, D->arena, D->dscratch, D->dcmp};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        if (bufs[i])
+            cudaFree(bufs[i]);
+    cudaEvent_t evs[] = {D->ev0, D->ev1, D->evf, D->evq};
+    for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
+        if (evs[i])
+            cudaEventDestroy(evs[i]);
 }
 
 /* The device state: the prestart's when there is one, else made now.
@@ -2822,9 +2813,12 @@ int cr_cuda_judge_measure(double *copy_bw)
         cudaEventDestroy(e0);
     if (e1)
         cudaEventDestroy(e1);
-    if (e != cudaSuccess || *copy_bw <= 0) {
+    if (e != cudaSuccess || !s_bw_plausible(*copy_bw, 0)) {
         fprintf(stderr, "crucible-runner: device bandwidth not measured: %s\n",
-                e != cudaSuccess ? cudaGetErrorString(e) : "the copies failed");
+                e != cudaSuccess ? cudaGetErrorString(e)
+                : *copy_bw <= 0  ? "the copies failed"
+                                 : "an implausible figure");
+        *copy_bw = 0;
         return -1;
     }
     return 0;

@@ -75,7 +75,8 @@ int cr_cuda_judge_prestart(void);
 /* Measures device 0's device-to-device copy bandwidth (bytes read plus
  * written per second, best of 5 copies of 256 MiB) into *copy_bw:
  * `crucible-runner --measure-device`, run once by a worker at start.
- * 0, or -1 with the reason on stderr. */
+ * 0, or -1 with the reason on stderr (no device, failed copies, or a figure
+ * outside 1e9..1e14 B/s) and *copy_bw 0. */
 int cr_cuda_judge_measure(double *copy_bw);
 
 /* Judges one candidate. ref_entry, cand_entry and base_entry are the
