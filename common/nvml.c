@@ -366,18 +366,15 @@ const char *cr_nvml_last_error(const cr_nvml_t *n)
     return n ? n->last_error : "";
 }
 
-int cr__nvml_reset_clocks_for_bus_lib(const char *lib, const char *pci_bus_id)
+int cr_nvml_reset_clocks_at(const char *lib, unsigned index, char *err, size_t errlen)
 {
     cr_nvml_t *n = NULL;
-    int rc = cr_nvml_open(lib, pci_bus_id, &n, NULL, 0);
+    int rc = cr_nvml_open_index(lib, index, &n, err, errlen);
     if (rc != 0)
         return rc;
     rc = cr_nvml_reset(n);
+    if (rc != 0 && err)
+        snprintf(err, errlen, "%s", cr_nvml_last_error(n));
     cr_nvml_close(&n);
     return rc;
-}
-
-int cr_nvml_reset_clocks_for_bus(const char *pci_bus_id)
-{
-    return cr__nvml_reset_clocks_for_bus_lib(NULL, pci_bus_id);
 }

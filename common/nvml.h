@@ -14,8 +14,9 @@
  *
  * Clock locking changes a setting of a shared machine, so it is opt-in
  * (clock policy "lock:base" / "lock:<MHz>") and every lock is undone: the
- * judge resets on each of its exit paths, and the worker calls
- * cr_nvml_reset_clocks_for_bus at its start and after a runner was killed. */
+ * judge resets on each of its exit paths, the worker resets at its start
+ * (worker.c) and after a runner that ended without a report
+ * (cr_nvml_reset_clocks_at, supervisor.c). */
 #ifndef CR_NVML_H
 #define CR_NVML_H
 
@@ -116,14 +117,13 @@ int cr_nvml_reset(cr_nvml_t *n);
 /* Message of the last failed NVML call on this handle ("" when none). */
 const char *cr_nvml_last_error(const cr_nvml_t *n);
 
-/* Opens NVML, resets the locked clocks of the GPU at pci_bus_id and closes
- * it again: for the worker, at its start and after a runner was killed (a
- * killed runner cannot undo its own lock). Returns 0 or a negative errno;
- * -ENOENT when there is no NVML (no GPU driver: nothing to reset). */
-int cr_nvml_reset_clocks_for_bus(const char *pci_bus_id);
-
-/* Same, from the library lib (NULL = CR_NVML_LIBRARY): tests use the fake. */
-int cr__nvml_reset_clocks_for_bus_lib(const char *lib, const char *pci_bus_id);
+/* Opens NVML from lib (NULL = CR_NVML_LIBRARY), resets the locked clocks of
+ * the GPU at NVML index `index` and closes it again: for the supervisor
+ * after a runner under a lock policy ended without a report (a killed
+ * runner cannot undo its own lock). Returns 0 or a negative errno, with the
+ * reason in err when given; -ENOENT when there is no NVML (no GPU driver:
+ * nothing to reset). */
+int cr_nvml_reset_clocks_at(const char *lib, unsigned index, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

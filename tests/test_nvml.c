@@ -179,19 +179,19 @@ Test(nvml, lock_without_permission_is_an_error)
     cr_nvml_close(&n);
 }
 
-Test(nvml, reset_for_bus_at_worker_start)
+Test(nvml, reset_clocks_at_opens_resets_and_shuts_down)
 {
-    cr_assert_eq(cr__nvml_reset_clocks_for_bus_lib(FAKE, BUS), 0);
+    cr_assert_eq(cr_nvml_reset_clocks_at(FAKE, 0, NULL, 0), 0);
     const char *log = s_calls();
     long init = s_pos(log, "nvmlInit_v2 -> 0");
-    long handle = s_pos(log, "nvmlDeviceGetHandleByPciBusId_v2 " BUS " -> 0");
+    long handle = s_pos(log, "nvmlDeviceGetHandleByIndex_v2 0 -> 0");
     long reset = s_pos(log, "nvmlDeviceResetGpuLockedClocks -> 0");
     long shut = s_pos(log, "nvmlShutdown -> 0");
     cr_assert(init >= 0 && handle > init && reset > handle && shut > reset, "%s", log);
 }
 
-/* A runner that locked and was then killed cannot reset; the worker's
- * reset after it puts the clocks back. */
+/* A runner that locked and was then killed cannot reset; the supervisor's
+ * reset after it puts the clocks back (test_worker checks when it is made). */
 Test(nvml, reset_after_killed_locker)
 {
     pid_t pid = fork();
@@ -207,7 +207,7 @@ Test(nvml, reset_after_killed_locker)
     int st;
     cr_assert_eq(waitpid(pid, &st, 0), pid);
     cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-    cr_assert_eq(cr__nvml_reset_clocks_for_bus_lib(FAKE, BUS), 0);
+    cr_assert_eq(cr_nvml_reset_clocks_at(FAKE, 0, NULL, 0), 0);
     const char *log = s_calls();
     long lock = s_pos(log, "nvmlDeviceSetGpuLockedClocks 1755 1755 -> 0");
     long reset = s_pos(log, "nvmlDeviceResetGpuLockedClocks -> 0");
@@ -232,8 +232,9 @@ Test(nvml, errors_are_returned_not_fatal)
     /* A library that is not NVML at all. */
     cr_assert_eq(cr_nvml_open("libc.so.6", BUS, &n, err, sizeof err), -ENOENT);
     /* The worker's reset where there is no NVML: an error code, nothing else. */
-    cr_assert_eq(cr__nvml_reset_clocks_for_bus_lib("/nonexistent/libnvidia-ml.so.1", BUS),
+    cr_assert_eq(cr_nvml_reset_clocks_at("/nonexistent/libnvidia-ml.so.1", 0, err, sizeof err),
                  -ENOENT);
+    cr_assert(err[0] != '\0');
     /* Every failed open shut NVML down again (no leaked init). */
     const char *log = s_calls();
     cr_assert(s_pos(log, "nvmlShutdown -> 0") >= 0, "%s", log);

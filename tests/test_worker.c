@@ -1267,9 +1267,10 @@ Test(worker, ref_cached_measures_once, .init = s_setup, .fini = s_teardown, .tim
 
 /* ---- crucible worker --gpus: one worker process per GPU ---- */
 
-/* Starts `crucible worker --gpus <gpus>` against the fake NVML (one GPU,
- * found as libnvidia-ml.so.1 through LD_LIBRARY_PATH), its log in s_dir. */
-static pid_t s_gpus_start(const cr_config_t *cfg, const char *gpus)
+/* Starts `crucible worker --gpus <gpus> [extra]` against the fake NVML (one
+ * GPU, found as libnvidia-ml.so.1 through LD_LIBRARY_PATH), its log in
+ * s_dir. */
+static pid_t s_gpus_start(const cr_config_t *cfg, const char *gpus, const char *extra)
 {
     char *log = s_path("gpus.log");
     pid_t pid = fork();
@@ -1284,7 +1285,7 @@ static pid_t s_gpus_start(const cr_config_t *cfg, const char *gpus)
         /* a cuda compiler that answers at once: nothing here compiles */
         char *const argv[] = {CR_TEST_BIN_DIR "/crucible", "worker", "--gpus", (char *)gpus,
                               ep, wd, "--worker-id=gtest", "--nvcc=/bin/true",
-                              "--heartbeat-ms=200", "--liveness=50", NULL};
+                              "--heartbeat-ms=200", "--liveness=50", (char *)extra, NULL};
         execv(argv[0], argv);
         _exit(127);
     }
@@ -1328,7 +1329,7 @@ Test(worker, gpus_all_one_worker_per_gpu, .init = s_setup, .fini = s_teardown, .
     s_config(&cfg);
     s_coord_t co;
     s_coord_open(&co, &cfg);
-    pid_t pid = s_gpus_start(&cfg, "all");
+    pid_t pid = s_gpus_start(&cfg, "all", NULL);
     Crucible__Envelope *env = s_coord_recv(&co, CRUCIBLE__ENVELOPE__BODY_READY, 20000);
     if (!env)
         kill(pid, SIGKILL);
@@ -1363,6 +1364,45 @@ Test(worker, gpus_all_one_worker_per_gpu, .init = s_setup, .fini = s_teardown, .
     s_coord_close(&co);
 }
 
+/* A worker under a lock policy resets its GPU's clocks as it starts (a
+ * runner of a worker that died before may have left them locked), and only
+ * resets: it never locks them itself. Under observe it touches nothing. */
+Test(worker, lock_policy_resets_clocks_at_worker_start, .init = s_setup, .fini = s_teardown,
+     .timeout = 60)
+{
+    if (!s_runner_has_cuda())
+        cr_skip_test("built without the cuda backend");
+    const char *policies[] = {"--clock-policy=lock:base", "--clock-policy=observe"};
+    for (int i = 0; i < 2; i++) {
+        char *log = s_path(i ? "nvml-observe.log" : "nvml-lock.log");
+        setenv("CR_FAKE_NVML_LOG", log, 1); /* inherited by the worker */
+        cr_config_t cfg;
+        s_config(&cfg);
+        s_coord_t co;
+        s_coord_open(&co, &cfg);
+        pid_t pid = s_gpus_start(&cfg, "0", policies[i]);
+        Crucible__Envelope *env = s_coord_recv(&co, CRUCIBLE__ENVELOPE__BODY_READY, 20000);
+        if (!env)
+            kill(pid, SIGKILL);
+        cr_assert_not_null(env, "%s: no GPU worker registered", policies[i]);
+        cr_wire_free(&env);
+        kill(pid, SIGTERM);
+        cr_expect(s_wait_ms(pid, 10000) >= 0, "%s: the worker did not stop", policies[i]);
+        s_coord_close(&co);
+        char *text = NULL;
+        if (cr_file_read(log, 1 << 20, &text, NULL) != 0)
+            text = strdup("");
+        int reset = strstr(text, "nvmlDeviceResetGpuLockedClocks -> 0") != NULL;
+        cr_expect(i ? !reset : reset, "%s: reset %s:\n%s", policies[i],
+                  i ? "made" : "missing", text);
+        cr_expect_null(strstr(text, "nvmlDeviceSetGpuLockedClocks"), "%s: the worker locked",
+                       policies[i]);
+        free(text);
+        free(log);
+    }
+    unsetenv("CR_FAKE_NVML_LOG");
+}
+
 Test(worker, gpus_unknown_index_is_usage_error, .init = s_setup, .fini = s_teardown,
      .timeout = 30)
 {
@@ -1370,7 +1410,7 @@ Test(worker, gpus_unknown_index_is_usage_error, .init = s_setup, .fini = s_teard
         cr_skip_test("built without the cuda backend");
     cr_config_t cfg;
     s_config(&cfg);
-    pid_t pid = s_gpus_start(&cfg, "0,3");
+    pid_t pid = s_gpus_start(&cfg, "0,3", NULL);
     int status = s_wait_ms(pid, 10000);
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %d", status);
     char *log = s_path("gpus.log"), *text = NULL;

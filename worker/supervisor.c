@@ -250,12 +250,8 @@ static void s_reset_clocks_after(const cr_supervisor_t *s, const cr_wjob_t *j)
     if (!cr_config_has_backend(s->cfg->backends, "cuda") ||
         cr_clock_policy_parse(s_clock_policy(s, j), &cp) != 0 || !cp.lock)
         return;
-    cr_nvml_t *n = NULL;
-    char err[256];
-    int rc = cr_nvml_open_index(s_nvml_lib, (unsigned)s->cfg->gpu, &n, err, sizeof err);
-    if (rc == 0 && (rc = cr_nvml_reset(n)) != 0)
-        snprintf(err, sizeof err, "%s", cr_nvml_last_error(n));
-    cr_nvml_close(&n);
+    char err[256] = "";
+    int rc = cr_nvml_reset_clocks_at(s_nvml_lib, (unsigned)s->cfg->gpu, err, sizeof err);
     if (rc == 0)
         cr_info("clocks of GPU %lld reset: its runner ended without a report",
                 (long long)s->cfg->gpu);
