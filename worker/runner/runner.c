@@ -70,7 +70,8 @@ static const char s_usage[] =
     "  --measure-device    measure the GPU's device-to-device copy bandwidth and\n"
     "                      print \"copy_bw BYTES_PER_S\"; the worker does this once\n"
     "                      at start and passes the figure to every runner (the\n"
-    "                      roofline floor). Exits 1 without a usable GPU.\n";
+    "                      roofline floor). Exits 1 without a usable GPU or a\n"
+    "                      plausible figure (1e9..1e14 bytes/s).\n";
 
 /* Reads exactly len bytes from fd. 0, or CR_E_DECODE at an early end of
  * file, or -errno. */
