@@ -381,3 +381,115 @@ Test(stats, speedup_interval)
     cr_stats_speedup(&empty, &sb, &sp, &lo, &hi);
     cr_assert_eq(sp, 0);
 }
+
+/* ---------------------------------------------------------------- stalls */
+
+/* Samples as the CUDA judge takes them on a GPU that stalls for d us every
+ * T us (phase ph): candidate and reference alternate, ~140 us apart with a
+ * few us of jitter; each takes its clean time w, plus d per stall inside it,
+ * plus noise of sd 0.05 us. Returns the count. */
+typedef struct {
+    double st[4000], du[4000], adj[4000];
+    unsigned char grp[4000];
+    size_t n;
+} s_stall_run_t;
+
+static double s_unit(uint64_t *s) /* uniform in (0, 1) */
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return ((double)(*s >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static void s_stall_run(s_stall_run_t *r, size_t pairs, const double w[2], double T, double d,
+                        double ph, uint64_t seed)
+{
+    double t = 0;
+    r->n = 0;
+    for (size_t i = 0; i < 2 * pairs; i++) {
+        int g = (int)(i & 1);
+        double k = floor((t + w[g] - ph) / T) - floor((t - ph) / T);
+        double u1 = s_unit(&seed), u2 = s_unit(&seed);
+        double noise = 0.05 * sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+        r->st[r->n] = t;
+        r->du[r->n] = w[g] + d * k + noise;
+        r->grp[r->n++] = (unsigned char)g;
+        t += 140 + 10 * s_unit(&seed);
+    }
+}
+
+static double s_group_median(const s_stall_run_t *r, int g, int adjusted)
+{
+    double x[4000];
+    size_t k = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->grp[i] == g)
+            x[k++] = r->du[i] - (adjusted ? r->adj[i] : 0);
+    cr_stats_sort(x, k);
+    return cr_stats_quantile_sorted(x, k, 0.5);
+}
+
+Test(stats, stall_fit_finds_the_period_and_steadies_the_median)
+{
+    /* ~50 us, half a period: a stall in half the samples, the median's worst case. */
+    static s_stall_run_t r;
+    const double w[2] = {50.07, 64.4}, T = 100.148, d = 1.4;
+    double lo = 1e9, hi = 0, rlo = 1e9, rhi = 0;
+    for (int run = 0; run < 6; run++) {
+        s_stall_run(&r, 1000, w, T, d, 13.7 * run, 1000 + (uint64_t)run);
+        cr_stall_fit_t f;
+        cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 20, 2000, &f, r.adj), 0);
+        cr_assert(f.found, "run %d: period %.4f power %.0f r %.2f", run, f.period_us, f.power,
+                  f.r);
+        cr_assert(fabs(f.period_us - T) < 0.01, "run %d: period %.4f", run, f.period_us);
+        cr_assert(fabs(f.d_us[0] - d) < 0.1 && fabs(f.d_us[1] - d) < 0.1, "d %.3f %.3f",
+                  f.d_us[0], f.d_us[1]);
+        /* Each sample's count goes to its expectation w/T: the median sits
+         * at the clean time plus the average stall cost. */
+        double m = s_group_median(&r, 0, 1), raw = s_group_median(&r, 0, 0);
+        cr_assert(fabs(m - (w[0] + d * w[0] / T)) < 0.05, "run %d: median %.3f", run, m);
+        lo = fmin(lo, m);
+        hi = fmax(hi, m);
+        rlo = fmin(rlo, raw);
+        rhi = fmax(rhi, raw);
+    }
+    cr_assert(hi / lo - 1 < 0.001, "adjusted medians spread %.3f%%", (hi / lo - 1) * 100);
+    cr_assert(rhi / rlo - 1 > 0.005, "the raw medians should jump between the modes (%.3f%%)",
+              (rhi / rlo - 1) * 100);
+}
+
+Test(stats, stall_fit_takes_the_fundamental_for_a_short_kernel)
+{
+    /* ~8 us: a stall in ~8% of samples; its harmonics are as strong. */
+    static s_stall_run_t r;
+    const double w[2] = {7.5, 8.1};
+    s_stall_run(&r, 1500, w, 100.148, 0.8, 42.0, 7);
+    cr_stall_fit_t f;
+    cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 20, 2000, &f, r.adj), 0);
+    cr_assert(f.found && fabs(f.period_us - 100.148) < 0.01, "period %.4f (found %d)",
+              f.period_us, f.found);
+}
+
+Test(stats, stall_fit_leaves_plain_noise_alone)
+{
+    static s_stall_run_t r;
+    const double w[2] = {51.6, 64.4};
+    s_stall_run(&r, 1000, w, 100.148, 0, 0, 99);
+    cr_stall_fit_t f;
+    cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 20, 2000, &f, r.adj), 0);
+    cr_assert_not(f.found, "found a period %.4f in noise (power %.0f, r %.2f)", f.period_us,
+                  f.power, f.r);
+    for (size_t i = 0; i < r.n; i++)
+        cr_assert_eq(r.adj[i], 0);
+}
+
+Test(stats, stall_fit_needs_samples_and_a_band)
+{
+    static s_stall_run_t r;
+    const double w[2] = {51.6, 64.4};
+    s_stall_run(&r, 20, w, 100.148, 1.4, 0, 5); /* 40 samples: too few */
+    cr_stall_fit_t f;
+    cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 20, 2000, &f, r.adj), 0);
+    cr_assert_not(f.found);
+    cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 0, 2000, &f, r.adj), -EINVAL);
+    cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 200, 100, &f, r.adj), -EINVAL);
+}

@@ -17,10 +17,10 @@ one or two reps, 0.1-0.4 us more at eight, 0.6-1.3 us more unbounded, on
 with a device synchronise before each of its cache clears ("bounded": the
 queue never holds more than one rep; everything else is do_bench's).
 Prints one row per bench case with both and exits 1 when any honest
-candidate differs from the bounded do_bench by more than --tol (from plain
-do_bench with --plain).
+candidate differs from do_bench, as the issue asks, by more than --tol
+(from the bounded do_bench with --bounded).
 
-    do_bench_compare.py --work DIR --records FILE [--tol 0.02] [--plain] TASK_DIR...
+    do_bench_compare.py --work DIR --records FILE [--tol 0.02] [--bounded] TASK_DIR...
 """
 import argparse
 import ctypes
@@ -202,8 +202,8 @@ def main():
     ap.add_argument("--candidate", default="fast.cu")
     ap.add_argument("--tol", type=float, default=0.02)
     ap.add_argument("--runs", type=int, default=5, help="do_bench calls per case (median taken)")
-    ap.add_argument("--plain", action="store_true",
-                    help="hold the judge to plain do_bench (unbounded queue) for the exit status")
+    ap.add_argument("--bounded", action="store_true",
+                    help="hold the judge to do_bench with its queue bounded for the exit status")
     ap.add_argument("--diagnose", action="store_true",
                     help="also time each case with a synchronise after every rep")
     ap.add_argument("tasks", nargs="+")
@@ -214,7 +214,7 @@ def main():
         if line:
             r = json.loads(line)
             judged.setdefault(r["task"], []).append(r)
-    worst, worst_plain, rows = 0.0, 0.0, []
+    worst, worst_plain, worst_bounded, rows = 0.0, 0.0, 0.0, []
     for tdir in a.tasks:
         task = json.load(open(os.path.join(tdir, "task.json")))
         name = task["name"]
@@ -258,7 +258,7 @@ def main():
             dev = judge / (ms * 1e3) - 1
             bdev = judge / (bms * 1e3) - 1 if bms else None
             worst_plain = max(worst_plain, abs(dev))
-            worst = max(worst, abs(dev if a.plain or bdev is None else bdev))
+            worst_bounded = max(worst_bounded, abs(bdev if bdev is not None else dev))
             rows.append(f"{name:24s} case {b}: judge {judge:10.3f} us  do_bench {ms * 1e3:10.3f} us"
                         f"  diff {dev * 100:+6.2f}%  bounded {bms * 1e3 if bms else 0:10.3f} us"
                         f"  diff {(bdev or 0) * 100:+6.2f}%  ({len(meds)} judge runs)"
@@ -267,9 +267,10 @@ def main():
                 rows += ["    " + x for x in diag]
             del keep
     print("\n".join(rows))
-    print(f"worst difference {worst_plain * 100:.2f}% from do_bench, {worst * 100:.2f}% from "
-          f"{'do_bench' if a.plain else 'do_bench with its queue bounded'} "
-          f"(tolerance {a.tol * 100:.1f}%)")
+    worst = max(worst, worst_bounded if a.bounded else worst_plain)
+    print(f"worst difference {worst_plain * 100:.2f}% from do_bench, {worst_bounded * 100:.2f}% "
+          f"from do_bench with its queue bounded; held to the "
+          f"{'bounded' if a.bounded else 'plain'} one (tolerance {a.tol * 100:.1f}%)")
     return 0 if worst <= a.tol else 1
 
 

@@ -63,4 +63,36 @@ int cr_stats_compute(const double *x, size_t n, cr_stats_t *out);
 void cr_stats_speedup(const cr_stats_t *a, const cr_stats_t *b, double *speedup, double *lo,
                       double *hi);
 
+/* Periodic stalls. Some GPUs pause all work for ~1 us at a fixed period
+ * (an H200 here: 1.3-1.4 us every 100.148 us, on the GPU's clock). A sample
+ * of length w then holds floor(w/T) or floor(w/T)+1 of them, at random, and a
+ * kernel near half a period long has two modes a stall apart: its median
+ * jumps between them from run to run while its mean does not. The fit finds
+ * the period from the samples themselves (start times on one clock), and
+ * each sample's stall count; the adjustment replaces a sample's count by its
+ * group's mean count, so each group's mean is unchanged and only the
+ * randomness of the count goes. */
+typedef struct {
+    int found;        /* 1: a period passed every check; adj[] is set */
+    double period_us; /* T */
+    double phase_us;  /* stalls at phase + k*T on the start clock */
+    double power;     /* normalised periodogram peak (~1 for noise) */
+    double r;         /* correlation of stall count and time, groups pooled */
+    double d_us[2];   /* time per stall, per group; 0 = not corrected */
+    double mean_n[2]; /* mean stall count per sample, per group */
+} cr_stall_fit_t;
+
+#define CR_STALL_MIN_SAMPLES 64  /* fewer: no fit */
+#define CR_STALL_MIN_POWER 30.0  /* periodogram peak / noise level to accept a period */
+#define CR_STALL_MIN_R 0.3       /* and this correlation of count and time */
+#define CR_STALL_MAX_SHARE 0.25  /* a stall costs at most this share of a group's median */
+
+/* Samples i < n: start[i] (us, any origin, one clock), dur[i] (us), group
+ * grp[i] (0 or 1, e.g. candidate and reference). Searches periods in
+ * [tmin_us, tmax_us]; with a period found, adj[i] = d (n_i - mean n) for the
+ * sample's group (subtract it from dur[i]), else adj[i] = 0. Returns 0 (see
+ * fit->found), -EINVAL, -ENOMEM. */
+int cr_stall_fit(const double *start, const double *dur, const unsigned char *grp, size_t n,
+                 double tmin_us, double tmax_us, cr_stall_fit_t *fit, double *adj);
+
 #endif
