@@ -14,6 +14,11 @@
  *   arena    judge, but buffers placed at random in a 2 GiB arena
  *   arena0   arena with the zero flush
  *   pace     judge, with a random 0-300 us host pause before each sample
+ *   null     zero flush, 1M and 16M floats, and a third sample of an empty
+ *            kernel <<<1,32>>> in the same shape (size 0): does a
+ *            process's own level show in the launch alone?
+ *   prime    null, with the empty kernel also queued between the flush and
+ *            ev0 of every sample
  *
  *   nvcc -O3 -arch=native -o timing_probe bench/timing_probe.cu
  *   timing_probe VARIANT SAMPLES SEED > samples.csv   (variant,size,i,us)
@@ -71,6 +76,8 @@ __global__ static void read_flush(const float4 *p, size_t n4, float *sink)
         *sink = s;
 }
 
+__global__ static void nullk(void) {}
+
 __global__ static void spin(long long ns)
 {
     long long t0, t;
@@ -99,15 +106,19 @@ static double now_us(void)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: timing_probe judge|zero|read|spin|sync|arena|arena0|pace SAMPLES SEED\n");
+        fprintf(stderr, "usage: timing_probe judge|zero|read|spin|sync|arena|arena0|pace|null|prime "
+                        "SAMPLES SEED\n");
         return 2;
     }
     const char *v = argv[1];
     int samples = atoi(argv[2]);
     s_rng ^= strtoull(argv[3], NULL, 10) * 0x9e3779b97f4a7c15ull;
     int arena = !strncmp(v, "arena", 5), pace = !strcmp(v, "pace");
-    int zero = !strcmp(v, "zero") || !strcmp(v, "arena0");
-    const size_t sizes[2] = {2097152, 16777216}; /* vector_add_cuda cases 4 and 5 */
+    int prime = !strcmp(v, "prime"), null = prime || !strcmp(v, "null");
+    int zero = !strcmp(v, "zero") || !strcmp(v, "arena0") || null;
+    size_t sizes[2] = {2097152, 16777216}; /* vector_add_cuda cases 4 and 5 */
+    if (null)
+        sizes[0] = 1048576; /* the ~8 us case */
 
     int l2 = 0;
     CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
@@ -161,6 +172,8 @@ int main(int argc, char **argv)
                 CK(cudaMemsetAsync(flush, zero ? 0 : (int)(set & 0xff), fl, 0));
             if (!strcmp(v, "spin"))
                 spin<<<1, 1>>>(5000);
+            if (prime)
+                nullk<<<1, 32>>>();
             if (!strcmp(v, "sync"))
                 CK(cudaDeviceSynchronize());
             CK(cudaEventRecord(e0, 0));
@@ -174,6 +187,19 @@ int main(int argc, char **argv)
             float ms = 0;
             CK(cudaEventElapsedTime(&ms, e0, e1));
             printf("%s,%zu,%d,%.3f\n", v, n, i, ms * 1e3);
+            if (null && z == 1) { /* the empty kernel, same shape */
+                CK(cudaMemsetAsync(flush, 0, fl, 0));
+                if (prime)
+                    nullk<<<1, 32>>>();
+                CK(cudaEventRecord(e0, 0));
+                nullk<<<1, 32>>>();
+                CK(cudaEventRecord(e1, 0));
+                while (cudaEventQuery(e1) == cudaErrorNotReady)
+                    ;
+                CK(cudaDeviceSynchronize());
+                CK(cudaEventElapsedTime(&ms, e0, e1));
+                printf("%s,0,%d,%.3f\n", v, i, ms * 1e3);
+            }
         }
     return 0;
 }

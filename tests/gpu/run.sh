@@ -79,7 +79,8 @@ PY
     build "$pt" "$root/tasks/examples/vector_add_cuda/candidates/fast.cu"
     : > "$out/precision.jsonl"
     for i in 1 2 3 4 5 6 7 8 9 10; do
-        # every run also logs its samples (slot, event and wall time, clock, time)
+        # every run also logs its samples (slot, event and wall time, clock, time,
+        # GPU time, periodic-stall adjustment)
         export CR_CUDA_JUDGE_SAMPLES="$out/samples_$i.csv"
         timeout 60 "$drv" --budget 1 --work "$work/$(basename "$pt")/fast.cu" \
             --task-work "$work/$(basename "$pt")/_task" "$pt" \

@@ -46,12 +46,9 @@
  *    queues its reps without waiting, and a queue hundreds of reps deep
  *    alone adds 0.6-1.3 us to every kernel it times; with its queue bounded
  *    to one rep it reads within 0.9% of the judge on 26-1400 us kernels and
- *    2.6% under it on an 11 us one. A ~52 us kernel shows two modes 1.4 us
- *    apart, about half the samples in each, whatever the flush (memset,
- *    kernel, read), the placement or the reset: its median sits between
- *    them and moves by up to 1.4% between runners while its mean moves
- *    0.2-0.7%; shorter kernels see the same +1.4 us in 4-8% of samples.
- *    (bench/RESULTS.md, session 5.)
+ *    2.6% under it on an 11 us one (bench/RESULTS.md, session 5). A ~52 us
+ *    kernel's two modes 1.4 us apart, whatever the flush, placement or
+ *    reset, are the GPU's periodic stalls: note 10.
  *
  * 5. Inputs are drawn on the GPU by a counter-based generator (Philox4x32-10)
  *    whose 64-bit key is folded from the BLAKE2b-derived stream state of
