@@ -384,10 +384,7 @@ Test(stats, speedup_interval)
 
 /* ---------------------------------------------------------------- stalls */
 
-/* Samples as the CUDA judge takes them on a GPU that stalls for d us every
- * T us (phase ph): candidate and reference alternate, ~140 us apart with a
- * few us of jitter; each takes its clean time w, plus d per stall inside it,
- * plus noise of sd 0.05 us. Returns the count. */
+/* One run's samples: start, time, adjustment, group (0 candidate, 1 reference). */
 typedef struct {
     double st[4000], du[4000], adj[4000];
     unsigned char grp[4000];
@@ -400,6 +397,10 @@ static double s_unit(uint64_t *s) /* uniform in (0, 1) */
     return ((double)(*s >> 11) + 0.5) / 9007199254740992.0;
 }
 
+/* Samples as the CUDA judge takes them on a GPU that stalls for d us every
+ * T us (phase ph): candidate and reference alternate, ~140 us apart with a
+ * few us of jitter; each takes its clean time w[group], plus d per stall
+ * inside it, plus noise of sd 0.05 us. */
 static void s_stall_run(s_stall_run_t *r, size_t pairs, const double w[2], double T, double d,
                         double ph, uint64_t seed)
 {
@@ -417,6 +418,15 @@ static void s_stall_run(s_stall_run_t *r, size_t pairs, const double w[2], doubl
     }
 }
 
+/* s_stall_run with the H200's period, then cr_stall_fit over 20-2000 us. */
+static void s_stall_fit_run(s_stall_run_t *r, size_t pairs, double w0, double w1, double d,
+                            double ph, uint64_t seed, cr_stall_fit_t *f)
+{
+    const double w[2] = {w0, w1};
+    s_stall_run(r, pairs, w, 100.148, d, ph, seed);
+    cr_assert_eq(cr_stall_fit(r->st, r->du, r->grp, r->n, 20, 2000, f, r->adj), 0);
+}
+
 static double s_group_median(const s_stall_run_t *r, int g, int adjusted)
 {
     double x[4000];
@@ -432,12 +442,11 @@ Test(stats, stall_fit_finds_the_period_and_steadies_the_median)
 {
     /* ~50 us, half a period: a stall in half the samples, the median's worst case. */
     static s_stall_run_t r;
-    const double w[2] = {50.07, 64.4}, T = 100.148, d = 1.4;
+    const double w0 = 50.07, T = 100.148, d = 1.4;
     double lo = 1e9, hi = 0, rlo = 1e9, rhi = 0;
     for (int run = 0; run < 6; run++) {
-        s_stall_run(&r, 1000, w, T, d, 13.7 * run, 1000 + (uint64_t)run);
         cr_stall_fit_t f;
-        cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 20, 2000, &f, r.adj), 0);
+        s_stall_fit_run(&r, 1000, w0, 64.4, d, 13.7 * run, 1000 + (uint64_t)run, &f);
         cr_assert(f.found, "run %d: period %.4f power %.0f r %.2f", run, f.period_us, f.power,
                   f.r);
         cr_assert(fabs(f.period_us - T) < 0.01, "run %d: period %.4f", run, f.period_us);
@@ -446,7 +455,7 @@ Test(stats, stall_fit_finds_the_period_and_steadies_the_median)
         /* Each sample's count goes to its expectation w/T: the median sits
          * at the clean time plus the average stall cost. */
         double m = s_group_median(&r, 0, 1), raw = s_group_median(&r, 0, 0);
-        cr_assert(fabs(m - (w[0] + d * w[0] / T)) < 0.05, "run %d: median %.3f", run, m);
+        cr_assert(fabs(m - (w0 + d * w0 / T)) < 0.05, "run %d: median %.3f", run, m);
         lo = fmin(lo, m);
         hi = fmax(hi, m);
         rlo = fmin(rlo, raw);
@@ -461,10 +470,8 @@ Test(stats, stall_fit_takes_the_fundamental_for_a_short_kernel)
 {
     /* ~8 us: a stall in ~8% of samples; its harmonics are as strong. */
     static s_stall_run_t r;
-    const double w[2] = {7.5, 8.1};
-    s_stall_run(&r, 1500, w, 100.148, 0.8, 42.0, 7);
     cr_stall_fit_t f;
-    cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 20, 2000, &f, r.adj), 0);
+    s_stall_fit_run(&r, 1500, 7.5, 8.1, 0.8, 42.0, 7, &f);
     cr_assert(f.found && fabs(f.period_us - 100.148) < 0.01, "period %.4f (found %d)",
               f.period_us, f.found);
 }
@@ -472,10 +479,8 @@ Test(stats, stall_fit_takes_the_fundamental_for_a_short_kernel)
 Test(stats, stall_fit_leaves_plain_noise_alone)
 {
     static s_stall_run_t r;
-    const double w[2] = {51.6, 64.4};
-    s_stall_run(&r, 1000, w, 100.148, 0, 0, 99);
     cr_stall_fit_t f;
-    cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 20, 2000, &f, r.adj), 0);
+    s_stall_fit_run(&r, 1000, 51.6, 64.4, 0, 0, 99, &f);
     cr_assert_not(f.found, "found a period %.4f in noise (power %.0f, r %.2f)", f.period_us,
                   f.power, f.r);
     for (size_t i = 0; i < r.n; i++)
@@ -485,10 +490,8 @@ Test(stats, stall_fit_leaves_plain_noise_alone)
 Test(stats, stall_fit_needs_samples_and_a_band)
 {
     static s_stall_run_t r;
-    const double w[2] = {51.6, 64.4};
-    s_stall_run(&r, 20, w, 100.148, 1.4, 0, 5); /* 40 samples: too few */
     cr_stall_fit_t f;
-    cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 20, 2000, &f, r.adj), 0);
+    s_stall_fit_run(&r, 20, 51.6, 64.4, 1.4, 0, 5, &f); /* 40 samples: too few */
     cr_assert_not(f.found);
     cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 0, 2000, &f, r.adj), -EINVAL);
     cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 200, 100, &f, r.adj), -EINVAL);
