@@ -207,8 +207,9 @@ int cr_stall_fit(const double *start, const double *dur, const unsigned char *gr
     s_pt_t *p = (s_pt_t *)malloc(n * sizeof *p);
     double *tmp = (double *)malloc(4 * n * sizeof *tmp);
     double *cnt = (double *)malloc(n * sizeof *cnt);
+    double *sig = (double *)malloc(n * sizeof *sig);
     int rc = -ENOMEM;
-    if (!p || !tmp || !cnt)
+    if (!p || !tmp || !cnt || !sig)
         goto out;
     rc = 0;
 
@@ -230,17 +231,18 @@ int cr_stall_fit(const double *start, const double *dur, const unsigned char *gr
         lo[g] = cr_stats_quantile_sorted(tmp, k, S_STALL_WINSOR);
         hi[g] = cr_stats_quantile_sorted(tmp, k, 1 - S_STALL_WINSOR);
     }
-    double ym[2] = {0, 0};
+    double ym[2] = {0, 0}, yy[2] = {0, 0};
     for (size_t i = 0; i < n; i++) {
         int g = grp[i] != 0;
-        double v = dur[i] < lo[g] ? lo[g] : dur[i] > hi[g] ? hi[g] : dur[i];
-        p[i].m = start[i] - t0 + dur[i] / 2;
-        p[i].y = v - med[g];
-        ym[g] += p[i].y;
+        sig[i] = (dur[i] < lo[g] ? lo[g] : dur[i] > hi[g] ? hi[g] : dur[i]) - med[g];
+        ym[g] += sig[i];
     }
     for (size_t i = 0; i < n; i++) {
         int g = grp[i] != 0;
-        p[i].y -= ym[g] / (double)ng[g];
+        sig[i] -= ym[g] / (double)ng[g];
+        yy[g] += sig[i] * sig[i];
+        p[i].m = start[i] - t0 + dur[i] / 2;
+        p[i].y = sig[i];
     }
     /* Sorted by time, so that a pass over the first D us is a prefix. */
     qsort(p, n, sizeof *p, s_cmp_pt);
@@ -296,13 +298,7 @@ int cr_stall_fit(const double *start, const double *dur, const unsigned char *gr
      * stalls (a short kernel) leave harmonics as strong as the fundamental
      * in the periodogram, so whole multiples of the period are tried too. */
     const double f_peak = f;
-    double yy[2] = {0, 0}, best_r = -2;
-    for (size_t i = 0; i < n; i++) {
-        int g = grp[i] != 0;
-        double v = dur[i] < lo[g] ? lo[g] : dur[i] > hi[g] ? hi[g] : dur[i];
-        tmp[i] = v - med[g] - ym[g] / (double)ng[g]; /* the signal, in input order */
-        yy[g] += tmp[i] * tmp[i];
-    }
+    double best_r = -2;
     for (int mult = 1; mult <= S_STALL_MULTIPLES && mult / f_peak <= tmax_us; mult++) {
         const double Tm = mult / f_peak;
         for (int j = 0; j < S_STALL_PHASES; j++) {
@@ -313,7 +309,7 @@ int cr_stall_fit(const double *start, const double *dur, const unsigned char *gr
                 double c = s_stall_count(start[i] - t0, dur[i], ph, Tm);
                 sn[g] += c;
                 snn[g] += c * c;
-                sny[g] += c * tmp[i];
+                sny[g] += c * sig[i];
             }
             double cov = 0, var = 0;
             for (int g = 0; g < 2; g++) {
@@ -342,7 +338,7 @@ int cr_stall_fit(const double *start, const double *dur, const unsigned char *gr
         cnt[i] = s_stall_count(start[i] - t0, dur[i], fit->phase_us, T);
         sn[g] += cnt[i];
         snn[g] += cnt[i] * cnt[i];
-        sny[g] += cnt[i] * tmp[i];
+        sny[g] += cnt[i] * sig[i];
     }
     for (int g = 0; g < 2; g++) {
         if (!ng[g])
@@ -363,5 +359,6 @@ out:
     free(p);
     free(tmp);
     free(cnt);
+    free(sig);
     return rc;
 }
