@@ -96,11 +96,12 @@ for r in recs:
     for c in (r.get("profile") or {}).get("cases", []):
         by.setdefault(c.get("case_index", 0), []).append(c)
 for k, cs in sorted(by.items()):
-    for key in ("median_us", "mean_us", "ref_median_us"):
-        m = [c[key] for c in cs]
+    for key in ("median_us", "raw_median_us", "mean_us", "ref_median_us"):
+        m = [c.get(key, 0) for c in cs]
         mid = sorted(m)[len(m) // 2]
-        print("  case %d %-13s %s us; spread (max-min)/median %.3f%%"
-              % (k, key, " ".join("%.3f" % x for x in m), (max(m) - min(m)) / mid * 100))
+        spread = (max(m) - min(m)) / mid * 100 if mid else 0
+        print("  case %d %-14s %s us; spread (max-min)/median %.3f%%"
+              % (k, key, " ".join("%.3f" % x for x in m), spread))
     print("  case %d samples %s iqr %s clock %s" % (k, [c["samples"] for c in cs],
           ["%.2f" % c["iqr_us"] for c in cs], sorted({round(c.get("mean_sm_clock_mhz", 0)) for c in cs})))
 PY

@@ -28,6 +28,7 @@
 #include <jansson.h>
 #include <poll.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,13 +143,25 @@ static void s_example(const char *task)
                 cr_expect(b->floor_us > 0 && b->median_us >= b->floor_us, "%s/%s: floor %g",
                           task, file, b->floor_us);
                 cr_expect(b->speedup_lo <= b->speedup && b->speedup <= b->speedup_hi);
-                fprintf(stderr, "  case %u: %u samples median %.3f us (ref %.3f, wall %.3f, "
-                                "floor %.3f) speedup %.3f [%.3f, %.3f] rse %.4f clock %.0f MHz "
-                                "dropped %u verified %u\n",
-                        b->case_index, b->samples, b->median_us, b->ref_median_us,
-                        b->wall_median_us, b->floor_us, b->speedup, b->speedup_lo,
-                        b->speedup_hi, b->rse, b->mean_sm_clock_mhz, b->throttled_dropped,
-                        b->verified_samples);
+                /* A periodic stall (judge note 10) is in the searched band and moves
+                 * the median by at most one stall; without one the median is raw. */
+                if (b->stall_period_us > 0)
+                    cr_expect(b->stall_period_us >= 20 && b->stall_period_us <= 2000 &&
+                                  b->stall_us > 0 &&
+                                  fabs(b->median_us - b->raw_median_us) <= b->stall_us,
+                              "%s/%s: stall every %g us, %g us each; median %g, raw %g", task,
+                              file, b->stall_period_us, b->stall_us, b->median_us,
+                              b->raw_median_us);
+                else
+                    cr_expect_eq(b->raw_median_us, b->median_us);
+                fprintf(stderr, "  case %u: %u samples median %.3f us (raw %.3f, ref %.3f, wall "
+                                "%.3f, floor %.3f) speedup %.3f [%.3f, %.3f] rse %.4f clock %.0f "
+                                "MHz dropped %u verified %u stall %.3f us every %.3f us\n",
+                        b->case_index, b->samples, b->median_us, b->raw_median_us,
+                        b->ref_median_us, b->wall_median_us, b->floor_us, b->speedup,
+                        b->speedup_lo, b->speedup_hi, b->rse, b->mean_sm_clock_mhz,
+                        b->throttled_dropped, b->verified_samples, b->stall_us,
+                        b->stall_period_us);
             }
             cr_expect_eq(rec->n_hack_flags, 0, "%s/%s: honest candidate flagged %s", task, file,
                          rec->n_hack_flags ? rec->hack_flags[0] : "");

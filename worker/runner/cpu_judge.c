@@ -1156,6 +1156,7 @@ static void s_fill_bench(const cr_cpu_judge_t *j, int b_i, Crucible__BenchResult
     br->iqr_us = a.iqr;
     br->rse = a.rse;
     br->wall_median_us = a.median; /* on the CPU the timer is the wall clock */
+    br->raw_median_us = a.median;  /* no periodic-stall adjustment on the CPU */
     br->ref_samples = j->cached_ref_us ? 0 : (uint32_t)b.n; /* 0: none timed in this run */
     br->ref_median_us = b.median;
     br->ref_rse = b.rse;

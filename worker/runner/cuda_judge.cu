@@ -132,7 +132,8 @@
  *    times keep the machine's average stall cost (so they still compare
  *    with do_bench's level) and lose only the luck of the count; with no
  *    period found nothing changes. The wall-clock cross-check and the
- *    stopping rule use the raw times. */
+ *    stopping rule use the raw times; the record carries the raw median
+ *    (raw_median_us) and the stall found (stall_period_us, stall_us). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -2182,12 +2183,18 @@ static size_t s_kept_times(const s_side_t *S, int all, int wall, double shift, d
     return n;
 }
 
-static double s_median_gap(const s_side_t *S, int all, double *tmp)
+enum { S_RAW_EV, S_RAW_WALL, S_RAW_GAP }; /* what s_raw_median takes the median of */
+
+/* Median of the kept samples' raw event times, wall times, or the gap
+ * (wall - event) between them; 0 with none kept. */
+static double s_raw_median(const s_side_t *S, int all, int what, double *tmp)
 {
     size_t n = 0;
     for (size_t i = 0; i < S->n; i++)
         if (all || !S->s[i].throttled)
-            tmp[n++] = S->s[i].wall_us - S->s[i].ev_us;
+            tmp[n++] = what == S_RAW_EV     ? S->s[i].ev_us
+                       : what == S_RAW_WALL ? S->s[i].wall_us
+                                            : S->s[i].wall_us - S->s[i].ev_us;
     if (n == 0)
         return 0;
     cr_stats_sort(tmp, n);
@@ -2223,7 +2230,8 @@ static int s_summarise(s_judge_t *J, int c, int b, s_side_t *A, s_side_t *B,
     br->throttled_dropped = all ? 0 : (uint32_t)(thr_a + thr_b);
 
     /* Wall-clock cross-check (note 4). */
-    double gap_a = s_median_gap(A, all, x), gap_b = s_median_gap(B, all || cached, x);
+    double gap_a = s_raw_median(A, all, S_RAW_GAP, x);
+    double gap_b = s_raw_median(B, all || cached, S_RAW_GAP, x);
     size_t na = s_kept_times(A, all, 0, 0, x);
     cr_stats_t sa, sb;
     cr_stats_compute(x, na, &sa);
@@ -2253,13 +2261,11 @@ static int s_summarise(s_judge_t *J, int c, int b, s_side_t *A, s_side_t *B,
         size_t nb = s_kept_times(B, all, 0, 0, y);
         cr_stats_compute(y, nb, &sb);
     }
-    /* The wall-clock median reported is the candidate's raw one. */
-    size_t nw = 0;
-    for (size_t i = 0; i < A->n; i++)
-        if (all || !A->s[i].throttled)
-            x[nw++] = A->s[i].wall_us;
-    cr_stats_sort(x, nw);
-    br->wall_median_us = nw ? cr_stats_quantile_sorted(x, nw, 0.5) : 0;
+    /* The median before the stall adjustment (note 10), and the wall-clock
+     * median: both the candidate's raw ones. */
+    br->raw_median_us =
+        br->stall_period_us > 0 && !side ? s_raw_median(A, all, S_RAW_EV, x) : sa.median;
+    br->wall_median_us = s_raw_median(A, all, S_RAW_WALL, x);
 
     double mhz = 0;
     size_t nm = 0;
@@ -2338,9 +2344,11 @@ static int s_check_kept(s_judge_t *J, const s_layout_t *L, s_kept_t *kept, unsig
     return 0;
 }
 
-/* Periodic stalls (note 10): fits them on both sides' samples of the case
- * and sets each sample's adj_us. Returns 0 or -ENOMEM. */
-static int s_stall_adjust(s_judge_t *J, int c, s_side_t *A, s_side_t *B)
+/* Periodic stalls (note 10): fits them on both sides' samples of the case,
+ * sets each sample's adj_us and the stall fields of br. Returns 0 or
+ * -ENOMEM. */
+static int s_stall_adjust(s_judge_t *J, int c, s_side_t *A, s_side_t *B,
+                          Crucible__BenchResult *br)
 {
     const size_t n = A->n + B->n;
     double *buf = (double *)malloc((n ? n : 1) * 3 * sizeof *buf);
@@ -2364,6 +2372,8 @@ static int s_stall_adjust(s_judge_t *J, int c, s_side_t *A, s_side_t *B)
     if (rc == 0 && fit.found) {
         for (size_t i = 0; i < n; i++)
             (i < A->n ? &A->s[i] : &B->s[i - A->n])->adj_us = adj[i];
+        br->stall_period_us = fit.period_us;
+        br->stall_us = fit.d_us[0];
         cr_info("case %d: periodic stall every %.4f us (periodogram %.0f, r %.2f), %.3f / %.3f "
                 "us each, %.3f / %.3f per sample (candidate / reference); times adjusted to "
                 "the mean count (fit %.1f ms)",
@@ -2508,7 +2518,7 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
     if (s_check_kept(J, &L, kept, nkept) != 0)
         goto done;
     ph[4] = cr_time_mono_ns();
-    rc = s_stall_adjust(J, c, &A, &Bs);
+    rc = s_stall_adjust(J, c, &A, &Bs, br);
     if (rc == 0)
         rc = s_summarise(J, c, b, &A, &Bs, br);
     for (int side = 0; J->dump && side < 2; side++) {
