@@ -25,9 +25,9 @@
  *     S_SPARES spares are the supervisor thread's alone: topped up as a
  *     job's runner is taken (just before its request is written), the
  *     oldest used by the next job, one that died while waiting skipped for
- *     the next (or a fresh start), killed at destroy. A spare's pid enters the kill slot only when it
- *     gets a job, so Cancel never hits an idle spare; its run timeout counts
- *     from the request, not the start.
+ *     the next (or a fresh start), killed at destroy. A spare's pid enters
+ *     the kill slot only when it gets a job, so Cancel never hits an idle
+ *     spare; its run timeout counts from the request, not the start.
  *  6. After its report a runner started with --park (always, here) closes
  *     the report channel and parks (sleeps in its main thread, then exits 0
  *     by itself: runner.c). A runner seen parked behind a complete report

@@ -2376,7 +2376,7 @@ static int s_stall_adjust(s_judge_t *J, int c, s_side_t *A, s_side_t *B,
         br->stall_us = fit.d_us[0];
         cr_info("case %d: periodic stall every %.4f us (periodogram %.0f, r %.2f), %.3f / %.3f "
                 "us each, %.3f / %.3f per sample (candidate / reference); times adjusted to "
-                "the mean count (fit %.1f ms)",
+                "the expected count (fit %.1f ms)",
                 c, fit.period_us, fit.power, fit.r, fit.d_us[0], fit.d_us[1], fit.mean_n[0],
                 fit.mean_n[1], ms);
     } else if (rc == 0) {
