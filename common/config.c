@@ -83,7 +83,8 @@ const cr_conf_row_t cr_config_rows[] = {
         "(docs/sandbox.md)"),
     /* job options */
     ROW("compile-timeout-s", CR_CONF_DOUBLE, compile_timeout_s, "60", 0.1, 3600, JOBOPT,
-        "seconds a compile may take"),
+        "seconds a candidate's compile may take: COMPILE_TIMEOUT (the task's reference gets at "
+        "least the worker's)"),
     ROW("run-timeout-s", CR_CONF_DOUBLE, run_timeout_s, "60", 0.1, 3600, JOBOPT,
         "seconds a runner may take (verify and timing); then it is killed: TIMEOUT"),
     ROW("queue-timeout-s", CR_CONF_DOUBLE, queue_timeout_s, "0", 0, 1e7,

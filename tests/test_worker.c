@@ -120,6 +120,7 @@ static const char s_fake_runner_src[] =
 static const char s_slow_cc[] = "#!/bin/sh\n"
                                 "if [ \"$1\" = --version ]; then echo 'slowcc 1.0'; exit 0; fi\n"
                                 "if grep -q SLOWCOMPILE kernel.c 2>/dev/null; then exec sleep 30; fi\n"
+                                "if grep -q SLOWREF kernel.c 2>/dev/null; then sleep 1.5; fi\n"
                                 "exec cc \"$@\"\n";
 
 static void s_setup(void)
@@ -710,6 +711,35 @@ Test(compile, error_then_ok_then_cache_hit, .init = s_setup, .fini = s_teardown,
     free(first);
     cr_compile_destroy(&c);
     cr_assert_null(c);
+}
+
+/* The job's compile timeout is the candidate's: a reference slower to
+ * build than it still builds under the worker's (else every such job would
+ * come back INVALID_TASK, the task blamed for a tight limit or a busy
+ * machine), while the candidate stays held to the job's. */
+Test(compile, reference_gets_the_worker_timeout, .init = s_setup, .fini = s_teardown,
+     .timeout = 60)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    char *cc = s_path("slowcc");
+    s_write(cc, s_slow_cc, 0755);
+    snprintf(cfg.cc, sizeof cfg.cc, "%s", cc);
+    cr_compile_t *c = cr_compile_new(&cfg, s_sink_put, &s_sink);
+    cr_assert_not_null(c);
+    char ref[1024];
+    snprintf(ref, sizeof ref, "/* SLOWREF */\n%s", s_ref);
+    Crucible__Job *m = s_job_msg("slowref", s_task_json, ref, s_ref, 0, 0.5);
+    cr_wjob_t *j = cr_wjob_new(m);
+    s_job_msg_free(m);
+    cr_assert_not_null(j);
+    cr_compile_submit(c, j);
+    j = s_sink_get(&s_sink, 20000);
+    cr_assert_not_null(j);
+    cr_expect_eq(j->status, 0, "%s: %s", cr_status_name(j->status), j->message);
+    cr_wjob_destroy(&j);
+    cr_compile_destroy(&c);
+    free(cc);
 }
 
 Test(compile, timeout, .init = s_setup, .fini = s_teardown, .timeout = 60)

@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -583,9 +584,12 @@ static void s_compile_job(cr_compile_t *c, int ti, cr_wjob_t *j)
         goto out;
     }
     const char *ident = c->ident[l - s_langs];
-    double tmo = opt && opt->compile_timeout_s > 0 ? opt->compile_timeout_s
-                 : c->cfg->compile_timeout_s > 0   ? c->cfg->compile_timeout_s
-                                                   : S_DEFAULT_COMPILE_TIMEOUT_S;
+    /* The job's compile timeout bounds the candidate's build; the task's own
+     * reference and baseline get at least the worker's, so that a tight
+     * per-job limit (or a loaded machine) does not turn into INVALID_TASK. */
+    const double worker_tmo =
+        c->cfg->compile_timeout_s > 0 ? c->cfg->compile_timeout_s : S_DEFAULT_COMPILE_TIMEOUT_S;
+    const double tmo = opt && opt->compile_timeout_s > 0 ? opt->compile_timeout_s : worker_tmo;
     /* reference first: if it does not build, the candidate cannot be judged */
     struct {
         int which;
@@ -603,7 +607,8 @@ static void s_compile_job(cr_compile_t *c, int ti, cr_wjob_t *j)
             continue;
         char *log = NULL;
         int hit = 0;
-        s_build_t st = s_build(c, ti, l, ident, j->task, parts[i].src, tmo,
+        const double t = parts[i].which == CR_SO_CANDIDATE ? tmo : fmax(tmo, worker_tmo);
+        s_build_t st = s_build(c, ti, l, ident, j->task, parts[i].src, t,
                                &j->so[parts[i].which], &hit, &log, msg, sizeof msg);
         if (parts[i].which == CR_SO_CANDIDATE) {
             j->cache_hit = hit;
