@@ -13,6 +13,10 @@ grpo      64 candidates (8 tasks x 8 samples: fast, naive, wrong and a compile e
 seq       the same candidates evaluated one after another by a sequential script: for each,
           compile reference and candidate with nvcc, start a process, evaluate (the judge
           driver), on 16 of the grpo candidates with the batch's mix; evaluations per minute
+precision the fast vector_add candidate evaluated 10 times through coordinator + one worker
+          (each job in its own runner process, interleaved policy, budget 1 s), on vector_add
+          with a third bench case of 1M floats (~7.5 us) beside its ~11 and ~52 us ones: the
+          spread of the medians (max/min - 1), raw and reported, and each runner's level offset
 Never changes a GPU setting: workers run with clock policy observe.
 """
 import argparse, json, os, shutil, subprocess, sys, tempfile, time
@@ -199,6 +203,38 @@ def part_seq(args, tmp):
         by[st] = by.get(st, 0) + 1
     wall = time.time() - t0
     log(args.out, "sequential: %d candidates %s, wall %.1f s, %.1f evals/min" % (len(cands), by, wall, len(cands) / wall * 60))
+
+
+def part_precision(args, tmp):
+    d = os.path.join(tmp, "prec_tasks", "vector_add_cuda")
+    shutil.copytree(task_dir("vector_add_cuda"), d)
+    t = json.load(open(os.path.join(d, "task.json")))
+    t["cases"].append({"n": 1 << 20})
+    t["bench_cases"] = [len(t["cases"]) - 1] + t["bench_cases"]
+    json.dump(t, open(os.path.join(d, "task.json"), "w"))
+    man = os.path.join(tmp, "prec.jsonl")
+    with open(man, "w") as f:
+        for k in range(10):
+            f.write(json.dumps({"task": "vector_add_cuda", "job_id": "prec/%02d" % k,
+                                "file": os.path.join(d, "candidates/fast.cu")}) + "\n")
+    out_jsonl = os.path.join(args.out, "precision.jsonl")
+    p, wall, recs = crucible_run(args, args.bin, os.path.dirname(d), man, out_jsonl,
+                                 ["--time-budget-s", "1", "--ref-policy", "interleaved",
+                                  "--log-dir", os.path.join(args.out, "logs_precision")], 400)
+    recs.sort(key=lambda r: r.get("job_id", ""))
+    log(args.out, "precision: %d records %s, exit %d" % (len(recs), sorted({r["status"] for r in recs}),
+                                                         p.returncode))
+    by = {}
+    for r in recs:
+        for c in (r.get("profile") or {}).get("cases", []):
+            by.setdefault(c.get("case_index", 0), []).append(c)
+    for k, cs in sorted(by.items()):
+        for key in ("median_us", "raw_median_us", "ref_median_us"):
+            m = [c.get(key, 0) for c in cs]
+            log(args.out, "  case %d %-14s %s us; spread %.3f%%" % (
+                k, key, " ".join("%.3f" % x for x in m), 100 * (max(m) / min(m) - 1) if min(m) > 0 else 0))
+        log(args.out, "  case %d level_offset_us %s" % (
+            k, " ".join("%+.3f" % c.get("level_offset_us", 0) for c in cs)))
 
 
 def main():

@@ -496,3 +496,26 @@ Test(stats, stall_fit_needs_samples_and_a_band)
     cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 0, 2000, &f, r.adj), -EINVAL);
     cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 200, 100, &f, r.adj), -EINVAL);
 }
+
+/* cr_level_offset (cuda_judge.cu note 11): the reference's distance from its
+ * anchor, only where it can be a process level. */
+Test(stats, level_offset_only_for_a_process_level)
+{
+    int why = -1;
+    cr_assert_float_eq(cr_level_offset(8.10, 8.00, &why), 0.10, 1e-12);
+    cr_assert_eq(why, 0);
+    cr_assert_float_eq(cr_level_offset(65.0, 65.2, &why), -0.2, 1e-9);
+    cr_assert_eq(why, 0);
+    cr_assert_eq(cr_level_offset(8.0, 8.0, &why), 0); /* at the anchor: nothing to take off */
+    cr_assert_eq(why, 0);
+    cr_assert_eq(cr_level_offset(8.5, 8.0, &why), 0); /* 0.5 us: the reference changed */
+    cr_assert_eq(why, 3);
+    cr_assert_eq(cr_level_offset(1375.3, 1375.2, &why), 0); /* a long reference's own spread */
+    cr_assert_eq(why, 2);
+    cr_assert_eq(cr_level_offset(0, 8.0, &why), 0);
+    cr_assert_eq(why, 1);
+    cr_assert_eq(cr_level_offset(8.0, NAN, &why), 0);
+    cr_assert_eq(why, 1);
+    cr_assert_eq(cr_level_offset(8.0, -8.0, &why), 0);
+    cr_assert_eq(why, 1);
+}

@@ -67,8 +67,10 @@ static const char s_broken[] = "void solve(const float *a, const float *b, float
  * acts on a marker found in it (the tests put markers where the shared
  * object paths go): crash, hang, fork a lingering grandchild, exit early,
  * print garbage, or answer with a hand-encoded RewardRecord whose message is
- * the hex of the request it got (so a test can decode what was sent).
- * Asked to --measure-device (supervisor.c note 7) it names a bandwidth. */
+ * the hex of the request it got (so a test can decode what was sent); with
+ * MODE=profile the record also holds a profile of bench case 1 whose
+ * reference was timed (20 samples, median 12.5 us). Asked to
+ * --measure-device (supervisor.c note 7) it names a bandwidth. */
 static const char s_fake_runner_src[] =
     "#define _GNU_SOURCE\n"
     "#include <signal.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
@@ -110,6 +112,9 @@ static const char s_fake_runner_src[] =
     "  for (size_t i = 4; i < n; i++) h += (size_t)sprintf(hex + h, \"%02x\", in[i]);\n"
     "  str(10, hex, h);\n"
     "  str(20, \"fake:device\", 11);\n"
+    "  if (HAS(\"MODE=profile\")) { /* BenchResult {1: 1, 8: 20, 9: 12.5} in cases (1) of profile (13) */\n"
+    "    unsigned char b[16] = {0x08, 1, 0x40, 20, 0x49}, p[24] = {0x0a, 13}; double v = 12.5;\n"
+    "    memcpy(b + 5, &v, 8); memcpy(p + 2, b, 13); str(13, (const char *)p, 15); }\n"
     "  unsigned char hdr[4] = {k & 0xff, k >> 8 & 0xff, k >> 16 & 0xff, k >> 24 & 0xff};\n"
     "  fwrite(tok, 1, 16, stdout); fwrite(hdr, 1, 4, stdout); fwrite(rec, 1, k, stdout);\n"
     "  return 0;\n"
@@ -343,6 +348,47 @@ static int s_scratch_empty(const cr_config_t *c)
     return system(cmd) == 0;
 }
 
+/* The reference cache (supervisor.c note 4): the first OK report that timed
+ * the reference fills it whatever the job's policy; a later interleaved job
+ * gets the entry as its anchor (ref_anchor_us, cuda_judge.cu note 11), a
+ * REF_CACHED job as the reference to reuse, and never both. */
+Test(supervisor, reference_cache_anchors_interleaved_jobs, .init = s_setup, .fini = s_teardown,
+     .timeout = 60)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    cr_supervisor_t *sup = s_fake_supervisor(&cfg);
+    struct {
+        const char *id;
+        Crucible__RefPolicy policy;
+        size_t anchors, cached; /* values expected in the request */
+    } steps[] = {
+        {"first", CRUCIBLE__REF_POLICY__REF_INTERLEAVED, 0, 0},
+        {"anchored", CRUCIBLE__REF_POLICY__REF_INTERLEAVED, 1, 0},
+        {"cached", CRUCIBLE__REF_POLICY__REF_CACHED, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        cr_wjob_t *j = s_marked(steps[i].id, "profile", NULL, 5.0);
+        j->job->options->ref_policy = steps[i].policy;
+        char err[256];
+        cr_assert_eq(cr_task_parse(s_task_json, s_dir, &j->task, err, sizeof err), 0, "%s", err);
+        cr_supervisor_submit(sup, j);
+        j = s_sink_get(&s_sink, 10000);
+        cr_assert_eq(j->rec->status, CRUCIBLE__STATUS__STATUS_OK, "%s: %s", steps[i].id,
+                     j->rec->message);
+        Crucible__RunnerRequest *req = s_echoed_request(j->rec);
+        cr_expect_eq(req->n_ref_anchor_us, steps[i].anchors, "%s", steps[i].id);
+        cr_expect_eq(req->n_cached_ref_median_us, steps[i].cached, "%s", steps[i].id);
+        if (req->n_ref_anchor_us == 1)
+            cr_expect_float_eq(req->ref_anchor_us[0], 12.5, 1e-12);
+        if (req->n_cached_ref_median_us == 1)
+            cr_expect_float_eq(req->cached_ref_median_us[0], 12.5, 1e-12);
+        crucible__runner_request__free_unpacked(req, NULL);
+        cr_wjob_destroy(&j);
+    }
+    cr_supervisor_destroy(&sup);
+}
+
 Test(supervisor, verdicts_and_recovery, .init = s_setup, .fini = s_teardown, .timeout = 60)
 {
     cr_config_t cfg;
@@ -419,7 +465,7 @@ static int s_children_running(const char *exe)
 }
 
 /* A GPU worker keeps the next runners started (supervisor.c note 5): after
- * a job two spares wait, a spare's wait does not count against its job's run
+ * a job three spares wait, a spare's wait does not count against its job's run
  * timeout, spares that died are replaced, and destroy kills them. */
 Test(supervisor, prestarted_spare_runner, .init = s_setup, .fini = s_teardown, .timeout = 60)
 {
@@ -446,7 +492,7 @@ Test(supervisor, prestarted_spare_runner, .init = s_setup, .fini = s_teardown, .
             crucible__runner_request__free_unpacked(req, NULL);
         }
         cr_wjob_destroy(&j);
-        cr_expect_eq(s_children_running(cfg.runner), 2, "two spares wait after job %d", i);
+        cr_expect_eq(s_children_running(cfg.runner), 3, "three spares wait after job %d", i);
         if (i == 1)
             cr_time_sleep_ms(1500); /* > the 1 s run timeout: the wait must not count */
         if (i == 2) { /* spares that die while waiting are replaced */

@@ -11,13 +11,17 @@
  *  3. The final record is assembled on the stack from pointers into the job
  *     and packed/unpacked once into job->rec, so it is one owned message that
  *     free_unpacked releases, whoever made its parts.
- *  4. The reference cache (REF_CACHED jobs) is read and written only in
- *     s_run, i.e. only by the supervisor thread, so it takes no lock; destroy
- *     frees it after the join. Its key (s_ref_key) names everything a
- *     reference median depends on: the task (bundle hash and task.json: the
- *     bench sizes), the reference and baseline objects (content-addressed
- *     cache paths: source, compiler identity, flags), the device and the
- *     clock policy. A full cache overwrites its oldest entry (a ring).
+ *  4. The reference cache is read and written only in s_run, i.e. only by
+ *     the supervisor thread, so it takes no lock; destroy frees it after the
+ *     join. Its key (s_ref_key) names everything a reference median depends
+ *     on: the task (bundle hash and task.json: the bench sizes), the
+ *     reference and baseline objects (content-addressed cache paths: source,
+ *     compiler identity, flags), the device and the clock policy. The first
+ *     OK report that measured the reference fills the entry, whatever the
+ *     job's policy; a REF_CACHED job then reuses it instead of timing the
+ *     reference, an interleaved one gets it as the anchor its runner
+ *     measures its own level against (CUDA judge note 11). A full cache
+ *     overwrites its oldest entry (a ring).
  *  5. On a GPU worker the next runners are started while the current one
  *     measures (`crucible-runner --prestart cuda` makes its CUDA context and
  *     the judge's request-independent setup, then blocks on stdin), so
@@ -82,10 +86,13 @@
 #define S_STDERR_CAP (8u * 1024u)
 /* 300 s: only when neither the job nor the config gives a run timeout. */
 #define S_DEFAULT_RUN_TIMEOUT_S 300.0
-/* Spare runners kept started on a GPU worker (note 5): two, so that each has
- * two jobs' time to get ready (a job may take 0.15 s, a start with its
- * context, NVML and the judge's buffers up to ~0.3 s on an H200). */
-#define S_SPARES 2
+/* Spare runners kept started on a GPU worker (note 5): three, so that each
+ * has three jobs' time to get ready. A job may take 0.04 s (wrong answers)
+ * to 0.3 s; with two spares, a 64-candidate batch on an H200 had 56 jobs
+ * wait 4.2 s in all, up to 0.4 s after short jobs, for a spare still making
+ * its context, NVML and the judge's buffers (bench/RESULTS.md, session 7).
+ * The starting work per job is the same; only its lead grows. */
+#define S_SPARES 3
 /* How long a runner may take from closing its report to being asleep (note 6). */
 #define S_PARK_WAIT_MS 500
 /* Seed length fixed by the protocol (RunnerRequest.seed). */
@@ -348,10 +355,11 @@ static void s_ref_free(cr_supervisor_t *s)
 /* ---- one run ---- */
 
 /* Packs the request into one frame (4-byte LE length + bytes). ref, when
- * not NULL, is the cached reference measurement the runner reuses. */
+ * not NULL, is this worker's earlier measurement of the reference: reused
+ * when cached, else sent as the anchor of the interleaved policy. */
 static int s_request_frame(cr_supervisor_t *s, cr_wjob_t *j, const char *scratch,
                            const uint8_t *seed, const uint8_t *token, const s_refent_t *ref,
-                           uint8_t **out, size_t *outlen)
+                           int cached, uint8_t **out, size_t *outlen)
 {
     const cr_config_t *cfg = s->cfg;
     Crucible__JobOptions opt = CRUCIBLE__JOB_OPTIONS__INIT;
@@ -383,11 +391,14 @@ static int s_request_frame(cr_supervisor_t *s, cr_wjob_t *j, const char *scratch
     req.sandbox_uid = (uint32_t)cfg->sandbox_uid;
     req.llc_bytes = 0; /* the runner measures the cache it flushes */
     req.device_copy_bw = s->copy_bw; /* note 7 */
-    if (ref) {
+    if (ref && cached) {
         req.n_cached_ref_median_us = ref->n;
         req.cached_ref_median_us = ref->median_us;
         req.n_cached_ref_rse = ref->n;
         req.cached_ref_rse = ref->rse;
+    } else if (ref) {
+        req.n_ref_anchor_us = ref->n;
+        req.ref_anchor_us = ref->median_us;
     }
     size_t n = crucible__runner_request__get_packed_size(&req);
     if (n > 0xffffffffu)
@@ -588,18 +599,16 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
         goto out;
     }
     /* REF_CACHED: reuse this worker's measurement of the reference, or
-     * measure it now (interleaved) and keep it. Other jobs never touch it. */
+     * measure it now (interleaved) and keep it. An interleaved job gets it
+     * as its anchor (note 4), and keeps the first one it measures. */
     char key[CR_HASH_HEX_LEN + 1] = "";
-    const s_refent_t *ref = NULL;
     int cache_ref = j->job->options &&
                     j->job->options->ref_policy == CRUCIBLE__REF_POLICY__REF_CACHED;
-    if (cache_ref) {
-        s_ref_key(s, j, key);
-        ref = s_ref_find(s, key);
-    }
+    s_ref_key(s, j, key);
+    const s_refent_t *ref = s_ref_find(s, key);
     cr_random_bytes(seed, sizeof seed);
     cr_random_bytes(token, sizeof token);
-    rc = s_request_frame(s, j, scratch, seed, token, ref, &frame, &flen);
+    rc = s_request_frame(s, j, scratch, seed, token, ref, cache_ref, &frame, &flen);
     explicit_bzero(seed, sizeof seed); /* the frame holds it now; nothing else should */
     if (rc != 0) {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cannot build runner request: %s",
@@ -708,7 +717,7 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
                 j->t_verified = j->report->t_verified;
             else if (j->report->verify)
                 j->t_verified = t_start + (int64_t)(j->report->verify->seconds * 1000);
-            if (cache_ref && !ref)
+            if (!ref)
                 s_ref_store(s, j, key);
         }
     } else {

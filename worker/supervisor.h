@@ -20,7 +20,10 @@
  * times only the candidate (profile.ref_policy "cached", ref_samples 0). On a
  * miss the runner measures interleaved, and an OK report that measured every
  * bench case fills the cache for the worker's life (4096 entries, oldest
- * evicted first). REF_INTERLEAVED jobs neither read nor fill it. */
+ * evicted first), whatever its job's policy. A REF_INTERLEAVED job gets the
+ * entry, when there is one, as RunnerRequest.ref_anchor_us: the CUDA judge
+ * measures its process's level against it and takes it off both sides'
+ * times (cuda_judge.cu note 11). */
 #ifndef CR_SUPERVISOR_H
 #define CR_SUPERVISOR_H
 

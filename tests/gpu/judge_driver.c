@@ -19,7 +19,11 @@
  * shared by the candidates of a task; default: the work dir),
  * --build-only (print the work dir and stop), --no-last-error, --repeat N
  * (judge the candidate N times in this process, one record each: tells a
- * level that belongs to the process from one that changes per run). The
+ * level that belongs to the process from one that changes per run),
+ * --anchors FILE (the worker's reference cache across runs, as the
+ * interleaved policy uses it, cuda_judge.cu note 11: when FILE holds one
+ * reference median per bench case they go in the request as ref_anchor_us;
+ * when it does not exist, an OK run writes its reference medians there). The
  * environment may name the compiler (NVCC) and, to build without a GPU, the
  * target (CR_CUDA_ARCH=90).
  * Exit 0 with a record printed (whatever its status), 2 on a usage or
@@ -52,7 +56,7 @@ enum { D_CAND, D_REF, D_BASE, D_N };
 static const char *const s_names[D_N] = {"cand", "ref", "base"};
 
 typedef struct {
-    const char *policy, *nvml_lib, *work, *task_work;
+    const char *policy, *nvml_lib, *work, *task_work, *anchors;
     double budget, rse, timeout;
     int verify_only, build_only, no_last_error, repeat;
 } s_opts_t;
@@ -61,7 +65,33 @@ static void s_usage(void)
 {
     fprintf(stderr, "usage: cr_cuda_judge_driver [--policy P] [--budget S] [--rse R] "
                     "[--timeout S] [--nvml-lib PATH] [--verify-only] [--work DIR] [--task-work DIR] "
-                    "[--build-only] [--no-last-error] [--repeat N] TASK_DIR CANDIDATE.cu\n");
+                    "[--build-only] [--no-last-error] [--repeat N] [--anchors FILE] TASK_DIR "
+                    "CANDIDATE.cu\n");
+}
+
+/* --anchors: reads up to max reference medians (whitespace-separated) from
+ * path into v; returns how many, 0 when the file is missing or unreadable. */
+static size_t s_read_anchors(const char *path, double *v, size_t max)
+{
+    FILE *f = path ? fopen(path, "r") : NULL;
+    size_t n = 0;
+    while (f && n < max && fscanf(f, "%lf", &v[n]) == 1)
+        n++;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* --anchors: writes the reference medians of an OK record to path. */
+static void s_write_anchors(const char *path, const Crucible__RewardRecord *rec)
+{
+    if (!path || rec->status != CRUCIBLE__STATUS__STATUS_OK || !rec->profile)
+        return;
+    FILE *f = fopen(path, "w");
+    for (size_t b = 0; f && b < rec->profile->n_cases; b++)
+        fprintf(f, "%.6f\n", rec->profile->cases[b]->ref_median_us);
+    if (f)
+        fclose(f);
 }
 
 /* Writes DIR/<name>_src.cu (a copy of src) and DIR/<name>_shim.cu. */
@@ -212,6 +242,8 @@ int main(int argc, char **argv)
             o.timeout = atof(argv[++i]);
         } else if (v && !strcmp(a, "--repeat")) {
             o.repeat = atoi(argv[++i]);
+        } else if (v && !strcmp(a, "--anchors")) {
+            o.anchors = argv[++i];
         } else {
             s_usage();
             return 2;
@@ -303,9 +335,14 @@ int main(int argc, char **argv)
             req.options = &jo;
             req.cpu = -1;
             req.verify_only = o.verify_only;
+            double anchor[64];
+            req.n_ref_anchor_us = s_read_anchors(o.anchors, anchor, 64);
+            req.ref_anchor_us = anchor;
             int jr = cr_cuda_judge_run(&req, t, e[D_REF], e[D_CAND], e[D_BASE], &rec);
             if (jr != 0)
                 fprintf(stderr, "driver: judge returned %s\n", cr_strerror(jr));
+            if (o.anchors && req.n_ref_anchor_us == 0)
+                s_write_anchors(o.anchors, &rec);
         }
         char *line = cr_record_to_json(&rec);
         if (line)

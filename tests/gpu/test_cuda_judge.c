@@ -147,6 +147,7 @@ static void s_example(const char *task)
                  * the median by at most one of the candidate's stalls (none when
                  * only the reference's times were adjusted: stall_us 0); without
                  * one the median is raw. */
+                cr_expect_eq(b->level_offset_us, 0, "no anchor, no level taken off");
                 if (b->stall_period_us > 0)
                     cr_expect(b->stall_period_us >= 20 && b->stall_period_us <= 2000 &&
                                   b->stall_us >= 0 &&
@@ -290,6 +291,65 @@ Test(cuda_judge, persisting_l2_set_aside_is_reset_before_every_call)
     /* every timed candidate call found the set-aside set by the call before */
     cr_assert_geq(resets, samples, "%ld resets for %ld timed samples", resets, samples);
     crucible__reward_record__free_unpacked(rec, NULL);
+}
+
+/* Judge note 11: the first run writes its reference medians, the second
+ * gets them as anchors and takes its distance from them off both sides; an
+ * anchor twice the reference is no process level and changes nothing. */
+Test(cuda_judge, process_level_against_the_reference_anchor)
+{
+    char anchors[1024], cand[1024];
+    snprintf(anchors, sizeof anchors, "%s/vector_add_cuda/anchors_%d.txt", WORK, (int)getpid());
+    snprintf(cand, sizeof cand, "%s/tasks/examples/vector_add_cuda/candidates/fast.cu", SRC);
+    unlink(anchors);
+    const char *extra[] = {"--budget", "0.3", "--anchors", anchors, NULL};
+    int killed = 0;
+    Crucible__RewardRecord *first = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000, &killed);
+    cr_assert_eq(first->status, CRUCIBLE__STATUS__STATUS_OK, "%s", first->message);
+    double anchor[8];
+    size_t n = 0;
+    FILE *f = fopen(anchors, "r");
+    cr_assert_not_null(f, "the first run wrote no anchors");
+    while (n < 8 && fscanf(f, "%lf", &anchor[n]) == 1)
+        n++;
+    fclose(f);
+    cr_assert_eq(n, first->profile->n_cases);
+    for (size_t b = 0; b < n; b++) {
+        cr_assert_float_eq(anchor[b], first->profile->cases[b]->ref_median_us, 1e-5);
+        cr_assert_eq(first->profile->cases[b]->level_offset_us, 0, "no anchor in the first run");
+    }
+    Crucible__RewardRecord *second = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000,
+                                           &killed);
+    cr_assert_eq(second->status, CRUCIBLE__STATUS__STATUS_OK, "%s", second->message);
+    for (size_t b = 0; b < n; b++) {
+        const Crucible__BenchResult *r = second->profile->cases[b];
+        cr_assert_leq(fabs(r->level_offset_us), 0.3, "case %u: offset %g", r->case_index,
+                      r->level_offset_us);
+        cr_assert_float_eq(r->ref_median_us, anchor[b], 1e-6, "case %u: reference %g, anchor %g",
+                           r->case_index, r->ref_median_us, anchor[b]);
+        /* raw = median + the candidate's stall adjustment + the level */
+        cr_assert_leq(fabs(r->raw_median_us - r->median_us - r->level_offset_us),
+                      r->stall_us + 1e-6, "case %u: raw %g, median %g, offset %g, stall %g",
+                      r->case_index, r->raw_median_us, r->median_us, r->level_offset_us,
+                      r->stall_us);
+        fprintf(stderr, "  case %u: offset %+.3f us, median %.3f (raw %.3f), reference %.3f\n",
+                r->case_index, r->level_offset_us, r->median_us, r->raw_median_us,
+                r->ref_median_us);
+    }
+    f = fopen(anchors, "w");
+    cr_assert_not_null(f);
+    for (size_t b = 0; b < n; b++)
+        fprintf(f, "%.6f\n", 2 * anchor[b]);
+    fclose(f);
+    Crucible__RewardRecord *far = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000, &killed);
+    cr_assert_eq(far->status, CRUCIBLE__STATUS__STATUS_OK, "%s", far->message);
+    for (size_t b = 0; b < n; b++)
+        cr_assert_eq(far->profile->cases[b]->level_offset_us, 0);
+    cr_assert_not_null(strstr(s_last_err, "too far off for a process level"), "%s", s_last_err);
+    unlink(anchors);
+    crucible__reward_record__free_unpacked(first, NULL);
+    crucible__reward_record__free_unpacked(second, NULL);
+    crucible__reward_record__free_unpacked(far, NULL);
 }
 
 Test(cuda_judge, lock_base_with_fake_nvml_locks_and_resets)

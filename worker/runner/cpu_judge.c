@@ -147,24 +147,28 @@ int cr_judge_thread_count(void)
     return n;
 }
 
+const double *cr_judge_per_bench(const double *v, size_t n, const cr_task_t *t, const char *what)
+{
+    if (n == 0)
+        return NULL;
+    int ok = n == (size_t)t->nbench;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = isfinite(v[i]) && v[i] > 0;
+    if (!ok) {
+        cr_warn("request: %zu %s do not fit task %s (%d bench cases, each > 0); not used", n,
+                what, t->name, t->nbench);
+        return NULL;
+    }
+    return v;
+}
+
 const double *cr_judge_cached_ref(const Crucible__RunnerRequest *req, const cr_task_t *t,
                                   const double **rse)
 {
-    *rse = NULL;
-    if (req->n_cached_ref_median_us == 0)
-        return NULL;
-    int ok = req->n_cached_ref_median_us == (size_t)t->nbench;
-    for (size_t i = 0; ok && i < req->n_cached_ref_median_us; i++)
-        ok = isfinite(req->cached_ref_median_us[i]) && req->cached_ref_median_us[i] > 0;
-    if (!ok) {
-        cr_warn("request: %zu cached reference medians do not fit task %s (%d bench cases, "
-                "each > 0); measuring the reference",
-                req->n_cached_ref_median_us, t->name, t->nbench);
-        return NULL;
-    }
-    if (req->n_cached_ref_rse == req->n_cached_ref_median_us)
-        *rse = req->cached_ref_rse;
-    return req->cached_ref_median_us;
+    const double *m = cr_judge_per_bench(req->cached_ref_median_us, req->n_cached_ref_median_us,
+                                         t, "cached reference medians");
+    *rse = m && req->n_cached_ref_rse == req->n_cached_ref_median_us ? req->cached_ref_rse : NULL;
+    return m;
 }
 
 /* ---------------------------------------------------------------- layout */

@@ -133,7 +133,31 @@
  *    with do_bench's level) and lose only the luck of the count; with no
  *    period found nothing changes. The wall-clock cross-check and the
  *    stopping rule use the raw times; the record carries the raw median
- *    (raw_median_us) and the stall found (stall_period_us, stall_us). */
+ *    (raw_median_us) and the stall found (stall_period_us, stall_us).
+ *
+ * 11. Process level. Each runner process times at a level of its own, an
+ *    offset common to every kernel it times: on the H200, ten fresh
+ *    processes timing a ~7.5 us kernel spread 1.3-2.9% with nothing else
+ *    changed, the same absolute 0.1-0.2 us at 11 and 52 us, steady for the
+ *    whole process (bench/RESULTS.md, session 7: not the buffers, flush
+ *    buffer, stream, event, code copy or context, not ASLR, huge pages or an
+ *    idle GPU; four contexts in one process share it). The reference, timed
+ *    beside the candidate, carries the same offset (its medians correlate
+ *    with the candidate's at r 0.83-0.98 over 70 runners). Under the
+ *    interleaved policy the worker sends the reference medians its first
+ *    runner measured for the task (RunnerRequest.ref_anchor_us, the entry of
+ *    the `cached` policy's cache); this runner's distance from them,
+ *    reference median - anchor, is taken off both sides' samples, so the
+ *    reference reads its anchor and the candidate what it would have read in
+ *    that first process (cr_level_offset: only for references of at most
+ *    CR_LEVEL_REF_MAX_US, whose own spread is below the level's, and
+ *    distances of at most CR_LEVEL_MAX_US, beyond which the reference itself
+ *    changed and nothing is taken off). The speedup is unchanged up to the
+ *    offset's share of the candidate's time. The record carries the offset
+ *    (level_offset_us); raw_median_us stays the event median as measured. A
+ *    candidate that slows the reference's samples and not its own would gain
+ *    at most CR_LEVEL_MAX_US of absolute time here, as it already gains
+ *    speedup under any interleaved judge. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -339,6 +363,8 @@ typedef struct {
     const double *cached_ref_us;         /* us per bench case, reused (note 7); NULL = time
                                             the reference; borrowed from req */
     const double *cached_ref_rse;        /* their RSEs; NULL = unknown; borrowed from req */
+    const double *ref_anchor_us;         /* us per bench case (note 11); NULL = none;
+                                            borrowed from req */
     int dead;                            /* context unusable: no more CUDA calls (note 3) */
     int cand_ran;                        /* the candidate was called: later sticky errors
                                             are its doing, not the judge's */
@@ -2001,7 +2027,8 @@ typedef struct {
     int slot;              /* buffer slot it ran in */
     int64_t at_ns;         /* host clock at its end (diagnostic dump only) */
     double gpu_at_us;      /* its ev0 on the GPU's clock, from the case's first (note 10) */
-    double adj_us;         /* periodic-stall adjustment, subtracted from ev_us (note 10) */
+    double adj_us;         /* periodic-stall adjustment (note 10) plus the process level
+                              (note 11), subtracted from ev_us */
 } s_sample_t;
 
 typedef struct {
@@ -2261,10 +2288,32 @@ static int s_summarise(s_judge_t *J, int c, int b, s_side_t *A, s_side_t *B,
         size_t nb = s_kept_times(B, all, 0, 0, y);
         cr_stats_compute(y, nb, &sb);
     }
-    /* The median before the stall adjustment (note 10), and the wall-clock
-     * median: both the candidate's raw ones. */
-    br->raw_median_us =
-        br->stall_period_us > 0 && !side ? s_raw_median(A, all, S_RAW_EV, x) : sa.median;
+    if (J->ref_anchor_us && !side) { /* note 11 */
+        int why;
+        double off = cr_level_offset(sb.median, J->ref_anchor_us[b], &why);
+        if (why == 0 && off != 0) {
+            for (int k = 0; k < 2; k++) {
+                s_side_t *S = k ? B : A;
+                for (size_t i = 0; i < S->n; i++)
+                    S->s[i].adj_us += off;
+            }
+            na = s_kept_times(A, all, 0, 0, x);
+            cr_stats_compute(x, na, &sa);
+            cr_stats_compute(y, s_kept_times(B, all, 0, 0, y), &sb);
+            br->level_offset_us = off;
+        }
+        cr_info("case %d: reference %.3f us against its anchor %.3f us: %s", c,
+                sb.median + br->level_offset_us, J->ref_anchor_us[b],
+                why == 0   ? "level taken off both sides"
+                : why == 2 ? "not corrected (anchor too long)"
+                : why == 3 ? "not corrected (too far off for a process level)"
+                           : "not corrected (no reference median)");
+    }
+    /* The median before the stall and level adjustments (notes 10, 11), and
+     * the wall-clock median: both the candidate's raw ones. */
+    br->raw_median_us = (br->stall_period_us > 0 || br->level_offset_us != 0) && !side
+                            ? s_raw_median(A, all, S_RAW_EV, x)
+                            : sa.median;
     br->wall_median_us = s_raw_median(A, all, S_RAW_WALL, x);
 
     double mhz = 0;
@@ -2810,6 +2859,10 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     J->budget_s = o && o->time_budget_s > 0 ? o->time_budget_s : CR_JUDGE_DEFAULT_BUDGET_S;
     J->rse_target = o && o->rse_target > 0 ? o->rse_target : CR_JUDGE_DEFAULT_RSE;
     J->cached_ref_us = cr_judge_cached_ref(req, task, &J->cached_ref_rse);
+    J->ref_anchor_us = J->cached_ref_us ? NULL
+                                        : cr_judge_per_bench(req->ref_anchor_us,
+                                                             req->n_ref_anchor_us, task,
+                                                             "reference anchors");
 
     if (!ref_entry || !cand_entry || req->seed.len != sizeof J->seed) {
         s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,

@@ -106,6 +106,20 @@ void cr_stats_speedup(const cr_stats_t *a, const cr_stats_t *b, double *speedup,
     *hi = b->med_hi / a->med_lo;
 }
 
+/* ---------------------------------------------------------------- level */
+
+double cr_level_offset(double ref_us, double anchor_us, int *why)
+{
+    *why = 0;
+    if (!isfinite(ref_us) || !isfinite(anchor_us) || ref_us <= 0 || anchor_us <= 0)
+        *why = 1;
+    else if (anchor_us > CR_LEVEL_REF_MAX_US)
+        *why = 2;
+    else if (fabs(ref_us - anchor_us) > CR_LEVEL_MAX_US)
+        *why = 3;
+    return *why ? 0 : ref_us - anchor_us;
+}
+
 /* ---------------------------------------------------------------- stalls */
 
 #define S_STALL_SPAN0_US 40000.0 /* first periodogram pass: this much of the run ... */

@@ -69,9 +69,10 @@ void cr_stats_speedup(const cr_stats_t *a, const cr_stats_t *b, double *speedup,
  * kernel near half a period long has two modes a stall apart: its median
  * jumps between them from run to run while its mean does not. The fit finds
  * the period from the samples themselves (start times on one clock), and
- * each sample's stall count; the adjustment replaces a sample's count by its
- * group's mean count, so each group's mean is unchanged and only the
- * randomness of the count goes. */
+ * each sample's stall count; the adjustment replaces a sample's count n by
+ * its expectation w'/T (w' = w - d n, the sample's stall-free length), so a
+ * group keeps the machine's average stall cost and loses only the luck of
+ * the count. */
 typedef struct {
     int found;        /* 1: a period passed every check; adj[] is set */
     double period_us; /* T */
@@ -89,10 +90,25 @@ typedef struct {
 
 /* Samples i < n: start[i] (us, any origin, one clock), dur[i] (us), group
  * grp[i] (0 or 1, e.g. candidate and reference). Searches periods in
- * [tmin_us, tmax_us]; with a period found, adj[i] = d (n_i - mean n) for the
- * sample's group (subtract it from dur[i]), else adj[i] = 0. Returns 0 (see
- * fit->found), -EINVAL, -ENOMEM. */
+ * [tmin_us, tmax_us]; with a period found, adj[i] = d (n_i - w'_i/T) with the
+ * sample's group's d (subtract it from dur[i]), else adj[i] = 0. Returns 0
+ * (see fit->found), -EINVAL, -ENOMEM. */
 int cr_stall_fit(const double *start, const double *dur, const unsigned char *grp, size_t n,
                  double tmin_us, double tmax_us, cr_stall_fit_t *fit, double *adj);
+
+/* Process level. Every runner process on a GPU times at a level of its own:
+ * an offset common to every kernel it times (an H200 here: a spread of
+ * 0.1-0.2 us over ten processes, whatever the kernel's length, buffers,
+ * stream or context). A reference timed beside the candidate carries the
+ * same offset, so its distance from an anchor (the same reference's median
+ * measured earlier on the same GPU) measures it. Returns the offset to take
+ * off both sides' times, ref_us - anchor_us, and 0 with *why set when it
+ * does not apply: why 1, no usable anchor or reference median; 2, the
+ * anchor is longer than CR_LEVEL_REF_MAX_US (a long reference's own spread
+ * outweighs the level); 3, the distance exceeds CR_LEVEL_MAX_US (more than a
+ * process level: the reference itself changed). */
+#define CR_LEVEL_REF_MAX_US 100.0
+#define CR_LEVEL_MAX_US 0.3
+double cr_level_offset(double ref_us, double anchor_us, int *why);
 
 #endif
