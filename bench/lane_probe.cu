@@ -42,17 +42,9 @@
 #include <time.h>
 
 #include <cuda.h>
-#include <cuda_runtime.h>
 
-#define CK(x)                                                                    \
-    do {                                                                         \
-        cudaError_t e_ = (x);                                                    \
-        if (e_ != cudaSuccess) {                                                 \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,            \
-                    cudaGetErrorString(e_));                                     \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
+#include "probe.cuh"
+
 #define CKD(x)                                                                   \
     do {                                                                         \
         CUresult r_ = (x);                                                       \
@@ -63,30 +55,6 @@
     } while (0)
 
 enum { LANES = 4, SETS = 16, N = 1 << 20 };
-
-template <int K>
-__global__ static void add4(const float4 *__restrict__ a, const float4 *__restrict__ b,
-                            float4 *__restrict__ c, int n4)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n4) {
-        float4 x = __ldg(a + i), y = __ldg(b + i);
-        c[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
-    }
-}
-
-template <int K> __global__ static void nullk(void) {}
-
-__global__ static void fill(float *p, size_t n, uint32_t key)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        uint32_t h = (uint32_t)i * 2654435761u ^ key;
-        h ^= h >> 15;
-        h *= 2246822519u;
-        p[i] = (float)(h >> 8) * (1.0f / 16777216.0f) - 0.5f;
-    }
-}
 
 /* Launch copy k of a kernel: size 0 is the empty kernel. */
 static void launch(int k, size_t n, float **p, cudaStream_t st)

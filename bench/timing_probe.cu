@@ -31,38 +31,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuda_runtime.h>
-
-#define CK(x)                                                                    \
-    do {                                                                         \
-        cudaError_t e_ = (x);                                                    \
-        if (e_ != cudaSuccess) {                                                 \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,            \
-                    cudaGetErrorString(e_));                                     \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
-
-__global__ static void add4(const float4 *__restrict__ a, const float4 *__restrict__ b,
-                            float4 *__restrict__ c, int n4)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n4) {
-        float4 x = __ldg(a + i), y = __ldg(b + i);
-        c[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
-    }
-}
-
-__global__ static void fill(float *p, size_t n, uint32_t key)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        uint32_t h = (uint32_t)i * 2654435761u ^ key;
-        h ^= h >> 15;
-        h *= 2246822519u;
-        p[i] = (float)(h >> 8) * (1.0f / 16777216.0f) - 0.5f;
-    }
-}
+#include "probe.cuh"
 
 __global__ static void read_flush(const float4 *p, size_t n4, float *sink)
 {
@@ -75,8 +44,6 @@ __global__ static void read_flush(const float4 *p, size_t n4, float *sink)
     if (s == 1234.5f) /* never: keeps the loads */
         *sink = s;
 }
-
-__global__ static void nullk(void) {}
 
 __global__ static void spin(long long ns)
 {
@@ -173,12 +140,12 @@ int main(int argc, char **argv)
             if (!strcmp(v, "spin"))
                 spin<<<1, 1>>>(5000);
             if (prime)
-                nullk<<<1, 32>>>();
+                nullk<0><<<1, 32>>>();
             if (!strcmp(v, "sync"))
                 CK(cudaDeviceSynchronize());
             CK(cudaEventRecord(e0, 0));
             int n4 = (int)(n / 4);
-            add4<<<(n4 + 255) / 256, 256>>>((const float4 *)p[0], (const float4 *)p[1],
+            add4<0><<<(n4 + 255) / 256, 256>>>((const float4 *)p[0], (const float4 *)p[1],
                                              (float4 *)p[2], n4);
             CK(cudaEventRecord(e1, 0));
             while (cudaEventQuery(e1) == cudaErrorNotReady)
@@ -190,9 +157,9 @@ int main(int argc, char **argv)
             if (null && z == 1) { /* the empty kernel, same shape */
                 CK(cudaMemsetAsync(flush, 0, fl, 0));
                 if (prime)
-                    nullk<<<1, 32>>>();
+                    nullk<0><<<1, 32>>>();
                 CK(cudaEventRecord(e0, 0));
-                nullk<<<1, 32>>>();
+                nullk<0><<<1, 32>>>();
                 CK(cudaEventRecord(e1, 0));
                 while (cudaEventQuery(e1) == cudaErrorNotReady)
                     ;

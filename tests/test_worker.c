@@ -465,7 +465,7 @@ static int s_children_running(const char *exe)
 }
 
 /* A GPU worker keeps the next runners started (supervisor.c note 5): after
- * a job three spares wait, a spare's wait does not count against its job's run
+ * a job four spares wait, a spare's wait does not count against its job's run
  * timeout, spares that died are replaced, and destroy kills them. */
 Test(supervisor, prestarted_spare_runner, .init = s_setup, .fini = s_teardown, .timeout = 60)
 {
@@ -492,7 +492,7 @@ Test(supervisor, prestarted_spare_runner, .init = s_setup, .fini = s_teardown, .
             crucible__runner_request__free_unpacked(req, NULL);
         }
         cr_wjob_destroy(&j);
-        cr_expect_eq(s_children_running(cfg.runner), 3, "three spares wait after job %d", i);
+        cr_expect_eq(s_children_running(cfg.runner), 4, "four spares wait after job %d", i);
         if (i == 1)
             cr_time_sleep_ms(1500); /* > the 1 s run timeout: the wait must not count */
         if (i == 2) { /* spares that die while waiting are replaced */

@@ -86,13 +86,14 @@
 #define S_STDERR_CAP (8u * 1024u)
 /* 300 s: only when neither the job nor the config gives a run timeout. */
 #define S_DEFAULT_RUN_TIMEOUT_S 300.0
-/* Spare runners kept started on a GPU worker (note 5): three, so that each
- * has three jobs' time to get ready. A job may take 0.04 s (wrong answers)
- * to 0.3 s; with two spares, a 64-candidate batch on an H200 had 56 jobs
- * wait 4.2 s in all, up to 0.4 s after short jobs, for a spare still making
- * its context, NVML and the judge's buffers (bench/RESULTS.md, session 7).
- * The starting work per job is the same; only its lead grows. */
-#define S_SPARES 3
+/* Spare runners kept started on a GPU worker (note 5): four, so that each
+ * has four jobs' time to get ready. On an H200 a spare is ready 0.26-0.99 s
+ * after its start (median 0.56-0.68 s; its CUDA context is most of it), and
+ * a job takes 0.04 s (a wrong answer) to 0.9 s: a 64-candidate batch had its
+ * jobs wait 4.2 s in all for a spare still starting with two spares, 3.2 s
+ * with three, 2.5 s with four (bench/RESULTS.md, session 7). The starting
+ * work per job is the same; only its lead grows. */
+#define S_SPARES 4
 /* How long a runner may take from closing its report to being asleep (note 6). */
 #define S_PARK_WAIT_MS 500
 /* Seed length fixed by the protocol (RunnerRequest.seed). */

@@ -228,7 +228,9 @@ extern "C" {
 #define S_ROOM_MAX (256ull << 20)  /* timing slots: up to 3x the buffer, at most this */
 #define S_ALIGN 256                /* offsets keep cudaMalloc's alignment guarantee */
 #define S_ARENA_MAX (4ull << 30)   /* judge buffer arena (note 9): at most 4 GiB ... */
-#define S_ARENA_SHARE 8            /* ... and at most 1/8 of the free device memory */
+#define S_ARENA_SHARE 12           /* ... and at most 1/12 of the free device memory: the
+                                      running runner and the worker's four spares hold at
+                                      most 1 - (11/12)^5 = 35% of a small GPU's memory */
 #define S_ARENA_MIN (64ull << 20)  /* below this, cudaMalloc per buffer */
 #define S_ARENA_GRAIN (2ull << 20) /* a large page: arena buffers start on one */
 #define S_ARENA_GAPS 16            /* random gap of 0-15 grains before each case */
@@ -346,6 +348,7 @@ typedef struct {
     /* global state restored before every call (HACKS.md #19; s_reset_state) */
     size_t limit0[S_NLIMITS];            /* each of s_limits[] to restore (s_snapshot) */
     int limit_ok[S_NLIMITS];             /* ... readable and restorable on this device */
+    double setup_s[3];                   /* s_setup_device's seconds: context, NVML, buffers */
 } s_dev_t;
 
 typedef struct {
@@ -2682,11 +2685,13 @@ static s_last_error_fn s_find_last_error(void *entry)
 static cudaError_t s_setup_device(s_dev_t *D, const char **what)
 {
     *what = "no usable CUDA device";
+    int64_t t0 = cr_time_mono_ns();
     cudaError_t e = cudaSetDevice(0);
     if (e == cudaSuccess)
         e = cudaFree(0); /* creates the context now, not inside the first timed call */
     if (e != cudaSuccess)
         return e;
+    int64_t t1 = cr_time_mono_ns();
     cudaDeviceProp prop;
     int v = 0;
     if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
@@ -2709,6 +2714,7 @@ static cudaError_t s_setup_device(s_dev_t *D, const char **what)
     }
     if (D->max_clock_mhz <= 0)
         D->max_clock_mhz = 3000; /* above every GPU's SM clock: the flop floor stays a floor */
+    int64_t t2 = cr_time_mono_ns();
 
     D->persist_l2 = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) == cudaSuccess;
     /* The limits s_reset_state restores: as the runner found them before
@@ -2749,6 +2755,9 @@ static cudaError_t s_setup_device(s_dev_t *D, const char **what)
             D->arena = NULL;
     }
     cudaGetLastError(); /* no arena: every buffer from cudaMalloc, as before */
+    D->setup_s[0] = (double)(t1 - t0) / 1e9;
+    D->setup_s[1] = (double)(t2 - t1) / 1e9;
+    D->setup_s[2] = (double)(cr_time_mono_ns() - t2) / 1e9;
     return cudaSuccess;
 }
 
@@ -2992,7 +3001,10 @@ int cr_cuda_judge_prestart(void)
     s_pre = P;
     /* CUPTI subscribed now, its callbacks enabled by the judge (note 8). */
     char used[PATH_MAX + 64];
+    int64_t t0 = cr_time_mono_ns();
     if (s_lc_subscribe(used, sizeof used) != 0)
         cr_info("prestart: CUPTI not subscribed (%s); the judge tries again", used);
+    cr_info("prestart seconds: context %.3f, NVML %.3f, buffers %.3f, CUPTI %.3f", P->setup_s[0],
+            P->setup_s[1], P->setup_s[2], (double)(cr_time_mono_ns() - t0) / 1e9);
     return 0;
 }

@@ -362,6 +362,7 @@ int main(int argc, char **argv)
         return 2;
     }
     cr_log_set_role("runner");
+    const int64_t t_start = cr_time_mono_ns();
     int park = 0;
     /* Same variable as the config table's log-level row (the worker passes
      * its environment on), so `CRUCIBLE_LOG_LEVEL=debug` reaches the judge. */
@@ -406,6 +407,9 @@ int main(int argc, char **argv)
             if (!strcmp(backend, "cuda")) {
                 if (cr_cuda_judge_prestart() != 0)
                     cr_info("prestart: CUDA context not created; the judge will retry");
+                else /* how much head start a spare needs (supervisor.c S_SPARES) */
+                    cr_info("prestart: cuda ready %.3f s after the runner started",
+                            (double)(cr_time_mono_ns() - t_start) / 1e9);
                 continue;
             }
 #endif
