@@ -222,19 +222,11 @@ def part_precision(args, tmp):
                                  ["--time-budget-s", "1", "--ref-policy", "interleaved",
                                   "--log-dir", os.path.join(args.out, "logs_precision")], 400)
     recs.sort(key=lambda r: r.get("job_id", ""))
-    log(args.out, "precision: %d records %s, exit %d" % (len(recs), sorted({r["status"] for r in recs}),
-                                                         p.returncode))
-    by = {}
-    for r in recs:
-        for c in (r.get("profile") or {}).get("cases", []):
-            by.setdefault(c.get("case_index", 0), []).append(c)
-    for k, cs in sorted(by.items()):
-        for key in ("median_us", "raw_median_us", "ref_median_us"):
-            m = [c.get(key, 0) for c in cs]
-            log(args.out, "  case %d %-14s %s us; spread %.3f%%" % (
-                k, key, " ".join("%.3f" % x for x in m), 100 * (max(m) / min(m) - 1) if min(m) > 0 else 0))
-        log(args.out, "  case %d level_offset_us %s" % (
-            k, " ".join("%+.3f" % c.get("level_offset_us", 0) for c in cs)))
+    sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
+    from spread import summary  # the same summary as tests/gpu/run.sh precision
+    log(args.out, "precision: exit %d" % p.returncode)
+    for line in summary(recs):
+        log(args.out, line)
 
 
 def main():

@@ -1,8 +1,8 @@
 /* bench/lane_probe.cu — which part of a process sets its timing level.
  *
  * Every fresh process times the same kernels at its own level, stable for
- * the whole process and 0.1-0.25 us apart between processes (bench/
- * RESULTS.md, session 6). This probe splits one process into four lanes
+ * the whole process and 0.1-0.3 us apart between processes (bench/
+ * RESULTS.md, sessions 6 and 7). This probe splits one process into four lanes
  * that differ in one thing only and rotates the samples through them, in
  * the judge's sample shape (fill inputs, synchronise, memset flush of 2x L2,
  * [e0] kernel [e1], poll, device sync):

@@ -20,7 +20,8 @@
  *     OK report that measured the reference fills the entry, whatever the
  *     job's policy; a REF_CACHED job then reuses it instead of timing the
  *     reference, an interleaved one gets it as the anchor its runner
- *     measures its own level against (CUDA judge note 11). A full cache
+ *     measures its own level against (CUDA judge note 11, which says what
+ *     a first candidate that slowed its reference could move). A full cache
  *     overwrites its oldest entry (a ring).
  *  5. On a GPU worker the next runners are started while the current one
  *     measures (`crucible-runner --prestart cuda` makes its CUDA context and

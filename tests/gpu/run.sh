@@ -90,26 +90,7 @@ PY
             "$root/tasks/examples/vector_add_cuda/candidates/fast.cu" >> "$out/precision.jsonl" \
             2>> "$out/precision.err"
     done
-    python3 - "$out/precision.jsonl" <<'PY' | tee -a "$out/run.log"
-import json, sys
-recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-print("precision: %d runs, statuses %s" % (len(recs), sorted({r["status"] for r in recs})))
-by = {}
-for r in recs:
-    for c in (r.get("profile") or {}).get("cases", []):
-        by.setdefault(c.get("case_index", 0), []).append(c)
-for k, cs in sorted(by.items()):
-    for key in ("median_us", "raw_median_us", "mean_us", "ref_median_us", "level_offset_us"):
-        m = [c.get(key, 0) for c in cs]
-        if key == "level_offset_us":
-            print("  case %d %-15s %s us" % (k, key, " ".join("%+.3f" % x for x in m)))
-            continue
-        spread = (max(m) / min(m) - 1) * 100 if min(m) > 0 else 0
-        print("  case %d %-15s %s us; spread max/min - 1 %.3f%%"
-              % (k, key, " ".join("%.3f" % x for x in m), spread))
-    print("  case %d samples %s iqr %s clock %s" % (k, [c["samples"] for c in cs],
-          ["%.2f" % c["iqr_us"] for c in cs], sorted({round(c.get("mean_sm_clock_mhz", 0)) for c in cs})))
-PY
+    python3 "$root/tests/gpu/spread.py" "$out/precision.jsonl" | tee -a "$out/run.log"
     unset CR_CUDA_JUDGE_SAMPLES
 fi
 

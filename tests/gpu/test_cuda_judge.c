@@ -23,6 +23,7 @@
 #include "file.h"
 #include "proc.h"
 #include "record.h"
+#include "stats.h"
 
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -321,12 +322,24 @@ Test(cuda_judge, process_level_against_the_reference_anchor)
     Crucible__RewardRecord *second = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000,
                                            &killed);
     cr_assert_eq(second->status, CRUCIBLE__STATUS__STATUS_OK, "%s", second->message);
+    int applied = 0;
     for (size_t b = 0; b < n; b++) {
         const Crucible__BenchResult *r = second->profile->cases[b];
-        cr_assert_leq(fabs(r->level_offset_us), 0.3, "case %u: offset %g", r->case_index,
-                      r->level_offset_us);
-        cr_assert_float_eq(r->ref_median_us, anchor[b], 1e-6, "case %u: reference %g, anchor %g",
-                           r->case_index, r->ref_median_us, anchor[b]);
+        cr_assert_leq(fabs(r->level_offset_us), CR_LEVEL_MAX_US, "case %u: offset %g",
+                      r->case_index, r->level_offset_us);
+        /* taken off: the reference reads its anchor; else the anchor does not
+         * apply here (too long, or the reference too far from it) */
+        if (r->level_offset_us != 0)
+            cr_assert_float_eq(r->ref_median_us, anchor[b], 1e-6,
+                               "case %u: reference %g, anchor %g", r->case_index,
+                               r->ref_median_us, anchor[b]);
+        else
+            cr_assert(anchor[b] > CR_LEVEL_REF_MAX_US ||
+                          fabs(r->ref_median_us - anchor[b]) > CR_LEVEL_MAX_US ||
+                          r->ref_median_us == anchor[b],
+                      "case %u: reference %g, anchor %g, nothing taken off", r->case_index,
+                      r->ref_median_us, anchor[b]);
+        applied += r->level_offset_us != 0;
         /* raw = median + the candidate's stall adjustment + the level */
         cr_assert_leq(fabs(r->raw_median_us - r->median_us - r->level_offset_us),
                       r->stall_us + 1e-6, "case %u: raw %g, median %g, offset %g, stall %g",
@@ -336,10 +349,13 @@ Test(cuda_judge, process_level_against_the_reference_anchor)
                 r->case_index, r->level_offset_us, r->median_us, r->raw_median_us,
                 r->ref_median_us);
     }
+    /* the ~11 us case's ~12 us reference is far below CR_LEVEL_REF_MAX_US, and
+     * on the H200 every case's distance was 0.18 us at most (RESULTS session 7) */
+    cr_assert_geq(applied, 1, "no case took its level off");
     f = fopen(anchors, "w");
     cr_assert_not_null(f);
-    for (size_t b = 0; b < n; b++)
-        fprintf(f, "%.6f\n", 2 * anchor[b]);
+    for (size_t b = 0; b < n; b++) /* 1 us off: no process level */
+        fprintf(f, "%.6f\n", anchor[b] + 1.0);
     fclose(f);
     Crucible__RewardRecord *far = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000, &killed);
     cr_assert_eq(far->status, CRUCIBLE__STATUS__STATUS_OK, "%s", far->message);

@@ -147,7 +147,8 @@ int cr_judge_thread_count(void)
     return n;
 }
 
-const double *cr_judge_per_bench(const double *v, size_t n, const cr_task_t *t, const char *what)
+const double *cr_judge_per_bench(const double *v, size_t n, const cr_task_t *t, const char *what,
+                                 const char *instead)
 {
     if (n == 0)
         return NULL;
@@ -155,8 +156,8 @@ const double *cr_judge_per_bench(const double *v, size_t n, const cr_task_t *t, 
     for (size_t i = 0; ok && i < n; i++)
         ok = isfinite(v[i]) && v[i] > 0;
     if (!ok) {
-        cr_warn("request: %zu %s do not fit task %s (%d bench cases, each > 0); not used", n,
-                what, t->name, t->nbench);
+        cr_warn("request: %zu %s do not fit task %s (%d bench cases, each > 0); %s", n, what,
+                t->name, t->nbench, instead);
         return NULL;
     }
     return v;
@@ -166,7 +167,8 @@ const double *cr_judge_cached_ref(const Crucible__RunnerRequest *req, const cr_t
                                   const double **rse)
 {
     const double *m = cr_judge_per_bench(req->cached_ref_median_us, req->n_cached_ref_median_us,
-                                         t, "cached reference medians");
+                                         t, "cached reference medians",
+                                         "measuring the reference");
     *rse = m && req->n_cached_ref_rse == req->n_cached_ref_median_us ? req->cached_ref_rse : NULL;
     return m;
 }

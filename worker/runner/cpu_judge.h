@@ -105,8 +105,10 @@ const double *cr_judge_cached_ref(const Crucible__RunnerRequest *req, const cr_t
                                   const double **rse);
 
 /* v[0..n) when it holds exactly one finite, positive value per bench case of
- * t; NULL when n is 0 or it does not fit (logged, naming `what`). */
-const double *cr_judge_per_bench(const double *v, size_t n, const cr_task_t *t, const char *what);
+ * t; NULL when n is 0 or it does not fit (logged, naming `what` and what the
+ * judge does `instead`). */
+const double *cr_judge_per_bench(const double *v, size_t n, const cr_task_t *t, const char *what,
+                                 const char *instead);
 
 /* Threads of this process now (/proc/self/task), or -1 when unknown. */
 int cr_judge_thread_count(void);

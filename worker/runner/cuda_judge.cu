@@ -136,8 +136,8 @@
  *    (raw_median_us) and the stall found (stall_period_us, stall_us).
  *
  * 11. Process level. Each runner process times at a level of its own, an
- *    offset common to every kernel it times: on the H200, ten fresh
- *    processes timing a ~7.5 us kernel spread 1.3-2.9% with nothing else
+ *    offset common to every kernel it times: on the H200, the medians of
+ *    ten fresh runners of a ~7.5 us kernel spread 1.7-2.9% with nothing else
  *    changed, the same absolute 0.1-0.2 us at 11 and 52 us, steady for the
  *    whole process (bench/RESULTS.md, session 7: not the buffers, flush
  *    buffer, stream, event, code copy or context, not ASLR, huge pages or an
@@ -149,15 +149,17 @@
  *    the `cached` policy's cache); this runner's distance from them,
  *    reference median - anchor, is taken off both sides' samples, so the
  *    reference reads its anchor and the candidate what it would have read in
- *    that first process (cr_level_offset: only for references of at most
- *    CR_LEVEL_REF_MAX_US, whose own spread is below the level's, and
- *    distances of at most CR_LEVEL_MAX_US, beyond which the reference itself
- *    changed and nothing is taken off). The speedup is unchanged up to the
- *    offset's share of the candidate's time. The record carries the offset
- *    (level_offset_us); raw_median_us stays the event median as measured. A
- *    candidate that slows the reference's samples and not its own would gain
- *    at most CR_LEVEL_MAX_US of absolute time here, as it already gains
- *    speedup under any interleaved judge. */
+ *    that first process (cr_level_offset: only for anchors of at most
+ *    CR_LEVEL_REF_MAX_US, short references whose own spread is below the
+ *    level's, and distances of at most CR_LEVEL_MAX_US, beyond which the
+ *    reference itself changed and nothing is taken off). The speedup is
+ *    unchanged up to the offset's share of the candidate's time. The record
+ *    carries the offset (level_offset_us); raw_median_us stays the event
+ *    median as measured. The anchor comes from a candidate's process: an OK
+ *    candidate (no hack flag) that slowed the reference's samples and not
+ *    its own, undetected, would gain that speedup under any interleaved
+ *    judge, and as the first of its task on a worker it would also move the
+ *    later jobs' times by as much, at most CR_LEVEL_MAX_US. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -229,8 +231,9 @@ extern "C" {
 #define S_ALIGN 256                /* offsets keep cudaMalloc's alignment guarantee */
 #define S_ARENA_MAX (4ull << 30)   /* judge buffer arena (note 9): at most 4 GiB ... */
 #define S_ARENA_SHARE 12           /* ... and at most 1/12 of the free device memory: the
-                                      running runner and the worker's four spares hold at
-                                      most 1 - (11/12)^5 = 35% of a small GPU's memory */
+                                      running runner, the worker's four spares and the last
+                                      job's runner still ending hold at most
+                                      1 - (11/12)^6 = 41% of a small GPU's memory */
 #define S_ARENA_MIN (64ull << 20)  /* below this, cudaMalloc per buffer */
 #define S_ARENA_GRAIN (2ull << 20) /* a large page: arena buffers start on one */
 #define S_ARENA_GAPS 16            /* random gap of 0-15 grains before each case */
@@ -2307,10 +2310,11 @@ static int s_summarise(s_judge_t *J, int c, int b, s_side_t *A, s_side_t *B,
         }
         cr_info("case %d: reference %.3f us against its anchor %.3f us: %s", c,
                 sb.median + br->level_offset_us, J->ref_anchor_us[b],
-                why == 0   ? "level taken off both sides"
-                : why == 2 ? "not corrected (anchor too long)"
-                : why == 3 ? "not corrected (too far off for a process level)"
-                           : "not corrected (no reference median)");
+                why == 0 && off == 0 ? "at its anchor"
+                : why == 0           ? "level taken off both sides"
+                : why == 2           ? "not corrected (anchor too long)"
+                : why == 3           ? "not corrected (too far off for a process level)"
+                                     : "not corrected (no reference median)");
     }
     /* The median before the stall and level adjustments (notes 10, 11), and
      * the wall-clock median: both the candidate's raw ones. */
@@ -2871,7 +2875,8 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     J->ref_anchor_us = J->cached_ref_us ? NULL
                                         : cr_judge_per_bench(req->ref_anchor_us,
                                                              req->n_ref_anchor_us, task,
-                                                             "reference anchors");
+                                                             "reference anchors",
+                                                             "no level taken off");
 
     if (!ref_entry || !cand_entry || req->seed.len != sizeof J->seed) {
         s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
