@@ -501,21 +501,21 @@ Test(stats, stall_fit_needs_samples_and_a_band)
  * anchor, only where it can be a process level. */
 Test(stats, level_offset_only_for_a_process_level)
 {
-    int why = -1;
+    cr_level_why_t why;
     cr_assert_float_eq(cr_level_offset(8.10, 8.00, &why), 0.10, 1e-12);
-    cr_assert_eq(why, 0);
+    cr_assert_eq(why, CR_LEVEL_APPLIES);
     cr_assert_float_eq(cr_level_offset(65.0, 65.2, &why), -0.2, 1e-9);
-    cr_assert_eq(why, 0);
+    cr_assert_eq(why, CR_LEVEL_APPLIES);
     cr_assert_eq(cr_level_offset(8.0, 8.0, &why), 0); /* at the anchor: nothing to take off */
-    cr_assert_eq(why, 0);
+    cr_assert_eq(why, CR_LEVEL_APPLIES);
     cr_assert_eq(cr_level_offset(8.5, 8.0, &why), 0); /* 0.5 us: the reference changed */
-    cr_assert_eq(why, 3);
+    cr_assert_eq(why, CR_LEVEL_FAR);
     cr_assert_eq(cr_level_offset(1375.3, 1375.2, &why), 0); /* a long reference's own spread */
-    cr_assert_eq(why, 2);
+    cr_assert_eq(why, CR_LEVEL_LONG);
     cr_assert_eq(cr_level_offset(0, 8.0, &why), 0);
-    cr_assert_eq(why, 1);
+    cr_assert_eq(why, CR_LEVEL_NO_MEDIAN);
     cr_assert_eq(cr_level_offset(8.0, NAN, &why), 0);
-    cr_assert_eq(why, 1);
+    cr_assert_eq(why, CR_LEVEL_NO_MEDIAN);
     cr_assert_eq(cr_level_offset(8.0, -8.0, &why), 0);
-    cr_assert_eq(why, 1);
+    cr_assert_eq(why, CR_LEVEL_NO_MEDIAN);
 }

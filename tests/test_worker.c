@@ -759,6 +759,18 @@ Test(compile, error_then_ok_then_cache_hit, .init = s_setup, .fini = s_teardown,
     cr_assert_null(c);
 }
 
+/* A compile pool (cfg set up by the caller) whose compiler is s_slow_cc. */
+static cr_compile_t *s_slow_compile(cr_config_t *cfg)
+{
+    char *cc = s_path("slowcc");
+    s_write(cc, s_slow_cc, 0755);
+    snprintf(cfg->cc, sizeof cfg->cc, "%s", cc);
+    free(cc);
+    cr_compile_t *c = cr_compile_new(cfg, s_sink_put, &s_sink);
+    cr_assert_not_null(c);
+    return c;
+}
+
 /* The job's compile timeout is the candidate's: a reference slower to
  * build than it still builds under the worker's (else every such job would
  * come back INVALID_TASK, the task blamed for a tight limit or a busy
@@ -768,11 +780,7 @@ Test(compile, reference_gets_the_worker_timeout, .init = s_setup, .fini = s_tear
 {
     cr_config_t cfg;
     s_config(&cfg);
-    char *cc = s_path("slowcc");
-    s_write(cc, s_slow_cc, 0755);
-    snprintf(cfg.cc, sizeof cfg.cc, "%s", cc);
-    cr_compile_t *c = cr_compile_new(&cfg, s_sink_put, &s_sink);
-    cr_assert_not_null(c);
+    cr_compile_t *c = s_slow_compile(&cfg);
     char ref[1024];
     snprintf(ref, sizeof ref, "/* SLOWREF */\n%s", s_ref);
     Crucible__Job *m = s_job_msg("slowref", s_task_json, ref, s_ref, 0, 0.5);
@@ -785,18 +793,13 @@ Test(compile, reference_gets_the_worker_timeout, .init = s_setup, .fini = s_tear
     cr_expect_eq(j->status, 0, "%s: %s", cr_status_name(j->status), j->message);
     cr_wjob_destroy(&j);
     cr_compile_destroy(&c);
-    free(cc);
 }
 
 Test(compile, timeout, .init = s_setup, .fini = s_teardown, .timeout = 60)
 {
     cr_config_t cfg;
     s_config(&cfg);
-    char *cc = s_path("slowcc");
-    s_write(cc, s_slow_cc, 0755);
-    snprintf(cfg.cc, sizeof cfg.cc, "%s", cc);
-    cr_compile_t *c = cr_compile_new(&cfg, s_sink_put, &s_sink);
-    cr_assert_not_null(c);
+    cr_compile_t *c = s_slow_compile(&cfg);
     cr_expect_str_eq(cr_compile_compiler(c), "slowcc 1.0");
     int64_t t0 = cr_time_mono_ms();
     cr_compile_submit(c, s_wjob("slow", "/* SLOWCOMPILE */\nvoid solve(const float *a, const "
@@ -817,7 +820,6 @@ Test(compile, timeout, .init = s_setup, .fini = s_teardown, .timeout = 60)
     cr_expect(s_dir_empty(build), "per-job build dirs left behind");
     free(build);
     cr_compile_destroy(&c);
-    free(cc);
 }
 
 /* Compilers stay off the runner's core and below its priority: a probe
@@ -904,11 +906,7 @@ Test(compile, cancel_queued_and_running, .init = s_setup, .fini = s_teardown, .t
     cr_config_t cfg;
     s_config(&cfg);
     cfg.compile_jobs = 1;
-    char *cc = s_path("slowcc");
-    s_write(cc, s_slow_cc, 0755);
-    snprintf(cfg.cc, sizeof cfg.cc, "%s", cc);
-    cr_compile_t *c = cr_compile_new(&cfg, s_sink_put, &s_sink);
-    cr_assert_not_null(c);
+    cr_compile_t *c = s_slow_compile(&cfg);
     cr_compile_submit(c, s_wjob("slow", "/* SLOWCOMPILE */\n", 0, 30));
     cr_compile_submit(c, s_wjob("next", s_ref, 0, 30));
     cr_time_sleep_ms(500); /* the reference compiled, the candidate is "compiling" */
@@ -926,7 +924,6 @@ Test(compile, cancel_queued_and_running, .init = s_setup, .fini = s_teardown, .t
     cr_expect(cr_time_mono_ms() - t0 < 3000);
     cr_wjob_destroy(&j);
     cr_compile_destroy(&c);
-    free(cc);
 }
 
 /* ---- the worker loop against a test-side coordinator ---- */

@@ -143,8 +143,8 @@
  *    buffer, stream, event, code copy or context, not ASLR, huge pages or an
  *    idle GPU; four contexts in one process share it). The reference, timed
  *    beside the candidate, carries the same offset (its medians correlate
- *    with the candidate's at r 0.83-0.98 over 70 runners). Under the
- *    interleaved policy the worker sends the reference medians its first
+ *    with the candidate's at r 0.83-0.98 in seven sets of ten runners).
+ *    Under the interleaved policy the worker sends the reference medians its first
  *    runner measured for the task (RunnerRequest.ref_anchor_us, the entry of
  *    the `cached` policy's cache); this runner's distance from them,
  *    reference median - anchor, is taken off both sides' samples, so the
@@ -2295,9 +2295,9 @@ static int s_summarise(s_judge_t *J, int c, int b, s_side_t *A, s_side_t *B,
         cr_stats_compute(y, nb, &sb);
     }
     if (J->ref_anchor_us && !side) { /* note 11 */
-        int why;
+        cr_level_why_t why;
         double off = cr_level_offset(sb.median, J->ref_anchor_us[b], &why);
-        if (why == 0 && off != 0) {
+        if (off != 0) {
             for (int k = 0; k < 2; k++) {
                 s_side_t *S = k ? B : A;
                 for (size_t i = 0; i < S->n; i++)
@@ -2310,17 +2310,15 @@ static int s_summarise(s_judge_t *J, int c, int b, s_side_t *A, s_side_t *B,
         }
         cr_info("case %d: reference %.3f us against its anchor %.3f us: %s", c,
                 sb.median + br->level_offset_us, J->ref_anchor_us[b],
-                why == 0 && off == 0 ? "at its anchor"
-                : why == 0           ? "level taken off both sides"
-                : why == 2           ? "not corrected (anchor too long)"
-                : why == 3           ? "not corrected (too far off for a process level)"
-                                     : "not corrected (no reference median)");
+                why == CR_LEVEL_LONG ? "not corrected (anchor too long)"
+                : why == CR_LEVEL_FAR ? "not corrected (too far off for a process level)"
+                : why == CR_LEVEL_NO_MEDIAN ? "not corrected (no reference median)"
+                : off == 0                  ? "at its anchor"
+                                            : "level taken off both sides");
     }
     /* The median before the stall and level adjustments (notes 10, 11), and
      * the wall-clock median: both the candidate's raw ones. */
-    br->raw_median_us = (br->stall_period_us > 0 || br->level_offset_us != 0) && !side
-                            ? s_raw_median(A, all, S_RAW_EV, x)
-                            : sa.median;
+    br->raw_median_us = side ? sa.median : s_raw_median(A, all, S_RAW_EV, x);
     br->wall_median_us = s_raw_median(A, all, S_RAW_WALL, x);
 
     double mhz = 0;
@@ -2892,7 +2890,8 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     }
     /* Diagnostics: every timed sample as CSV (case,side,i,slot,event_us,
      * wall_us,sm_mhz,throttled,us since the case's first candidate sample,
-     * GPU us of its ev0 in the case, periodic-stall adjustment us),
+     * GPU us of its ev0 in the case, adjustment us: stall and level, notes 10
+     * and 11),
      * appended to the file this names. */
     if (getenv("CR_CUDA_JUDGE_SAMPLES"))
         J->dump = fopen(getenv("CR_CUDA_JUDGE_SAMPLES"), "ae");

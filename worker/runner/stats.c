@@ -108,16 +108,17 @@ void cr_stats_speedup(const cr_stats_t *a, const cr_stats_t *b, double *speedup,
 
 /* ---------------------------------------------------------------- level */
 
-double cr_level_offset(double ref_us, double anchor_us, int *why)
+double cr_level_offset(double ref_us, double anchor_us, cr_level_why_t *why)
 {
-    *why = 0;
     if (!isfinite(ref_us) || !isfinite(anchor_us) || ref_us <= 0 || anchor_us <= 0)
-        *why = 1;
+        *why = CR_LEVEL_NO_MEDIAN;
     else if (anchor_us > CR_LEVEL_REF_MAX_US)
-        *why = 2;
+        *why = CR_LEVEL_LONG;
     else if (fabs(ref_us - anchor_us) > CR_LEVEL_MAX_US)
-        *why = 3;
-    return *why ? 0 : ref_us - anchor_us;
+        *why = CR_LEVEL_FAR;
+    else
+        *why = CR_LEVEL_APPLIES;
+    return *why == CR_LEVEL_APPLIES ? ref_us - anchor_us : 0;
 }
 
 /* ---------------------------------------------------------------- stalls */

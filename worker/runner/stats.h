@@ -101,14 +101,19 @@ int cr_stall_fit(const double *start, const double *dur, const unsigned char *gr
  * 0.1-0.2 us over ten processes, whatever the kernel's length, buffers,
  * stream or context). A reference timed beside the candidate carries the
  * same offset, so its distance from an anchor (the same reference's median
- * measured earlier on the same GPU) measures it. Returns the offset to take
- * off both sides' times, ref_us - anchor_us, and 0 with *why set when it
- * does not apply: why 1, no usable anchor or reference median; 2, the
- * anchor is longer than CR_LEVEL_REF_MAX_US (a long reference's own spread
- * outweighs the level); 3, the distance exceeds CR_LEVEL_MAX_US (more than a
- * process level: the reference itself changed). */
+ * measured earlier on the same GPU) measures it. */
 #define CR_LEVEL_REF_MAX_US 100.0
 #define CR_LEVEL_MAX_US 0.3
-double cr_level_offset(double ref_us, double anchor_us, int *why);
+typedef enum {
+    CR_LEVEL_APPLIES,   /* the distance is the level */
+    CR_LEVEL_NO_MEDIAN, /* no usable anchor or reference median */
+    CR_LEVEL_LONG,      /* anchor over CR_LEVEL_REF_MAX_US: a long reference's own
+                           spread outweighs the level */
+    CR_LEVEL_FAR,       /* distance over CR_LEVEL_MAX_US: more than a process level,
+                           the reference itself changed */
+} cr_level_why_t;
+/* The offset to take off both sides' times, ref_us - anchor_us, when *why
+ * is CR_LEVEL_APPLIES; else 0. */
+double cr_level_offset(double ref_us, double anchor_us, cr_level_why_t *why);
 
 #endif
