@@ -1049,7 +1049,7 @@ Test(worker, loopback_assign_result_ack, .init = s_setup, .fini = s_teardown, .t
     cr_expect_str_eq(rd->worker_id, "wtest");
     cr_expect_eq(co.peer.len, 5);
     cr_expect_eq(memcmp(co.peer.bytes, "wtest", 5), 0, "routing id is the worker id");
-    cr_expect_eq(rd->credit, 4);
+    cr_expect_eq(rd->credit, 6, "twice its two compile threads, plus two");
     cr_assert_eq(rd->n_backends, 1);
     cr_expect_str_eq(rd->backends[0], "c");
     cr_expect(rd->compiler[0] && rd->arch[0] && rd->host[0]);

@@ -2767,6 +2767,10 @@ static cudaError_t s_setup_device(s_dev_t *D, const char **what)
  * NULL when it made nothing or it failed. */
 static s_dev_t *s_pre;
 
+/* cr_cuda_judge_leave_device: the process ends after its report, so the
+ * judge leaves its device state to process exit (s_release_device skipped). */
+static int s_leave_device;
+
 /* Frees what s_setup_device made; with dead (the context is gone) only
  * host state is released. */
 static void s_release_device(s_dev_t *D, int dead)
@@ -2843,6 +2847,11 @@ static int s_lock(s_judge_t *J)
 void cr_cuda_judge_set_nvml_library(const char *path)
 {
     s_nvml_lib = path;
+}
+
+void cr_cuda_judge_leave_device(int on)
+{
+    s_leave_device = on;
 }
 
 int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task, void *ref_entry,
@@ -2932,7 +2941,8 @@ done:
         rc = 0;
     }
     s_unlock(J);
-    s_release_device(&J->d, J->dead);
+    if (!s_leave_device)
+        s_release_device(&J->d, J->dead);
     if (ph[0]) {
         char steps[400];
         size_t len = 0;

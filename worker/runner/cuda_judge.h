@@ -94,6 +94,15 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
                       void *ref_entry, void *cand_entry, void *base_entry,
                       Crucible__RewardRecord *rec);
 
+/* on != 0: the calling process ends right after this judge's report (the
+ * runner _exits), so cr_cuda_judge_run leaves its device state (buffers,
+ * arena, events, NVML) to process exit instead of releasing it before it
+ * returns. The release took 30-50 ms of every runner's time between its
+ * last sample and its report on an H200; process exit tears it down while
+ * the next runner measures, as it does the context. Clocks under a lock
+ * policy are reset before the return either way. Default 0. */
+void cr_cuda_judge_leave_device(int on);
+
 /* Which NVML library the judge opens (NULL = libnvidia-ml.so.1). Tests set it
  * to tests/fake_nvml's library so that lock policies never touch a real GPU.
  * The string must outlive the judge. */

@@ -327,7 +327,9 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
 #ifdef CR_WITH_CUDA
     if (cuda) {
         /* It reads seed, options, cpu, verify_only and the cached reference
-         * medians from the request itself. */
+         * medians from the request itself. This process _exits after its
+         * report: the judge leaves its device state to that exit. */
+        cr_cuda_judge_leave_device(1);
         if (cr_cuda_judge_run(req, task, (void *)j.ref, (void *)j.cand,
                               h_base ? (void *)j.base : NULL, rec) != 0)
             s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cuda judge: out of memory");
