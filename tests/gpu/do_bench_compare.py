@@ -14,10 +14,12 @@ one record per line with a "task" field filled in by the caller); its value
 is the median over those records.
 
 do_bench queues every rep without waiting, so its queue grows to hundreds of
-reps, and on an H200 that alone adds 0.6-1.3 us to every kernel it times
-(bench/RESULTS.md, session 5: the same loop reads the same with a queue of
-one or two reps, 0.1-0.4 us more at eight, 0.6-1.3 us more unbounded, on
-11-52 us kernels alike). So each case is also timed by do_bench itself
+reps, and on an H200 that alone adds 0.6-1.5 us to every kernel it times
+(bench/RESULTS.md, sessions 5 and 8: the same loop reads the same with a
+queue of one or two reps, more from eight; the kernels' own time, read by
+CUPTI (--kernel-time) or by the GPU's timer inside them
+(bench/queue_probe.cu), does not change: the extra is launch latency that
+work queued behind a kernel causes). So each case is also timed by do_bench itself
 with a device synchronise before each of its cache clears ("bounded": the
 queue never holds more than one rep; everything else is do_bench's).
 Prints one row per bench case with both and exits 1 when any honest
@@ -25,7 +27,7 @@ candidate differs from do_bench, as the issue asks, by more than --tol
 (from the bounded do_bench with --bounded).
 
     do_bench_compare.py --work DIR --records FILE [--tol 0.02] [--runs 5] [--processes 1]
-                        [--bounded] [--diagnose] TASK_DIR...
+                        [--bounded] [--diagnose] [--kernel-time] TASK_DIR...
 """
 import argparse
 import ctypes
@@ -201,6 +203,53 @@ def synced_median(fn, reps=300):
     return statistics.median(times[reps // 10:])
 
 
+def kernel_split(fn, reps=300):
+    """Diagnostic: where do_bench's unbounded queue puts its extra time. Runs
+    do_bench's rep (256 MiB zero_, event, fn, event) reps times queued as
+    do_bench queues them, then with a synchronise before every rep, under
+    torch.profiler, and returns {shape: (event median us, kernel median us)}:
+    the kernel time is what CUPTI saw fn's kernels take in each rep (first
+    start to last end), outside any launch latency. None when the profiler's
+    records cannot be split into reps (no flush record, or 1 us times)."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    cache = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    out = {}
+    for shape in ("queued", "synced"):
+        s = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        e = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for i in range(reps):
+                if shape == "synced":
+                    torch.cuda.synchronize()
+                cache.zero_()
+                s[i].record()
+                fn()
+                e[i].record()
+            torch.cuda.synchronize()
+        ev = statistics.median(s[i].elapsed_time(e[i]) * 1e3 for i in range(reps))
+        recs = sorted((x.time_range.start, x.time_range.end, x.name) for x in prof.events()
+                      if x.device_type == DeviceType.CUDA)
+        if not recs:
+            return None
+        flush = recs[0][2]  # every rep starts with the cache's zero_
+        spans, cur = [], None
+        for a, b, name in recs:
+            if name == flush:
+                if cur:
+                    spans.append(cur[1] - cur[0])
+                cur = None
+            else:
+                cur = [a, b] if cur is None else [cur[0], b]
+        if cur:
+            spans.append(cur[1] - cur[0])
+        if abs(len(spans) - reps) > reps // 10 or all(x == int(x) for x in spans):
+            return None
+        out[shape] = (ev, statistics.median(spans))
+    return out
+
+
 def time_cases(a):
     """{"task case": [do_bench ms, bounded ms or None, diagnostics]} for every
     bench case of every task with an object, timed in this process."""
@@ -233,6 +282,11 @@ def time_cases(a):
                             f"[{' '.join('%.3f' % (x * 1e3) for x in d)}]: {watch.summary()}")
                 watch.start()
                 diag.append(f"synced loop {synced_median(fn):.3f} us: {watch.summary()}")
+            if a.kernel_time:
+                k = kernel_split(fn)
+                diag.append("kernel time (CUPTI) not split into reps" if k is None else
+                            "; ".join(f"{sh}: events {v[0]:.3f} us, kernel {v[1]:.3f} us"
+                                      for sh, v in k.items()))
             out[f"{name} {b}"] = [ms, bms, diag]
             del keep
     return out
@@ -246,7 +300,8 @@ def pooled(a):
     pool = {}
     argv = [sys.executable, os.path.abspath(__file__), "--child", "--work", a.work,
             "--records", a.records, "--candidate", a.candidate, "--runs", str(a.runs)]
-    argv += (["--diagnose"] if a.diagnose else []) + a.tasks
+    argv += (["--diagnose"] if a.diagnose else []) + (["--kernel-time"] if a.kernel_time else [])
+    argv += a.tasks
     for p in range(a.processes):
         r = subprocess.run(argv, stdout=subprocess.PIPE, check=True)
         for k, v in json.loads(r.stdout).items():
@@ -270,6 +325,9 @@ def main():
                     help="hold the judge to do_bench with its queue bounded for the exit status")
     ap.add_argument("--diagnose", action="store_true",
                     help="also time each case with a synchronise after every rep")
+    ap.add_argument("--kernel-time", action="store_true",
+                    help="also split do_bench's rep, queued and synchronised, into event "
+                         "time and the kernels' own time (CUPTI through torch.profiler)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("tasks", nargs="+")
     a = ap.parse_args()
