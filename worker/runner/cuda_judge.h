@@ -98,9 +98,10 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
  * runner _exits), so cr_cuda_judge_run leaves its device state (buffers,
  * arena, events, NVML) to process exit instead of releasing it before it
  * returns. On an H200 the release held a runner's report back 5-47 ms
- * (median 8-16 ms; 0.6-0.8 s of a 64-candidate batch); process exit tears
- * it down while the next runner measures, as it does the context. Clocks
- * under a lock policy are reset before the return either way. Default 0. */
+ * (10th-90th percentile, median 8-16 ms; 0.6-0.8 s of a 64-candidate
+ * batch); process exit tears it down while the next runner measures, as it
+ * does the context. Clocks under a lock policy are reset before the return
+ * either way. Default 0. */
 void cr_cuda_judge_leave_device(int on);
 
 /* Which NVML library the judge opens (NULL = libnvidia-ml.so.1). Tests set it
