@@ -13,16 +13,16 @@
  *   lead    first block's start - the flush kernel's last block end
  *   rest    ev - span: launch, event and drain outside the kernel's blocks
  *
- * The flush is a kernel writing zeros over 256 MiB (what torch's zero_ does
- * for do_bench), stamping the time its last block ended. The timed kernel is
- * the fast vector_add candidate's float4 add, stamping its first start and
- * last end (two atomics per block; the same in every depth).
- *
- *   nvcc -O3 -arch=native -o queue_probe bench/queue_probe.cu
+ * The flush is a kernel writing zeros over 256 MiB (do_bench zeroes a
+ * 256 MiB buffer with torch), stamping the time its last block ended. The
+ * timed kernel is the fast vector_add candidate's float4 add, stamping its
+ * first start and last end (two atomics per block; the same in every depth).
  * DEPTH:TAIL also queues TAIL empty kernels after each rep's end event
  * (outside its window): is it the work queued behind a kernel that matters?
  *
- *   queue_probe REPS DEPTH[:TAIL]... > rows   (one row per depth and size: medians)
+ *   nvcc -O3 -arch=native -o queue_probe bench/queue_probe.cu
+ *   queue_probe REPS DEPTH[:TAIL]... > rows   (medians, one row per depth,
+ *                                              tail and size)
  *
  * A diagnostic for bench/RESULTS.md, not part of the product; it never
  * changes a GPU setting. */
