@@ -14,7 +14,7 @@ one record per line with a "task" field filled in by the caller); its value
 is the median over those records.
 
 do_bench queues every rep without waiting, so its queue grows to hundreds of
-reps, and on an H200 that alone adds 0.6-1.5 us to every kernel it times
+reps, and on an H200 that alone adds 0.5-1.5 us to every kernel it times
 (bench/RESULTS.md, sessions 5 and 8: the same loop reads the same with a
 queue of one or two reps, more from eight; the kernels' own time, read by
 CUPTI (--kernel-time) or by the GPU's timer inside them
