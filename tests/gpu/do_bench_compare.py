@@ -27,12 +27,13 @@ candidate differs from do_bench, as the issue asks, by more than --tol
 (from the bounded do_bench with --bounded).
 
     do_bench_compare.py --work DIR --records FILE [--tol 0.02] [--runs 5] [--processes 1]
-                        [--bounded] [--diagnose] [--kernel-time] TASK_DIR...
+                        [--bounded] [--diagnose] [--kernel-time] [--placement] TASK_DIR...
 """
 import argparse
 import ctypes
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -250,6 +251,63 @@ def kernel_split(fn, reps=300):
     return out
 
 
+def placed_median(task, case, lib, move, reps=300, seed=1):
+    """Diagnostic: the judge's sample shape in Python, median in us. Every
+    rep writes its inputs afresh (a copy from a source tensor, as the judge's
+    fill does), waits, clears the cache with do_bench's zero_, and times the
+    call between events, then synchronises. With move every buffer starts at
+    a random 256-byte offset in room of 3x its size (2-256 MiB), as the
+    judge places them (cuda_judge.cu s_room, s_place); without, it stays."""
+    rng = random.Random(seed)
+    types = signature_types(task["signature"])
+    sizes = dict(case)
+    bufs, slots = [], []  # bufs: (backing, bytes, dtype, shape, source or None)
+    for name in types:  # signature order
+        par = task["params"][name]
+        if par["role"] in ("in", "out", "inout"):
+            shape = [eval_dim(d, sizes) for d in par["shape"]]
+            dt = DTYPES[par["dtype"]]
+            n = 1
+            for d in shape:
+                n *= d
+            nbytes = n * torch.empty((), dtype=dt).element_size()
+            room = min(max(3 * nbytes, 2 << 20), 256 << 20)
+            src = None
+            if par["role"] != "out":
+                src = (torch.randn(shape, device="cuda").to(dt) if dt.is_floating_point
+                       else torch.randint(0, 8, shape, device="cuda").to(dt))
+            bufs.append((torch.empty(nbytes + room, dtype=torch.uint8, device="cuda"), nbytes,
+                         dt, shape, src, room))
+            slots.append(len(bufs) - 1)
+        else:
+            slots.append(CTYPES.get(types[name].strip(), ctypes.c_longlong)(case[name]))
+    entry = lib.cr_entry
+    entry.argtypes = [ctypes.c_void_p]
+    entry.restype = None
+    cache = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    times = []
+    for _ in range(reps):
+        vals = []
+        for back, nbytes, dt, shape, src, room in bufs:
+            off = 256 * rng.randrange(room // 256 + 1) if move else 0
+            view = back[off:off + nbytes].view(dt).view(shape)
+            if src is not None:
+                view.copy_(src)
+            vals.append(ctypes.c_void_p(view.data_ptr()))
+        args = [ctypes.cast(ctypes.pointer(vals[x] if isinstance(x, int) else x), ctypes.c_void_p)
+                for x in slots]
+        arr = (ctypes.c_void_p * len(args))(*args)
+        torch.cuda.synchronize()
+        cache.zero_()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        entry(arr)
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e) * 1e3)
+    return statistics.median(times[reps // 10:])
+
+
 def time_cases(a):
     """{"task case": [do_bench ms, bounded ms or None, diagnostics]} for every
     bench case of every task with an object, timed in this process."""
@@ -282,6 +340,14 @@ def time_cases(a):
                             f"[{' '.join('%.3f' % (x * 1e3) for x in d)}]: {watch.summary()}")
                 watch.start()
                 diag.append(f"synced loop {synced_median(fn):.3f} us: {watch.summary()}")
+            if a.placement:
+                try:
+                    diag.append(f"judge-shaped loop: buffers fixed "
+                                f"{placed_median(task, task['cases'][b], lib, False):.3f} us, "
+                                f"moved {placed_median(task, task['cases'][b], lib, True):.3f} us"
+                                f", do_bench's synced loop {synced_median(fn):.3f} us")
+                except (RuntimeError, ValueError, TypeError) as err:  # a diagnostic only
+                    diag.append(f"judge-shaped loop failed: {err}")
             if a.kernel_time:
                 k = kernel_split(fn)
                 diag.append("kernel time (CUPTI) not split into reps" if k is None else
@@ -301,6 +367,7 @@ def pooled(a):
     argv = [sys.executable, os.path.abspath(__file__), "--child", "--work", a.work,
             "--records", a.records, "--candidate", a.candidate, "--runs", str(a.runs)]
     argv += (["--diagnose"] if a.diagnose else []) + (["--kernel-time"] if a.kernel_time else [])
+    argv += ["--placement"] if a.placement else []
     argv += a.tasks
     for p in range(a.processes):
         r = subprocess.run(argv, stdout=subprocess.PIPE, check=True)
@@ -328,6 +395,10 @@ def main():
     ap.add_argument("--kernel-time", action="store_true",
                     help="also split do_bench's rep, queued and synchronised, into event "
                          "time and the kernels' own time (CUPTI through torch.profiler)")
+    ap.add_argument("--placement", action="store_true",
+                    help="also time each case in the judge's sample shape from Python (fresh "
+                         "input data every rep), with its buffers fixed and moved as the judge "
+                         "moves them")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("tasks", nargs="+")
     a = ap.parse_args()

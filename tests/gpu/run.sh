@@ -13,8 +13,8 @@
 #                mkdir -p .device/fake && cp build-cuda/fake_nvml/libnvidia-ml.so.1 .device/fake/
 #   there:       sh tests/gpu/run.sh [all|tests|precision|dobench|quick]
 #                (quick: fast candidates only, precision and do_bench, one run each;
-#                CR_DOBENCH_DIAGNOSE=1 / CR_DOBENCH_KERNEL_TIME=1 pass --diagnose /
-#                --kernel-time to do_bench_compare.py)
+#                CR_DOBENCH_DIAGNOSE=1 / CR_DOBENCH_KERNEL_TIME=1 / CR_DOBENCH_PLACEMENT=1
+#                pass --diagnose / --kernel-time / --placement to do_bench_compare.py)
 set -u
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -114,7 +114,7 @@ if [ "$what" = all ] || [ "$what" = dobench ] || [ "$what" = quick ]; then
     log "do_bench comparison"
     PYTHONUNBUFFERED=1 timeout 420 python3 "$root/tests/gpu/do_bench_compare.py" --work "$work" \
         --records "$out/dobench.jsonl" $procs ${CR_DOBENCH_DIAGNOSE:+--diagnose} \
-        ${CR_DOBENCH_KERNEL_TIME:+--kernel-time} $tasks 2>&1 \
+        ${CR_DOBENCH_KERNEL_TIME:+--kernel-time} ${CR_DOBENCH_PLACEMENT:+--placement} $tasks 2>&1 \
         | tee -a "$out/run.log"
 fi
 grep -a -E "^[a-z_0-9]+_cuda [a-z_.]+: [A-Z_]+|^\[----\]|Synthesis" "$out/test_cuda_judge.log" \
