@@ -14,9 +14,10 @@ seq       the same candidates evaluated one after another by a sequential script
           compile reference and candidate with nvcc, start a process, evaluate (the judge
           driver), on 16 of the grpo candidates with the batch's mix; evaluations per minute
 precision the fast vector_add candidate evaluated 10 times through coordinator + one worker
-          (each job in its own runner process, interleaved policy, budget 1 s), on vector_add
-          with a third bench case of 1M floats (~7.5 us) beside its ~11 and ~52 us ones: the
-          spread of the medians (max/min - 1), raw and reported, and each runner's level offset
+          (each job in its own runner process, budget 1 s), once per reference policy, on
+          vector_add with a third bench case of 1M floats (~7.5 us) beside its ~11 and ~52 us
+          ones: the spread of the medians (max/min - 1), raw and reported, and each runner's
+          level offset
 Never changes a GPU setting: workers run with clock policy observe.
 """
 import argparse, json, os, shutil, subprocess, sys, tempfile, time
@@ -217,16 +218,19 @@ def part_precision(args, tmp):
         for k in range(10):
             f.write(json.dumps({"task": "vector_add_cuda", "job_id": "prec/%02d" % k,
                                 "file": os.path.join(d, "candidates/fast.cu")}) + "\n")
-    out_jsonl = os.path.join(args.out, "precision.jsonl")
-    p, wall, recs = crucible_run(args, args.bin, os.path.dirname(d), man, out_jsonl,
-                                 ["--time-budget-s", "1", "--ref-policy", "interleaved",
-                                  "--log-dir", os.path.join(args.out, "logs_precision")], 400)
-    recs.sort(key=lambda r: r.get("job_id", ""))
     sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
     from spread import summary  # the same summary as tests/gpu/run.sh precision
-    log(args.out, "precision: exit %d" % p.returncode)
-    for line in summary(recs):
-        log(args.out, line)
+    for pol in args.policies.split(","):
+        # a fresh cluster per policy: under cached, the first job measures the
+        # reference and the nine after it use its medians
+        out_jsonl = os.path.join(args.out, "precision_%s.jsonl" % pol)
+        p, wall, recs = crucible_run(args, args.bin, os.path.dirname(d), man, out_jsonl,
+                                     ["--time-budget-s", "1", "--ref-policy", pol, "--log-dir",
+                                      os.path.join(args.out, "logs_precision_" + pol)], 400)
+        recs.sort(key=lambda r: r.get("job_id", ""))
+        log(args.out, "precision policy=%s: exit %d" % (pol, p.returncode))
+        for line in summary(recs):
+            log(args.out, line)
 
 
 def main():

@@ -23,7 +23,9 @@
  * --anchors FILE (the worker's reference cache across runs, as the
  * interleaved policy uses it, cuda_judge.cu note 11: when FILE holds one
  * reference median per bench case they go in the request as ref_anchor_us;
- * when it does not exist, an OK run writes its reference medians there). The
+ * when it does not exist, an OK run writes its reference medians there),
+ * --cached FILE (the same for the cached policy: the medians go in the
+ * request as cached_ref_median_us, and the judge times only the candidate). The
  * environment may name the compiler (NVCC) and, to build without a GPU, the
  * target (CR_CUDA_ARCH=90).
  * Exit 0 with a record printed (whatever its status), 2 on a usage or
@@ -56,7 +58,7 @@ enum { D_CAND, D_REF, D_BASE, D_N };
 static const char *const s_names[D_N] = {"cand", "ref", "base"};
 
 typedef struct {
-    const char *policy, *nvml_lib, *work, *task_work, *anchors;
+    const char *policy, *nvml_lib, *work, *task_work, *anchors, *cached;
     double budget, rse, timeout;
     int verify_only, build_only, no_last_error, repeat;
 } s_opts_t;
@@ -65,11 +67,11 @@ static void s_usage(void)
 {
     fprintf(stderr, "usage: cr_cuda_judge_driver [--policy P] [--budget S] [--rse R] "
                     "[--timeout S] [--nvml-lib PATH] [--verify-only] [--work DIR] [--task-work DIR] "
-                    "[--build-only] [--no-last-error] [--repeat N] [--anchors FILE] TASK_DIR "
-                    "CANDIDATE.cu\n");
+                    "[--build-only] [--no-last-error] [--repeat N] [--anchors FILE] "
+                    "[--cached FILE] TASK_DIR CANDIDATE.cu\n");
 }
 
-/* --anchors: reads up to max reference medians (whitespace-separated) from
+/* --anchors, --cached: reads up to max reference medians (whitespace-separated) from
  * path into v; returns how many, 0 when the file is missing or unreadable. */
 static size_t s_read_anchors(const char *path, double *v, size_t max)
 {
@@ -82,7 +84,7 @@ static size_t s_read_anchors(const char *path, double *v, size_t max)
     return n;
 }
 
-/* --anchors: writes the reference medians of an OK record to path. */
+/* --anchors, --cached: writes the reference medians of an OK record to path. */
 static void s_write_anchors(const char *path, const Crucible__RewardRecord *rec)
 {
     if (!path || rec->status != CRUCIBLE__STATUS__STATUS_OK || !rec->profile)
@@ -244,6 +246,8 @@ int main(int argc, char **argv)
             o.repeat = atoi(argv[++i]);
         } else if (v && !strcmp(a, "--anchors")) {
             o.anchors = argv[++i];
+        } else if (v && !strcmp(a, "--cached")) {
+            o.cached = argv[++i];
         } else {
             s_usage();
             return 2;
@@ -335,14 +339,18 @@ int main(int argc, char **argv)
             req.options = &jo;
             req.cpu = -1;
             req.verify_only = o.verify_only;
-            double anchor[64];
+            double anchor[64], cached[64];
             req.n_ref_anchor_us = s_read_anchors(o.anchors, anchor, 64);
             req.ref_anchor_us = anchor;
+            req.n_cached_ref_median_us = s_read_anchors(o.cached, cached, 64);
+            req.cached_ref_median_us = cached;
             int jr = cr_cuda_judge_run(&req, t, e[D_REF], e[D_CAND], e[D_BASE], &rec);
             if (jr != 0)
                 fprintf(stderr, "driver: judge returned %s\n", cr_strerror(jr));
             if (o.anchors && req.n_ref_anchor_us == 0)
                 s_write_anchors(o.anchors, &rec);
+            if (o.cached && req.n_cached_ref_median_us == 0)
+                s_write_anchors(o.cached, &rec);
         }
         char *line = cr_record_to_json(&rec);
         if (line)

@@ -368,6 +368,72 @@ Test(cuda_judge, process_level_against_the_reference_anchor)
     crucible__reward_record__free_unpacked(far, NULL);
 }
 
+/* Note 11 under the cached policy: the cached medians are the anchor, the
+ * reference's warm-up samples measure this process's distance from them,
+ * and it comes off the candidate's times alone; only for cached medians of
+ * at most CR_LEVEL_CACHED_REF_MAX_US (vector_add: the ~11 us case's ~12 us
+ * reference, not the ~52 us case's ~66 us one). */
+Test(cuda_judge, cached_policy_takes_the_level_from_the_warm_up)
+{
+    char cache[1024], cand[1024];
+    snprintf(cache, sizeof cache, "%s/vector_add_cuda/cached_%d.txt", WORK, (int)getpid());
+    snprintf(cand, sizeof cand, "%s/tasks/examples/vector_add_cuda/candidates/fast.cu", SRC);
+    unlink(cache);
+    const char *extra[] = {"--budget", "0.3", "--cached", cache, NULL};
+    int killed = 0;
+    Crucible__RewardRecord *first = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000, &killed);
+    cr_assert_eq(first->status, CRUCIBLE__STATUS__STATUS_OK, "%s", first->message);
+    cr_assert_str_eq(first->profile->ref_policy, "interleaved", "no cache yet");
+    double cached[8];
+    size_t n = 0;
+    FILE *f = fopen(cache, "r");
+    cr_assert_not_null(f, "the first run wrote no cached medians");
+    while (n < 8 && fscanf(f, "%lf", &cached[n]) == 1)
+        n++;
+    fclose(f);
+    cr_assert_eq(n, first->profile->n_cases);
+    Crucible__RewardRecord *second = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000,
+                                           &killed);
+    cr_assert_eq(second->status, CRUCIBLE__STATUS__STATUS_OK, "%s", second->message);
+    cr_assert_str_eq(second->profile->ref_policy, "cached");
+    int applied = 0;
+    for (size_t b = 0; b < n; b++) {
+        const Crucible__BenchResult *r = second->profile->cases[b];
+        cr_assert_eq(r->ref_samples, 0, "case %u: the reference was timed", r->case_index);
+        cr_assert_float_eq(r->ref_median_us, cached[b], 1e-6, "the reference is the cached one");
+        cr_assert_leq(fabs(r->level_offset_us), CR_LEVEL_MAX_US, "case %u: offset %g",
+                      r->case_index, r->level_offset_us);
+        if (cached[b] > CR_LEVEL_CACHED_REF_MAX_US)
+            cr_assert_eq(r->level_offset_us, 0, "case %u: cached reference %g us", r->case_index,
+                         cached[b]);
+        applied += r->level_offset_us != 0;
+        /* raw = median + the candidate's stall adjustment + the level */
+        cr_assert_leq(fabs(r->raw_median_us - r->median_us - r->level_offset_us),
+                      r->stall_us + 1e-6, "case %u: raw %g, median %g, offset %g, stall %g",
+                      r->case_index, r->raw_median_us, r->median_us, r->level_offset_us,
+                      r->stall_us);
+        fprintf(stderr, "  case %u: offset %+.3f us, median %.3f (raw %.3f), cached reference "
+                "%.3f\n", r->case_index, r->level_offset_us, r->median_us, r->raw_median_us,
+                r->ref_median_us);
+    }
+    cr_assert_geq(applied, 1, "no case took its level off: %s", s_last_err);
+    cr_assert_not_null(strstr(s_last_err, "in the warm-up against its anchor"), "%s", s_last_err);
+    f = fopen(cache, "w");
+    cr_assert_not_null(f);
+    for (size_t b = 0; b < n; b++) /* 1 us off: no process level */
+        fprintf(f, "%.6f\n", cached[b] + 1.0);
+    fclose(f);
+    Crucible__RewardRecord *far = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000, &killed);
+    cr_assert_eq(far->status, CRUCIBLE__STATUS__STATUS_OK, "%s", far->message);
+    for (size_t b = 0; b < n; b++)
+        cr_assert_eq(far->profile->cases[b]->level_offset_us, 0);
+    cr_assert_not_null(strstr(s_last_err, "too far off for a process level"), "%s", s_last_err);
+    unlink(cache);
+    crucible__reward_record__free_unpacked(first, NULL);
+    crucible__reward_record__free_unpacked(second, NULL);
+    crucible__reward_record__free_unpacked(far, NULL);
+}
+
 Test(cuda_judge, lock_base_with_fake_nvml_locks_and_resets)
 {
     char log[256], cand[1024];

@@ -159,7 +159,14 @@
  *    candidate (no hack flag) that slowed the reference's samples and not
  *    its own, undetected, would gain that speedup under any interleaved
  *    judge, and as the first of its task on a worker it would also move the
- *    later jobs' times by as much, at most CR_LEVEL_MAX_US. */
+ *    later jobs' times by as much, at most CR_LEVEL_MAX_US.
+ *    Under the `cached` policy the cached median is the anchor (it came from
+ *    that first process), and this process's reference is measured by the
+ *    warm-up, which runs both sides (note 7): the median of its reference
+ *    samples (at least S_LEVEL_MIN_WARMUP, for cached medians of at most
+ *    CR_LEVEL_CACHED_REF_MAX_US) less the cached median is taken off the
+ *    candidate's samples, so that the candidate and the cached reference it
+ *    is divided by carry one process's level. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -248,6 +255,7 @@ extern "C" {
 #define S_BW_SANE_MIN 1e9          /* a copy bandwidth outside these bytes/s ... */
 #define S_BW_SANE_MAX 1e14         /* ... is a bad figure, not a GPU */
 #define S_MIN_KEPT 10              /* fewer unthrottled samples: keep them all */
+#define S_LEVEL_MIN_WARMUP 30      /* cached: reference warm-up samples for a level (note 11) */
 #define S_CLOCK_PERIOD_NS 5000000LL /* NVML read at most every 5 ms: a read is a driver
                                        round trip far longer than a short sample, and
                                        clocks and throttle reasons change on ms scales */
@@ -2294,27 +2302,47 @@ static int s_summarise(s_judge_t *J, int c, int b, s_side_t *A, s_side_t *B,
         size_t nb = s_kept_times(B, all, 0, 0, y);
         cr_stats_compute(y, nb, &sb);
     }
-    if (J->ref_anchor_us && !side) { /* note 11 */
+    /* Note 11: this process's reference against the anchor. Interleaved:
+     * the reference's median, the anchor from the request, both sides
+     * corrected. Cached: the reference's warm-up samples, the cached median
+     * as the anchor, the candidate corrected (the reference is the anchor). */
+    double anchor = cached ? J->cached_ref_us[b] : J->ref_anchor_us ? J->ref_anchor_us[b] : 0;
+    size_t nw = cached ? s_kept_times(B, all, 0, 0, y) : 0;
+    const char *skip = !cached || side ? NULL
+                       : anchor > CR_LEVEL_CACHED_REF_MAX_US
+                           ? "cached reference too long for the warm-up's samples"
+                       : nw < S_LEVEL_MIN_WARMUP ? "too few reference samples in the warm-up"
+                                                 : NULL;
+    if (anchor > 0 && !side && !skip) {
+        cr_stats_t sw;
+        if (cached)
+            cr_stats_compute(y, nw, &sw);
+        const double ref = cached ? sw.median : sb.median;
         cr_level_why_t why;
-        double off = cr_level_offset(sb.median, J->ref_anchor_us[b], &why);
+        double off = cr_level_offset(ref, anchor, &why);
         if (off != 0) {
-            for (int k = 0; k < 2; k++) {
+            for (int k = 0; k < (cached ? 1 : 2); k++) {
                 s_side_t *S = k ? B : A;
                 for (size_t i = 0; i < S->n; i++)
                     S->s[i].adj_us += off;
             }
             na = s_kept_times(A, all, 0, 0, x);
             cr_stats_compute(x, na, &sa);
-            cr_stats_compute(y, s_kept_times(B, all, 0, 0, y), &sb);
+            if (!cached)
+                cr_stats_compute(y, s_kept_times(B, all, 0, 0, y), &sb);
             br->level_offset_us = off;
         }
-        cr_info("case %d: reference %.3f us against its anchor %.3f us: %s", c,
-                sb.median + br->level_offset_us, J->ref_anchor_us[b],
+        cr_info("case %d: reference %.3f us%s against its anchor %.3f us: %s", c, ref,
+                cached ? " in the warm-up" : "", anchor,
                 why == CR_LEVEL_LONG ? "not corrected (anchor too long)"
                 : why == CR_LEVEL_FAR ? "not corrected (too far off for a process level)"
                 : why == CR_LEVEL_NO_MEDIAN ? "not corrected (no reference median)"
                 : off == 0                  ? "at its anchor"
+                : cached                    ? "level taken off the candidate"
                                             : "level taken off both sides");
+    } else if (skip) {
+        cr_info("case %d: level not corrected: %s (%zu samples, cached reference %.3f us)", c,
+                skip, nw, anchor);
     }
     /* The median before the stall and level adjustments (notes 10, 11), and
      * the wall-clock median: both the candidate's raw ones. */
