@@ -1,5 +1,5 @@
-/* bench/probe.cuh — what the timing probes (timing_probe.cu, lane_probe.cu)
- * share: the error check, the input fill and the kernels they time (the fast
+/* bench/probe.cuh — what the timing probes (timing_probe.cu, lane_probe.cu,
+ * queue_probe.cu) share: the error check, the input fill and the kernels they time (the fast
  * vector_add_cuda candidate's float4 add, and an empty kernel), with a copy
  * index K so a probe can have separate functions of the same code. */
 #ifndef CR_BENCH_PROBE_CUH

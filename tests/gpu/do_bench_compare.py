@@ -32,6 +32,7 @@ candidate differs from do_bench, as the issue asks, by more than --tol
 import argparse
 import ctypes
 import json
+import math
 import os
 import random
 import statistics
@@ -75,29 +76,51 @@ def eval_dim(expr, sizes):
     return int(eval(expr, {"__builtins__": {}}, dict(sizes)))  # task size names only
 
 
-def make_call(task, case, lib):
+def case_params(task, case):
+    """cr_entry's parameters in signature order: ("buf", role, shape, dtype)
+    for a buffer, ("val", ctypes value) for a size or scalar."""
     types = signature_types(task["signature"])
-    sizes = {k: v for k, v in case.items()}
-    keep, args = [], []
-    for name in types:  # signature order
+    out = []
+    for name in types:
         p = task["params"][name]
         if p["role"] in ("in", "out", "inout"):
-            shape = [eval_dim(d, sizes) for d in p["shape"]]
-            dt = DTYPES[p["dtype"]]
-            t = (torch.randn(shape, device="cuda").to(dt) if dt.is_floating_point
-                 else torch.randint(0, 8, shape, device="cuda").to(dt))
-            v = ctypes.c_void_p(t.data_ptr())
-            keep += [t, v]
+            out.append(("buf", p["role"], [eval_dim(d, case) for d in p["shape"]],
+                        DTYPES[p["dtype"]]))
         else:
-            base = types[name].strip()
-            v = CTYPES.get(base, ctypes.c_longlong)(case[name])
-            keep.append(v)
-        args.append(ctypes.cast(ctypes.pointer(v), ctypes.c_void_p))
-    arr = (ctypes.c_void_p * len(args))(*args)
-    keep.append(arr)
+            out.append(("val", CTYPES.get(types[name].strip(), ctypes.c_longlong)(case[name])))
+    return out
+
+
+def random_tensor(shape, dt):
+    return (torch.randn(shape, device="cuda").to(dt) if dt.is_floating_point
+            else torch.randint(0, 8, shape, device="cuda").to(dt))
+
+
+def arg_array(values):
+    """cr_entry's argument array: the address of each ctypes value."""
+    args = [ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values]
+    return (ctypes.c_void_p * len(args))(*args)
+
+
+def entry_of(lib):
     entry = lib.cr_entry
     entry.argtypes = [ctypes.c_void_p]
     entry.restype = None
+    return entry
+
+
+def make_call(task, case, lib):
+    keep, vals = [], []
+    for p in case_params(task, case):
+        if p[0] == "buf":
+            t = random_tensor(p[2], p[3])
+            keep.append(t)
+            vals.append(ctypes.c_void_p(t.data_ptr()))
+        else:
+            vals.append(p[1])
+    arr = arg_array(vals)
+    keep += [vals, arr]
+    entry = entry_of(lib)
     return (lambda: entry(arr)), keep
 
 
@@ -188,19 +211,23 @@ def bounded_do_bench(fn, **kw):
             del drv.clear_cache
 
 
+def synced_rep(cache, fn):
+    """One rep of do_bench's shape followed by a device synchronise: cache
+    zero_, events around fn; the event time in us."""
+    cache.zero_()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    fn()
+    e.record()
+    torch.cuda.synchronize()
+    return s.elapsed_time(e) * 1e3
+
+
 def synced_median(fn, reps=300):
     """Diagnostic: do_bench's flush and events, but a device synchronise after
     every rep (the judge's shape), median in us."""
     cache = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-    times = []
-    for _ in range(reps):
-        cache.zero_()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e) * 1e3)
+    times = [synced_rep(cache, fn) for _ in range(reps)]
     return statistics.median(times[reps // 10:])
 
 
@@ -253,58 +280,37 @@ def kernel_split(fn, reps=300):
 
 def placed_median(task, case, lib, move, reps=300, seed=1):
     """Diagnostic: the judge's sample shape in Python, median in us. Every
-    rep writes its inputs afresh (a copy from a source tensor, as the judge's
-    fill does), waits, clears the cache with do_bench's zero_, and times the
-    call between events, then synchronises. With move every buffer starts at
-    a random 256-byte offset in room of 3x its size (2-256 MiB), as the
-    judge places them (cuda_judge.cu s_room, s_place); without, it stays."""
+    rep rewrites its inputs (a copy from a source tensor: the judge's fill
+    writes new values, this the same ones), waits, then times the call as
+    synced_median does. With move every buffer starts at a random 256-byte
+    offset in room of 3x its size (2-256 MiB), as the judge places them
+    (cuda_judge.cu s_room, s_place); without, it stays."""
     rng = random.Random(seed)
-    types = signature_types(task["signature"])
-    sizes = dict(case)
-    bufs, slots = [], []  # bufs: (backing, bytes, dtype, shape, source or None)
-    for name in types:  # signature order
-        par = task["params"][name]
-        if par["role"] in ("in", "out", "inout"):
-            shape = [eval_dim(d, sizes) for d in par["shape"]]
-            dt = DTYPES[par["dtype"]]
-            n = 1
-            for d in shape:
-                n *= d
-            nbytes = n * torch.empty((), dtype=dt).element_size()
+    bufs, vals = [], []  # bufs: (index in vals, backing, bytes, dtype, shape, source, room)
+    for p in case_params(task, case):
+        if p[0] == "buf":
+            _, role, shape, dt = p
+            nbytes = math.prod(shape) * torch.empty((), dtype=dt).element_size()
             room = min(max(3 * nbytes, 2 << 20), 256 << 20)
-            src = None
-            if par["role"] != "out":
-                src = (torch.randn(shape, device="cuda").to(dt) if dt.is_floating_point
-                       else torch.randint(0, 8, shape, device="cuda").to(dt))
-            bufs.append((torch.empty(nbytes + room, dtype=torch.uint8, device="cuda"), nbytes,
-                         dt, shape, src, room))
-            slots.append(len(bufs) - 1)
+            back = torch.empty(nbytes + room, dtype=torch.uint8, device="cuda")
+            src = random_tensor(shape, dt) if role != "out" else None
+            bufs.append((len(vals), back, nbytes, dt, shape, src, room))
+            vals.append(None)
         else:
-            slots.append(CTYPES.get(types[name].strip(), ctypes.c_longlong)(case[name]))
-    entry = lib.cr_entry
-    entry.argtypes = [ctypes.c_void_p]
-    entry.restype = None
+            vals.append(p[1])
+    entry = entry_of(lib)
     cache = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
     times = []
     for _ in range(reps):
-        vals = []
-        for back, nbytes, dt, shape, src, room in bufs:
+        for i, back, nbytes, dt, shape, src, room in bufs:
             off = 256 * rng.randrange(room // 256 + 1) if move else 0
             view = back[off:off + nbytes].view(dt).view(shape)
             if src is not None:
                 view.copy_(src)
-            vals.append(ctypes.c_void_p(view.data_ptr()))
-        args = [ctypes.cast(ctypes.pointer(vals[x] if isinstance(x, int) else x), ctypes.c_void_p)
-                for x in slots]
-        arr = (ctypes.c_void_p * len(args))(*args)
+            vals[i] = ctypes.c_void_p(view.data_ptr())
+        arr = arg_array(vals)
         torch.cuda.synchronize()
-        cache.zero_()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        entry(arr)
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e) * 1e3)
+        times.append(synced_rep(cache, lambda: entry(arr)))
     return statistics.median(times[reps // 10:])
 
 
@@ -349,8 +355,12 @@ def time_cases(a):
                 except (RuntimeError, ValueError, TypeError) as err:  # a diagnostic only
                     diag.append(f"judge-shaped loop failed: {err}")
             if a.kernel_time:
-                k = kernel_split(fn)
+                try:
+                    k = kernel_split(fn)
+                except (RuntimeError, ValueError, TypeError, AttributeError) as err:
+                    k = err  # a diagnostic only
                 diag.append("kernel time (CUPTI) not split into reps" if k is None else
+                            f"kernel time (CUPTI) failed: {k}" if isinstance(k, Exception) else
                             "; ".join(f"{sh}: events {v[0]:.3f} us, kernel {v[1]:.3f} us"
                                       for sh, v in k.items()))
             out[f"{name} {b}"] = [ms, bms, diag]
@@ -396,8 +406,8 @@ def main():
                     help="also split do_bench's rep, queued and synchronised, into event "
                          "time and the kernels' own time (CUPTI through torch.profiler)")
     ap.add_argument("--placement", action="store_true",
-                    help="also time each case in the judge's sample shape from Python (fresh "
-                         "input data every rep), with its buffers fixed and moved as the judge "
+                    help="also time each case in the judge's sample shape from Python (inputs "
+                         "rewritten every rep), with its buffers fixed and moved as the judge "
                          "moves them")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("tasks", nargs="+")

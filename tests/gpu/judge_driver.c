@@ -73,7 +73,7 @@ static void s_usage(void)
 
 /* --anchors, --cached: reads up to max reference medians (whitespace-separated) from
  * path into v; returns how many, 0 when the file is missing or unreadable. */
-static size_t s_read_anchors(const char *path, double *v, size_t max)
+static size_t s_read_medians(const char *path, double *v, size_t max)
 {
     FILE *f = path ? fopen(path, "r") : NULL;
     size_t n = 0;
@@ -85,7 +85,7 @@ static size_t s_read_anchors(const char *path, double *v, size_t max)
 }
 
 /* --anchors, --cached: writes the reference medians of an OK record to path. */
-static void s_write_anchors(const char *path, const Crucible__RewardRecord *rec)
+static void s_write_medians(const char *path, const Crucible__RewardRecord *rec)
 {
     if (!path || rec->status != CRUCIBLE__STATUS__STATUS_OK || !rec->profile)
         return;
@@ -340,17 +340,17 @@ int main(int argc, char **argv)
             req.cpu = -1;
             req.verify_only = o.verify_only;
             double anchor[64], cached[64];
-            req.n_ref_anchor_us = s_read_anchors(o.anchors, anchor, 64);
+            req.n_ref_anchor_us = s_read_medians(o.anchors, anchor, 64);
             req.ref_anchor_us = anchor;
-            req.n_cached_ref_median_us = s_read_anchors(o.cached, cached, 64);
+            req.n_cached_ref_median_us = s_read_medians(o.cached, cached, 64);
             req.cached_ref_median_us = cached;
             int jr = cr_cuda_judge_run(&req, t, e[D_REF], e[D_CAND], e[D_BASE], &rec);
             if (jr != 0)
                 fprintf(stderr, "driver: judge returned %s\n", cr_strerror(jr));
             if (o.anchors && req.n_ref_anchor_us == 0)
-                s_write_anchors(o.anchors, &rec);
+                s_write_medians(o.anchors, &rec);
             if (o.cached && req.n_cached_ref_median_us == 0)
-                s_write_anchors(o.cached, &rec);
+                s_write_medians(o.cached, &rec);
         }
         char *line = cr_record_to_json(&rec);
         if (line)

@@ -294,39 +294,93 @@ Test(cuda_judge, persisting_l2_set_aside_is_reset_before_every_call)
     crucible__reward_record__free_unpacked(rec, NULL);
 }
 
+/* Note 11's tests: vector_add's fast candidate judged with `option path`
+ * (--anchors or --cached); the first run, with no file, writes its
+ * reference medians there (med, one per bench case). */
+typedef struct {
+    char path[1024], cand[1024];
+    const char *extra[5];
+    double med[8];
+    size_t n;
+    Crucible__RewardRecord *first;
+} s_level_t;
+
+static void s_level_first(s_level_t *L, const char *option, const char *name)
+{
+    snprintf(L->path, sizeof L->path, "%s/vector_add_cuda/%s_%d.txt", WORK, name, (int)getpid());
+    snprintf(L->cand, sizeof L->cand, "%s/tasks/examples/vector_add_cuda/candidates/fast.cu",
+             SRC);
+    unlink(L->path);
+    const char *extra[] = {"--budget", "0.3", option, L->path, NULL};
+    memcpy(L->extra, extra, sizeof extra);
+    int killed = 0;
+    L->first = s_run("vector_add_cuda", L->cand, "fast.cu", L->extra, 90000, &killed);
+    cr_assert_eq(L->first->status, CRUCIBLE__STATUS__STATUS_OK, "%s", L->first->message);
+    FILE *f = fopen(L->path, "r");
+    cr_assert_not_null(f, "the first run wrote no medians to %s", L->path);
+    L->n = 0;
+    while (L->n < 8 && fscanf(f, "%lf", &L->med[L->n]) == 1)
+        L->n++;
+    fclose(f);
+    cr_assert_eq(L->n, L->first->profile->n_cases);
+}
+
+/* A case of a run with a level: raw = median + the candidate's stall
+ * adjustment + the level, and the level is at most a process level's. */
+static void s_check_level(const Crucible__BenchResult *r)
+{
+    cr_assert_leq(fabs(r->level_offset_us), CR_LEVEL_MAX_US, "case %u: offset %g", r->case_index,
+                  r->level_offset_us);
+    cr_assert_leq(fabs(r->raw_median_us - r->median_us - r->level_offset_us), r->stall_us + 1e-6,
+                  "case %u: raw %g, median %g, offset %g, stall %g", r->case_index,
+                  r->raw_median_us, r->median_us, r->level_offset_us, r->stall_us);
+    fprintf(stderr, "  case %u: offset %+.3f us, median %.3f (raw %.3f), reference %.3f\n",
+            r->case_index, r->level_offset_us, r->median_us, r->raw_median_us, r->ref_median_us);
+}
+
+/* Writes the medians to the file 1 us off (more than a process level) and
+ * judges again: nothing may be taken off, and the log says why. Then
+ * removes the file and frees the first record. */
+static void s_level_far_and_done(s_level_t *L)
+{
+    FILE *f = fopen(L->path, "w");
+    cr_assert_not_null(f);
+    for (size_t b = 0; b < L->n; b++)
+        fprintf(f, "%.6f\n", L->med[b] + 1.0);
+    fclose(f);
+    int killed = 0;
+    Crucible__RewardRecord *far = s_run("vector_add_cuda", L->cand, "fast.cu", L->extra, 90000,
+                                        &killed);
+    cr_assert_eq(far->status, CRUCIBLE__STATUS__STATUS_OK, "%s", far->message);
+    for (size_t b = 0; b < L->n; b++)
+        cr_assert_eq(far->profile->cases[b]->level_offset_us, 0);
+    cr_assert_not_null(strstr(s_last_err, "too far off for a process level"), "%s", s_last_err);
+    crucible__reward_record__free_unpacked(far, NULL);
+    unlink(L->path);
+    crucible__reward_record__free_unpacked(L->first, NULL);
+}
+
 /* Judge note 11: the first run writes its reference medians, the second
  * gets them as anchors and takes its distance from them off both sides; an
- * anchor twice the reference is no process level and changes nothing. */
+ * anchor 1 us off is no process level and changes nothing. */
 Test(cuda_judge, process_level_against_the_reference_anchor)
 {
-    char anchors[1024], cand[1024];
-    snprintf(anchors, sizeof anchors, "%s/vector_add_cuda/anchors_%d.txt", WORK, (int)getpid());
-    snprintf(cand, sizeof cand, "%s/tasks/examples/vector_add_cuda/candidates/fast.cu", SRC);
-    unlink(anchors);
-    const char *extra[] = {"--budget", "0.3", "--anchors", anchors, NULL};
-    int killed = 0;
-    Crucible__RewardRecord *first = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000, &killed);
-    cr_assert_eq(first->status, CRUCIBLE__STATUS__STATUS_OK, "%s", first->message);
-    double anchor[8];
-    size_t n = 0;
-    FILE *f = fopen(anchors, "r");
-    cr_assert_not_null(f, "the first run wrote no anchors");
-    while (n < 8 && fscanf(f, "%lf", &anchor[n]) == 1)
-        n++;
-    fclose(f);
-    cr_assert_eq(n, first->profile->n_cases);
+    s_level_t L;
+    s_level_first(&L, "--anchors", "anchors");
+    const double *anchor = L.med;
+    const size_t n = L.n;
     for (size_t b = 0; b < n; b++) {
-        cr_assert_float_eq(anchor[b], first->profile->cases[b]->ref_median_us, 1e-5);
-        cr_assert_eq(first->profile->cases[b]->level_offset_us, 0, "no anchor in the first run");
+        cr_assert_float_eq(anchor[b], L.first->profile->cases[b]->ref_median_us, 1e-5);
+        cr_assert_eq(L.first->profile->cases[b]->level_offset_us, 0, "no anchor in the first run");
     }
-    Crucible__RewardRecord *second = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000,
+    int killed = 0;
+    Crucible__RewardRecord *second = s_run("vector_add_cuda", L.cand, "fast.cu", L.extra, 90000,
                                            &killed);
     cr_assert_eq(second->status, CRUCIBLE__STATUS__STATUS_OK, "%s", second->message);
     int applied = 0;
     for (size_t b = 0; b < n; b++) {
         const Crucible__BenchResult *r = second->profile->cases[b];
-        cr_assert_leq(fabs(r->level_offset_us), CR_LEVEL_MAX_US, "case %u: offset %g",
-                      r->case_index, r->level_offset_us);
+        s_check_level(r);
         /* taken off: the reference reads its anchor; else the anchor does not
          * apply here (too long, or the reference too far from it) */
         if (r->level_offset_us != 0)
@@ -340,32 +394,12 @@ Test(cuda_judge, process_level_against_the_reference_anchor)
                       "case %u: reference %g, anchor %g, nothing taken off", r->case_index,
                       r->ref_median_us, anchor[b]);
         applied += r->level_offset_us != 0;
-        /* raw = median + the candidate's stall adjustment + the level */
-        cr_assert_leq(fabs(r->raw_median_us - r->median_us - r->level_offset_us),
-                      r->stall_us + 1e-6, "case %u: raw %g, median %g, offset %g, stall %g",
-                      r->case_index, r->raw_median_us, r->median_us, r->level_offset_us,
-                      r->stall_us);
-        fprintf(stderr, "  case %u: offset %+.3f us, median %.3f (raw %.3f), reference %.3f\n",
-                r->case_index, r->level_offset_us, r->median_us, r->raw_median_us,
-                r->ref_median_us);
     }
     /* the ~11 us case's ~12 us reference is far below CR_LEVEL_REF_MAX_US, and
      * on the H200 every case's distance was 0.18 us at most (RESULTS session 7) */
     cr_assert_geq(applied, 1, "no case took its level off");
-    f = fopen(anchors, "w");
-    cr_assert_not_null(f);
-    for (size_t b = 0; b < n; b++) /* 1 us off: no process level */
-        fprintf(f, "%.6f\n", anchor[b] + 1.0);
-    fclose(f);
-    Crucible__RewardRecord *far = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000, &killed);
-    cr_assert_eq(far->status, CRUCIBLE__STATUS__STATUS_OK, "%s", far->message);
-    for (size_t b = 0; b < n; b++)
-        cr_assert_eq(far->profile->cases[b]->level_offset_us, 0);
-    cr_assert_not_null(strstr(s_last_err, "too far off for a process level"), "%s", s_last_err);
-    unlink(anchors);
-    crucible__reward_record__free_unpacked(first, NULL);
     crucible__reward_record__free_unpacked(second, NULL);
-    crucible__reward_record__free_unpacked(far, NULL);
+    s_level_far_and_done(&L);
 }
 
 /* Note 11 under the cached policy: the cached medians are the anchor, the
@@ -375,24 +409,13 @@ Test(cuda_judge, process_level_against_the_reference_anchor)
  * reference, not the ~52 us case's ~66 us one). */
 Test(cuda_judge, cached_policy_takes_the_level_from_the_warm_up)
 {
-    char cache[1024], cand[1024];
-    snprintf(cache, sizeof cache, "%s/vector_add_cuda/cached_%d.txt", WORK, (int)getpid());
-    snprintf(cand, sizeof cand, "%s/tasks/examples/vector_add_cuda/candidates/fast.cu", SRC);
-    unlink(cache);
-    const char *extra[] = {"--budget", "0.3", "--cached", cache, NULL};
+    s_level_t L;
+    s_level_first(&L, "--cached", "cached");
+    cr_assert_str_eq(L.first->profile->ref_policy, "interleaved", "no cache yet");
+    const double *cached = L.med;
+    const size_t n = L.n;
     int killed = 0;
-    Crucible__RewardRecord *first = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000, &killed);
-    cr_assert_eq(first->status, CRUCIBLE__STATUS__STATUS_OK, "%s", first->message);
-    cr_assert_str_eq(first->profile->ref_policy, "interleaved", "no cache yet");
-    double cached[8];
-    size_t n = 0;
-    FILE *f = fopen(cache, "r");
-    cr_assert_not_null(f, "the first run wrote no cached medians");
-    while (n < 8 && fscanf(f, "%lf", &cached[n]) == 1)
-        n++;
-    fclose(f);
-    cr_assert_eq(n, first->profile->n_cases);
-    Crucible__RewardRecord *second = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000,
+    Crucible__RewardRecord *second = s_run("vector_add_cuda", L.cand, "fast.cu", L.extra, 90000,
                                            &killed);
     cr_assert_eq(second->status, CRUCIBLE__STATUS__STATUS_OK, "%s", second->message);
     cr_assert_str_eq(second->profile->ref_policy, "cached");
@@ -401,37 +424,16 @@ Test(cuda_judge, cached_policy_takes_the_level_from_the_warm_up)
         const Crucible__BenchResult *r = second->profile->cases[b];
         cr_assert_eq(r->ref_samples, 0, "case %u: the reference was timed", r->case_index);
         cr_assert_float_eq(r->ref_median_us, cached[b], 1e-6, "the reference is the cached one");
-        cr_assert_leq(fabs(r->level_offset_us), CR_LEVEL_MAX_US, "case %u: offset %g",
-                      r->case_index, r->level_offset_us);
+        s_check_level(r);
         if (cached[b] > CR_LEVEL_CACHED_REF_MAX_US)
             cr_assert_eq(r->level_offset_us, 0, "case %u: cached reference %g us", r->case_index,
                          cached[b]);
         applied += r->level_offset_us != 0;
-        /* raw = median + the candidate's stall adjustment + the level */
-        cr_assert_leq(fabs(r->raw_median_us - r->median_us - r->level_offset_us),
-                      r->stall_us + 1e-6, "case %u: raw %g, median %g, offset %g, stall %g",
-                      r->case_index, r->raw_median_us, r->median_us, r->level_offset_us,
-                      r->stall_us);
-        fprintf(stderr, "  case %u: offset %+.3f us, median %.3f (raw %.3f), cached reference "
-                "%.3f\n", r->case_index, r->level_offset_us, r->median_us, r->raw_median_us,
-                r->ref_median_us);
     }
     cr_assert_geq(applied, 1, "no case took its level off: %s", s_last_err);
     cr_assert_not_null(strstr(s_last_err, "in the warm-up against its anchor"), "%s", s_last_err);
-    f = fopen(cache, "w");
-    cr_assert_not_null(f);
-    for (size_t b = 0; b < n; b++) /* 1 us off: no process level */
-        fprintf(f, "%.6f\n", cached[b] + 1.0);
-    fclose(f);
-    Crucible__RewardRecord *far = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000, &killed);
-    cr_assert_eq(far->status, CRUCIBLE__STATUS__STATUS_OK, "%s", far->message);
-    for (size_t b = 0; b < n; b++)
-        cr_assert_eq(far->profile->cases[b]->level_offset_us, 0);
-    cr_assert_not_null(strstr(s_last_err, "too far off for a process level"), "%s", s_last_err);
-    unlink(cache);
-    crucible__reward_record__free_unpacked(first, NULL);
     crucible__reward_record__free_unpacked(second, NULL);
-    crucible__reward_record__free_unpacked(far, NULL);
+    s_level_far_and_done(&L);
 }
 
 Test(cuda_judge, lock_base_with_fake_nvml_locks_and_resets)

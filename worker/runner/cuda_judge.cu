@@ -75,8 +75,8 @@
  *    speedup's interval is the candidate's alone. The warm-up still runs
  *    both sides (it is bounded by time, so this costs no time), and its
  *    reference samples give the (wall - event) gap that the side-stream
- *    cross-check of note 4 compares against; they are never reported as
- *    reference samples.
+ *    cross-check of note 4 compares against, and this process's level
+ *    (note 11); they are never reported as reference samples.
  *
  * 8. Launch checks (HACKS.md #14, #15), during verification only: CUPTI's
  *    callback API, dlopen'ed (nothing new at link time), reports every
@@ -163,10 +163,15 @@
  *    Under the `cached` policy the cached median is the anchor (it came from
  *    that first process), and this process's reference is measured by the
  *    warm-up, which runs both sides (note 7): the median of its reference
- *    samples (at least S_LEVEL_MIN_WARMUP, for cached medians of at most
+ *    samples (at least CR_LEVEL_CACHED_MIN_SAMPLES, for cached medians of at most
  *    CR_LEVEL_CACHED_REF_MAX_US) less the cached median is taken off the
  *    candidate's samples, so that the candidate and the cached reference it
- *    is divided by carry one process's level. */
+ *    is divided by carry one process's level. Here too a candidate that
+ *    slowed the reference's warm-up samples and not its own, undetected,
+ *    would gain at most CR_LEVEL_MAX_US; before, a cached job could not move
+ *    its reference at all. The warm-up samples include those taken before
+ *    the clock settled and the first calls of the process; the median is
+ *    what keeps them from mattering. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -255,7 +260,6 @@ extern "C" {
 #define S_BW_SANE_MIN 1e9          /* a copy bandwidth outside these bytes/s ... */
 #define S_BW_SANE_MAX 1e14         /* ... is a bad figure, not a GPU */
 #define S_MIN_KEPT 10              /* fewer unthrottled samples: keep them all */
-#define S_LEVEL_MIN_WARMUP 30      /* cached: reference warm-up samples for a level (note 11) */
 #define S_CLOCK_PERIOD_NS 5000000LL /* NVML read at most every 5 ms: a read is a driver
                                        round trip far longer than a short sample, and
                                        clocks and throttle reasons change on ms scales */
@@ -2244,7 +2248,8 @@ static double s_raw_median(const s_side_t *S, int all, int what, double *tmp)
 
 /* Summarises both sides of bench case c (the b-th bench case) into br;
  * applies the side-stream and roofline checks. With a cached reference
- * (note 7) B holds only warm-up samples, used for the wall-clock gap alone.
+ * (note 7) B holds only warm-up samples, used for the wall-clock gap and the
+ * process level (note 11).
  * Returns 0 or -ENOMEM. */
 static int s_summarise(s_judge_t *J, int c, int b, s_side_t *A, s_side_t *B,
                        Crucible__BenchResult *br)
@@ -2311,13 +2316,16 @@ static int s_summarise(s_judge_t *J, int c, int b, s_side_t *A, s_side_t *B,
     const char *skip = !cached || side ? NULL
                        : anchor > CR_LEVEL_CACHED_REF_MAX_US
                            ? "cached reference too long for the warm-up's samples"
-                       : nw < S_LEVEL_MIN_WARMUP ? "too few reference samples in the warm-up"
-                                                 : NULL;
+                       : nw < CR_LEVEL_CACHED_MIN_SAMPLES
+                           ? "too few reference samples in the warm-up"
+                           : NULL;
     if (anchor > 0 && !side && !skip) {
-        cr_stats_t sw;
-        if (cached)
+        double ref = sb.median;
+        if (cached) {
+            cr_stats_t sw;
             cr_stats_compute(y, nw, &sw);
-        const double ref = cached ? sw.median : sb.median;
+            ref = sw.median;
+        }
         cr_level_why_t why;
         double off = cr_level_offset(ref, anchor, &why);
         if (off != 0) {
@@ -2528,7 +2536,8 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
         unsigned last_mhz = 0;
         int stable = J->d.nvml ? 0 : S_CLOCK_STABLE_READS;
         for (;;) {
-            /* cached: the reference's warm-up samples are kept for their gap (note 7) */
+            /* cached: the reference's warm-up samples are kept for their gap and the
+             * process level (notes 7, 11) */
             s_sample_t *bw = cached && Bs.n < CR_JUDGE_MAX_SAMPLES ? &Bs.s[Bs.n++] : &sm;
             uint64_t reads = J->clock_reads;
             if (s_sample(J, S_CAND, &L, &slot[call++ % nslots], set++, NULL, &sm) != 0 ||

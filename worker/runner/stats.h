@@ -104,13 +104,18 @@ int cr_stall_fit(const double *start, const double *dur, const unsigned char *gr
  * measured earlier on the same GPU) measures it. */
 #define CR_LEVEL_REF_MAX_US 100.0
 #define CR_LEVEL_MAX_US 0.3
-/* The cached policy measures its reference only in the warm-up (at least
- * 30 samples): on the H200 that level cut the spread of a ~11 us candidate's
- * medians from 1.56% to 0.94% (12 us reference) but raised a ~52 us one's
+/* The cached policy measures its reference only in the warm-up: on the
+ * H200 that level cut the spread of a ~11 us candidate's medians from
+ * 1.56% to 0.94% (12 us reference) but raised a ~52 us one's
  * from 0.22% to 0.35% (66 us reference: too few samples of a reference that
  * straddles the GPU's periodic stall). Only short anchors, then; the limit
  * lies between the two references measured. */
 #define CR_LEVEL_CACHED_REF_MAX_US 30.0
+/* ... and at least this many warm-up samples of the reference: with the
+ * H200's ~0.26 us interquartile range at 8-12 us, the median of 30 is within
+ * ~0.05 us (its standard error), a third of the 0.1-0.2 us levels. A 20 ms
+ * warm-up holds ~40 pairs of a ~11 us case. */
+#define CR_LEVEL_CACHED_MIN_SAMPLES 30
 typedef enum {
     CR_LEVEL_APPLIES,   /* the distance is the level */
     CR_LEVEL_NO_MEDIAN, /* no usable anchor or reference median */
