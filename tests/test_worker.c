@@ -247,15 +247,22 @@ static void s_job_msg_free(Crucible__Job *j)
     free(j);
 }
 
-static cr_wjob_t *s_wjob(const char *job_id, const char *src, double run_timeout_s,
-                         double compile_timeout_s)
+static cr_wjob_t *s_wjob_ref(const char *job_id, const char *ref, const char *src,
+                             double run_timeout_s, double compile_timeout_s)
 {
-    Crucible__Job *m = s_job_msg(job_id, s_task_json, s_ref, src, run_timeout_s,
+    Crucible__Job *m = s_job_msg(job_id, s_task_json, ref, src, run_timeout_s,
                                  compile_timeout_s);
     cr_wjob_t *j = cr_wjob_new(m);
     s_job_msg_free(m);
     cr_assert_not_null(j);
     return j;
+}
+
+/* A job of the test task with the honest reference. */
+static cr_wjob_t *s_wjob(const char *job_id, const char *src, double run_timeout_s,
+                         double compile_timeout_s)
+{
+    return s_wjob_ref(job_id, s_ref, src, run_timeout_s, compile_timeout_s);
 }
 
 /* ---- a sink that collects finished jobs across threads ---- */
@@ -783,12 +790,8 @@ Test(compile, reference_gets_the_worker_timeout, .init = s_setup, .fini = s_tear
     cr_compile_t *c = s_slow_compile(&cfg);
     char ref[1024];
     snprintf(ref, sizeof ref, "/* SLOWREF */\n%s", s_ref);
-    Crucible__Job *m = s_job_msg("slowref", s_task_json, ref, s_ref, 0, 0.5);
-    cr_wjob_t *j = cr_wjob_new(m);
-    s_job_msg_free(m);
-    cr_assert_not_null(j);
-    cr_compile_submit(c, j);
-    j = s_sink_get(&s_sink, 20000);
+    cr_compile_submit(c, s_wjob_ref("slowref", ref, s_ref, 0, 0.5));
+    cr_wjob_t *j = s_sink_get(&s_sink, 20000);
     cr_assert_not_null(j);
     cr_expect_eq(j->status, 0, "%s: %s", cr_status_name(j->status), j->message);
     cr_wjob_destroy(&j);
