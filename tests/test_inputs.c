@@ -498,24 +498,39 @@ Test(stats, stall_fit_needs_samples_and_a_band)
 }
 
 /* cr_level_offset (cuda_judge.cu note 11): the reference's distance from its
- * anchor, only where it can be a process level. */
+ * anchor, only where it can be a process level; from the warm-up (cached
+ * policy) only for short anchors and enough samples. */
 Test(stats, level_offset_only_for_a_process_level)
 {
+    const cr_level_from_t T = CR_LEVEL_TIMED, W = CR_LEVEL_WARMUP;
     cr_level_why_t why;
-    cr_assert_float_eq(cr_level_offset(8.10, 8.00, &why), 0.10, 1e-12);
+    cr_assert_float_eq(cr_level_offset(8.10, 500, 8.00, T, &why), 0.10, 1e-12);
     cr_assert_eq(why, CR_LEVEL_APPLIES);
-    cr_assert_float_eq(cr_level_offset(65.0, 65.2, &why), -0.2, 1e-9);
+    cr_assert_float_eq(cr_level_offset(65.0, 500, 65.2, T, &why), -0.2, 1e-9);
     cr_assert_eq(why, CR_LEVEL_APPLIES);
-    cr_assert_eq(cr_level_offset(8.0, 8.0, &why), 0); /* at the anchor: nothing to take off */
+    cr_assert_eq(cr_level_offset(8.0, 500, 8.0, T, &why), 0); /* at the anchor: nothing off */
     cr_assert_eq(why, CR_LEVEL_APPLIES);
-    cr_assert_eq(cr_level_offset(8.5, 8.0, &why), 0); /* 0.5 us: the reference changed */
+    cr_assert_eq(cr_level_offset(8.5, 500, 8.0, T, &why), 0); /* 0.5 us: the reference changed */
     cr_assert_eq(why, CR_LEVEL_FAR);
-    cr_assert_eq(cr_level_offset(1375.3, 1375.2, &why), 0); /* a long reference's own spread */
+    cr_assert_eq(cr_level_offset(1375.3, 500, 1375.2, T, &why), 0); /* its own spread */
     cr_assert_eq(why, CR_LEVEL_LONG);
-    cr_assert_eq(cr_level_offset(0, 8.0, &why), 0);
+    cr_assert_eq(cr_level_offset(0, 500, 8.0, T, &why), 0);
     cr_assert_eq(why, CR_LEVEL_NO_MEDIAN);
-    cr_assert_eq(cr_level_offset(8.0, NAN, &why), 0);
+    cr_assert_eq(cr_level_offset(8.0, 500, NAN, T, &why), 0);
     cr_assert_eq(why, CR_LEVEL_NO_MEDIAN);
-    cr_assert_eq(cr_level_offset(8.0, -8.0, &why), 0);
+    cr_assert_eq(cr_level_offset(8.0, 500, -8.0, T, &why), 0);
     cr_assert_eq(why, CR_LEVEL_NO_MEDIAN);
+    cr_assert_eq(cr_level_offset(8.1, 0, 8.0, T, &why), 0); /* no sample */
+    cr_assert_eq(why, CR_LEVEL_NO_MEDIAN);
+    /* from the warm-up */
+    cr_assert_float_eq(cr_level_offset(12.2, CR_LEVEL_WARMUP_MIN_SAMPLES, 12.1, W, &why), 0.1,
+                       1e-9);
+    cr_assert_eq(why, CR_LEVEL_APPLIES);
+    cr_assert_eq(cr_level_offset(12.2, CR_LEVEL_WARMUP_MIN_SAMPLES - 1, 12.1, W, &why), 0);
+    cr_assert_eq(why, CR_LEVEL_FEW);
+    cr_assert_eq(cr_level_offset(66.1, 100, 66.0, W, &why), 0, "interleaved would take it");
+    cr_assert_eq(why, CR_LEVEL_LONG);
+    cr_assert_float_eq(cr_level_offset(66.1, 100, 66.0, T, &why), 0.1, 1e-9);
+    cr_assert_eq(cr_level_offset(12.6, 100, 12.1, W, &why), 0);
+    cr_assert_eq(why, CR_LEVEL_FAR);
 }

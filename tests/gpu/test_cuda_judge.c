@@ -405,7 +405,7 @@ Test(cuda_judge, process_level_against_the_reference_anchor)
 /* Note 11 under the cached policy: the cached medians are the anchor, the
  * reference's warm-up samples measure this process's distance from them,
  * and it comes off the candidate's times alone; only for cached medians of
- * at most CR_LEVEL_CACHED_REF_MAX_US (vector_add: the ~11 us case's ~12 us
+ * at most CR_LEVEL_WARMUP_REF_MAX_US (vector_add: the ~11 us case's ~12 us
  * reference, not the ~52 us case's ~66 us one). */
 Test(cuda_judge, cached_policy_takes_the_level_from_the_warm_up)
 {
@@ -425,13 +425,13 @@ Test(cuda_judge, cached_policy_takes_the_level_from_the_warm_up)
         cr_assert_eq(r->ref_samples, 0, "case %u: the reference was timed", r->case_index);
         cr_assert_float_eq(r->ref_median_us, cached[b], 1e-6, "the reference is the cached one");
         s_check_level(r);
-        if (cached[b] > CR_LEVEL_CACHED_REF_MAX_US)
+        if (cached[b] > CR_LEVEL_WARMUP_REF_MAX_US)
             cr_assert_eq(r->level_offset_us, 0, "case %u: cached reference %g us", r->case_index,
                          cached[b]);
         applied += r->level_offset_us != 0;
     }
     cr_assert_geq(applied, 1, "no case took its level off: %s", s_last_err);
-    cr_assert_not_null(strstr(s_last_err, "in the warm-up against its anchor"), "%s", s_last_err);
+    cr_assert_not_null(strstr(s_last_err, "warm-up samples) against its anchor"), "%s", s_last_err);
     crucible__reward_record__free_unpacked(second, NULL);
     s_level_far_and_done(&L);
 }

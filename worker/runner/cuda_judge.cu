@@ -163,8 +163,8 @@
  *    Under the `cached` policy the cached median is the anchor (it came from
  *    that first process), and this process's reference is measured by the
  *    warm-up, which runs both sides (note 7): the median of its reference
- *    samples (at least CR_LEVEL_CACHED_MIN_SAMPLES, for cached medians of at most
- *    CR_LEVEL_CACHED_REF_MAX_US) less the cached median is taken off the
+ *    samples (at least CR_LEVEL_WARMUP_MIN_SAMPLES, for cached medians of at
+ *    most CR_LEVEL_WARMUP_REF_MAX_US) less the cached median is taken off the
  *    candidate's samples, so that the candidate and the cached reference it
  *    is divided by carry one process's level. Here too a candidate that
  *    slowed the reference's warm-up samples and not its own, undetected,
@@ -2246,6 +2246,26 @@ static double s_raw_median(const s_side_t *S, int all, int what, double *tmp)
     return cr_stats_quantile_sorted(tmp, n, 0.5);
 }
 
+/* What the judge's log says of a level (note 11). */
+static const char *s_level_text(cr_level_why_t why, double off, int cached)
+{
+    switch (why) {
+    case CR_LEVEL_NO_MEDIAN:
+        return "not corrected (no reference median)";
+    case CR_LEVEL_LONG:
+        return "not corrected (anchor too long)";
+    case CR_LEVEL_FAR:
+        return "not corrected (too far off for a process level)";
+    case CR_LEVEL_FEW:
+        return "not corrected (too few reference samples)";
+    case CR_LEVEL_APPLIES:
+        break;
+    }
+    return off == 0 ? "at its anchor"
+           : cached ? "level taken off the candidate"
+                    : "level taken off both sides";
+}
+
 /* Summarises both sides of bench case c (the b-th bench case) into br;
  * applies the side-stream and roofline checks. With a cached reference
  * (note 7) B holds only warm-up samples, used for the wall-clock gap and the
@@ -2312,22 +2332,13 @@ static int s_summarise(s_judge_t *J, int c, int b, s_side_t *A, s_side_t *B,
      * corrected. Cached: the reference's warm-up samples, the cached median
      * as the anchor, the candidate corrected (the reference is the anchor). */
     double anchor = cached ? J->cached_ref_us[b] : J->ref_anchor_us ? J->ref_anchor_us[b] : 0;
-    size_t nw = cached ? s_kept_times(B, all, 0, 0, y) : 0;
-    const char *skip = !cached || side ? NULL
-                       : anchor > CR_LEVEL_CACHED_REF_MAX_US
-                           ? "cached reference too long for the warm-up's samples"
-                       : nw < CR_LEVEL_CACHED_MIN_SAMPLES
-                           ? "too few reference samples in the warm-up"
-                           : NULL;
-    if (anchor > 0 && !side && !skip) {
-        double ref = sb.median;
-        if (cached) {
-            cr_stats_t sw;
-            cr_stats_compute(y, nw, &sw);
-            ref = sw.median;
-        }
+    if (anchor > 0 && !side) {
+        cr_stats_t sr = sb;
+        if (cached) /* returns -EINVAL with no sample, and sr.n 0 then */
+            cr_stats_compute(y, s_kept_times(B, all, 0, 0, y), &sr);
         cr_level_why_t why;
-        double off = cr_level_offset(ref, anchor, &why);
+        double off = cr_level_offset(sr.median, sr.n, anchor,
+                                     cached ? CR_LEVEL_WARMUP : CR_LEVEL_TIMED, &why);
         if (off != 0) {
             for (int k = 0; k < (cached ? 1 : 2); k++) {
                 s_side_t *S = k ? B : A;
@@ -2340,17 +2351,8 @@ static int s_summarise(s_judge_t *J, int c, int b, s_side_t *A, s_side_t *B,
                 cr_stats_compute(y, s_kept_times(B, all, 0, 0, y), &sb);
             br->level_offset_us = off;
         }
-        cr_info("case %d: reference %.3f us%s against its anchor %.3f us: %s", c, ref,
-                cached ? " in the warm-up" : "", anchor,
-                why == CR_LEVEL_LONG ? "not corrected (anchor too long)"
-                : why == CR_LEVEL_FAR ? "not corrected (too far off for a process level)"
-                : why == CR_LEVEL_NO_MEDIAN ? "not corrected (no reference median)"
-                : off == 0                  ? "at its anchor"
-                : cached                    ? "level taken off the candidate"
-                                            : "level taken off both sides");
-    } else if (skip) {
-        cr_info("case %d: level not corrected: %s (%zu samples, cached reference %.3f us)", c,
-                skip, nw, anchor);
+        cr_info("case %d: reference %.3f us (%zu %ssamples) against its anchor %.3f us: %s", c,
+                sr.median, sr.n, cached ? "warm-up " : "", anchor, s_level_text(why, off, cached));
     }
     /* The median before the stall and level adjustments (notes 10, 11), and
      * the wall-clock median: both the candidate's raw ones. */

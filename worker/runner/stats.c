@@ -108,12 +108,16 @@ void cr_stats_speedup(const cr_stats_t *a, const cr_stats_t *b, double *speedup,
 
 /* ---------------------------------------------------------------- level */
 
-double cr_level_offset(double ref_us, double anchor_us, cr_level_why_t *why)
+double cr_level_offset(double ref_us, size_t n_ref, double anchor_us, cr_level_from_t from,
+                       cr_level_why_t *why)
 {
-    if (!isfinite(ref_us) || !isfinite(anchor_us) || ref_us <= 0 || anchor_us <= 0)
+    const int warm = from == CR_LEVEL_WARMUP;
+    if (!isfinite(ref_us) || !isfinite(anchor_us) || ref_us <= 0 || anchor_us <= 0 || n_ref == 0)
         *why = CR_LEVEL_NO_MEDIAN;
-    else if (anchor_us > CR_LEVEL_REF_MAX_US)
+    else if (anchor_us > (warm ? CR_LEVEL_WARMUP_REF_MAX_US : CR_LEVEL_REF_MAX_US))
         *why = CR_LEVEL_LONG;
+    else if (warm && n_ref < CR_LEVEL_WARMUP_MIN_SAMPLES)
+        *why = CR_LEVEL_FEW;
     else if (fabs(ref_us - anchor_us) > CR_LEVEL_MAX_US)
         *why = CR_LEVEL_FAR;
     else

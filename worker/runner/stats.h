@@ -104,28 +104,36 @@ int cr_stall_fit(const double *start, const double *dur, const unsigned char *gr
  * measured earlier on the same GPU) measures it. */
 #define CR_LEVEL_REF_MAX_US 100.0
 #define CR_LEVEL_MAX_US 0.3
-/* The cached policy measures its reference only in the warm-up: on the
- * H200 that level cut the spread of a ~11 us candidate's medians from
- * 1.56% to 0.94% (12 us reference) but raised a ~52 us one's
+/* A reference measured only in the warm-up (the cached policy) has few
+ * samples. On the H200 its level cut the spread of a ~11 us candidate's
+ * medians from 1.56% to 0.94% (12 us reference) but raised a ~52 us one's
  * from 0.22% to 0.35% (66 us reference: too few samples of a reference that
  * straddles the GPU's periodic stall). Only short anchors, then; the limit
  * lies between the two references measured. */
-#define CR_LEVEL_CACHED_REF_MAX_US 30.0
-/* ... and at least this many warm-up samples of the reference: with the
- * H200's ~0.26 us interquartile range at 8-12 us, the median of 30 is within
- * ~0.05 us (its standard error), a third of the 0.1-0.2 us levels. A 20 ms
- * warm-up holds ~40 pairs of a ~11 us case. */
-#define CR_LEVEL_CACHED_MIN_SAMPLES 30
+#define CR_LEVEL_WARMUP_REF_MAX_US 30.0
+/* ... and at least this many of its samples: with the H200's ~0.26 us
+ * interquartile range at 8-12 us, the median of 30 is within ~0.05 us (its
+ * standard error), a third of the 0.1-0.2 us levels. A 20 ms warm-up holds
+ * ~40 pairs of a ~11 us case. */
+#define CR_LEVEL_WARMUP_MIN_SAMPLES 30
+typedef enum {
+    CR_LEVEL_TIMED,  /* the reference timed beside the candidate (interleaved) */
+    CR_LEVEL_WARMUP, /* the reference's warm-up samples only (cached) */
+} cr_level_from_t;
 typedef enum {
     CR_LEVEL_APPLIES,   /* the distance is the level */
     CR_LEVEL_NO_MEDIAN, /* no usable anchor or reference median */
-    CR_LEVEL_LONG,      /* anchor over CR_LEVEL_REF_MAX_US: a long reference's own
-                           spread outweighs the level */
+    CR_LEVEL_LONG,      /* anchor over CR_LEVEL_REF_MAX_US (CR_LEVEL_WARMUP_REF_MAX_US
+                           from the warm-up): a long reference's own spread
+                           outweighs the level */
     CR_LEVEL_FAR,       /* distance over CR_LEVEL_MAX_US: more than a process level,
                            the reference itself changed */
+    CR_LEVEL_FEW,       /* from the warm-up, fewer than CR_LEVEL_WARMUP_MIN_SAMPLES */
 } cr_level_why_t;
-/* The offset to take off both sides' times, ref_us - anchor_us, when *why
- * is CR_LEVEL_APPLIES; else 0. */
-double cr_level_offset(double ref_us, double anchor_us, cr_level_why_t *why);
+/* The offset to take off the times, ref_us - anchor_us, when *why is
+ * CR_LEVEL_APPLIES; else 0. ref_us is the median of n_ref samples of the
+ * reference measured as `from` says. */
+double cr_level_offset(double ref_us, size_t n_ref, double anchor_us, cr_level_from_t from,
+                       cr_level_why_t *why);
 
 #endif
