@@ -12,7 +12,8 @@ grpo      64 candidates (8 tasks x 8 samples: fast, naive, wrong and a compile e
           OUT/logs_POLICY/, and with --log-level debug the runners' phase times summed
 seq       the same candidates evaluated one after another by a sequential script: for each,
           compile reference and candidate with nvcc, start a process, evaluate (the judge
-          driver), on 16 of the grpo candidates with the batch's mix; evaluations per minute
+          driver), on all 64 grpo candidates (--seq-count N: N of them, spread over the
+          tasks and the sample kinds); evaluations per minute
 precision the fast vector_add candidate evaluated 10 times through coordinator + one worker
           (each job in its own runner process, budget 1 s), once per reference policy, on
           vector_add with a third bench case of 1M floats (~7.5 us) beside its ~11 and ~52 us
@@ -181,10 +182,11 @@ def part_grpo(args, tmp):
 
 
 def part_seq(args, tmp):
-    # 16 of the 64, two per task, covering each of the 8 sample kinds twice:
-    # the same mix of fast, naive, wrong and not compiling as the batch
+    # all 64, or N of them taken as k samples per task, the task's i-th starting at
+    # sample kind k*t+i so that the kinds are covered as evenly as the count allows
     allc = grpo_candidates(tmp)
-    cands = [allc[8 * t + (2 * t + j) % 8] for t in range(len(TASKS)) for j in (0, 1)]
+    per = max(1, min(8, args.seq_count // len(TASKS)))
+    cands = [allc[8 * t + (per * t + j) % 8] for t in range(len(TASKS)) for j in range(per)]
     drv = os.path.join(args.bin, "cr_cuda_judge_driver")
     t0 = time.time()
     by = {}
@@ -240,6 +242,8 @@ def main():
     ap.add_argument("--parts", default="examples,sabotage,grpo,seq")
     ap.add_argument("--policies", default="interleaved,cached")
     ap.add_argument("--budget", type=float, default=0.5)
+    ap.add_argument("--seq-count", type=int, default=64,
+                    help="seq: how many of the 64 grpo candidates (a multiple of 8)")
     ap.add_argument("--compile-jobs", type=int, default=12)
     ap.add_argument("--log-level", default="warn",
                     help="crucible run's; grpo's cluster logs go to logs_POLICY/")

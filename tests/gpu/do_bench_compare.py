@@ -19,9 +19,11 @@ reps, and on an H200 that alone adds 0.5-1.5 us to every kernel it times
 queue of one or two reps, more from eight; the kernels' own time, read by
 CUPTI (--kernel-time) or by the GPU's timer inside them
 (bench/queue_probe.cu), does not change: the extra is launch latency that
-work queued behind a kernel causes). So each case is also timed by do_bench itself
-with a device synchronise before each of its cache clears ("bounded": the
-queue never holds more than one rep; everything else is do_bench's).
+work queued behind a kernel causes). The judge now queues 32 empty kernels
+behind every timed call for that reason (judge note 12). Each case is also
+timed by do_bench itself with a device synchronise before each of its cache
+clears ("bounded": the queue never holds more than one rep; everything else
+is do_bench's), which the judge before note 12 read closer to.
 Prints one row per bench case with both and exits 1 when any honest
 candidate differs from do_bench, as the issue asks, by more than --tol
 (from the bounded do_bench with --bounded).

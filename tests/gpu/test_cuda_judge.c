@@ -9,6 +9,8 @@
  *     judge's own poll or, when solve() itself blocks, from the kill;
  *   - work hidden on a non-blocking stream is timed by the wall clock and
  *     flagged "side_stream";
+ *   - about one sample in four has no work queued behind it and the others
+ *     do (judge note 12), and only the latter's times are reported;
  *   - a candidate that leaves the persisting-L2 set-aside set after every
  *     call finds it back at 0 before every call, and the judge logs a reset
  *     for each;
@@ -434,6 +436,82 @@ Test(cuda_judge, cached_policy_takes_the_level_from_the_warm_up)
     cr_assert_not_null(strstr(s_last_err, "warm-up samples) against its anchor"), "%s", s_last_err);
     crucible__reward_record__free_unpacked(second, NULL);
     s_level_far_and_done(&L);
+}
+
+/* Judge note 12 in the samples the driver dumps (CR_CUDA_JUDGE_SAMPLES):
+ * ~1 in 4 candidate samples without the tail (their wall times check), the
+ * others behind it (their event times count), each case's count of the
+ * timed ones reported; behind the tail a kernel of ~11 us reads more than
+ * without it, which is what the tail is there for. CR_CUDA_JUDGE_TAIL=0:
+ * every sample counts for both. */
+#define S_DUMP_MAX 20000 /* samples per case and kind read back */
+
+static void s_tail_dump(const char *tail, size_t cnt[][2], double med[][2], size_t ncase)
+{
+    char dump[1024], cand[1024];
+    snprintf(dump, sizeof dump, "%s/vector_add_cuda/tail_%s_%d.csv", WORK, tail, (int)getpid());
+    snprintf(cand, sizeof cand, "%s/tasks/examples/vector_add_cuda/candidates/fast.cu", SRC);
+    unlink(dump);
+    setenv("CR_CUDA_JUDGE_SAMPLES", dump, 1);
+    setenv("CR_CUDA_JUDGE_TAIL", tail, 1);
+    const char *extra[] = {"--budget", "0.3", NULL};
+    int killed = 0;
+    Crucible__RewardRecord *rec = s_run("vector_add_cuda", cand, "fast.cu", extra, 90000, &killed);
+    unsetenv("CR_CUDA_JUDGE_SAMPLES");
+    unsetenv("CR_CUDA_JUDGE_TAIL");
+    cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_OK, "%s", rec->message);
+    static double ev[8][2][S_DUMP_MAX];
+    memset(cnt, 0, ncase * sizeof cnt[0]);
+    FILE *f = fopen(dump, "r");
+    cr_assert_not_null(f, "%s", dump);
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        int c, slot, thr, timed;
+        char side[16];
+        size_t i;
+        double e, w, at, g, adj;
+        unsigned mhz;
+        if (sscanf(line, "%d,%15[^,],%zu,%d,%lf,%lf,%u,%d,%lf,%lf,%lf,%d", &c, side, &i, &slot,
+                   &e, &w, &mhz, &thr, &at, &g, &adj, &timed) != 12)
+            cr_assert_fail("dump line: %s", line);
+        cr_assert(timed == 0 || timed == 1, "%s", line);
+        for (size_t b = 0; b < rec->profile->n_cases; b++)
+            if (!strcmp(side, "cand") && (int)rec->profile->cases[b]->case_index == c &&
+                b < ncase && cnt[b][timed] < S_DUMP_MAX)
+                ev[b][timed][cnt[b][timed]++] = e;
+    }
+    fclose(f);
+    unlink(dump);
+    for (size_t b = 0; b < rec->profile->n_cases && b < ncase; b++) {
+        for (int k = 0; k < 2; k++) {
+            cr_stats_sort(ev[b][k], cnt[b][k]);
+            med[b][k] = cnt[b][k] ? cr_stats_quantile_sorted(ev[b][k], cnt[b][k], 0.5) : 0;
+        }
+        const Crucible__BenchResult *r = rec->profile->cases[b];
+        cr_expect(r->throttled_dropped ? r->samples <= cnt[b][1] : r->samples == cnt[b][1],
+                  "case %zu: %u samples reported, %zu timed", b, r->samples, cnt[b][1]);
+        fprintf(stderr, "  tail %s, case %u: %zu timed, median %.3f us; %zu checks, median %.3f us\n",
+                tail, rec->profile->cases[b]->case_index, cnt[b][1], med[b][1], cnt[b][0],
+                med[b][0]);
+    }
+    crucible__reward_record__free_unpacked(rec, NULL);
+}
+
+Test(cuda_judge, timed_samples_have_work_queued_behind_them)
+{
+    size_t cnt[2][2];
+    double med[2][2];
+    s_tail_dump("32", cnt, med, 2); /* vector_add: ~11 and ~52 us */
+    for (int b = 0; b < 2; b++) {
+        double share = (double)cnt[b][0] / (double)(cnt[b][0] + cnt[b][1]);
+        cr_expect(share > 0.15 && share < 0.35, "case %d: %zu of %zu samples are checks", b,
+                  cnt[b][0], cnt[b][0] + cnt[b][1]);
+    }
+    cr_expect_gt(med[0][1], med[0][0], "~11 us: no slower behind the tail");
+    s_tail_dump("0", cnt, med, 2);
+    for (int b = 0; b < 2; b++)
+        cr_expect(cnt[b][0] == 0 && cnt[b][1] > 0, "case %d: %zu checks without a tail", b,
+                  cnt[b][0]);
 }
 
 Test(cuda_judge, lock_base_with_fake_nvml_locks_and_resets)

@@ -29,7 +29,8 @@
  *    inputs are complete when solve() is called, whatever stream it uses)
  *    -> limits restored (s_reset_state) -> L2 flush (memset of 2x L2, at
  *    least 256 MiB, always with zeros, as triton's do_bench flushes) ->
- *    [ev0] call [ev1] -> poll -> device sync. The flush is queued before
+ *    [ev0] call [ev1] (-> tail, note 12) -> poll -> device sync. The flush
+ *    is queued before
  *    ev0, so the GPU is still busy with it while the host launches the
  *    candidate: the event window holds the candidate's GPU work and its own
  *    host-side gaps, not the judge's launch latency (the same shape as
@@ -42,11 +43,8 @@
  *    non-blocking stream could then read inputs still being drawn. Unless a
  *    candidate changed the persisting L2, nothing but the flush is queued
  *    between the synchronise and ev0: an event or a persisting-L2 reset
- *    there made the timed kernel 0.07-0.15 us slower on an H200. do_bench
- *    queues its reps without waiting, and a queue hundreds of reps deep
- *    alone adds 0.6-1.3 us to every kernel it times; with its queue bounded
- *    to one rep it reads within 0.9% of the judge on 26-1400 us kernels and
- *    2.6% under it on an 11 us one (bench/RESULTS.md, session 5). A ~52 us
+ *    there made the timed kernel 0.07-0.15 us slower on an H200. What is
+ *    queued behind ev1 matters too: note 12. A ~52 us
  *    kernel's two modes 1.4 us apart, whatever the flush, placement or
  *    reset, are the GPU's periodic stalls: note 10.
  *
@@ -75,8 +73,9 @@
  *    speedup's interval is the candidate's alone. The warm-up still runs
  *    both sides (it is bounded by time, so this costs no time), and its
  *    reference samples give the (wall - event) gap that the side-stream
- *    cross-check of note 4 compares against, and this process's level
- *    (note 11); they are never reported as reference samples.
+ *    cross-check of note 4 compares against (those without the tail) and
+ *    this process's level (those with it; notes 11, 12); they are never
+ *    reported as reference samples.
  *
  * 8. Launch checks (HACKS.md #14, #15), during verification only: CUPTI's
  *    callback API, dlopen'ed (nothing new at link time), reports every
@@ -171,7 +170,37 @@
  *    would gain at most CR_LEVEL_MAX_US; before, a cached job could not move
  *    its reference at all. The warm-up samples include those taken before
  *    the clock settled and the first calls of the process; the median is
- *    what keeps them from mattering. */
+ *    what keeps them from mattering.
+ *
+ * 12. Work queued behind the timed call. triton's do_bench queues all its
+ *    reps without waiting, so every kernel it times has more work queued
+ *    behind it; the judge synchronises after every call, so nothing was.
+ *    On the H200 that alone made do_bench read 0.5-1.3 us more per kernel,
+ *    outside the kernel: its own span (GPU global timer) and its CUPTI time
+ *    are the same either way, and 32 empty kernels queued behind each rep
+ *    of a loop that waits for every rep add as much (bench/queue_probe.cu;
+ *    bench/RESULTS.md, sessions 8 and 9). The judge read up to 7% under
+ *    do_bench on ~11-50 us kernels. A kernel in a program runs with work
+ *    queued behind it, as in do_bench, so each timed call now has
+ *    S_TAIL_LAUNCHES empty kernels launched behind ev1 on the legacy stream
+ *    (s_do_call, J->tail_now): the event window holds what do_bench's
+ *    holds, and the judge read within 2% of it on every example kernel
+ *    (session 9). The launches cost the host ~80 us per sample, which the
+ *    budget absorbs as fewer samples (~45% fewer on ~8-11 us kernels).
+ *    Such a sample's wall time holds the launches and their drain, which
+ *    would hide side-stream work of about that length and, on a short
+ *    kernel, make the host's launches the wall time. So about one sample
+ *    in S_CHECK_ONE_IN, drawn from the secret seed (J->tail_pick) before
+ *    the call, runs without the tail: those samples' wall times and gaps are
+ *    the cross-check of note 4 and the wall median, and their event times
+ *    count for nothing; the others' event times are the reported times, the
+ *    stopping rule, the stall fit (note 10) and the level (note 11). A
+ *    candidate cannot tell which kind its call is before it returns: the
+ *    launches come after. CR_CUDA_JUDGE_TAIL=N (diagnostics) queues N
+ *    instead; 0 gives the judge before session 9, every sample counting for
+ *    both. Under the cached policy fewer warm-up samples now measure the
+ *    level (29-47 reference samples on a ~8 us case, from 20 ms of warm-up),
+ *    and its spread of medians on that case grew (session 9). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -214,6 +243,7 @@ extern "C" {
 #define S_SET_SAMPLING 0xffffffffu
 #define S_SET_HASHKEY 0xfffffffeu
 #define S_SET_PLACEMENT 0xfffffffdu
+#define S_SET_TAIL 0xfffffffcu /* the stream that picks the check samples (note 12) */
 /* Exported by a shim that reports its runtime's launch errors (note 1). */
 #define S_LAST_ERROR_SYM "cr_cuda_last_error"
 
@@ -252,6 +282,8 @@ extern "C" {
 #define S_VERIFY_ONE_IN 8          /* ~1 in 8 timed candidate outputs re-verified */
 #define S_VERIFY_MAX 8             /* ... at most this many per bench case */
 #define S_VERIFY_BYTES (1ull << 30) /* device memory for kept timed outputs */
+#define S_TAIL_LAUNCHES 32         /* empty kernels queued behind a timed call (note 12) */
+#define S_CHECK_ONE_IN 4           /* ~1 in 4 samples without them: the wall-clock checks' */
 #define S_SIDE_MIN_US 10.0         /* hidden-work excess that flags side_stream: */
 #define S_SIDE_FRAC 0.2            /* max(10 us, 20% of the candidate's median) */
 #define S_BW_MARGIN 1.25           /* floor uses 1.25x the measured copy bandwidth */
@@ -404,6 +436,9 @@ typedef struct {
     cr_clock_policy_t policy;
     unsigned locked_mhz;                 /* MHz while locked, else 0 */
     cr_rng_t place;                      /* draws buffer offsets (note 5) */
+    cr_rng_t tail_pick;                  /* draws the check samples (note 12) */
+    int tail;                            /* launches queued behind a timed call (note 12) */
+    int tail_now;                        /* ... behind the call s_do_call makes now */
     uint64_t last_reasons;               /* throttle reasons read after the last sample */
     unsigned last_mhz;                   /* SM clock of the last NVML read */
     uint64_t clock_reads;                /* NVML reads made by s_sample */
@@ -544,6 +579,9 @@ __global__ void s_gen_kernel(void *buf, size_t n, s_gen_t g)
 }
 
 /* Writes the element pattern (es bytes, from cr_inputs_poison) n times. */
+/* Queued behind a timed call (note 12). */
+__global__ void s_tail_kernel(void) {}
+
 __global__ void s_poison_kernel(void *buf, size_t n, int es, uint64_t pat)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
@@ -1707,7 +1745,8 @@ static int s_wait(s_judge_t *J, cudaEvent_t ev, int who, int c)
 
 typedef struct {
     double ev_us;   /* event time: ev0 -> ev1 on the legacy stream */
-    double wall_us; /* CLOCK_MONOTONIC: before ev0 -> device synchronised */
+    double wall_us; /* CLOCK_MONOTONIC: before ev0 -> device synchronised (the tail's
+                       launches and drain included, when it had one: note 12) */
 } s_time_t;
 
 /* Calls fn(args) for `who` with the buffers in B and waits for all of its
@@ -1734,6 +1773,8 @@ static int s_do_call(s_judge_t *J, int who, const s_layout_t *L, const s_bufs_t 
     J->fn[who](args);
     cudaError_t rec = cudaEventRecord(J->d.ev1, cudaStreamLegacy);
     s_lc_end(J, who);
+    for (int k = 0; k < J->tail_now; k++) /* note 12; an error here shows at the wait */
+        s_tail_kernel<<<1, 32, 0, cudaStreamLegacy>>>();
     cudaError_t launch = J->last_error[who] ? (cudaError_t)J->last_error[who]() : cudaSuccess;
     if (launch != cudaSuccess)
         return s_cuda_fail(J, who, launch, "launch failed", L->c);
@@ -2047,6 +2088,8 @@ typedef struct {
     double gpu_at_us;      /* its ev0 on the GPU's clock, from the case's first (note 10) */
     double adj_us;         /* periodic-stall adjustment (note 10) plus the process level
                               (note 11), subtracted from ev_us */
+    unsigned char timed;   /* its event time counts (note 12: it had the tail) */
+    unsigned char walled;  /* its wall time counts (note 12: it had none) */
 } s_sample_t;
 
 typedef struct {
@@ -2140,6 +2183,10 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
      * (J->gpu_steps): in front of the flush they made the timed kernel
      * ~0.07 us slower on an H200 (bench/RESULTS.md, session 5). */
     const int gpu_diag = J->gpu_steps;
+    /* Note 12: with the tail, its event time counts; without, its wall time. */
+    const int check = J->tail == 0 || cr_rng_next(&J->tail_pick) % S_CHECK_ONE_IN == 0;
+    out->timed = J->tail == 0 || !check;
+    out->walled = (unsigned char)check;
     int64_t t0 = cr_time_mono_ns();
     if (gpu_diag)
         cudaEventRecord(J->d.evf, cudaStreamLegacy);
@@ -2153,7 +2200,10 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
     if (s_infra(J, cudaMemsetAsync(J->d.flush, 0, J->d.flush_bytes, cudaStreamLegacy),
                 "L2 flush") != 0) /* zeros: note 4 */
         return -1;
-    if (s_call(J, who, L, B, &tm) != 0)
+    J->tail_now = check ? 0 : J->tail;
+    int called = s_call(J, who, L, B, &tm);
+    J->tail_now = 0;
+    if (called != 0)
         return -1;
     int64_t t3 = cr_time_mono_ns();
     float fms = 0, qms = 0;
@@ -2213,12 +2263,14 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
     return 0;
 }
 
-/* Samples kept after the throttle filter; fills x with the chosen times. */
+/* Samples kept after the throttle filter, of those whose event times count
+ * (or, wall, of those whose wall times count: note 12); fills x with the
+ * chosen times. */
 static size_t s_kept_times(const s_side_t *S, int all, int wall, double shift, double *x)
 {
     size_t n = 0;
     for (size_t i = 0; i < S->n; i++) {
-        if (!all && S->s[i].throttled)
+        if ((!all && S->s[i].throttled) || !(wall ? S->s[i].walled : S->s[i].timed))
             continue;
         double v = S->s[i].ev_us - S->s[i].adj_us; /* note 10 */
         if (wall) /* note 4: the wall time less the reference's own gap, never below the event */
@@ -2231,12 +2283,13 @@ static size_t s_kept_times(const s_side_t *S, int all, int wall, double shift, d
 enum { S_RAW_EV, S_RAW_WALL, S_RAW_GAP }; /* what s_raw_median takes the median of */
 
 /* Median of the kept samples' raw event times, wall times, or the gap
- * (wall - event) between them; 0 with none kept. */
+ * (wall - event) between them, each over the samples whose times of that
+ * kind count (note 12); 0 with none kept. */
 static double s_raw_median(const s_side_t *S, int all, int what, double *tmp)
 {
     size_t n = 0;
     for (size_t i = 0; i < S->n; i++)
-        if (all || !S->s[i].throttled)
+        if ((all || !S->s[i].throttled) && (what == S_RAW_EV ? S->s[i].timed : S->s[i].walled))
             tmp[n++] = what == S_RAW_EV     ? S->s[i].ev_us
                        : what == S_RAW_WALL ? S->s[i].wall_us
                                             : S->s[i].wall_us - S->s[i].ev_us;
@@ -2442,28 +2495,34 @@ static int s_check_kept(s_judge_t *J, const s_layout_t *L, s_kept_t *kept, unsig
 static int s_stall_adjust(s_judge_t *J, int c, s_side_t *A, s_side_t *B,
                           Crucible__BenchResult *br)
 {
-    const size_t n = A->n + B->n;
-    double *buf = (double *)malloc((n ? n : 1) * 3 * sizeof *buf);
-    unsigned char *grp = (unsigned char *)malloc(n ? n : 1);
-    if (!buf || !grp) {
+    const size_t all = A->n + B->n;
+    double *buf = (double *)malloc((all ? all : 1) * 3 * sizeof *buf);
+    unsigned char *grp = (unsigned char *)malloc(all ? all : 1);
+    size_t *at = (size_t *)malloc((all ? all : 1) * sizeof *at);
+    if (!buf || !grp || !at) {
         free(buf);
         free(grp);
+        free(at);
         return -ENOMEM;
     }
-    double *st = buf, *du = buf + n, *adj = buf + 2 * n;
-    for (size_t i = 0; i < n; i++) {
+    double *st = buf, *du = buf + all, *adj = buf + 2 * all;
+    size_t n = 0;
+    for (size_t i = 0; i < all; i++) { /* the samples whose event times count (note 12) */
         const s_sample_t *x = i < A->n ? &A->s[i] : &B->s[i - A->n];
-        st[i] = x->gpu_at_us;
-        du[i] = x->ev_us;
-        grp[i] = i >= A->n;
+        if (!x->timed)
+            continue;
+        st[n] = x->gpu_at_us;
+        du[n] = x->ev_us;
+        grp[n] = i >= A->n;
+        at[n++] = i;
     }
     cr_stall_fit_t fit;
     int64_t t0 = cr_time_mono_ns();
     int rc = cr_stall_fit(st, du, grp, n, S_STALL_TMIN_US, S_STALL_TMAX_US, &fit, adj);
     double ms = (double)(cr_time_mono_ns() - t0) / 1e6;
     if (rc == 0 && fit.found) {
-        for (size_t i = 0; i < n; i++)
-            (i < A->n ? &A->s[i] : &B->s[i - A->n])->adj_us = adj[i];
+        for (size_t k = 0; k < n; k++)
+            (at[k] < A->n ? &A->s[at[k]] : &B->s[at[k] - A->n])->adj_us = adj[k];
         br->stall_period_us = fit.period_us;
         br->stall_us = fit.d_us[0];
         cr_info("case %d: periodic stall every %.4f us (periodogram %.0f, r %.2f), %.3f / %.3f "
@@ -2477,6 +2536,7 @@ static int s_stall_adjust(s_judge_t *J, int c, s_side_t *A, s_side_t *B,
     }
     free(buf);
     free(grp);
+    free(at);
     return rc == -ENOMEM ? -ENOMEM : 0;
 }
 
@@ -2575,18 +2635,22 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
                 kept_bytes += L.out_bytes;
             }
             A.s[A.n].slot = ka;
-            cr_stats_online_push(&A.on, A.s[A.n++].ev_us);
+            if (A.s[A.n].timed)
+                cr_stats_online_push(&A.on, A.s[A.n].ev_us);
+            A.n++;
             if (!cached) {
                 if (s_sample(J, S_BASE, &L, &slot[kb], set++, NULL, &Bs.s[Bs.n]) != 0)
                     goto done;
                 Bs.s[Bs.n].slot = kb;
-                cr_stats_online_push(&Bs.on, Bs.s[Bs.n++].ev_us);
+                if (Bs.s[Bs.n].timed)
+                    cr_stats_online_push(&Bs.on, Bs.s[Bs.n].ev_us);
+                Bs.n++;
             }
 
             int64_t now = cr_time_mono_ns();
             double el = (double)(now - t0) / 1e9;
-            int enough = A.n >= CR_JUDGE_MIN_SAMPLES;
-            if (A.n >= S_MIN_SAMPLES_PREF && el >= S_MIN_TIMING_FRAC * budget &&
+            int enough = A.on.n >= CR_JUDGE_MIN_SAMPLES;
+            if (A.on.n >= S_MIN_SAMPLES_PREF && el >= S_MIN_TIMING_FRAC * budget &&
                 cr_stats_online_rse(&A.on) < J->rse_target &&
                 (cached || cr_stats_online_rse(&Bs.on) < J->rse_target))
                 break;
@@ -2617,11 +2681,11 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
     for (int side = 0; J->dump && side < 2; side++) {
         const s_side_t *S = side ? &Bs : &A;
         for (size_t i = 0; i < S->n; i++)
-            fprintf(J->dump, "%d,%s,%zu,%d,%.3f,%.3f,%u,%d,%.1f,%.3f,%.3f\n", c,
+            fprintf(J->dump, "%d,%s,%zu,%d,%.3f,%.3f,%u,%d,%.1f,%.3f,%.3f,%d\n", c,
                     side ? (cached ? "base_warmup" : "base") : "cand", i,
                     S->s[i].slot, S->s[i].ev_us, S->s[i].wall_us, S->s[i].mhz,
                     S->s[i].throttled, A.n ? (double)(S->s[i].at_ns - A.s[0].at_ns) / 1e3 : 0.0,
-                    S->s[i].gpu_at_us, S->s[i].adj_us);
+                    S->s[i].gpu_at_us, S->s[i].adj_us, S->s[i].timed);
     }
     cr_debug("case %d: %u+%u samples, median %.3f us vs %.3f us (wall %.3f), speedup %.3f", c,
              br->samples, br->ref_samples, br->median_us, br->ref_median_us, br->wall_median_us,
@@ -2939,13 +3003,20 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     /* Diagnostics: every timed sample as CSV (case,side,i,slot,event_us,
      * wall_us,sm_mhz,throttled,us since the case's first candidate sample,
      * GPU us of its ev0 in the case, adjustment us: stall and level, notes 10
-     * and 11),
-     * appended to the file this names. */
+     * and 11, 1 when its event time counts: note 12), appended to the file
+     * this names. */
     if (getenv("CR_CUDA_JUDGE_SAMPLES"))
         J->dump = fopen(getenv("CR_CUDA_JUDGE_SAMPLES"), "ae");
     /* Diagnostics: GPU time of every sample's fill and flush in the case
      * log line (events around them, which cost the timed kernel a little). */
     J->gpu_steps = getenv("CR_CUDA_JUDGE_GPU_STEPS") != NULL;
+    /* Diagnostics: CR_CUDA_JUDGE_TAIL=N queues N launches behind a timed
+     * call instead of S_TAIL_LAUNCHES (0: none, every sample's times count;
+     * note 12). */
+    J->tail = getenv("CR_CUDA_JUDGE_TAIL") && getenv("CR_CUDA_JUDGE_TAIL")[0]
+                  ? (int)fmin(fmax(strtol(getenv("CR_CUDA_JUDGE_TAIL"), NULL, 10), 0), 1024)
+                  : S_TAIL_LAUNCHES;
+    cr_rng_seed(&J->tail_pick, J->seed, 0, S_SET_TAIL, 0);
     if (cr_clock_policy_parse(o ? o->clock_policy : NULL, &J->policy) != 0) {
         s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                "clock policy '%s': expected observe, lock:base or lock:<MHz>", o->clock_policy);
