@@ -196,11 +196,18 @@
  *    count for nothing; the others' event times are the reported times, the
  *    stopping rule, the stall fit (note 10) and the level (note 11). A
  *    candidate cannot tell which kind its call is before it returns: the
- *    launches come after. CR_CUDA_JUDGE_TAIL=N (diagnostics) queues N
- *    instead; 0 gives the judge before session 9, every sample counting for
- *    both. Under the cached policy fewer warm-up samples now measure the
- *    level (29-47 reference samples on a ~8 us case, from 20 ms of warm-up),
- *    and its spread of medians on that case grew (session 9). */
+ *    launches come after. Each side of a case ends with at least one sample
+ *    of the first kind and S_CHECK_MIN of the second, taken after the loop
+ *    where its draws fell short (a slow kernel, few samples), so neither the
+ *    median nor the cross-check is ever left without samples.
+ *    CR_CUDA_JUDGE_TAIL=N (diagnostics) queues N instead; 0 gives the judge
+ *    before session 9, every sample counting for both.
+ *    Under the cached policy the level (note 11) is measured by the
+ *    warm-up's reference samples with the tail: 20 ms of warm-up held only
+ *    29-47 of them on a ~8 us case, and that case's medians spread 1.6-3.3%
+ *    between runners (session 9), so for a cached median short enough for
+ *    the level the warm-up goes on until S_WARMUP_LEVEL_SAMPLES of them
+ *    (within its time limit). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -284,6 +291,9 @@ extern "C" {
 #define S_VERIFY_BYTES (1ull << 30) /* device memory for kept timed outputs */
 #define S_TAIL_LAUNCHES 32         /* empty kernels queued behind a timed call (note 12) */
 #define S_CHECK_ONE_IN 4           /* ~1 in 4 samples without them: the wall-clock checks' */
+#define S_CHECK_MIN 5              /* ... and at least this many per side and case */
+#define S_WARMUP_LEVEL_SAMPLES 80  /* cached: reference samples with the tail the warm-up
+                                      takes for the level (note 11), time permitting */
 #define S_SIDE_MIN_US 10.0         /* hidden-work excess that flags side_stream: */
 #define S_SIDE_FRAC 0.2            /* max(10 us, 20% of the candidate's median) */
 #define S_BW_MARGIN 1.25           /* floor uses 1.25x the measured copy bandwidth */
@@ -578,10 +588,10 @@ __global__ void s_gen_kernel(void *buf, size_t n, s_gen_t g)
     }
 }
 
-/* Writes the element pattern (es bytes, from cr_inputs_poison) n times. */
 /* Queued behind a timed call (note 12). */
 __global__ void s_tail_kernel(void) {}
 
+/* Writes the element pattern (es bytes, from cr_inputs_poison) n times. */
 __global__ void s_poison_kernel(void *buf, size_t n, int es, uint64_t pat)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
@@ -2170,8 +2180,12 @@ static void s_measure_bw(s_judge_t *J)
 /* One timed call of `who` on fresh set `set` in slot B (note 4). With
  * keep != NULL the candidate's inputs are hashed and its outputs kept for
  * verification. Returns 0 or -1 with a verdict. */
+/* What kind of sample s_sample takes (note 12): drawn from the secret
+ * stream, or one whose event time counts, or one whose wall time does. */
+enum { S_KIND_DRAW, S_KIND_TIMED, S_KIND_CHECK };
+
 static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uint32_t set,
-                    s_kept_t *keep, s_sample_t *out)
+                    s_kept_t *keep, s_sample_t *out, int kind)
 {
     s_place(J, B);
     unsigned m1;
@@ -2184,7 +2198,8 @@ static int s_sample(s_judge_t *J, int who, const s_layout_t *L, s_bufs_t *B, uin
      * ~0.07 us slower on an H200 (bench/RESULTS.md, session 5). */
     const int gpu_diag = J->gpu_steps;
     /* Note 12: with the tail, its event time counts; without, its wall time. */
-    const int check = J->tail == 0 || cr_rng_next(&J->tail_pick) % S_CHECK_ONE_IN == 0;
+    const int check = J->tail == 0 || kind == S_KIND_CHECK ||
+                      (kind == S_KIND_DRAW && cr_rng_next(&J->tail_pick) % S_CHECK_ONE_IN == 0);
     out->timed = J->tail == 0 || !check;
     out->walled = (unsigned char)check;
     int64_t t0 = cr_time_mono_ns();
@@ -2597,15 +2612,23 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
         double warm_max = fmin(S_WARMUP_MAX_S, fmax(warm_min, J->budget_s / 2));
         unsigned last_mhz = 0;
         int stable = J->d.nvml ? 0 : S_CLOCK_STABLE_READS;
+        /* cached, a reference short enough for the level (note 11): enough of
+         * its warm-up samples with the tail to measure it (note 12) */
+        const size_t level_samples =
+            cached && J->cached_ref_us[b] <= CR_LEVEL_WARMUP_REF_MAX_US ? S_WARMUP_LEVEL_SAMPLES
+                                                                         : 0;
+        size_t ref_timed = 0;
         for (;;) {
             /* cached: the reference's warm-up samples are kept for their gap and the
              * process level (notes 7, 11) */
             s_sample_t *bw = cached && Bs.n < CR_JUDGE_MAX_SAMPLES ? &Bs.s[Bs.n++] : &sm;
             uint64_t reads = J->clock_reads;
-            if (s_sample(J, S_CAND, &L, &slot[call++ % nslots], set++, NULL, &sm) != 0 ||
-                s_sample(J, S_BASE, &L, &slot[call++ % nslots], set++, NULL, bw) != 0)
+            if (s_sample(J, S_CAND, &L, &slot[call++ % nslots], set++, NULL, &sm,
+                         S_KIND_DRAW) != 0 ||
+                s_sample(J, S_BASE, &L, &slot[call++ % nslots], set++, NULL, bw, S_KIND_DRAW) != 0)
                 goto done;
             bw->slot = (int)((call - 1) % (unsigned)nslots);
+            ref_timed += bw != &sm && bw->timed;
             if (J->d.nvml && J->clock_reads != reads) { /* a new NVML read this pair */
                 unsigned m = J->last_mhz;
                 stable = (m && last_mhz && fabs((double)m - last_mhz) <= 0.01 * last_mhz)
@@ -2613,7 +2636,8 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
                 last_mhz = m;
             }
             double el = (double)(cr_time_mono_ns() - w0) / 1e9;
-            if ((el >= warm_min && stable >= S_CLOCK_STABLE_READS) || el >= warm_max)
+            if ((el >= warm_min && stable >= S_CLOCK_STABLE_READS &&
+                 ref_timed >= level_samples) || el >= warm_max)
                 break;
         }
 
@@ -2628,7 +2652,7 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
             int ka = (int)(call++ % (unsigned)nslots);
             int kb = cached ? 0 : (int)(call++ % (unsigned)nslots);
             if (s_sample(J, S_CAND, &L, &slot[ka], set++, verify ? &kept[nkept] : NULL,
-                         &A.s[A.n]) != 0)
+                         &A.s[A.n], S_KIND_DRAW) != 0)
                 goto done;
             if (verify) {
                 nkept++;
@@ -2639,7 +2663,8 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
                 cr_stats_online_push(&A.on, A.s[A.n].ev_us);
             A.n++;
             if (!cached) {
-                if (s_sample(J, S_BASE, &L, &slot[kb], set++, NULL, &Bs.s[Bs.n]) != 0)
+                if (s_sample(J, S_BASE, &L, &slot[kb], set++, NULL, &Bs.s[Bs.n],
+                             S_KIND_DRAW) != 0)
                     goto done;
                 Bs.s[Bs.n].slot = kb;
                 if (Bs.s[Bs.n].timed)
@@ -2663,9 +2688,35 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
                 goto done;
             }
         }
+        /* Note 12: each side ends with a sample whose event time counts and
+         * S_CHECK_MIN whose wall times do, however few the loop took (a slow
+         * kernel near its deadline); under the cached policy the reference's
+         * are warm-up samples. */
+        for (int side = 0; side < 2; side++) {
+            s_side_t *S = side ? &Bs : &A;
+            for (;;) {
+                size_t nt = 0, nw = 0;
+                for (size_t i = 0; i < S->n; i++) {
+                    nt += S->s[i].timed;
+                    nw += S->s[i].walled;
+                }
+                int kind = nt == 0 ? S_KIND_TIMED : nw < S_CHECK_MIN ? S_KIND_CHECK : -1;
+                if (kind < 0 || S->n >= CR_JUDGE_MAX_SAMPLES ||
+                    (kind == S_KIND_CHECK && cr_time_mono_ns() >= J->deadline_ns - J->reserve_ns))
+                    break;
+                int k = (int)(call++ % (unsigned)nslots);
+                if (s_sample(J, side ? S_BASE : S_CAND, &L, &slot[k], set++, NULL, &S->s[S->n],
+                             kind) != 0)
+                    goto done;
+                S->s[S->n].slot = k;
+                if (S->s[S->n].timed)
+                    cr_stats_online_push(&S->on, S->s[S->n].ev_us);
+                S->n++;
+            }
+        }
         /* At least one timed output is always checked. */
         if (nkept == 0 && s_sample(J, S_CAND, &L, &slot[call++ % nslots], set++, &kept[nkept++],
-                                   &sm) != 0)
+                                   &sm, S_KIND_DRAW) != 0)
             goto done;
     }
     for (int s = 0; s < nslots; s++)
