@@ -471,19 +471,22 @@ static int s_children_running(const char *exe)
     return n;
 }
 
-/* A GPU worker keeps the next runners started (supervisor.c note 5): after
- * a job four spares wait, a spare's wait does not count against its job's run
- * timeout, spares that died are replaced, and destroy kills them. */
+/* A GPU worker keeps the next runners started (supervisor.c note 5): four
+ * spares wait before the first job and after every job, a spare's wait does
+ * not count against its job's run timeout, spares that died are replaced,
+ * and destroy kills them. */
 Test(supervisor, prestarted_spare_runner, .init = s_setup, .fini = s_teardown, .timeout = 60)
 {
     cr_config_t cfg;
     s_config(&cfg);
     snprintf(cfg.backends, sizeof cfg.backends, "c, cuda");
     cr_supervisor_t *sup = s_fake_supervisor(&cfg);
-    /* the bandwidth measurement at start (note 7) ends by itself */
-    for (int k = 0; k < 200 && s_children_running(cfg.runner) > 0; k++)
+    /* the bandwidth measurement at start (note 7) ends by itself, then the
+     * spares start */
+    int n = -1;
+    for (int k = 0; k < 500 && (n = s_children_running(cfg.runner)) != 4; k++)
         cr_time_sleep_ms(10);
-    cr_assert_eq(s_children_running(cfg.runner), 0, "no runner before the first job");
+    cr_assert_eq(n, 4, "four spares wait before the first job");
     const char *modes[] = {"ok", "segv", "ok", "ok"};
     for (int i = 0; i < 4; i++) {
         char id[16];

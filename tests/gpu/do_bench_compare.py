@@ -8,7 +8,13 @@ with do_bench (L2 cleared before every rep, median; the median of --runs
 calls, default 5). With --processes P every case is timed so in P fresh
 processes, one after another, and do_bench's value is the median over them:
 like the judge's runners, each process times at its own level (do_bench's
-medians of a ~10 us kernel moved by up to 8% between calls). The judge's
+medians of a ~10 us kernel moved by up to 8% between calls). With
+--placements K every process makes K input sets one after another, all kept
+so each lies at addresses of its own, times each with do_bench and takes
+the median over them: on the H200 do_bench's median of one input set
+depends on where it lies (vector_add ~11 us: 11.1 or 11.8 us from one set
+to the next, bench/RESULTS.md session 10), which the judge averages within
+every run by moving its buffers each call (cuda_judge.cu note 5). The judge's
 medians come from JSON records given on the command line (--records FILE:
 one record per line with a "task" field filled in by the caller); its value
 is the median over those records.
@@ -28,7 +34,7 @@ Prints one row per bench case with both and exits 1 when any honest
 candidate differs from do_bench, as the issue asks, by more than --tol
 (from the bounded do_bench with --bounded).
 
-    do_bench_compare.py --work DIR --records FILE [--tol 0.02] [--runs 5] [--processes 1]
+    do_bench_compare.py --work DIR --records FILE [--tol 0.02] [--runs 5] [--processes 1] [--placements 1]
                         [--bounded] [--diagnose] [--kernel-time] [--placement] TASK_DIR...
 """
 import argparse
@@ -328,20 +334,27 @@ def time_cases(a):
             continue
         lib = ctypes.CDLL(so)
         for b in task["bench_cases"]:
-            fn, keep = make_call(task, task["cases"][b], lib)
-            fn()
+            # --placements K: K input sets made one after another, all kept,
+            # so each lies at addresses of its own; do_bench times each
+            calls = [make_call(task, task["cases"][b], lib) for _ in range(a.placements)]
+            fn, keep = calls[0]
+            for f, _ in calls:
+                f()
             torch.cuda.synchronize()
             watch = ClockWatch() if a.diagnose else None
             if watch:
                 watch.start()
-            ms = statistics.median(
-                triton.testing.do_bench(fn, warmup=100, rep=500, return_mode="median")
-                for _ in range(a.runs))
+            per = [statistics.median(
+                triton.testing.do_bench(f, warmup=100, rep=500, return_mode="median")
+                for _ in range(a.runs)) for f, _ in calls]
+            ms = statistics.median(per)
             bounded = [bounded_do_bench(fn, warmup=100, rep=500) for _ in range(a.runs)]
             bms = statistics.median(bounded) if None not in bounded else None
             diag = []
+            if a.placements > 1:
+                diag.append("do_bench by placement " + " ".join("%.3f" % (x * 1e3) for x in per))
             if watch:
-                diag = [f"do_bench(100,500) {ms * 1e3:.3f} us: {watch.summary()}"]
+                diag.append(f"do_bench(100,500) {ms * 1e3:.3f} us: {watch.summary()}")
                 watch.start()
                 d = [triton.testing.do_bench(fn, return_mode="median") for _ in range(a.runs)]
                 diag.append(f"do_bench(defaults) {statistics.median(d) * 1e3:.3f} us "
@@ -366,7 +379,7 @@ def time_cases(a):
                             "; ".join(f"{sh}: events {v[0]:.3f} us, kernel {v[1]:.3f} us"
                                       for sh, v in k.items()))
             out[f"{name} {b}"] = [ms, bms, diag]
-            del keep
+            del keep, calls
     return out
 
 
@@ -377,7 +390,8 @@ def pooled(a):
         return {k: [[v[0]], [v[1]], v[2]] for k, v in time_cases(a).items()}
     pool = {}
     argv = [sys.executable, os.path.abspath(__file__), "--child", "--work", a.work,
-            "--records", a.records, "--candidate", a.candidate, "--runs", str(a.runs)]
+            "--records", a.records, "--candidate", a.candidate, "--runs", str(a.runs),
+            "--placements", str(a.placements)]
     argv += (["--diagnose"] if a.diagnose else []) + (["--kernel-time"] if a.kernel_time else [])
     argv += ["--placement"] if a.placement else []
     argv += a.tasks
@@ -400,6 +414,9 @@ def main():
     ap.add_argument("--runs", type=int, default=5, help="do_bench calls per case and process")
     ap.add_argument("--processes", type=int, default=1,
                     help="fresh processes that time every case (median taken over them)")
+    ap.add_argument("--placements", type=int, default=1,
+                    help="input sets per case and process, each at addresses of its own "
+                         "(do_bench's value in a process is the median over them)")
     ap.add_argument("--bounded", action="store_true",
                     help="hold the judge to do_bench with its queue bounded for the exit status")
     ap.add_argument("--diagnose", action="store_true",
@@ -454,7 +471,7 @@ def main():
                         f"  diff {dev * 100:+6.2f}%  bounded {bms * 1e3 if bms else 0:10.3f} us"
                         f"  diff {(bdev or 0) * 100:+6.2f}%  ({len(meds)} judge runs"
                         f" {min(meds):.3f}-{max(meds):.3f}, {len(plain)} do_bench processes"
-                        f" {min(plain) * 1e3:.3f}-{max(plain) * 1e3:.3f})")
+                        f" in order {' '.join('%.3f' % (x * 1e3) for x in plain)})")
             rows += ["    " + x for x in diag]
     print("\n".join(rows))
     worst = max(worst, worst_bounded if a.bounded else worst_plain)

@@ -14,7 +14,9 @@
 #   there:       sh tests/gpu/run.sh [all|tests|precision|dobench|quick]
 #                (quick: fast candidates only, precision and do_bench, one run each;
 #                CR_DOBENCH_DIAGNOSE=1 / CR_DOBENCH_KERNEL_TIME=1 / CR_DOBENCH_PLACEMENT=1
-#                pass --diagnose / --kernel-time / --placement to do_bench_compare.py)
+#                pass --diagnose / --kernel-time / --placement to do_bench_compare.py;
+#                CR_DOBENCH_PROCESSES=N / CR_DOBENCH_PLACEMENTS=K: do_bench's fresh
+#                processes, default 5, and input sets per process, default 4)
 set -u
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -98,10 +100,16 @@ fi
 
 if [ "$what" = all ] || [ "$what" = dobench ] || [ "$what" = quick ]; then
     # The judge's median for each honest fast candidate against do_bench's:
-    # each side's value is its median over 5 fresh processes (runners for
-    # the judge, Python processes calling do_bench once per case and kind),
-    # since either one times at a level of its own per process.
-    runs="1 2 3 4 5" procs="--processes 5 --runs 1"
+    # each side's value is its median over fresh processes (5 runners for
+    # the judge; CR_DOBENCH_PROCESSES Python processes for do_bench, default
+    # 5), since either one times at a level of its own per process. do_bench
+    # times one input set at fixed addresses, and on the H200 its median
+    # moves with where they lie (the ~11 us case: 11.1 or 11.8 us on
+    # placements made one after another in one process, session 10), which
+    # the judge averages within every run (note 5): each do_bench process
+    # takes the median over CR_DOBENCH_PLACEMENTS input sets (default 4).
+    runs="1 2 3 4 5"
+    procs="--processes ${CR_DOBENCH_PROCESSES:-5} --placements ${CR_DOBENCH_PLACEMENTS:-4} --runs 1"
     [ "$what" = quick ] && runs=1 procs="--processes 1 --runs 5"
     : > "$out/dobench.jsonl"
     for t in $tasks; do
