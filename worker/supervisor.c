@@ -30,7 +30,9 @@
  *     S_SPARES spares are the supervisor thread's alone: started when the
  *     thread starts, right after the bandwidth measurement (note 7), so the
  *     first job of a batch does not wait ~0.7 s for a context after its
- *     compile (bench/RESULTS.md, session 10), topped up as a
+ *     compile (bench/RESULTS.md, session 10) (the cost: an idle worker holds
+ *     their contexts and arenas from its start, as it did after any job
+ *     before), topped up as a
  *     job's runner is taken (just before its request is written), the
  *     oldest used by the next job, one that died while waiting skipped for
  *     the next (or a fresh start), killed at destroy. A spare's pid enters
@@ -806,7 +808,11 @@ static void *s_thread(void *arg)
     cr_supervisor_t *s = arg;
     if (s->prestart)
         s_measure_device(s);
-    s_start_spares(s); /* ready before the first job's compile ends (note 5) */
+    pthread_mutex_lock(&s->mu);
+    int stopping = s->stop;
+    pthread_mutex_unlock(&s->mu);
+    if (!stopping)
+        s_start_spares(s); /* ready before the first job's compile ends (note 5) */
     pthread_mutex_lock(&s->mu);
     for (;;) {
         while (!s->stop && !s->queue.head)

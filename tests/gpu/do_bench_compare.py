@@ -338,8 +338,8 @@ def time_cases(a):
             # so each lies at addresses of its own; do_bench times each
             calls = [make_call(task, task["cases"][b], lib) for _ in range(a.placements)]
             fn, keep = calls[0]
-            for f, _ in calls:
-                f()
+            for c in calls:  # not `for f, _`: _ would keep the last set alive after del
+                c[0]()
             torch.cuda.synchronize()
             watch = ClockWatch() if a.diagnose else None
             if watch:
@@ -416,7 +416,8 @@ def main():
                     help="fresh processes that time every case (median taken over them)")
     ap.add_argument("--placements", type=int, default=1,
                     help="input sets per case and process, each at addresses of its own "
-                         "(do_bench's value in a process is the median over them)")
+                         "(do_bench's value in a process is the median over them; the "
+                         "bounded do_bench and the diagnostics time the first set only)")
     ap.add_argument("--bounded", action="store_true",
                     help="hold the judge to do_bench with its queue bounded for the exit status")
     ap.add_argument("--diagnose", action="store_true",
@@ -431,6 +432,8 @@ def main():
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("tasks", nargs="+")
     a = ap.parse_args()
+    if a.placements < 1 or a.processes < 1 or a.runs < 1:
+        ap.error("--placements, --processes and --runs take 1 or more")
     if a.child:
         json.dump(time_cases(a), sys.stdout)
         return 0

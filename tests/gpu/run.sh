@@ -12,7 +12,7 @@
 #                    build-cuda/test_cuda_judge build-cuda/crucible-runner
 #                mkdir -p .device/fake && cp build-cuda/fake_nvml/libnvidia-ml.so.1 .device/fake/
 #   there:       sh tests/gpu/run.sh [all|tests|precision|dobench|quick]
-#                (quick: fast candidates only, precision and do_bench, one run each;
+#                (quick: fast candidates only, precision and do_bench, one run or process each;
 #                CR_DOBENCH_DIAGNOSE=1 / CR_DOBENCH_KERNEL_TIME=1 / CR_DOBENCH_PLACEMENT=1
 #                pass --diagnose / --kernel-time / --placement to do_bench_compare.py;
 #                CR_DOBENCH_PROCESSES=N / CR_DOBENCH_PLACEMENTS=K: do_bench's fresh
@@ -108,9 +108,14 @@ if [ "$what" = all ] || [ "$what" = dobench ] || [ "$what" = quick ]; then
     # placements made one after another in one process, session 10), which
     # the judge averages within every run (note 5): each do_bench process
     # takes the median over CR_DOBENCH_PLACEMENTS input sets (default 4).
-    runs="1 2 3 4 5"
-    procs="--processes ${CR_DOBENCH_PROCESSES:-5} --placements ${CR_DOBENCH_PLACEMENTS:-4} --runs 1"
-    [ "$what" = quick ] && runs=1 procs="--processes 1 --runs 5"
+    runs="1 2 3 4 5" np=${CR_DOBENCH_PROCESSES:-5} nk=${CR_DOBENCH_PLACEMENTS:-4}
+    [ "$what" = quick ] && runs=1 np=1
+    procs="--processes $np --placements $nk --runs 1"
+    # ~0.6 s per do_bench call, 9 bench cases: ~5.4 s per set, one bounded
+    # set and ~4 s of start per process, with room; never under the 420 s
+    # the diagnostics (CR_DOBENCH_*=1) had before
+    dbt=$((60 + np * (nk * 8 + 12)))
+    [ "$dbt" -lt 420 ] && dbt=420
     : > "$out/dobench.jsonl"
     for t in $tasks; do
         for i in $runs; do
@@ -120,7 +125,7 @@ if [ "$what" = all ] || [ "$what" = dobench ] || [ "$what" = quick ]; then
         done
     done
     log "do_bench comparison"
-    PYTHONUNBUFFERED=1 timeout 420 python3 "$root/tests/gpu/do_bench_compare.py" --work "$work" \
+    PYTHONUNBUFFERED=1 timeout "$dbt" python3 "$root/tests/gpu/do_bench_compare.py" --work "$work" \
         --records "$out/dobench.jsonl" $procs ${CR_DOBENCH_DIAGNOSE:+--diagnose} \
         ${CR_DOBENCH_KERNEL_TIME:+--kernel-time} ${CR_DOBENCH_PLACEMENT:+--placement} $tasks 2>&1 \
         | tee -a "$out/run.log"
