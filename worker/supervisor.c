@@ -29,7 +29,7 @@
  *     process start and context creation leave the GPU's critical path. The
  *     S_SPARES spares are the supervisor thread's alone: started when the
  *     thread starts, right after the bandwidth measurement (note 7), so the
- *     first job of a batch does not wait ~0.7 s for a context after its
+ *     worker's first job does not wait ~0.7 s for a context after its
  *     compile (bench/RESULTS.md, session 10) (the cost: an idle worker holds
  *     their contexts and arenas from its start, as it did after any job
  *     before), topped up as a
