@@ -16,14 +16,12 @@
 /* A fixed report token for a runner driven by hand (workers draw one per job). */
 #define CR_TEST_TOKEN "crucible-token16"
 
-/* Runs runner on the token and in[0..len), under an RLIMIT_AS of as_bytes
- * (0 = none). Fills *r (caller closes it) and returns the decoded report,
- * or NULL when there was none. */
-static inline Crucible__RewardRecord *cr_test_runner_raw(const char *runner, const void *in,
-                                                         size_t len, int64_t as_bytes,
-                                                         cr_proc_result_t *r)
+/* Runs argv (the runner and its options, NULL-terminated) on the token and
+ * in[0..len), under an RLIMIT_AS of as_bytes (0 = none). Fills *r (caller
+ * closes it) and returns the decoded report, or NULL when there was none. */
+static inline Crucible__RewardRecord *cr_test_runner_argv(char **argv, const void *in, size_t len,
+                                                          int64_t as_bytes, cr_proc_result_t *r)
 {
-    char *argv[] = {(char *)runner, NULL};
     cr_rlimits_t lim = {.as_bytes = as_bytes, .no_core = 1};
     uint8_t *buf = malloc(CR_RUNNER_TOKEN_LEN + len + 1);
     cr_assert_not_null(buf);
@@ -51,6 +49,15 @@ static inline Crucible__RewardRecord *cr_test_runner_raw(const char *runner, con
         cr_assert_eq(cr_wire_record_unpack(payload, plen, &rec), 0);
     }
     return rec;
+}
+
+/* cr_test_runner_argv with no options. */
+static inline Crucible__RewardRecord *cr_test_runner_raw(const char *runner, const void *in,
+                                                         size_t len, int64_t as_bytes,
+                                                         cr_proc_result_t *r)
+{
+    char *argv[] = {(char *)runner, NULL};
+    return cr_test_runner_argv(argv, in, len, as_bytes, r);
 }
 
 #endif

@@ -128,6 +128,9 @@ static cr_proc_result_t s_run_raw(const void *stdin_data, size_t len,
     return r;
 }
 
+/* Runner options for s_run (NULL-terminated, after the program), or NULL. */
+static char **s_runner_opts;
+
 static cr_proc_result_t s_run(const s_req_t *q, Crucible__RewardRecord **rec)
 {
     Crucible__RunnerRequest req = CRUCIBLE__RUNNER_REQUEST__INIT;
@@ -158,7 +161,15 @@ static cr_proc_result_t s_run(const s_req_t *q, Crucible__RewardRecord **rec)
     cr_assert_not_null(buf);
     buf[0] = n & 0xff, buf[1] = (n >> 8) & 0xff, buf[2] = (n >> 16) & 0xff, buf[3] = n >> 24;
     crucible__runner_request__pack(&req, buf + 4);
-    cr_proc_result_t r = s_run_raw(buf, n + 4, rec);
+    cr_proc_result_t r;
+    if (s_runner_opts) {
+        char *argv[8] = {RUNNER};
+        for (int i = 0; s_runner_opts[i] && i < 6; i++)
+            argv[i + 1] = s_runner_opts[i];
+        *rec = cr_test_runner_argv(argv, buf, n + 4, 0, &r);
+    } else {
+        r = s_run_raw(buf, n + 4, rec);
+    }
     free(buf);
     free(cand);
     free(ref);
@@ -574,6 +585,52 @@ Test(runner, speedup_is_against_the_baseline)
     cr_assert_gt(rec->profile->cases[0]->speedup, 2.0, "speedup %g",
                  rec->profile->cases[0]->speedup);
     s_done(rec, &r);
+}
+
+/* --preload (supervisor.c note 5): a spare loads the objects the next
+ * request will likely name; the request then judges as ever, whether the
+ * object was the one it names, another, or one that cannot be loaded, and
+ * the runner says which. Misuse is a usage error. */
+Test(runner, preloaded_objects_change_no_verdict)
+{
+    s_write("honest.c", s_honest);
+    s_build("honest.c", "honest.so", NULL);
+    s_build("honest.c", "other.so", NULL); /* an object the request does not name */
+    char *ref = cr_file_join(s_dir, "reference.so"), *other = cr_file_join(s_dir, "other.so");
+    struct {
+        char *opts[6];
+        const char *log;
+    } runs[] = {
+        {{"--prestart", "c", "--preload", ref, NULL}, "prestart: preloaded "},
+        {{"--prestart", "c", "--preload", other, "--preload", ref}, "prestart: preloaded "},
+        {{"--prestart", "c", "--preload", "/nonexistent/ref.so", NULL}, "not preloaded"},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        s_runner_opts = runs[i].opts;
+        s_req_t q = {.candidate = "honest.so"};
+        Crucible__RewardRecord *rec;
+        cr_proc_result_t r = s_run(&q, &rec);
+        s_runner_opts = NULL;
+        cr_expect_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_OK, "run %zu: %s", i, S_MSG(rec));
+        cr_expect(r.err && strstr(r.err, runs[i].log), "run %zu: no '%s' in: %s", i,
+                  runs[i].log, r.err ? r.err : "");
+        s_done(rec, &r);
+    }
+    char *no_prestart[] = {RUNNER, "--preload", ref, NULL};
+    char *three[] = {RUNNER, "--prestart", "c", "--preload", ref, "--preload", ref,
+                     "--preload", ref, NULL};
+    char **misuse[] = {no_prestart, three};
+    for (size_t i = 0; i < 2; i++) {
+        char **argv = misuse[i];
+        cr_proc_opts_t o = {.argv = argv, .out_cap = 4096, .err_cap = 4096, .timeout_ms = 10000};
+        cr_proc_result_t r;
+        cr_assert_eq(cr_proc_run(&o, &r), 0);
+        cr_expect(r.exited && r.exit_code == 2, "misuse %zu: exit %d", i, r.exit_code);
+        cr_expect(r.err && strstr(r.err, "--preload"), "misuse %zu: %s", i, r.err ? r.err : "");
+        cr_proc_result_close(&r);
+    }
+    free(ref);
+    free(other);
 }
 
 Test(runner, help_and_version)

@@ -456,11 +456,12 @@ Test(supervisor, verdicts_and_recovery, .init = s_setup, .fini = s_teardown, .ti
     cr_assert_null(sup);
 }
 
-/* Children of this process running the given executable (pgrep -P). */
-static int s_children_running(const char *exe)
+/* Children of this process whose command line starts with the given
+ * executable and then matches the regex more (pgrep -P -f). */
+static int s_children_matching(const char *exe, const char *more)
 {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "pgrep -c -P %d -f '^%s' 2>/dev/null", (int)getpid(), exe);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "pgrep -c -P %d -f '^%s%s' 2>/dev/null", (int)getpid(), exe, more);
     FILE *f = popen(cmd, "r");
     int n = -1;
     if (f) {
@@ -471,10 +472,17 @@ static int s_children_running(const char *exe)
     return n;
 }
 
+/* Children of this process running the given executable. */
+static int s_children_running(const char *exe)
+{
+    return s_children_matching(exe, "");
+}
+
 /* A GPU worker keeps the next runners started (supervisor.c note 5): four
- * spares wait before the first job and after every job, a spare's wait does
- * not count against its job's run timeout, spares that died are replaced,
- * and destroy kills them. */
+ * spares wait before the first job and after every job, those started while
+ * a job runs preload its reference, a spare's wait does not count against
+ * its job's run timeout, spares that died are replaced, and destroy kills
+ * them. */
 Test(supervisor, prestarted_spare_runner, .init = s_setup, .fini = s_teardown, .timeout = 60)
 {
     cr_config_t cfg;
@@ -487,6 +495,7 @@ Test(supervisor, prestarted_spare_runner, .init = s_setup, .fini = s_teardown, .
     for (int k = 0; k < 500 && (n = s_children_running(cfg.runner)) != 4; k++)
         cr_time_sleep_ms(10);
     cr_assert_eq(n, 4, "four spares wait before the first job");
+    cr_expect_eq(s_children_matching(cfg.runner, ".* --preload "), 0, "no job, nothing to preload");
     const char *modes[] = {"ok", "segv", "ok", "ok"};
     for (int i = 0; i < 4; i++) {
         char id[16];
@@ -503,6 +512,9 @@ Test(supervisor, prestarted_spare_runner, .init = s_setup, .fini = s_teardown, .
         }
         cr_wjob_destroy(&j);
         cr_expect_eq(s_children_running(cfg.runner), 4, "four spares wait after job %d", i);
+        if (i == 0) /* the spare that replaced job 0's runner */
+            cr_expect_eq(s_children_matching(cfg.runner, ".* --preload /nonexistent/ref.so$"), 1,
+                         "a spare started during job 0 preloads its reference");
         if (i == 1)
             cr_time_sleep_ms(1500); /* > the 1 s run timeout: the wait must not count */
         if (i == 2) { /* spares that die while waiting are replaced */

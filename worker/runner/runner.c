@@ -51,7 +51,7 @@
 
 static const char s_usage[] =
     "usage: crucible-runner [--help | --version | --measure-device |\n"
-    "                        [--prestart BACKEND] [--park]]\n"
+    "                        [--prestart BACKEND [--preload OBJECT]...] [--park]]\n"
     "\n"
     "Judges one candidate. Reads a 16-byte report token and one frame (4-byte\n"
     "little-endian length, then a packed crucible.RunnerRequest) from stdin,\n"
@@ -64,6 +64,10 @@ static const char s_usage[] =
     "                      CUDA context, NVML, the judge's buffers and the CUPTI\n"
     "                      subscription), so a worker can start the next runner\n"
     "                      while the current one measures.\n"
+    "  --preload OBJECT    with --prestart: load OBJECT (a reference or baseline\n"
+    "                      shared object the next request is likely to name)\n"
+    "                      before reading the request; at most 2; a failure is\n"
+    "                      only logged.\n"
     "  --park              after the report, close stdout and sleep 2 s before\n"
     "                      exiting: a worker that sees this kills the runner and\n"
     "                      goes on while the kernel tears the process down.\n"
@@ -365,7 +369,8 @@ int main(int argc, char **argv)
     }
     cr_log_set_role("runner");
     const int64_t t_start = cr_time_mono_ns();
-    int park = 0;
+    int park = 0, npreload = 0, prestarted = 0;
+    const char *preload[2];
     /* Same variable as the config table's log-level row (the worker passes
      * its environment on), so `CRUCIBLE_LOG_LEVEL=debug` reaches the judge. */
     const char *lvl = getenv("CRUCIBLE_LOG_LEVEL");
@@ -399,12 +404,21 @@ int main(int argc, char **argv)
             park = 1;
             continue;
         }
+        if (!strcmp(argv[i], "--preload") && i + 1 < argc) {
+            if (npreload == 2) {
+                fprintf(stderr, "crucible-runner: --preload: at most 2 objects\n");
+                return 2;
+            }
+            preload[npreload++] = argv[++i];
+            continue;
+        }
         if (!strcmp(argv[i], "--prestart") && i + 1 < argc) {
             /* Started ahead of its job (the worker's spare, supervisor.c
              * note 5): get the slow part of the backend ready, then block on
              * stdin as usual. A failure here is left for the judge to meet
              * and report; the request has not even arrived. */
             const char *backend = argv[++i];
+            prestarted = 1;
 #ifdef CR_WITH_CUDA
             if (!strcmp(backend, "cuda")) {
                 if (cr_cuda_judge_prestart() != 0)
@@ -423,6 +437,24 @@ int main(int argc, char **argv)
         }
         fprintf(stderr, "crucible-runner: unknown argument '%s'\n%s", argv[i], s_usage);
         return 2;
+    }
+    if (npreload > 0 && !prestarted) {
+        fprintf(stderr, "crucible-runner: --preload needs --prestart\n%s", s_usage);
+        return 2;
+    }
+    /* After the backend (a CUDA reference's constructors register its
+     * kernels with the runtime): the request's dlopen of the same path then
+     * finds it loaded. Never closed; the process ends after its one job. */
+    for (int k = 0; k < npreload; k++) {
+        int64_t t0 = cr_time_mono_ns();
+        if (dlopen(preload[k], RTLD_NOW | RTLD_LOCAL)) {
+            cr_info("prestart: preloaded %s in %.3f s", preload[k],
+                    (double)(cr_time_mono_ns() - t0) / 1e9);
+        } else {
+            const char *e = dlerror();
+            cr_info("prestart: %s not preloaded (%s); loaded if the request names it",
+                    preload[k], e ? e : "dlopen failed");
+        }
     }
 
     Crucible__RewardRecord *rec = malloc(sizeof *rec);
