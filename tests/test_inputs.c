@@ -533,4 +533,11 @@ Test(stats, level_offset_only_for_a_process_level)
     cr_assert_float_eq(cr_level_offset(66.1, 100, 66.0, T, &why), 0.1, 1e-9);
     cr_assert_eq(cr_level_offset(12.6, 100, 12.1, W, &why), 0);
     cr_assert_eq(why, CR_LEVEL_FAR);
+    /* how long a cached warm-up goes on for it: only where it could apply */
+    cr_assert_eq(cr_level_warmup_samples(12.1), CR_LEVEL_WARMUP_SAMPLES);
+    cr_assert_geq(CR_LEVEL_WARMUP_SAMPLES, CR_LEVEL_WARMUP_MIN_SAMPLES);
+    cr_assert_eq(cr_level_warmup_samples(CR_LEVEL_WARMUP_REF_MAX_US), CR_LEVEL_WARMUP_SAMPLES);
+    cr_assert_eq(cr_level_warmup_samples(66.0), 0, "the warm-up would not take it");
+    cr_assert_eq(cr_level_warmup_samples(0), 0);
+    cr_assert_eq(cr_level_warmup_samples(NAN), 0);
 }

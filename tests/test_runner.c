@@ -128,7 +128,8 @@ static cr_proc_result_t s_run_raw(const void *stdin_data, size_t len,
     return r;
 }
 
-/* Runner options for s_run (NULL-terminated, after the program), or NULL. */
+/* Runner options for s_run (after the program; at most 6, NULL-terminated
+ * when fewer), or NULL. */
 static char **s_runner_opts;
 
 static cr_proc_result_t s_run(const s_req_t *q, Crucible__RewardRecord **rec)
@@ -164,7 +165,7 @@ static cr_proc_result_t s_run(const s_req_t *q, Crucible__RewardRecord **rec)
     cr_proc_result_t r;
     if (s_runner_opts) {
         char *argv[8] = {RUNNER};
-        for (int i = 0; s_runner_opts[i] && i < 6; i++)
+        for (int i = 0; i < 6 && s_runner_opts[i]; i++)
             argv[i + 1] = s_runner_opts[i];
         *rec = cr_test_runner_argv(argv, buf, n + 4, 0, &r);
     } else {

@@ -206,7 +206,7 @@
  *    warm-up's reference samples with the tail: 20 ms of warm-up held only
  *    29-47 of them on a ~8 us case, and that case's medians spread 1.6-3.3%
  *    between runners (session 9), so for a cached median short enough for
- *    the level the warm-up goes on until S_WARMUP_LEVEL_SAMPLES of them
+ *    the level the warm-up goes on until CR_LEVEL_WARMUP_SAMPLES of them
  *    (within its time limit). */
 #include <errno.h>
 #include <limits.h>
@@ -292,8 +292,6 @@ extern "C" {
 #define S_TAIL_LAUNCHES 32         /* empty kernels queued behind a timed call (note 12) */
 #define S_CHECK_ONE_IN 4           /* ~1 in 4 samples without them: the wall-clock checks' */
 #define S_CHECK_MIN 5              /* ... and at least this many per side and case */
-#define S_WARMUP_LEVEL_SAMPLES 80  /* cached: reference samples with the tail the warm-up
-                                      takes for the level (note 11), time permitting */
 #define S_SIDE_MIN_US 10.0         /* hidden-work excess that flags side_stream: */
 #define S_SIDE_FRAC 0.2            /* max(10 us, 20% of the candidate's median) */
 #define S_BW_MARGIN 1.25           /* floor uses 1.25x the measured copy bandwidth */
@@ -2108,6 +2106,16 @@ typedef struct {
     cr_stats_online_t on;  /* running RSE of the event times */
 } s_side_t;
 
+/* Adds the sample s_sample just wrote at S->s[S->n], taken in slot; its
+ * event time feeds the running RSE when it counts (note 12). */
+static void s_side_add(s_side_t *S, int slot)
+{
+    s_sample_t *x = &S->s[S->n++];
+    x->slot = slot;
+    if (x->timed)
+        cr_stats_online_push(&S->on, x->ev_us);
+}
+
 typedef struct {
     uint32_t set;          /* input set the timed call ran on */
     s_bufs_t out;          /* device copies of its out/inout buffers; owned */
@@ -2614,9 +2622,7 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
         int stable = J->d.nvml ? 0 : S_CLOCK_STABLE_READS;
         /* cached, a reference short enough for the level (note 11): enough of
          * its warm-up samples with the tail to measure it (note 12) */
-        const size_t level_samples =
-            cached && J->cached_ref_us[b] <= CR_LEVEL_WARMUP_REF_MAX_US ? S_WARMUP_LEVEL_SAMPLES
-                                                                         : 0;
+        const size_t level_samples = cached ? cr_level_warmup_samples(J->cached_ref_us[b]) : 0;
         size_t ref_timed = 0;
         for (;;) {
             /* cached: the reference's warm-up samples are kept for their gap and the
@@ -2658,18 +2664,12 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
                 nkept++;
                 kept_bytes += L.out_bytes;
             }
-            A.s[A.n].slot = ka;
-            if (A.s[A.n].timed)
-                cr_stats_online_push(&A.on, A.s[A.n].ev_us);
-            A.n++;
+            s_side_add(&A, ka);
             if (!cached) {
                 if (s_sample(J, S_BASE, &L, &slot[kb], set++, NULL, &Bs.s[Bs.n],
                              S_KIND_DRAW) != 0)
                     goto done;
-                Bs.s[Bs.n].slot = kb;
-                if (Bs.s[Bs.n].timed)
-                    cr_stats_online_push(&Bs.on, Bs.s[Bs.n].ev_us);
-                Bs.n++;
+                s_side_add(&Bs, kb);
             }
 
             int64_t now = cr_time_mono_ns();
@@ -2694,12 +2694,12 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
          * are warm-up samples. */
         for (int side = 0; side < 2; side++) {
             s_side_t *S = side ? &Bs : &A;
+            size_t nt = 0, nw = 0;
+            for (size_t i = 0; i < S->n; i++) {
+                nt += S->s[i].timed;
+                nw += S->s[i].walled;
+            }
             for (;;) {
-                size_t nt = 0, nw = 0;
-                for (size_t i = 0; i < S->n; i++) {
-                    nt += S->s[i].timed;
-                    nw += S->s[i].walled;
-                }
                 int kind = nt == 0 ? S_KIND_TIMED : nw < S_CHECK_MIN ? S_KIND_CHECK : -1;
                 if (kind < 0 || S->n >= CR_JUDGE_MAX_SAMPLES ||
                     (kind == S_KIND_CHECK && cr_time_mono_ns() >= J->deadline_ns - J->reserve_ns))
@@ -2708,10 +2708,9 @@ static int s_time_case(s_judge_t *J, int c, int b, Crucible__BenchResult *br)
                 if (s_sample(J, side ? S_BASE : S_CAND, &L, &slot[k], set++, NULL, &S->s[S->n],
                              kind) != 0)
                     goto done;
-                S->s[S->n].slot = k;
-                if (S->s[S->n].timed)
-                    cr_stats_online_push(&S->on, S->s[S->n].ev_us);
-                S->n++;
+                nt += S->s[S->n].timed;
+                nw += S->s[S->n].walled;
+                s_side_add(S, k);
             }
         }
         /* At least one timed output is always checked. */
@@ -3064,9 +3063,17 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     /* Diagnostics: CR_CUDA_JUDGE_TAIL=N queues N launches behind a timed
      * call instead of S_TAIL_LAUNCHES (0: none, every sample's times count;
      * note 12). */
-    J->tail = getenv("CR_CUDA_JUDGE_TAIL") && getenv("CR_CUDA_JUDGE_TAIL")[0]
-                  ? (int)fmin(fmax(strtol(getenv("CR_CUDA_JUDGE_TAIL"), NULL, 10), 0), 1024)
-                  : S_TAIL_LAUNCHES;
+    J->tail = S_TAIL_LAUNCHES;
+    if (getenv("CR_CUDA_JUDGE_TAIL") && getenv("CR_CUDA_JUDGE_TAIL")[0]) {
+        const char *v = getenv("CR_CUDA_JUDGE_TAIL");
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 0 || n > 1024)
+            cr_warn("CR_CUDA_JUDGE_TAIL='%s' is not a count of 0-1024; queueing %d", v,
+                    S_TAIL_LAUNCHES);
+        else
+            J->tail = (int)n;
+    }
     cr_rng_seed(&J->tail_pick, J->seed, 0, S_SET_TAIL, 0);
     if (cr_clock_policy_parse(o ? o->clock_policy : NULL, &J->policy) != 0) {
         s_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,

@@ -443,18 +443,19 @@ int main(int argc, char **argv)
         return 2;
     }
     /* After the backend (a CUDA reference's constructors register its
-     * kernels with the runtime): the request's dlopen of the same path then
-     * finds it loaded. Never closed; the process ends after its one job. */
+     * kernels with the runtime), as s_judge will load it: the request's load
+     * of the same path then finds it loaded. Never closed; the process ends
+     * after its one job. */
     for (int k = 0; k < npreload; k++) {
         int64_t t0 = cr_time_mono_ns();
-        if (dlopen(preload[k], RTLD_NOW | RTLD_LOCAL)) {
+        void *h;
+        char why[256];
+        if (s_load(preload[k], &h, why, sizeof why))
             cr_info("prestart: preloaded %s in %.3f s", preload[k],
                     (double)(cr_time_mono_ns() - t0) / 1e9);
-        } else {
-            const char *e = dlerror();
+        else
             cr_info("prestart: %s not preloaded (%s); loaded if the request names it",
-                    preload[k], e ? e : "dlopen failed");
-        }
+                    preload[k], why);
     }
 
     Crucible__RewardRecord *rec = malloc(sizeof *rec);

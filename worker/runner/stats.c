@@ -125,6 +125,13 @@ double cr_level_offset(double ref_us, size_t n_ref, double anchor_us, cr_level_f
     return *why == CR_LEVEL_APPLIES ? ref_us - anchor_us : 0;
 }
 
+size_t cr_level_warmup_samples(double anchor_us)
+{
+    return isfinite(anchor_us) && anchor_us > 0 && anchor_us <= CR_LEVEL_WARMUP_REF_MAX_US
+               ? CR_LEVEL_WARMUP_SAMPLES
+               : 0;
+}
+
 /* ---------------------------------------------------------------- stalls */
 
 #define S_STALL_SPAN0_US 40000.0 /* first periodogram pass: this much of the run ... */

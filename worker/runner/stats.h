@@ -116,6 +116,11 @@ int cr_stall_fit(const double *start, const double *dur, const unsigned char *gr
  * standard error), a third of the 0.1-0.2 us levels. A 20 ms warm-up holds
  * ~40 pairs of a ~11 us case. */
 #define CR_LEVEL_WARMUP_MIN_SAMPLES 30
+/* ... and the warm-up goes on until it has this many where they can be a
+ * level (cuda_judge.cu note 12: with work queued behind every timed call,
+ * 20 ms held only 29-47 of a ~8 us reference, and the cached policy's
+ * medians of that case spread 1.6-3.3%; with 80, 0.47-0.68%). */
+#define CR_LEVEL_WARMUP_SAMPLES 80
 typedef enum {
     CR_LEVEL_TIMED,  /* the reference timed beside the candidate (interleaved) */
     CR_LEVEL_WARMUP, /* the reference's warm-up samples only (cached) */
@@ -135,5 +140,9 @@ typedef enum {
  * reference measured as `from` says. */
 double cr_level_offset(double ref_us, size_t n_ref, double anchor_us, cr_level_from_t from,
                        cr_level_why_t *why);
+/* Reference samples a warm-up should take for the level against anchor_us:
+ * CR_LEVEL_WARMUP_SAMPLES where cr_level_offset could take one from the
+ * warm-up (a usable anchor within CR_LEVEL_WARMUP_REF_MAX_US), else 0. */
+size_t cr_level_warmup_samples(double anchor_us);
 
 #endif
