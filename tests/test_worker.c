@@ -893,6 +893,87 @@ Test(compile, compilers_leave_the_runner_core, .init = s_setup, .fini = s_teardo
     free(probe);
 }
 
+/* A compiler that logs one line per build of a source marked COUNTED
+ * (slow, so that the other threads meet it mid-build), then compiles. */
+static const char s_count_cc[] = "#!/bin/sh\n"
+                                 "if [ \"$1\" = --version ]; then echo 'countcc 1.0'; exit 0; fi\n"
+                                 "if grep -q COUNTED kernel.c 2>/dev/null; then\n"
+                                 "    echo build >> \"$CR_TEST_COUNT_FILE\"; sleep 1\n"
+                                 "fi\n"
+                                 "exec cc \"$@\"\n";
+
+static int s_count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    for (int ch; f && (ch = fgetc(f)) != EOF;)
+        n += ch == '\n';
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* Compile note 4: four threads get four jobs of one task at once (a GRPO
+ * group); its reference is built once, not by every thread, and a
+ * reference that does not build still makes every job INVALID_TASK. */
+Test(compile, one_build_of_a_shared_reference, .init = s_setup, .fini = s_teardown,
+     .timeout = 90)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    cfg.compile_jobs = 4;
+    char *cc = s_path("countcc"), *count = s_path("count.txt");
+    s_write(cc, s_count_cc, 0755);
+    snprintf(cfg.cc, sizeof cfg.cc, "%s", cc);
+    setenv("CR_TEST_COUNT_FILE", count, 1);
+    cr_compile_t *c = cr_compile_new(&cfg, s_sink_put, &s_sink);
+    cr_assert_not_null(c);
+    char ref[1024], cand[4][1024], id[16];
+    snprintf(ref, sizeof ref, "/* COUNTED */\n%s", s_ref);
+    for (int i = 0; i < 4; i++) {
+        snprintf(cand[i], sizeof cand[i], "/* sample %d */\n%s", i, s_wrong);
+        snprintf(id, sizeof id, "s%d", i);
+        cr_compile_submit(c, s_wjob_ref(id, ref, cand[i], 0, 0));
+    }
+    char *ref_so = NULL;
+    for (int i = 0; i < 4; i++) {
+        cr_wjob_t *j = s_sink_get(&s_sink, 30000);
+        cr_assert_not_null(j, "job %d did not come back", i);
+        cr_expect_eq(j->status, 0, "%s: %s", j->job->spec->job_id, j->message);
+        cr_assert_not_null(j->so[CR_SO_REFERENCE]);
+        if (!ref_so)
+            ref_so = strdup(j->so[CR_SO_REFERENCE]);
+        cr_expect_str_eq(j->so[CR_SO_REFERENCE], ref_so);
+        cr_wjob_destroy(&j);
+    }
+    cr_expect_eq(s_count_lines(count), 1, "the shared reference was built %d times",
+                 s_count_lines(count));
+
+    /* broken: every job is INVALID_TASK, each with the compiler's message */
+    char bad[1024];
+    snprintf(bad, sizeof bad, "/* COUNTED */\n%s", s_broken);
+    for (int i = 0; i < 3; i++) {
+        snprintf(id, sizeof id, "b%d", i);
+        cr_compile_submit(c, s_wjob_ref(id, bad, cand[i], 0, 0));
+    }
+    for (int i = 0; i < 3; i++) {
+        cr_wjob_t *j = s_sink_get(&s_sink, 30000);
+        cr_assert_not_null(j, "job %d did not come back", i);
+        cr_expect_eq(j->status, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "%s: %s",
+                     j->job->spec->job_id, j->message);
+        cr_expect(strstr(j->message, "reference 'reference.c' does not compile: ") &&
+                      strstr(j->message, "error"),
+                  "%s", j->message);
+        cr_wjob_destroy(&j);
+    }
+    cr_expect_eq(cr_compile_pending(c), 0);
+    cr_compile_destroy(&c);
+    unsetenv("CR_TEST_COUNT_FILE");
+    free(ref_so);
+    free(cc);
+    free(count);
+}
+
 Test(compile, bad_reference_or_task_is_invalid_task, .init = s_setup, .fini = s_teardown,
      .timeout = 60)
 {

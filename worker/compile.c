@@ -10,7 +10,18 @@
  *     the second builder uses the first one's entry: same key, same bytes.
  *  3. A compiler that cannot be started, or a work dir that cannot be
  *     written, is the worker's fault: INFRA_ERROR, never COMPILE_ERROR, so a
- *     candidate is not punished for a broken machine. */
+ *     candidate is not punished for a broken machine.
+ *  4. One key is built by one thread at a time. A GRPO batch assigns a
+ *     task's samples together, so its first compile wave had every thread
+ *     build the task's reference (and baseline) beside its own candidate:
+ *     eight matmul_bf16 jobs built reference, cuBLAS baseline and candidate,
+ *     three nvcc runs each, 7 s per job on a 16-core H200 host whose 12
+ *     threads all compiled, while the GPU waited (bench/RESULTS.md, session
+ *     11). A thread whose key another thread is building (building[], under
+ *     mu) builds the job's other parts first and then waits on built_cv for
+ *     that build to end: the entry it published is then a cache hit, and a
+ *     build that failed is built again by the waiter, for its own message.
+ *     Waiting ends early on stop or on the job's cancel (both broadcast). */
 #define _GNU_SOURCE
 #include "compile.h"
 
@@ -234,6 +245,8 @@ struct cr_compile {
     /* --- shared state, under mu --- */
     pthread_mutex_t mu;
     pthread_cond_t cv;           /* signalled when a job is queued or on stop */
+    pthread_cond_t built_cv;     /* broadcast when a build ends, on cancel and on stop */
+    char (*building)[CR_HASH_HEX_LEN + 1]; /* per thread: key it is building, "" = none (note 4) */
     cr__wqueue_t queue;          /* jobs waiting for a thread */
     int npending;                /* queued + being compiled */
     int stop;                    /* threads leave when set */
@@ -297,7 +310,9 @@ static void s_first_error(const char *log, char *out, size_t len)
     out[n] = '\0';
 }
 
-typedef enum { S_BUILD_OK, S_BUILD_ERROR, S_BUILD_TIMEOUT, S_BUILD_INFRA } s_build_t;
+/* S_BUILD_BUSY: another thread is building the key and the caller would
+ * rather not wait now (note 4). */
+typedef enum { S_BUILD_OK, S_BUILD_ERROR, S_BUILD_TIMEOUT, S_BUILD_INFRA, S_BUILD_BUSY } s_build_t;
 
 /* What a compiler child does before exec (async-signal-safe calls only). */
 typedef struct {
@@ -394,13 +409,55 @@ static int s_extra_flags(const cr_compile_t *c, const s_lang_t *l, const cr_task
     return n;
 }
 
+/* Claims key for thread ti (note 4), under c->mu. 1: claimed, the caller
+ * builds; 0: *out says why not: S_BUILD_OK with *hit, the entry appeared;
+ * S_BUILD_BUSY, another thread builds it and wait is 0; S_BUILD_INFRA, the
+ * pool stops or the job was cancelled while waiting. */
+static int s_claim(cr_compile_t *c, int ti, const char *key, const char *so, int wait,
+                   const int *cancelled, s_build_t *out, int *hit)
+{
+    int claimed = 0;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        if (cr_file_exists(so)) {
+            *hit = 1;
+            *out = S_BUILD_OK;
+            break;
+        }
+        int other = 0;
+        for (int i = 0; i < c->nslots && !other; i++)
+            other = i != ti && strcmp(c->building[i], key) == 0;
+        if (!other) {
+            memcpy(c->building[ti], key, sizeof c->building[ti]);
+            claimed = 1;
+            break;
+        }
+        if (!wait) {
+            *out = S_BUILD_BUSY;
+            break;
+        }
+        if (c->stop || __atomic_load_n(cancelled, __ATOMIC_SEQ_CST)) {
+            *out = S_BUILD_INFRA;
+            break;
+        }
+        pthread_cond_wait(&c->built_cv, &c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return claimed;
+}
+
 /* Builds one source into a cached shared object. On S_BUILD_OK *so_out is
  * the entry's lib.so path (caller frees) and *hit tells whether the cache
  * had it. *log_out (caller frees, may be NULL) gets the compiler output of a
- * real compile. msg describes an ERROR / TIMEOUT / INFRA outcome. */
+ * real compile. msg describes an ERROR / TIMEOUT / INFRA outcome. When
+ * another thread is building the same key (note 4): wait 0 returns
+ * S_BUILD_BUSY at once; wait 1 waits for that build to end, then takes its
+ * entry or builds again, unless *cancelled or the pool's stop ends the wait
+ * (S_BUILD_INFRA). */
 static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char *ident,
                          const cr_task_t *task, const char *source, double timeout_s,
-                         char **so_out, int *hit, char **log_out, char *msg, size_t msglen)
+                         int wait, const int *cancelled, char **so_out, int *hit,
+                         char **log_out, char *msg, size_t msglen)
 {
     char src_name[32], shim_name[32], key[CR_HASH_HEX_LEN + 1], rnd[64];
     snprintf(src_name, sizeof src_name, "kernel%s", l->ext);
@@ -409,6 +466,7 @@ static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char 
     *hit = 0;
     *log_out = NULL;
     s_build_t out = S_BUILD_INFRA;
+    int claimed = 0;
     char *shim = NULL, *entry = NULL, *so = NULL, *bdir = NULL, *pub = NULL, *p = NULL;
 
     shim = cr_task_shim_source(task, src_name);
@@ -438,9 +496,9 @@ static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char 
         snprintf(msg, msglen, "out of memory");
         goto done;
     }
-    if (cr_file_exists(so)) {
-        *hit = 1;
-        out = S_BUILD_OK;
+    if (!(claimed = s_claim(c, ti, key, so, wait, cancelled, &out, hit))) {
+        if (out == S_BUILD_INFRA)
+            snprintf(msg, msglen, "stopped while another compile built the same source");
         goto done;
     }
 
@@ -550,6 +608,12 @@ done:
     }
     if (bdir)
         cr_file_rmtree(bdir);
+    if (claimed) {
+        pthread_mutex_lock(&c->mu);
+        c->building[ti][0] = '\0';
+        pthread_cond_broadcast(&c->built_cv);
+        pthread_mutex_unlock(&c->mu);
+    }
     free(shim);
     free(entry);
     free(so);
@@ -570,7 +634,7 @@ static void s_compile_job(cr_compile_t *c, int ti, cr_wjob_t *j)
     int64_t t0 = cr_time_mono_ns();
     const Crucible__TaskBundle *b = j->job->task;
     const Crucible__JobOptions *opt = j->job->options;
-    char err[512], origin[300], msg[700];
+    char err[512], origin[300];
     snprintf(origin, sizeof origin, "%s/task.json", b->name);
     if (cr_task_parse(b->task_json, origin, &j->task, err, sizeof err) != 0) {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "%s", err);
@@ -590,34 +654,55 @@ static void s_compile_job(cr_compile_t *c, int ti, cr_wjob_t *j)
     const double worker_tmo =
         c->cfg->compile_timeout_s > 0 ? c->cfg->compile_timeout_s : S_DEFAULT_COMPILE_TIMEOUT_S;
     const double tmo = opt && opt->compile_timeout_s > 0 ? opt->compile_timeout_s : worker_tmo;
-    /* reference first: if it does not build, the candidate cannot be judged */
+    /* Reference first: if it does not build, the candidate cannot be
+     * judged. A part another thread is building is left for a second pass,
+     * after the others (note 4); the outcomes are then read in the same
+     * order, so a broken reference still makes the job INVALID_TASK. */
     struct {
         int which;
         const char *src;
         const char *file; /* task's file name, for messages */
+        s_build_t st;
+        char msg[700];
     } parts[3] = {
-        {CR_SO_REFERENCE, b->reference_source, j->task->reference},
-        {CR_SO_BASELINE, b->baseline_source, j->task->baseline},
-        {CR_SO_CANDIDATE, j->job->spec->source, NULL},
+        {CR_SO_REFERENCE, b->reference_source, j->task->reference, S_BUILD_BUSY, ""},
+        {CR_SO_BASELINE, b->baseline_source, j->task->baseline, S_BUILD_BUSY, ""},
+        {CR_SO_CANDIDATE, j->job->spec->source, NULL, S_BUILD_BUSY, ""},
     };
-    for (int i = 0; i < 3; i++) {
-        if (s_cancelled(j))
-            goto out;
-        if (parts[i].which == CR_SO_BASELINE && (!j->task->baseline || !parts[i].src[0]))
-            continue;
-        char *log = NULL;
-        int hit = 0;
-        const double t = parts[i].which == CR_SO_CANDIDATE ? tmo : fmax(tmo, worker_tmo);
-        s_build_t st = s_build(c, ti, l, ident, j->task, parts[i].src, t,
-                               &j->so[parts[i].which], &hit, &log, msg, sizeof msg);
-        if (parts[i].which == CR_SO_CANDIDATE) {
-            j->cache_hit = hit;
-            j->compile_log = log;
-            log = NULL;
+    int broken = 0; /* a task part did not build: the rest cannot be judged */
+    for (int pass = 0; pass < 2 && !broken; pass++) {
+        for (int i = 0; i < 3 && !broken; i++) {
+            if (s_cancelled(j))
+                goto out;
+            if (parts[i].st != S_BUILD_BUSY)
+                continue; /* built in the first pass */
+            if (parts[i].which == CR_SO_BASELINE && (!j->task->baseline || !parts[i].src[0])) {
+                parts[i].st = S_BUILD_OK;
+                continue;
+            }
+            char *log = NULL;
+            int hit = 0;
+            const double t = parts[i].which == CR_SO_CANDIDATE ? tmo : fmax(tmo, worker_tmo);
+            parts[i].st = s_build(c, ti, l, ident, j->task, parts[i].src, t, pass, &j->cancelled,
+                                  &j->so[parts[i].which], &hit, &log, parts[i].msg,
+                                  sizeof parts[i].msg);
+            if (parts[i].which == CR_SO_CANDIDATE && parts[i].st != S_BUILD_BUSY) {
+                j->cache_hit = hit;
+                j->compile_log = log;
+                log = NULL;
+            }
+            free(log);
+            broken = parts[i].which != CR_SO_CANDIDATE && parts[i].st != S_BUILD_OK &&
+                     parts[i].st != S_BUILD_BUSY;
         }
-        free(log);
+    }
+    for (int i = 0; i < 3; i++) {
+        const s_build_t st = parts[i].st;
+        const char *msg = parts[i].msg;
         if (s_cancelled(j))
             goto out;
+        if (st == S_BUILD_BUSY)
+            continue; /* left when a task part did not build: that part decides */
         if (st == S_BUILD_INFRA) {
             cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s", msg);
         } else if (st != S_BUILD_OK && parts[i].which != CR_SO_CANDIDATE) {
@@ -683,6 +768,7 @@ cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, vo
     c->done_arg = arg;
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
+    pthread_cond_init(&c->built_cv, NULL);
     c->nslots = cfg->compile_jobs > 0 ? (int)cfg->compile_jobs : 1;
     s_compile_cpus(c, (int)cfg->cpu); /* after the worker's hwloc binding (worker.c) */
     c->build_dir = cr_file_join(cfg->work_dir, "build");
@@ -690,11 +776,13 @@ cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, vo
     c->threads = calloc((size_t)c->nslots, sizeof *c->threads);
     c->targs = calloc((size_t)c->nslots, sizeof *c->targs);
     c->active = calloc((size_t)c->nslots, sizeof *c->active);
+    c->building = calloc((size_t)c->nslots, sizeof *c->building);
     c->pids = mmap(NULL, (size_t)c->nslots * sizeof(pid_t), PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (c->pids == MAP_FAILED)
         c->pids = NULL;
-    if (!c->build_dir || !c->cache_dir || !c->threads || !c->targs || !c->active || !c->pids)
+    if (!c->build_dir || !c->cache_dir || !c->threads || !c->targs || !c->active ||
+        !c->building || !c->pids)
         goto fail;
     int rc = cr_file_mkdirs(c->build_dir, 0755);
     if (rc == 0)
@@ -777,6 +865,7 @@ int cr_compile_cancel(cr_compile_t *c, const char *batch_id, const char *job_id)
         __atomic_store_n(&j->cancelled, 1, __ATOMIC_SEQ_CST);
         cr__kill_slot(&c->pids[i]);
     }
+    pthread_cond_broadcast(&c->built_cv); /* a thread waiting on another's build: note 4 */
     pthread_mutex_unlock(&c->mu);
     return found;
 }
@@ -813,6 +902,7 @@ void cr_compile_destroy(cr_compile_t **self_p)
     for (int i = 0; c->pids && i < c->nthreads; i++)
         cr__kill_slot(&c->pids[i]); /* shutdown must not wait for a slow compile */
     pthread_cond_broadcast(&c->cv);
+    pthread_cond_broadcast(&c->built_cv);
     pthread_mutex_unlock(&c->mu);
     for (int i = 0; i < c->nthreads; i++)
         pthread_join(c->threads[i], NULL);
@@ -825,10 +915,12 @@ void cr_compile_destroy(cr_compile_t **self_p)
     free(c->threads);
     free(c->targs);
     free(c->active);
+    free(c->building);
     free(c->build_dir);
     free(c->cache_dir);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
+    pthread_cond_destroy(&c->built_cv);
     free(c);
     *self_p = NULL;
 }
