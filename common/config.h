@@ -52,6 +52,7 @@ typedef struct {
     char runner[CR_CONFIG_STR];           /* crucible-runner path; "" = next to crucible */
     char backends[CR_CONFIG_STR];         /* comma list the worker serves */
     int64_t compile_jobs;                 /* compile pool threads */
+    int64_t spares;                       /* cuda worker: runners kept started ahead */
     int64_t cpu;                          /* core the runner's timing thread is pinned to; -1 = pick */
     int64_t sandbox_uid;                  /* uid and gid a root runner drops to (docs/sandbox.md) */
     /* --- job options (batch defaults) --- */

@@ -27,7 +27,7 @@
  *     measures (`crucible-runner --prestart cuda` makes its CUDA context and
  *     the judge's request-independent setup, then blocks on stdin), so
  *     process start and context creation leave the GPU's critical path. The
- *     S_SPARES spares are the supervisor thread's alone: started when the
+ *     spares (config "spares") are the supervisor thread's alone: started when the
  *     thread starts, right after the bandwidth measurement (note 7), so the
  *     worker's first job does not wait ~0.7 s for a context after its
  *     compile (bench/RESULTS.md, session 10) (the cost: an idle worker holds
@@ -99,14 +99,18 @@
 #define S_STDERR_CAP (8u * 1024u)
 /* 300 s: only when neither the job nor the config gives a run timeout. */
 #define S_DEFAULT_RUN_TIMEOUT_S 300.0
-/* Spare runners kept started on a GPU worker (note 5): four, so that each
- * has four jobs' time to get ready. On an H200 a spare is ready 0.26-0.99 s
- * after its start (median 0.56-0.68 s; its CUDA context is most of it), and
- * a job takes 0.04 s (a wrong answer) to 0.9 s: a 64-candidate batch had its
- * jobs wait 4.2 s in all for a spare still starting with two spares, 3.2 s
- * with three, 2.5 s with four (bench/RESULTS.md, session 7). The starting
- * work per job is the same; only its lead grows. */
-#define S_SPARES 4
+/* Spare runners kept started on a GPU worker (note 5): config "spares",
+ * at most this many. On an H200 a spare is ready 0.21-1.01 s after its
+ * start (median 0.49 s; its CUDA context is most of it, slower when several
+ * start at once), and a job takes 0.004 s (a wrong answer) to 0.9 s: a
+ * 64-candidate batch had its jobs wait 4.2 s in all for a spare still
+ * starting with two spares, 3.2 s with three, 2.5 s with four (session 7),
+ * and 1.25 s with four once its compiles no longer held it up (session 11).
+ * The starting work per job is the same; only its lead grows, and contexts
+ * made side by side take longer: with six or eight spares a context took a
+ * median 0.82-1.03 s (0.56-0.58 s with four) and the batch was no faster
+ * (session 11), so the default stays four. */
+#define S_SPARES_MAX 16
 /* How long a runner may take from closing its report to being asleep (note 6). */
 #define S_PARK_WAIT_MS 500
 /* Seed length fixed by the protocol (RunnerRequest.seed). */
@@ -134,7 +138,8 @@ struct cr_supervisor {
     pid_t *pid;               /* running runner's pid, 0 = none; MAP_SHARED (note 1) */
     int prestart;             /* 1: keep spare runners started ahead (note 5) */
     double copy_bw;           /* B/s measured at start (note 7); 0 = runners measure */
-    cr_proc_t spare[S_SPARES]; /* started, waiting for a request, oldest first; thread only */
+    cr_proc_t spare[S_SPARES_MAX]; /* started, waiting for a request, oldest first; thread only */
+    int nspares;              /* how many of spare[] are kept (config spares) */
     pid_t ending;             /* a runner that reported and was killed, not yet reaped (note 6) */
     char preload[2][PATH_MAX]; /* reference and baseline objects of the last job run,
                                 * "" = none: spares load them ahead (note 5); thread only */
@@ -513,13 +518,13 @@ static void s_runner_opts(cr_supervisor_t *s, cr_proc_opts_t *o)
     o->argv = s->argv;
 }
 
-/* Tops the spares up to S_SPARES (note 5), newest last; a failure only costs
+/* Tops the spares up to s->nspares (note 5), newest last; a failure only costs
  * the head start. */
 static void s_start_spares(cr_supervisor_t *s)
 {
     if (!s->prestart)
         return;
-    for (int i = 0; i < S_SPARES; i++) {
+    for (int i = 0; i < s->nspares; i++) {
         if (s->spare[i].pid > 0)
             continue;
         cr_proc_opts_t o;
@@ -539,8 +544,8 @@ static int s_take_runner(cr_supervisor_t *s, cr_proc_t *p)
 {
     while (s->spare[0].pid > 0) {
         cr_proc_t c = s->spare[0];
-        memmove(&s->spare[0], &s->spare[1], (S_SPARES - 1) * sizeof s->spare[0]);
-        s->spare[S_SPARES - 1] = CR_PROC_NONE;
+        memmove(&s->spare[0], &s->spare[1], (S_SPARES_MAX - 1) * sizeof s->spare[0]);
+        s->spare[S_SPARES_MAX - 1] = CR_PROC_NONE;
         if (cr_proc_alive(&c)) {
             *p = c;
             return 0;
@@ -904,8 +909,9 @@ cr_supervisor_t *cr_supervisor_new(const cr_config_t *cfg, const cr_ident_t *id,
         cr_warn("runner %s is not executable (%s): every job will end INFRA_ERROR", s->runner,
                 strerror(errno));
     s->scratch_root = cr_file_join(cfg->work_dir, "scratch");
-    for (int i = 0; i < S_SPARES; i++)
+    for (int i = 0; i < S_SPARES_MAX; i++)
         s->spare[i] = CR_PROC_NONE;
+    s->nspares = cfg->spares < 0 ? 0 : cfg->spares > S_SPARES_MAX ? S_SPARES_MAX : (int)cfg->spares;
     s->prestart = cr_config_has_backend(cfg->backends, "cuda");
     s->pid = mmap(NULL, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (s->pid == MAP_FAILED)
@@ -984,7 +990,7 @@ void cr_supervisor_destroy(cr_supervisor_t **self_p)
         pthread_join(s->thread, NULL);
     for (cr_wjob_t *j; (j = cr__wqueue_pop(&s->queue));)
         cr_wjob_destroy(&j);
-    for (int i = 0; i < S_SPARES; i++)
+    for (int i = 0; i < S_SPARES_MAX; i++)
         cr_proc_discard(&s->spare[i]); /* joined: the thread no longer touches them */
     cr_proc_reap(s->ending);
     if (s->pid)

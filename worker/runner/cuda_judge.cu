@@ -280,9 +280,11 @@ extern "C" {
 #define S_ALIGN 256                /* offsets keep cudaMalloc's alignment guarantee */
 #define S_ARENA_MAX (4ull << 30)   /* judge buffer arena (note 9): at most 4 GiB ... */
 #define S_ARENA_SHARE 12           /* ... and at most 1/12 of the free device memory: the
-                                      running runner, the worker's four spares and the last
-                                      job's runner still ending hold at most
-                                      1 - (11/12)^6 = 41% of a small GPU's memory */
+                                      running runner, the worker's four spares (its
+                                      default) and the last job's runner still ending
+                                      hold at most 1 - (11/12)^6 = 41% of a small GPU's
+                                      memory; each further spare takes 1/12 of what is
+                                      left */
 #define S_ARENA_MIN (64ull << 20)  /* below this, cudaMalloc per buffer */
 #define S_ARENA_GRAIN (2ull << 20) /* a large page: arena buffers start on one */
 #define S_ARENA_GAPS 16            /* random gap of 0-15 grains before each case */
