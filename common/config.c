@@ -74,7 +74,7 @@ const cr_conf_row_t cr_config_rows[] = {
         "comma list of backends the worker serves (c, cuda)"),
     ROW("compile-jobs", CR_CONF_INT, compile_jobs, "2", 1, 256, CR_CMD_WORKER | CR_CMD_RUN,
         "compiler processes a worker runs at once"),
-    ROW("spares", CR_CONF_INT, spares, "4", 0, 16, CR_CMD_WORKER | CR_CMD_RUN,
+    ROW("spares", CR_CONF_INT, spares, "4", 0, CR_SPARES_MAX, CR_CMD_WORKER | CR_CMD_RUN,
         "runners a cuda worker keeps started ahead, CUDA context made (each holds a judge "
         "arena of at most 4 GiB and 1/12 of the free GPU memory); 0 = each job starts its own"),
     ROW("cpu", CR_CONF_INT, cpu, "-1", -1, 4095, CR_CMD_WORKER,

@@ -28,6 +28,7 @@ enum {
 };
 
 #define CR_CONFIG_STR 256 /* bytes for every string setting */
+#define CR_SPARES_MAX 16  /* config spares: at most this many (worker/supervisor.c note 5) */
 
 typedef struct {
     /* --- endpoints --- */
@@ -52,7 +53,7 @@ typedef struct {
     char runner[CR_CONFIG_STR];           /* crucible-runner path; "" = next to crucible */
     char backends[CR_CONFIG_STR];         /* comma list the worker serves */
     int64_t compile_jobs;                 /* compile pool threads */
-    int64_t spares;                       /* cuda worker: runners kept started ahead */
+    int64_t spares;                       /* cuda worker: runners kept started ahead, <= CR_SPARES_MAX */
     int64_t cpu;                          /* core the runner's timing thread is pinned to; -1 = pick */
     int64_t sandbox_uid;                  /* uid and gid a root runner drops to (docs/sandbox.md) */
     /* --- job options (batch defaults) --- */

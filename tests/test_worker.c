@@ -478,8 +478,9 @@ static int s_children_running(const char *exe)
     return s_children_matching(exe, "");
 }
 
-/* A GPU worker keeps the next runners started (supervisor.c note 5): four
- * spares wait before the first job and after every job, those started while
+/* A GPU worker keeps the next runners started (supervisor.c note 5): the
+ * configured number of spares (three here) wait before the first job and
+ * after every job, those started while
  * a job runs preload its reference, a spare's wait does not count against
  * its job's run timeout, spares that died are replaced, and destroy kills
  * them. */
@@ -683,6 +684,30 @@ static int s_one_status(cr_supervisor_t *sup, const char *id, const char *mode, 
     return st;
 }
 
+/* spares 0: each job's runner starts when the job does, and it preloads
+ * nothing (an earlier job's objects would load inside this one's time). */
+Test(supervisor, no_spares_no_preload, .init = s_setup, .fini = s_teardown, .timeout = 60)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    snprintf(cfg.backends, sizeof cfg.backends, "c, cuda");
+    cfg.spares = 0;
+    cr_supervisor_t *sup = s_fake_supervisor(&cfg);
+    cr_expect_eq(s_one_status(sup, "first", "ok", 10), CRUCIBLE__STATUS__STATUS_OK);
+    cr_supervisor_submit(sup, s_marked("second", "sleep", NULL, 2.0));
+    int n = 0;
+    for (int k = 0; k < 500 && (n = s_children_running(cfg.runner)) < 1; k++)
+        cr_time_sleep_ms(10);
+    cr_expect_eq(n, 1, "one runner, the job's");
+    cr_expect_eq(s_children_matching(cfg.runner, ".* --preload "), 0,
+                 "the job's own runner preloads the last job's objects");
+    cr_wjob_t *j = s_sink_get(&s_sink, 10000);
+    cr_assert_not_null(j);
+    cr_expect_eq(j->rec->status, CRUCIBLE__STATUS__STATUS_TIMEOUT, "%s", j->rec->message);
+    cr_wjob_destroy(&j);
+    cr_supervisor_destroy(&sup);
+}
+
 /* A runner under a lock policy puts the clocks back itself when it reports;
  * one that ends without a report (killed at the deadline, crashed, ended by
  * the candidate, killed at shutdown) cannot, so the supervisor resets the
@@ -697,6 +722,7 @@ Test(supervisor, lock_policy_clocks_reset_after_a_runner_without_report, .init =
     cr_config_t cfg;
     s_config(&cfg);
     snprintf(cfg.backends, sizeof cfg.backends, "c,cuda");
+    cfg.spares = 4; /* the default: spares' lifecycle beside the locks */
     snprintf(cfg.clock_policy, sizeof cfg.clock_policy, "lock:base");
     cr_supervisor_t *sup = s_fake_supervisor(&cfg);
     cr_expect_eq(s_one_status(sup, "ok", "ok", 10), CRUCIBLE__STATUS__STATUS_OK);
@@ -784,16 +810,22 @@ Test(compile, error_then_ok_then_cache_hit, .init = s_setup, .fini = s_teardown,
     cr_assert_null(c);
 }
 
-/* A compile pool (cfg set up by the caller) whose compiler is s_slow_cc. */
-static cr_compile_t *s_slow_compile(cr_config_t *cfg)
+/* A compile pool (cfg set up by the caller) whose compiler is the shell
+ * script `script`, written to the test dir as `name`. */
+static cr_compile_t *s_script_compile(cr_config_t *cfg, const char *name, const char *script)
 {
-    char *cc = s_path("slowcc");
-    s_write(cc, s_slow_cc, 0755);
+    char *cc = s_path(name);
+    s_write(cc, script, 0755);
     snprintf(cfg->cc, sizeof cfg->cc, "%s", cc);
     free(cc);
     cr_compile_t *c = cr_compile_new(cfg, s_sink_put, &s_sink);
     cr_assert_not_null(c);
     return c;
+}
+
+static cr_compile_t *s_slow_compile(cr_config_t *cfg)
+{
+    return s_script_compile(cfg, "slowcc", s_slow_cc);
 }
 
 /* The job's compile timeout is the candidate's: a reference slower to
@@ -896,47 +928,62 @@ Test(compile, compilers_leave_the_runner_core, .init = s_setup, .fini = s_teardo
     free(probe);
 }
 
-/* A compiler that logs one line per build of a source marked COUNTED
- * (slow, so that the other threads meet it mid-build), then compiles. */
-static const char s_count_cc[] = "#!/bin/sh\n"
-                                 "if [ \"$1\" = --version ]; then echo 'countcc 1.0'; exit 0; fi\n"
-                                 "if grep -q COUNTED kernel.c 2>/dev/null; then\n"
-                                 "    echo build >> \"$CR_TEST_COUNT_FILE\"; sleep 1\n"
-                                 "fi\n"
-                                 "exec cc \"$@\"\n";
+/* A compiler that logs the start and end of each build of a source marked
+ * COUNTED (slow, so that the other threads meet it mid-build) and the start
+ * of each build of one marked SAMPLE, then compiles. */
+static const char s_count_cc[] =
+    "#!/bin/sh\n"
+    "if [ \"$1\" = --version ]; then echo 'countcc 1.0'; exit 0; fi\n"
+    "if grep -q COUNTED kernel.c 2>/dev/null; then\n"
+    "    echo start >> \"$CR_TEST_COUNT_FILE\"; sleep 1; cc \"$@\"; rc=$?\n"
+    "    echo end >> \"$CR_TEST_COUNT_FILE\"; exit $rc\n"
+    "fi\n"
+    "grep -q SAMPLE kernel.c 2>/dev/null && echo sample >> \"$CR_TEST_COUNT_FILE\"\n"
+    "exec cc \"$@\"\n";
 
-static int s_count_lines(const char *path)
+/* Lines of the log equal to what (from line `from`, 0-based); *after_end:
+ * of those, how many came before the first "end" at or after `from`. */
+static int s_count_lines(const char *path, int from, const char *what, int *before_end)
 {
     FILE *f = fopen(path, "r");
-    int n = 0;
-    for (int ch; f && (ch = fgetc(f)) != EOF;)
-        n += ch == '\n';
+    char line[64];
+    int n = 0, k = 0, ended = 0;
+    *before_end = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (k++ < from)
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        ended |= !strcmp(line, "end");
+        if (!strcmp(line, what)) {
+            n++;
+            *before_end += !ended;
+        }
+    }
     if (f)
         fclose(f);
     return n;
 }
 
 /* Compile note 4: four threads get four jobs of one task at once (a GRPO
- * group); its reference is built once, not by every thread, and a
- * reference that does not build still makes every job INVALID_TASK. */
+ * group). Its reference is built once, not by every thread, while the
+ * other three build their candidates; a reference that does not build is
+ * built once too, and still makes every job INVALID_TASK, one whose own
+ * candidate does not compile either included. */
 Test(compile, one_build_of_a_shared_reference, .init = s_setup, .fini = s_teardown,
      .timeout = 90)
 {
     cr_config_t cfg;
     s_config(&cfg);
     cfg.compile_jobs = 4;
-    char *cc = s_path("countcc"), *count = s_path("count.txt");
-    s_write(cc, s_count_cc, 0755);
-    snprintf(cfg.cc, sizeof cfg.cc, "%s", cc);
+    char *count = s_path("count.txt");
     setenv("CR_TEST_COUNT_FILE", count, 1);
-    cr_compile_t *c = cr_compile_new(&cfg, s_sink_put, &s_sink);
-    cr_assert_not_null(c);
+    cr_compile_t *c = s_script_compile(&cfg, "countcc", s_count_cc);
     char ref[1024], cand[4][1024], id[16];
     snprintf(ref, sizeof ref, "/* COUNTED */\n%s", s_ref);
     for (int i = 0; i < 4; i++) {
-        snprintf(cand[i], sizeof cand[i], "/* sample %d */\n%s", i, s_wrong);
+        snprintf(cand[i], sizeof cand[i], "/* SAMPLE %d */\n%s", i, i == 3 ? s_broken : s_wrong);
         snprintf(id, sizeof id, "s%d", i);
-        cr_compile_submit(c, s_wjob_ref(id, ref, cand[i], 0, 0));
+        cr_compile_submit(c, s_wjob_ref(id, ref, i == 3 ? cand[0] : cand[i], 0, 0));
     }
     char *ref_so = NULL;
     for (int i = 0; i < 4; i++) {
@@ -949,17 +996,24 @@ Test(compile, one_build_of_a_shared_reference, .init = s_setup, .fini = s_teardo
         cr_expect_str_eq(j->so[CR_SO_REFERENCE], ref_so);
         cr_wjob_destroy(&j);
     }
-    cr_expect_eq(s_count_lines(count), 1, "the shared reference was built %d times",
-                 s_count_lines(count));
+    int during = 0;
+    cr_expect_eq(s_count_lines(count, 0, "start", &during), 1,
+                 "the shared reference was built more than once");
+    /* s3 has s0's candidate: 3 distinct ones, at least 2 of them built by
+     * threads that did not hold the reference, while it was being built */
+    cr_expect_eq(s_count_lines(count, 0, "sample", &during), 3);
+    cr_expect_geq(during, 2, "candidates built while the reference was: %d", during);
+    const int first = 1 + 3 + 1; /* start, 3 samples, end */
 
-    /* broken: every job is INVALID_TASK, each with the compiler's message */
+    /* broken: every job INVALID_TASK with the compiler's message, the one
+     * whose candidate is broken too included; the reference built once */
     char bad[1024];
     snprintf(bad, sizeof bad, "/* COUNTED */\n%s", s_broken);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         snprintf(id, sizeof id, "b%d", i);
         cr_compile_submit(c, s_wjob_ref(id, bad, cand[i], 0, 0));
     }
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         cr_wjob_t *j = s_sink_get(&s_sink, 30000);
         cr_assert_not_null(j, "job %d did not come back", i);
         cr_expect_eq(j->status, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "%s: %s",
@@ -969,11 +1023,12 @@ Test(compile, one_build_of_a_shared_reference, .init = s_setup, .fini = s_teardo
                   "%s", j->message);
         cr_wjob_destroy(&j);
     }
+    cr_expect_eq(s_count_lines(count, first, "start", &during), 1,
+                 "the broken reference was built more than once");
     cr_expect_eq(cr_compile_pending(c), 0);
     cr_compile_destroy(&c);
     unsetenv("CR_TEST_COUNT_FILE");
     free(ref_so);
-    free(cc);
     free(count);
 }
 

@@ -11,17 +11,23 @@
  *  3. A compiler that cannot be started, or a work dir that cannot be
  *     written, is the worker's fault: INFRA_ERROR, never COMPILE_ERROR, so a
  *     candidate is not punished for a broken machine.
- *  4. One key is built by one thread at a time. A GRPO batch assigns a
- *     task's samples together, so its first compile wave had every thread
- *     build the task's reference (and baseline) beside its own candidate:
- *     eight matmul_bf16 jobs built reference, cuBLAS baseline and candidate,
- *     three nvcc runs each, 7 s per job on a 16-core H200 host whose 12
- *     threads all compiled, while the GPU waited (bench/RESULTS.md, session
- *     11). A thread whose key another thread is building (building[], under
- *     mu) builds the job's other parts first and then waits on built_cv for
- *     that build to end: the entry it published is then a cache hit, and a
- *     build that failed is built again by the waiter, for its own message.
- *     Waiting ends early on stop or on the job's cancel (both broadcast). */
+ *  4. One key is built by one thread of the pool at a time. A GRPO batch
+ *     assigns a task's samples together, so its first compile wave had
+ *     every thread build the task's reference (and baseline) beside its own
+ *     candidate: eight matmul_bf16 jobs built reference, cuBLAS baseline and
+ *     candidate, three nvcc runs each, 7 s per job on a 16-core H200 host
+ *     whose 12 threads all compiled, while the GPU waited (bench/RESULTS.md,
+ *     session 11). A thread whose key another thread is building
+ *     (building[], under mu) builds the job's other parts first and then
+ *     waits on built_cv for that build to end: the entry it published is
+ *     then a cache hit, and a compile error or timeout is the waiter's too
+ *     (failed[], with the compiler's message and output), so N jobs of a
+ *     task whose reference does not build wait one build, not N in a row.
+ *     A build ended by a cancel or by stop is not shared: the waiter builds
+ *     again. Waiting ends on stop or on the job's cancel (both broadcast),
+ *     and neither starts a build. Workers that share a work dir (--gpus)
+ *     each have their own pool: there the cache's rename (note 2) is what
+ *     keeps their builds apart. */
 #define _GNU_SOURCE
 #include "compile.h"
 
@@ -225,6 +231,20 @@ cr_wjob_t *cr__wqueue_take(cr__wqueue_t *q, const char *batch_id, const char *jo
 
 /* ---- the pool ---- */
 
+/* S_BUILD_BUSY: another thread is building the key and the caller would
+ * rather not wait now (note 4). */
+typedef enum { S_BUILD_OK, S_BUILD_ERROR, S_BUILD_TIMEOUT, S_BUILD_INFRA, S_BUILD_BUSY } s_build_t;
+
+/* A build that failed, kept for the threads that waited for it (note 4):
+ * more than the pool has threads, so an entry outlives their wake-up. */
+#define S_FAILED_KEEP 64
+typedef struct {
+    char key[CR_HASH_HEX_LEN + 1]; /* "" = empty */
+    s_build_t st;                  /* S_BUILD_ERROR or S_BUILD_TIMEOUT */
+    char msg[700];
+    char *log; /* compiler output; owned, may be NULL */
+} s_failed_t;
+
 typedef struct {
     cr_compile_t *pool; /* not owned */
     int index;          /* into active[] and pids[] */
@@ -247,6 +267,8 @@ struct cr_compile {
     pthread_cond_t cv;           /* signalled when a job is queued or on stop */
     pthread_cond_t built_cv;     /* broadcast when a build ends, on cancel and on stop */
     char (*building)[CR_HASH_HEX_LEN + 1]; /* per thread: key it is building, "" = none (note 4) */
+    s_failed_t failed[S_FAILED_KEEP]; /* builds that failed while others waited (note 4), a ring */
+    int failed_next;                  /* the ring's next slot */
     cr__wqueue_t queue;          /* jobs waiting for a thread */
     int npending;                /* queued + being compiled */
     int stop;                    /* threads leave when set */
@@ -309,10 +331,6 @@ static void s_first_error(const char *log, char *out, size_t len)
     memcpy(out, pick, n);
     out[n] = '\0';
 }
-
-/* S_BUILD_BUSY: another thread is building the key and the caller would
- * rather not wait now (note 4). */
-typedef enum { S_BUILD_OK, S_BUILD_ERROR, S_BUILD_TIMEOUT, S_BUILD_INFRA, S_BUILD_BUSY } s_build_t;
 
 /* What a compiler child does before exec (async-signal-safe calls only). */
 typedef struct {
@@ -409,19 +427,42 @@ static int s_extra_flags(const cr_compile_t *c, const s_lang_t *l, const cr_task
     return n;
 }
 
-/* Claims key for thread ti (note 4), under c->mu. 1: claimed, the caller
- * builds; 0: *out says why not: S_BUILD_OK with *hit, the entry appeared;
- * S_BUILD_BUSY, another thread builds it and wait is 0; S_BUILD_INFRA, the
- * pool stops or the job was cancelled while waiting. */
-static int s_claim(cr_compile_t *c, int ti, const char *key, const char *so, int wait,
-                   const int *cancelled, s_build_t *out, int *hit)
+/* The failed[] entry for key, or NULL; under c->mu. */
+static s_failed_t *s_failed_find(cr_compile_t *c, const char *key)
 {
-    int claimed = 0;
+    for (int i = 0; i < S_FAILED_KEEP; i++)
+        if (!strcmp(c->failed[i].key, key))
+            return &c->failed[i];
+    return NULL;
+}
+
+/* Claims key for thread ti (note 4). 1: claimed, the caller builds; 0: *out
+ * says why not: S_BUILD_OK with *hit, the entry is there; S_BUILD_ERROR or
+ * S_BUILD_TIMEOUT, the build this thread waited for failed (msg, *log_out);
+ * S_BUILD_BUSY, another thread builds it and wait is 0; S_BUILD_INFRA, the
+ * pool stops or the job is cancelled. */
+static int s_claim(cr_compile_t *c, int ti, const char *key, const char *so, int wait,
+                   const int *cancelled, s_build_t *out, int *hit, char **log_out, char *msg,
+                   size_t msglen)
+{
+    int claimed = 0, waited = 0;
+    s_failed_t *f;
     pthread_mutex_lock(&c->mu);
     for (;;) {
+        if (c->stop || __atomic_load_n(cancelled, __ATOMIC_SEQ_CST)) {
+            snprintf(msg, msglen, "compile not started: the worker stops or the job was cancelled");
+            *out = S_BUILD_INFRA;
+            break;
+        }
         if (cr_file_exists(so)) {
             *hit = 1;
             *out = S_BUILD_OK;
+            break;
+        }
+        if (waited && (f = s_failed_find(c, key))) {
+            snprintf(msg, msglen, "%s", f->msg);
+            *log_out = f->log ? strdup(f->log) : NULL;
+            *out = f->st;
             break;
         }
         int other = 0;
@@ -429,6 +470,8 @@ static int s_claim(cr_compile_t *c, int ti, const char *key, const char *so, int
             other = i != ti && strcmp(c->building[i], key) == 0;
         if (!other) {
             memcpy(c->building[ti], key, sizeof c->building[ti]);
+            if ((f = s_failed_find(c, key))) /* an older failure: this build decides now */
+                f->key[0] = '\0';
             claimed = 1;
             break;
         }
@@ -436,14 +479,32 @@ static int s_claim(cr_compile_t *c, int ti, const char *key, const char *so, int
             *out = S_BUILD_BUSY;
             break;
         }
-        if (c->stop || __atomic_load_n(cancelled, __ATOMIC_SEQ_CST)) {
-            *out = S_BUILD_INFRA;
-            break;
-        }
+        waited = 1;
         pthread_cond_wait(&c->built_cv, &c->mu);
     }
     pthread_mutex_unlock(&c->mu);
     return claimed;
+}
+
+/* Ends thread ti's claim (note 4): a compile error or timeout of a build
+ * that neither a cancel nor stop ended is kept for its waiters. */
+static void s_release(cr_compile_t *c, int ti, s_build_t st, const int *cancelled,
+                      const char *msg, const char *log)
+{
+    pthread_mutex_lock(&c->mu);
+    if ((st == S_BUILD_ERROR || st == S_BUILD_TIMEOUT) && !c->stop &&
+        !__atomic_load_n(cancelled, __ATOMIC_SEQ_CST)) {
+        s_failed_t *f = &c->failed[c->failed_next];
+        c->failed_next = (c->failed_next + 1) % S_FAILED_KEEP;
+        free(f->log);
+        memcpy(f->key, c->building[ti], sizeof f->key);
+        f->st = st;
+        snprintf(f->msg, sizeof f->msg, "%s", msg);
+        f->log = log ? strdup(log) : NULL;
+    }
+    c->building[ti][0] = '\0';
+    pthread_cond_broadcast(&c->built_cv);
+    pthread_mutex_unlock(&c->mu);
 }
 
 /* Builds one source into a cached shared object. On S_BUILD_OK *so_out is
@@ -452,8 +513,8 @@ static int s_claim(cr_compile_t *c, int ti, const char *key, const char *so, int
  * real compile. msg describes an ERROR / TIMEOUT / INFRA outcome. When
  * another thread is building the same key (note 4): wait 0 returns
  * S_BUILD_BUSY at once; wait 1 waits for that build to end, then takes its
- * entry or builds again, unless *cancelled or the pool's stop ends the wait
- * (S_BUILD_INFRA). */
+ * entry, or its failure, or builds again. A stopping pool or a cancelled
+ * job (*cancelled) starts no build: S_BUILD_INFRA. */
 static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char *ident,
                          const cr_task_t *task, const char *source, double timeout_s,
                          int wait, const int *cancelled, char **so_out, int *hit,
@@ -496,11 +557,8 @@ static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char 
         snprintf(msg, msglen, "out of memory");
         goto done;
     }
-    if (!(claimed = s_claim(c, ti, key, so, wait, cancelled, &out, hit))) {
-        if (out == S_BUILD_INFRA)
-            snprintf(msg, msglen, "stopped while another compile built the same source");
+    if (!(claimed = s_claim(c, ti, key, so, wait, cancelled, &out, hit, log_out, msg, msglen)))
         goto done;
-    }
 
     cr_random_id(".", rnd, sizeof rnd);
     size_t n = strlen(key) + strlen(rnd) + 1;
@@ -608,12 +666,8 @@ done:
     }
     if (bdir)
         cr_file_rmtree(bdir);
-    if (claimed) {
-        pthread_mutex_lock(&c->mu);
-        c->building[ti][0] = '\0';
-        pthread_cond_broadcast(&c->built_cv);
-        pthread_mutex_unlock(&c->mu);
-    }
+    if (claimed)
+        s_release(c, ti, out, cancelled, msg, *log_out);
     free(shim);
     free(entry);
     free(so);
@@ -916,6 +970,8 @@ void cr_compile_destroy(cr_compile_t **self_p)
     free(c->targs);
     free(c->active);
     free(c->building);
+    for (int i = 0; i < S_FAILED_KEEP; i++)
+        free(c->failed[i].log);
     free(c->build_dir);
     free(c->cache_dir);
     pthread_mutex_destroy(&c->mu);

@@ -99,8 +99,8 @@
 #define S_STDERR_CAP (8u * 1024u)
 /* 300 s: only when neither the job nor the config gives a run timeout. */
 #define S_DEFAULT_RUN_TIMEOUT_S 300.0
-/* Spare runners kept started on a GPU worker (note 5): config "spares",
- * at most this many. On an H200 a spare is ready 0.21-1.01 s after its
+/* Spare runners kept started on a GPU worker (note 5): config "spares".
+ * On an H200 a spare is ready 0.21-1.01 s after its
  * start (median 0.49 s; its CUDA context is most of it, slower when several
  * start at once), and a job takes 0.004 s (a wrong answer) to 0.9 s: a
  * 64-candidate batch had its jobs wait 4.2 s in all for a spare still
@@ -109,8 +109,7 @@
  * The starting work per job is the same; only its lead grows, and contexts
  * made side by side take longer: with six or eight spares a context took a
  * median 0.82-1.03 s (0.56-0.58 s with four) and the batch was no faster
- * (session 11), so the default stays four. */
-#define S_SPARES_MAX 16
+ * (session 11), so the default stays four. The most: CR_SPARES_MAX. */
 /* How long a runner may take from closing its report to being asleep (note 6). */
 #define S_PARK_WAIT_MS 500
 /* Seed length fixed by the protocol (RunnerRequest.seed). */
@@ -138,8 +137,9 @@ struct cr_supervisor {
     pid_t *pid;               /* running runner's pid, 0 = none; MAP_SHARED (note 1) */
     int prestart;             /* 1: keep spare runners started ahead (note 5) */
     double copy_bw;           /* B/s measured at start (note 7); 0 = runners measure */
-    cr_proc_t spare[S_SPARES_MAX]; /* started, waiting for a request, oldest first; thread only */
-    int nspares;              /* how many of spare[] are kept (config spares) */
+    cr_proc_t spare[CR_SPARES_MAX]; /* started, waiting for a request, oldest first;
+                                     * thread only */
+    int nspares;              /* how many of spare[] are kept: config spares */
     pid_t ending;             /* a runner that reported and was killed, not yet reaped (note 6) */
     char preload[2][PATH_MAX]; /* reference and baseline objects of the last job run,
                                 * "" = none: spares load them ahead (note 5); thread only */
@@ -495,9 +495,11 @@ static int s_cancelled(cr_wjob_t *j)
 }
 
 /* How every runner is started: argv (its rlimits are the sandbox's, set
- * before it loads a candidate: worker/runner/sandbox.c). Static storage: the
- * options outlive calls. */
-static void s_runner_opts(cr_supervisor_t *s, cr_proc_opts_t *o)
+ * before it loads a candidate: worker/runner/sandbox.c). A spare also gets
+ * the last job's objects to preload (note 5); a runner started for the job
+ * at hand does not, since its loads would count in that job. Static
+ * storage: the options outlive calls. */
+static void s_runner_opts(cr_supervisor_t *s, int spare, cr_proc_opts_t *o)
 {
     static char prestart_flag[] = "--prestart", cuda[] = "cuda", park[] = "--park",
                 preload_flag[] = "--preload";
@@ -507,7 +509,7 @@ static void s_runner_opts(cr_supervisor_t *s, cr_proc_opts_t *o)
     if (s->prestart) {
         s->argv[n++] = prestart_flag;
         s->argv[n++] = cuda;
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < 2 && spare; k++)
             if (s->preload[k][0]) {
                 s->argv[n++] = preload_flag;
                 s->argv[n++] = s->preload[k];
@@ -528,7 +530,7 @@ static void s_start_spares(cr_supervisor_t *s)
         if (s->spare[i].pid > 0)
             continue;
         cr_proc_opts_t o;
-        s_runner_opts(s, &o);
+        s_runner_opts(s, 1, &o);
         int rc = cr_proc_spawn(&o, &s->spare[i]);
         if (rc != 0) {
             cr_warn("cannot start a spare runner %s: %s; the next job starts its own",
@@ -544,8 +546,8 @@ static int s_take_runner(cr_supervisor_t *s, cr_proc_t *p)
 {
     while (s->spare[0].pid > 0) {
         cr_proc_t c = s->spare[0];
-        memmove(&s->spare[0], &s->spare[1], (S_SPARES_MAX - 1) * sizeof s->spare[0]);
-        s->spare[S_SPARES_MAX - 1] = CR_PROC_NONE;
+        memmove(&s->spare[0], &s->spare[1], (CR_SPARES_MAX - 1) * sizeof s->spare[0]);
+        s->spare[CR_SPARES_MAX - 1] = CR_PROC_NONE;
         if (cr_proc_alive(&c)) {
             *p = c;
             return 0;
@@ -554,7 +556,7 @@ static int s_take_runner(cr_supervisor_t *s, cr_proc_t *p)
         cr_proc_discard(&c);
     }
     cr_proc_opts_t o;
-    s_runner_opts(s, &o);
+    s_runner_opts(s, 0, &o);
     return cr_proc_spawn(&o, p);
 }
 
@@ -647,7 +649,7 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
                  : s->cfg->run_timeout_s > 0 ? s->cfg->run_timeout_s
                                              : S_DEFAULT_RUN_TIMEOUT_S;
     cr_proc_opts_t o;
-    s_runner_opts(s, &o);
+    s_runner_opts(s, 0, &o);
     o.stdin_data = frame;
     o.stdin_len = flen;
     o.out_cap = S_REPORT_CAP;
@@ -909,9 +911,9 @@ cr_supervisor_t *cr_supervisor_new(const cr_config_t *cfg, const cr_ident_t *id,
         cr_warn("runner %s is not executable (%s): every job will end INFRA_ERROR", s->runner,
                 strerror(errno));
     s->scratch_root = cr_file_join(cfg->work_dir, "scratch");
-    for (int i = 0; i < S_SPARES_MAX; i++)
+    for (int i = 0; i < CR_SPARES_MAX; i++)
         s->spare[i] = CR_PROC_NONE;
-    s->nspares = cfg->spares < 0 ? 0 : cfg->spares > S_SPARES_MAX ? S_SPARES_MAX : (int)cfg->spares;
+    s->nspares = (int)(cfg->spares < CR_SPARES_MAX ? cfg->spares : CR_SPARES_MAX); /* 0..: config */
     s->prestart = cr_config_has_backend(cfg->backends, "cuda");
     s->pid = mmap(NULL, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (s->pid == MAP_FAILED)
@@ -990,7 +992,7 @@ void cr_supervisor_destroy(cr_supervisor_t **self_p)
         pthread_join(s->thread, NULL);
     for (cr_wjob_t *j; (j = cr__wqueue_pop(&s->queue));)
         cr_wjob_destroy(&j);
-    for (int i = 0; i < S_SPARES_MAX; i++)
+    for (int i = 0; i < CR_SPARES_MAX; i++)
         cr_proc_discard(&s->spare[i]); /* joined: the thread no longer touches them */
     cr_proc_reap(s->ending);
     if (s->pid)

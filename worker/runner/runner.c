@@ -423,7 +423,7 @@ int main(int argc, char **argv)
             if (!strcmp(backend, "cuda")) {
                 if (cr_cuda_judge_prestart() != 0)
                     cr_info("prestart: CUDA context not created; the judge will retry");
-                else /* how much head start a spare needs (supervisor.c S_SPARES_MAX) */
+                else /* how much head start a spare needs (supervisor.c note 5) */
                     cr_info("prestart: cuda ready %.3f s after the runner started",
                             (double)(cr_time_mono_ns() - t_start) / 1e9);
                 continue;
