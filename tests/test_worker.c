@@ -941,7 +941,7 @@ static const char s_count_cc[] =
     "grep -q SAMPLE kernel.c 2>/dev/null && echo sample >> \"$CR_TEST_COUNT_FILE\"\n"
     "exec cc \"$@\"\n";
 
-/* Lines of the log equal to what (from line `from`, 0-based); *after_end:
+/* Lines of the log equal to what (from line `from`, 0-based); *before_end:
  * of those, how many came before the first "end" at or after `from`. */
 static int s_count_lines(const char *path, int from, const char *what, int *before_end)
 {

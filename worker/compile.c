@@ -235,8 +235,9 @@ cr_wjob_t *cr__wqueue_take(cr__wqueue_t *q, const char *batch_id, const char *jo
  * rather not wait now (note 4). */
 typedef enum { S_BUILD_OK, S_BUILD_ERROR, S_BUILD_TIMEOUT, S_BUILD_INFRA, S_BUILD_BUSY } s_build_t;
 
-/* A build that failed, kept for the threads that waited for it (note 4):
- * more than the pool has threads, so an entry outlives their wake-up. */
+/* A build that failed, kept for the threads that waited for it (note 4).
+ * Should 64 more builds fail before a waiter wakes, it finds no entry and
+ * builds again: slower, not wrong. */
 #define S_FAILED_KEEP 64
 typedef struct {
     char key[CR_HASH_HEX_LEN + 1]; /* "" = empty */
