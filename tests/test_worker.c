@@ -480,10 +480,9 @@ static int s_children_running(const char *exe)
 
 /* A GPU worker keeps the next runners started (supervisor.c note 5): the
  * configured number of spares (three here) wait before the first job and
- * after every job, those started while
- * a job runs preload its reference, a spare's wait does not count against
- * its job's run timeout, spares that died are replaced, and destroy kills
- * them. */
+ * after every job, those started while a job runs preload its reference, a
+ * spare's wait does not count against its job's run timeout, spares that
+ * died are replaced, and destroy kills them. */
 Test(supervisor, prestarted_spare_runner, .init = s_setup, .fini = s_teardown, .timeout = 60)
 {
     cr_config_t cfg;

@@ -26,25 +26,34 @@
  *  5. On a GPU worker the next runners are started while the current one
  *     measures (`crucible-runner --prestart cuda` makes its CUDA context and
  *     the judge's request-independent setup, then blocks on stdin), so
- *     process start and context creation leave the GPU's critical path. The
- *     spares (config "spares") are the supervisor thread's alone: started when the
- *     thread starts, right after the bandwidth measurement (note 7), so the
- *     worker's first job does not wait ~0.7 s for a context after its
- *     compile (bench/RESULTS.md, session 10) (the cost: an idle worker holds
- *     their contexts and arenas from its start, as it did after any job
- *     before), topped up as a
- *     job's runner is taken (just before its request is written), the
- *     oldest used by the next job, one that died while waiting skipped for
- *     the next (or a fresh start), killed at destroy. A spare started while
- *     a job runs is given that job's reference and baseline objects
- *     (`--preload`), which it loads after its context: the next job is
- *     most often of the same task (a GRPO group), and a reference that
- *     links cuBLAS took 0.07 s to load in every matmul_bf16 runner, 0.34 s
- *     in the first (session 10), on the GPU's critical path. An object the
- *     next request does not name stays loaded and unused (references are
- *     the task's code, not the candidate's). A spare's pid enters
- *     the kill slot only when it gets a job, so Cancel never hits an idle
- *     spare; its run timeout counts from the request, not the start.
+ *     process start and context creation leave the GPU's critical path.
+ *     - How many: config "spares" (default 4, at most CR_SPARES_MAX). On an
+ *       H200 a spare is ready 0.21-1.01 s after its start (median 0.49 s,
+ *       mostly its CUDA context), and a job takes 0.004 s (a wrong answer)
+ *       to 0.9 s. A 64-candidate batch waited 4.2 s in all for spares still
+ *       starting with two, 3.2 s with three, 2.5 s with four (session 7),
+ *       1.25 s with four once its compiles no longer held it up (session
+ *       11). Six or eight were no faster: contexts made side by side took a
+ *       median 0.82-1.03 s against 0.56-0.58 s (session 11).
+ *     - When: the spares are the supervisor thread's alone. They start when
+ *       the thread does, right after the bandwidth measurement (note 7), so
+ *       the first job does not wait ~0.7 s for a context after its compile
+ *       (session 10; the cost: an idle worker holds their contexts and
+ *       arenas from its start). They are topped up as a job's runner is
+ *       taken (just before its request is written); the oldest serves the
+ *       next job, one that died while waiting is skipped (or a fresh one
+ *       started), and destroy kills them.
+ *     - Preload: a spare started while a job runs is given that job's
+ *       reference and baseline objects (`--preload`) and loads them after
+ *       its context. The next job is most often of the same task (a GRPO
+ *       group), and a reference that links cuBLAS took 0.07 s to load in
+ *       every matmul_bf16 runner, 0.34 s in the first (session 10), on the
+ *       GPU's critical path. An object the next request does not name stays
+ *       loaded and unused (references are the task's code, not the
+ *       candidate's). A runner started for the job at hand preloads nothing.
+ *     A spare's pid enters the kill slot only when it gets a job, so Cancel
+ *     never hits an idle spare; its run timeout counts from the request,
+ *     not the start.
  *  6. After its report a runner started with --park (always, here) closes
  *     the report channel and parks (sleeps in its main thread, then exits 0
  *     by itself: runner.c). A runner seen parked behind a complete report
@@ -99,17 +108,6 @@
 #define S_STDERR_CAP (8u * 1024u)
 /* 300 s: only when neither the job nor the config gives a run timeout. */
 #define S_DEFAULT_RUN_TIMEOUT_S 300.0
-/* Spare runners kept started on a GPU worker (note 5): config "spares".
- * On an H200 a spare is ready 0.21-1.01 s after its
- * start (median 0.49 s; its CUDA context is most of it, slower when several
- * start at once), and a job takes 0.004 s (a wrong answer) to 0.9 s: a
- * 64-candidate batch had its jobs wait 4.2 s in all for a spare still
- * starting with two spares, 3.2 s with three, 2.5 s with four (session 7),
- * and 1.25 s with four once its compiles no longer held it up (session 11).
- * The starting work per job is the same; only its lead grows, and contexts
- * made side by side take longer: with six or eight spares a context took a
- * median 0.82-1.03 s (0.56-0.58 s with four) and the batch was no faster
- * (session 11), so the default stays four. The most: CR_SPARES_MAX. */
 /* How long a runner may take from closing its report to being asleep (note 6). */
 #define S_PARK_WAIT_MS 500
 /* Seed length fixed by the protocol (RunnerRequest.seed). */
@@ -913,7 +911,7 @@ cr_supervisor_t *cr_supervisor_new(const cr_config_t *cfg, const cr_ident_t *id,
     s->scratch_root = cr_file_join(cfg->work_dir, "scratch");
     for (int i = 0; i < CR_SPARES_MAX; i++)
         s->spare[i] = CR_PROC_NONE;
-    s->nspares = (int)(cfg->spares < CR_SPARES_MAX ? cfg->spares : CR_SPARES_MAX); /* 0..: config */
+    s->nspares = (int)(cfg->spares < CR_SPARES_MAX ? cfg->spares : CR_SPARES_MAX);
     s->prestart = cr_config_has_backend(cfg->backends, "cuda");
     s->pid = mmap(NULL, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (s->pid == MAP_FAILED)

@@ -3066,8 +3066,7 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
      * call instead of S_TAIL_LAUNCHES (0: none, every sample's times count;
      * note 12). */
     J->tail = S_TAIL_LAUNCHES;
-    if (getenv("CR_CUDA_JUDGE_TAIL") && getenv("CR_CUDA_JUDGE_TAIL")[0]) {
-        const char *v = getenv("CR_CUDA_JUDGE_TAIL");
+    if (const char *v = getenv("CR_CUDA_JUDGE_TAIL"); v && v[0]) {
         char *end;
         long n = strtol(v, &end, 10);
         if (*end || n < 0 || n > 1024)

@@ -125,6 +125,9 @@ double cr_level_offset(double ref_us, size_t n_ref, double anchor_us, cr_level_f
     return *why == CR_LEVEL_APPLIES ? ref_us - anchor_us : 0;
 }
 
+/* a warm-up that stops at its target has enough samples for the level */
+_Static_assert(CR_LEVEL_WARMUP_SAMPLES >= CR_LEVEL_WARMUP_MIN_SAMPLES, "warm-up sample target");
+
 size_t cr_level_warmup_samples(double anchor_us)
 {
     return isfinite(anchor_us) && anchor_us > 0 && anchor_us <= CR_LEVEL_WARMUP_REF_MAX_US
