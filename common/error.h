@@ -23,7 +23,8 @@
     X(LIMIT,       -10013, "limit exceeded")                                \
     X(ZMQ,         -10014, "ZeroMQ error")                                  \
     X(USAGE,       -10015, "invalid usage")                                 \
-    X(CHILD,       -10016, "child process failed")
+    X(CHILD,       -10016, "child process failed")                          \
+    X(EXEC,        -10017, "an executor stopped serving the judge")
 
 enum {
 #define CR__ERR_ENUM(name, val, msg) CR_E_##name = (val),

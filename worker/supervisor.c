@@ -72,7 +72,10 @@
  *     RunnerRequest.device_copy_bw for the roofline floor (DESIGN.md §4): one
  *     figure for the worker's life, measured on an idle GPU, instead of a
  *     256 MiB copy in every runner. A failed measurement is logged and
- *     leaves 0: each runner then measures for itself, as before. */
+ *     leaves 0: each runner then measures for itself, as before. A worker
+ *     with the CPU backend likewise measures the host's memcpy bandwidth
+ *     (`--measure-host`, RunnerRequest.host_copy_bw), the CPU judge's floor;
+ *     without it the CPU judge sets no floor. */
 #define _GNU_SOURCE
 #include "supervisor.h"
 
@@ -135,6 +138,7 @@ struct cr_supervisor {
     pid_t *pid;               /* running runner's pid, 0 = none; MAP_SHARED (note 1) */
     int prestart;             /* 1: keep spare runners started ahead (note 5) */
     double copy_bw;           /* B/s measured at start (note 7); 0 = runners measure */
+    double host_bw;           /* B/s of host memcpy measured at start (note 7); 0 = none */
     cr_proc_t spare[CR_SPARES_MAX]; /* started, waiting for a request, oldest first;
                                      * thread only */
     int nspares;              /* how many of spare[] are kept: config spares */
@@ -410,6 +414,7 @@ static int s_request_frame(cr_supervisor_t *s, cr_wjob_t *j, const char *scratch
     req.sandbox_uid = (uint32_t)cfg->sandbox_uid;
     req.llc_bytes = 0; /* the runner measures the cache it flushes */
     req.device_copy_bw = s->copy_bw; /* note 7 */
+    req.host_copy_bw = s->host_bw;
     if (ref && cached) {
         req.n_cached_ref_median_us = ref->n;
         req.cached_ref_median_us = ref->median_us;
@@ -778,10 +783,11 @@ out:
 
 /* ---- thread and queue ---- */
 
-/* Note 7. Leaves s->copy_bw 0 when the runner cannot say. */
-static void s_measure_device(cr_supervisor_t *s)
+/* Note 7: `crucible-runner flag` (--measure-device for the GPU's copy
+ * bandwidth, --measure-host for the host's) into *out; leaves it 0 when the
+ * runner cannot say. */
+static void s_measure_bw(cr_supervisor_t *s, char *flag, const char *what, double *out)
 {
-    static char flag[] = "--measure-device";
     char *argv[] = {s->runner, flag, NULL};
     cr_proc_opts_t o;
     memset(&o, 0, sizeof o);
@@ -810,20 +816,20 @@ static void s_measure_device(cr_supervisor_t *s)
     double bw = 0;
     if (rc == 0 && r.exited && r.exit_code == 0 && sscanf(r.out, "copy_bw %lf", &bw) == 1 &&
         isfinite(bw) && bw > 0) { /* the runner prints only a plausible figure */
-        s->copy_bw = bw;
-        cr_info("supervisor: GPU copy bandwidth %.0f GB/s, measured at start in %.2f s "
-                "(roofline floor)", bw / 1e9, r.seconds);
+        *out = bw;
+        cr_info("supervisor: %s copy bandwidth %.0f GB/s, measured at start in %.2f s "
+                "(roofline floor)", what, bw / 1e9, r.seconds);
     } else {
         char last[512] = "";
         if (rc == 0)
             s_stderr_tail(r.err, last, sizeof last);
-        cr_warn("supervisor: GPU bandwidth not measured at start (%s%s%s); each runner "
-                "measures its own",
+        cr_warn("supervisor: %s bandwidth not measured at start (%s%s%s); %s", what,
                 rc != 0              ? cr_strerror(rc)
                 : r.timed_out        ? "timed out"
                 : r.exit_code == 0 ? "no plausible copy_bw line"
                                      : "runner failed",
-                last[0] ? ": " : "", last);
+                last[0] ? ": " : "", last,
+                out == &s->copy_bw ? "each runner measures its own" : "no roofline floor");
     }
     if (rc == 0)
         cr_proc_result_close(&r);
@@ -832,8 +838,11 @@ static void s_measure_device(cr_supervisor_t *s)
 static void *s_thread(void *arg)
 {
     cr_supervisor_t *s = arg;
+    static char dev_flag[] = "--measure-device", host_flag[] = "--measure-host";
     if (s->prestart)
-        s_measure_device(s);
+        s_measure_bw(s, dev_flag, "GPU", &s->copy_bw);
+    if (cr_config_has_backend(s->cfg->backends, "c"))
+        s_measure_bw(s, host_flag, "host", &s->host_bw);
     pthread_mutex_lock(&s->mu);
     int stopping = s->stop;
     pthread_mutex_unlock(&s->mu);

@@ -20,10 +20,18 @@
  * inputs exists nowhere in memory until after the candidate has returned
  * (the reference runs second, on the same inputs). Outputs are poisoned
  * before every call (not only verified ones), so a candidate cannot tell
- * which calls are checked. After every candidate call the floating-point
- * control state is checked and reset (HACKS.md #19). */
+ * which calls are checked. After every candidate call the executor checks
+ * and resets the floating-point control state (docs/hacks.md #19).
+ *
+ * Where the memory lives: candidate buffers in the candidate executor's
+ * arenas (its `in` params in the input arena, which it can only read),
+ * reference and baseline buffers in theirs, everything else (pristine
+ * copies, the pool's data sets, each call's inputs) in this process, which
+ * no executor can reach (exec.h, docs/judge.md). */
 #define _GNU_SOURCE /* strdup, vasprintf */
 #include "cpu_judge.h"
+
+#include "exec.h"
 
 #include "error.h"
 #include "hash.h"
@@ -42,7 +50,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #define S_NP CR_TASK_MAX_PARAMS
@@ -59,13 +66,6 @@
  * #9), and drawing at most 1/8 of the elements keeps it cheap next to the copy. */
 #define S_PERTURB_MIN 8
 #define S_PERTURB_SPAN 25
-/* Threads-allowed tasks (HACKS.md #8): after each verification call the judge
- * sleeps S_LATE_WINDOW_MS and counts the CPU time the candidate's other
- * threads used meanwhile. A pool parked on a condition variable uses ~0; a
- * thread still doing the call's work uses most of the window. 1 ms of 5 is
- * far above the microseconds a worker needs to park after signalling done. */
-#define S_LATE_WINDOW_MS 5
-#define S_LATE_CPU_MS 1.0
 #define S_POOL_BYTES (256ull << 20) /* ~256 MiB of pool: many sets for small cases */
 #define S_POOL_MIN 2                /* two sets are needed for the address rotation */
 #define S_POOL_MAX 8
@@ -73,6 +73,10 @@
 #define S_WARMUP_CALLS 3
 #define S_VERIFY_ONE_IN 8           /* ~1 in 8 timed candidate outputs re-verified, and
                                        always the first and the last */
+/* The floor takes 2x the measured copy bandwidth: the copy already reads
+ * and writes at DRAM speed, and no kernel streams twice as fast as memcpy
+ * on the same core. */
+#define S_BW_MARGIN 2.0
 #define S_HARD_CAP 5.0              /* x budget: stop even below the minimum sample count */
 #define S_ALIGN 64                  /* cache line: what a vectorised kernel may assume */
 #define S_PAGE 4096u                /* smallest page mprotect works on */
@@ -207,7 +211,8 @@ typedef struct {
 } s_layout_t;
 
 typedef struct {
-    void *p[S_NP];   /* one buffer per buffer param, NULL otherwise; owned */
+    cr_exec_t *x;    /* the executor whose arenas hold them; NULL = this process's heap */
+    void *p[S_NP];   /* one buffer per buffer param, NULL otherwise; owned (heap) */
     size_t sz[S_NP]; /* bytes allocated for p[i] (rounded up) */
     int pages;       /* whole pages each: can be made read-only (s_seal) */
     int sealed;      /* read-only now: s_free makes them writable first */
@@ -277,7 +282,7 @@ static int s_layout(const cr_task_t *t, int c, s_layout_t *L, char *err, size_t 
  * writes there crashes instead of bending the reference (HACKS.md #11). */
 static void s_seal(s_bufs_t *B, int ro)
 {
-    if (!B->pages || B->sealed == ro)
+    if (B->x || !B->pages || B->sealed == ro)
         return;
     for (int p = 0; p < S_NP; p++)
         if (B->p[p] && mprotect(B->p[p], B->sz[p], ro ? PROT_READ : PROT_READ | PROT_WRITE) != 0)
@@ -285,11 +290,14 @@ static void s_seal(s_bufs_t *B, int ro)
     B->sealed = ro;
 }
 
+/* Heap buffers are freed; arena buffers only forgotten (cr_exec_reset frees
+ * them all at the start of the next case). */
 static void s_free(s_bufs_t *B)
 {
     s_seal(B, 0);
     for (int p = 0; p < S_NP; p++) {
-        free(B->p[p]);
+        if (!B->x)
+            free(B->p[p]);
         B->p[p] = NULL;
     }
 }
@@ -318,18 +326,29 @@ static int s_buf_alloc(void **p, size_t bytes, int pages, size_t *szp)
     return 0;
 }
 
-/* Allocates the buffers of the params whose role is in mask (s_buf_alloc);
- * with pages, in whole pages so that s_seal can protect them. Candidate
- * buffers are only cache-line aligned: page-aligned arrays would all alias
- * in the L1 sets, which no real caller's allocator does. Returns 0 or
- * -ENOMEM (B then holds nothing). */
-static int s_alloc(const cr_task_t *t, const s_layout_t *L, unsigned mask, int pages, s_bufs_t *B)
+/* Allocates the buffers of the params whose role is in mask: in executor
+ * x's arenas (`in` params in its read-only input arena), or with x NULL on
+ * this process's heap (s_buf_alloc; with pages, in whole pages so that
+ * s_seal can protect them). Arena buffers are only cache-line aligned:
+ * page-aligned arrays would all alias in the L1 sets, which no real caller's
+ * allocator does. Returns 0 or -ENOMEM (B then holds nothing). */
+static int s_alloc(cr_exec_t *x, const cr_task_t *t, const s_layout_t *L, unsigned mask,
+                   int pages, s_bufs_t *B)
 {
     memset(B, 0, sizeof *B);
     B->pages = pages;
+    B->x = x;
     for (int p = 0; p < t->nparams; p++) {
         if (!s_is_buf(&t->params[p]) || !(mask & (1u << t->params[p].role)))
             continue;
+        if (x) {
+            if (!(B->p[p] = cr_exec_alloc(x, t->params[p].role == CR_ROLE_IN, L->bytes[p]))) {
+                s_free(B);
+                return -ENOMEM;
+            }
+            B->sz[p] = L->bytes[p];
+            continue;
+        }
         if (s_buf_alloc(&B->p[p], L->bytes[p], pages, &B->sz[p]) != 0) {
             s_free(B);
             return -ENOMEM;
@@ -373,172 +392,26 @@ static void s_poison_out(const cr_task_t *t, const s_layout_t *L, s_bufs_t *B)
             cr_inputs_poison(B->p[p], t->params[p].dtype, L->numel[p]);
 }
 
-/* args[i] points at a pointer (buffers) or at the value in its C type. */
-typedef struct {
-    void *ptr[S_NP];  /* the buffer pointers args[] point at */
-    void *args[S_NP]; /* what cr_entry receives */
-} s_call_t;
-
-static void s_args(const cr_task_t *t, s_layout_t *L, const s_bufs_t *B, s_call_t *call)
+/* One call of B's executor on B's buffers and L's values: a buffer
+ * argument names its arena and offset, a value is sent in its C type. us
+ * (may be NULL) gets the judge's time of the call; *fp (may be NULL) whether
+ * the executor says the call left the FP state changed (why says how).
+ * Returns 0, or CR_E_EXEC when the executor stopped serving (its fault). */
+static int s_call(const cr_task_t *t, const s_layout_t *L, const s_bufs_t *B, double *us,
+                  int *fp, char *why, size_t whylen)
 {
+    cr_exec_arg_t a[S_NP];
     for (int p = 0; p < t->nparams; p++) {
         if (s_is_buf(&t->params[p])) {
-            call->ptr[p] = B->p[p];
-            call->args[p] = &call->ptr[p];
+            if (cr_exec_arg_ptr(B->x, B->p[p], &a[p]) != 0)
+                return -EINVAL; /* only a judge bug puts a heap buffer here */
         } else {
-            call->args[p] = L->val[p];
+            memset(&a[p], 0, sizeof a[p]);
+            a[p].kind = CR_EXEC_ARG_VALUE;
+            memcpy(a[p].val, L->val[p], sizeof a[p].val);
         }
     }
-}
-
-static void s_call(cr_task_entry_fn fn, const cr_task_t *t, s_layout_t *L, const s_bufs_t *B)
-{
-    s_call_t call;
-    s_args(t, L, B, &call);
-    fn(call.args);
-}
-
-/* ---------------------------------------------------------------- FP state */
-
-/* The floating-point control state a call can leave behind: rounding mode,
- * flush-to-zero and denormals-are-zero, exception traps. The sticky status
- * flags are left out: any arithmetic raises them. The reference runs in the
- * candidate's thread, so a candidate that returned with, say, FTZ set would
- * have the reference flush too and agree with its own flushed answer
- * (HACKS.md #19). Setting it inside a call and restoring it is fine. */
-typedef struct {
-    uint32_t ctl; /* x86-64: MXCSR less status bits 0-5; aarch64: FPCR; else rounding mode */
-    uint32_t x87; /* x86-64: x87 control word; 0 elsewhere */
-} s_fpctl_t;
-
-#if defined(__x86_64__)
-#define S_MXCSR_STATUS 0x3fu /* sticky exception flags */
-#define S_MXCSR_DAZ 0x40u
-#define S_MXCSR_MASKS 0x1f80u /* exception masks: all set = no traps */
-#define S_MXCSR_RC 0x6000u    /* rounding control */
-#define S_MXCSR_FTZ 0x8000u
-#endif
-
-static void s_fpctl_read(s_fpctl_t *c)
-{
-#if defined(__x86_64__)
-    uint16_t cw;
-    __asm__ __volatile__("fnstcw %0" : "=m"(cw));
-    c->ctl = __builtin_ia32_stmxcsr() & ~S_MXCSR_STATUS;
-    c->x87 = cw;
-#elif defined(__aarch64__)
-    uint64_t fpcr;
-    __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
-    c->ctl = (uint32_t)fpcr;
-    c->x87 = 0;
-#else
-    c->ctl = (uint32_t)fegetround();
-    c->x87 = 0;
-#endif
-}
-
-/* Puts the default state back (FE_DFL_ENV; on x86-64 also FTZ/DAZ off and
- * the x87 word, which older glibc leave alone). */
-static void s_fpctl_reset(const s_fpctl_t *d)
-{
-    fesetenv(FE_DFL_ENV);
-#if defined(__x86_64__)
-    uint16_t cw = (uint16_t)d->x87;
-    __builtin_ia32_ldmxcsr(d->ctl);
-    __asm__ __volatile__("fldcw %0" : : "m"(cw));
-#else
-    (void)d;
-#endif
-}
-
-/* The C library's default state (FE_DFL_ENV, FTZ/DAZ off): what the runner
- * starts with and what the reference always runs under. Read once. */
-static const s_fpctl_t *s_fpctl_default(void)
-{
-    static s_fpctl_t d;
-    static int have;
-    if (!have) {
-        fenv_t cur;
-        fegetenv(&cur);
-        fesetenv(FE_DFL_ENV);
-        s_fpctl_read(&d);
-#if defined(__x86_64__)
-        d.ctl &= ~(S_MXCSR_FTZ | S_MXCSR_DAZ);
-#endif
-        fesetenv(&cur); /* whatever was there stays, for the caller to check */
-        have = 1;
-    }
-    return &d;
-}
-
-/* Says how now differs from the default d, e.g. "flush-to-zero on". */
-static void s_fpctl_describe(const s_fpctl_t *now, const s_fpctl_t *d, char *out, size_t len)
-{
-    size_t n = 0;
-    out[0] = '\0';
-#define S_ADD(...)                                                                          \
-    do {                                                                                    \
-        int k_ = snprintf(out + n, len - n, "%s", n ? ", " : "");                           \
-        n = k_ > 0 && n + (size_t)k_ < len ? n + (size_t)k_ : n;                            \
-        k_ = snprintf(out + n, len - n, __VA_ARGS__);                                       \
-        n = k_ > 0 && n + (size_t)k_ < len ? n + (size_t)k_ : len - 1;                      \
-    } while (0)
-#if defined(__x86_64__)
-    static const char *const rc[] = {"to nearest", "downward", "upward", "toward zero"};
-    uint32_t x = now->ctl ^ d->ctl;
-    if (x & S_MXCSR_FTZ)
-        S_ADD("flush-to-zero %s", now->ctl & S_MXCSR_FTZ ? "on" : "off");
-    if (x & S_MXCSR_DAZ)
-        S_ADD("denormals-are-zero %s", now->ctl & S_MXCSR_DAZ ? "on" : "off");
-    if (x & S_MXCSR_RC)
-        S_ADD("SSE rounding %s", rc[(now->ctl & S_MXCSR_RC) >> 13]);
-    if (x & S_MXCSR_MASKS)
-        S_ADD("SSE exception traps changed");
-    if (now->x87 != d->x87)
-        S_ADD("x87 control word 0x%04x (default 0x%04x)", now->x87, d->x87);
-    S_ADD("MXCSR 0x%04x, default 0x%04x", now->ctl, d->ctl);
-#elif defined(__aarch64__)
-    S_ADD("FPCR 0x%08x, default 0x%08x (bit 24 flush-to-zero, 22-23 rounding)", now->ctl,
-          d->ctl);
-#else
-    S_ADD("rounding mode %u, default %u", now->ctl, d->ctl);
-#endif
-#undef S_ADD
-}
-
-/* Returns 1 when the control state is not the default (why says how) and
- * puts the default back, so neither the reference nor the next call runs
- * under what the candidate left; 0 when it is the default. */
-static int s_fpenv_check(char *why, size_t len)
-{
-    const s_fpctl_t *d = s_fpctl_default();
-    s_fpctl_t now;
-    s_fpctl_read(&now);
-    if (now.ctl == d->ctl && now.x87 == d->x87)
-        return 0;
-    s_fpctl_describe(&now, d, why, len);
-    s_fpctl_reset(d);
-    return 1;
-}
-
-/* CPU time (ms) the process's threads other than the caller used over a
- * S_LATE_WINDOW_MS sleep of the caller: exited threads count too (their
- * time stays in the process total). -1 when getrusage fails. */
-static double s_late_cpu_ms(void)
-{
-    struct rusage all0, me0, all1, me1;
-    if (getrusage(RUSAGE_SELF, &all0) || getrusage(RUSAGE_THREAD, &me0))
-        return -1;
-    struct timespec w = {0, S_LATE_WINDOW_MS * 1000000L};
-    while (nanosleep(&w, &w) != 0 && errno == EINTR)
-        ;
-    if (getrusage(RUSAGE_SELF, &all1) || getrusage(RUSAGE_THREAD, &me1))
-        return -1;
-#define S_US(r) ((double)(r).ru_utime.tv_sec * 1e6 + (double)(r).ru_utime.tv_usec + \
-                 (double)(r).ru_stime.tv_sec * 1e6 + (double)(r).ru_stime.tv_usec)
-    double others = (S_US(all1) - S_US(me1)) - (S_US(all0) - S_US(me0));
-#undef S_US
-    return others / 1e3;
+    return cr_exec_call(B->x, a, (unsigned)t->nparams, us, fp, why, whylen);
 }
 
 /* ---------------------------------------------------------------- checks */
@@ -625,52 +498,57 @@ static const char *s_mutated(const cr_task_t *t, const s_layout_t *L, const s_bu
     return NULL;
 }
 
+/* Frees every executor's arena buffers: a new case starts. */
+static void s_reset(const cr_cpu_judge_t *j)
+{
+    cr_exec_reset(j->cand);
+    cr_exec_reset(j->ref);
+    if (j->base != j->ref)
+        cr_exec_reset(j->base);
+}
+
 /* One verification run of case L->c on input set `set`: candidate into
  * *cand (allocated here; the caller frees it, so that later runs get new
  * addresses), then the reference in fresh buffers on pristine copies.
- * Returns 0 (result in *k), -ENOMEM, or CR_E_TASK when the reference left a
- * float output unwritten (k->msg says where). */
+ * Returns 0 (result in *k), -ENOMEM, CR_E_TASK when the reference left a
+ * float output unwritten (k->msg says where), or CR_E_EXEC when an executor
+ * stopped serving (the candidate's or the reference's fault: exec.h). */
 static int s_verify_set(const cr_cpu_judge_t *j, s_layout_t *L, uint32_t set, s_bufs_t *cand,
                         cr_judge_check_t *k)
 {
     const cr_task_t *t = j->task;
-    s_bufs_t pristine = {{0}}, ref = {{0}};
+    s_bufs_t pristine = {0}, ref = {0};
     uint64_t hash[S_NP];
     int rc = -ENOMEM;
     memset(k, 0, sizeof *k);
     memset(cand, 0, sizeof *cand);
-    if (s_alloc(t, L, S_M_ALL, 0, cand) || s_alloc(t, L, S_M_IN | S_M_INOUT, 1, &pristine))
+    if (s_alloc(j->cand, t, L, S_M_ALL, 0, cand) ||
+        s_alloc(NULL, t, L, S_M_IN | S_M_INOUT, 1, &pristine))
         goto done;
     s_fill(j, L, set, cand);
     s_copy(t, L, S_M_IN | S_M_INOUT, &pristine, cand);
     s_hash_inputs(t, L, cand, hash);
 
-    s_seal(&pristine, 1);
-    s_call(j->cand, t, L, cand);
-    s_seal(&pristine, 0);
-    k->fp_env = s_fpenv_check(k->why_fp, sizeof k->why_fp);
-
-    int threads = cr_judge_thread_count();
-    k->background = !t->threads_allowed && j->threads_at_start > 0 && threads > j->threads_at_start;
-    if (t->threads_allowed) {
-        double late = s_late_cpu_ms();
-        if (late > S_LATE_CPU_MS) {
-            k->background = 1;
-            snprintf(k->why_bg, sizeof k->why_bg,
-                     "the candidate's threads used %.1f ms of CPU in the %d ms after the call "
-                     "returned: work after the return is not timed",
-                     late, S_LATE_WINDOW_MS);
-        }
-    }
+    /* The executor is frozen again when this returns: what its outputs
+     * hold now is its answer, and no thread of it can change them until
+     * its next call (exec.h). */
+    if ((rc = s_call(t, L, cand, NULL, &k->fp_env, k->why_fp, sizeof k->why_fp)) != 0)
+        goto done;
+    int threads = cr_exec_threads(j->cand);
+    k->background = !t->threads_allowed && threads > 1;
+    k->handlers = cr_exec_extra_handlers(j->cand);
     const char *mut = s_mutated(t, L, cand, hash);
     k->inputs_unchanged = mut == NULL;
 
-    /* Only now does the reference run, in buffers the candidate never saw. */
-    if (s_alloc(t, L, S_M_ALL, 0, &ref))
+    /* Only now does the reference run, in buffers the candidate never saw,
+     * in a process that never loaded the candidate. */
+    rc = -ENOMEM;
+    if (s_alloc(j->ref, t, L, S_M_ALL, 0, &ref))
         goto done;
     s_copy(t, L, S_M_IN | S_M_INOUT, &ref, &pristine);
     s_poison_out(t, L, &ref);
-    s_call(j->ref, t, L, &ref);
+    if ((rc = s_call(t, L, &ref, NULL, NULL, NULL, 0)) != 0)
+        goto done;
     /* A reference that leaves a float output poisoned would make "left
      * alone" match there and the right answer fail: the judge's error, never
      * a verdict (HACKS.md #20). Only floats: their poison NaN is no value a
@@ -703,13 +581,16 @@ done:
 /* The judge's own failure in s_verify_set, for cr_cpu_judge_verify's err. */
 static int s_verify_error(int rc, const cr_judge_check_t *k, char *err, size_t errlen)
 {
-    snprintf(err, errlen, "%s", rc == -ENOMEM ? "out of memory for the judge's buffers" : k->msg);
+    snprintf(err, errlen, "%s", rc == -ENOMEM    ? "out of memory for the judge's buffers"
+                                : rc == CR_E_EXEC ? "an executor stopped serving"
+                                                  : k->msg);
     return rc;
 }
 
 static int s_passed(const cr_judge_check_t *k)
 {
     return k->inputs_unchanged && k->all_written && k->mismatches == 0 && !k->background &&
+           !k->handlers &&
            !k->fp_env;
 }
 
@@ -726,6 +607,13 @@ int cr_judge_apply_run(Crucible__RewardRecord *rec, int c, const cr_judge_check_
             cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
                           "case %d%s: threads still running after the candidate returned, and "
                           "the task does not allow threads", c, which);
+    }
+    if (k->handlers) {
+        int sig = __builtin_ctzll(k->handlers) + 1;
+        cr_judge_flag(rec, "signal_handler");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                      "case %d%s: the candidate installed a handler for signal %d (%s): a "
+                      "handler runs code outside the call", c, which, sig, strsignal(sig));
     }
     if (k->fp_env) {
         cr_judge_flag(rec, "fp_env_changed");
@@ -764,13 +652,12 @@ int cr_cpu_judge_verify(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, ch
         goto oom;
     vr->ok = 1;
     /* A constructor runs at load: whatever it left is the candidate's too. */
-    char why[160];
-    if (s_fpenv_check(why, sizeof why)) {
+    if (j->load_fp_changed) {
         vr->ok = 0;
         cr_judge_flag(rec, "fp_env_changed");
         cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
                       "the floating-point environment was changed when the candidate was "
-                      "loaded (%s); the judge restored it", why);
+                      "loaded (%s); the executor restored it", j->load_fp_why);
     }
     for (int c = 0; c < t->ncases; c++) {
         Crucible__CaseResult *cr = malloc(sizeof *cr);
@@ -783,6 +670,7 @@ int cr_cpu_judge_verify(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, ch
         int rc = s_layout(t, c, &L, err, errlen);
         if (rc != 0)
             return rc;
+        s_reset(j);
         s_bufs_t first, second;
         cr_judge_check_t k1, k2;
         if ((rc = s_verify_set(j, &L, 0, &first, &k1)) != 0)
@@ -869,15 +757,6 @@ static void s_evict(const cr_task_t *t, const s_layout_t *L, const s_bufs_t *B)
 #endif
 }
 
-static double s_timed_call(cr_task_entry_fn fn, void **args)
-{
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    fn(args);
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    return (double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) / 1e3;
-}
-
 typedef struct {
     int nsets;                 /* data sets = candidate slots */
     s_bufs_t data[S_POOL_MAX]; /* in/inout source values of each set; sealed */
@@ -937,21 +816,59 @@ static void s_sample(const cr_task_t *t, const s_layout_t *L, s_pool_t *pool, in
     s_load(t, L, pool, B);
 }
 
+/* Data sets (= candidate slots) of a case's timing pool. */
+static int s_pool_sets(const s_layout_t *L)
+{
+    /* Per set: the data + a candidate slot, at most twice the case. */
+    uint64_t per = 2 * (uint64_t)L->total + 1;
+    uint64_t n = S_POOL_BYTES / per;
+    return n < S_POOL_MIN ? S_POOL_MIN : n > S_POOL_MAX ? S_POOL_MAX : (int)n;
+}
+
+int cr_cpu_judge_arenas(const cr_task_t *t, int role, size_t *ro, size_t *rw)
+{
+    *ro = *rw = 0;
+    for (int c = 0; c < t->ncases; c++) {
+        s_layout_t L;
+        char err[160];
+        if (s_layout(t, c, &L, err, sizeof err) != 0)
+            return CR_E_TASK;
+        int bench = 0;
+        for (int b = 0; b < t->nbench; b++)
+            bench |= t->bench[b] == c;
+        /* sets alive at once: verification keeps two; timing a pool's
+         * slots (candidate), side and check (reference), side (baseline) */
+        int sets = role == CR_JUDGE_ROLE_BASELINE ? 1 : 2;
+        if (role == CR_JUDGE_ROLE_CANDIDATE && bench && s_pool_sets(&L) > sets)
+            sets = s_pool_sets(&L);
+        size_t in = 0, out = 0;
+        for (int p = 0; p < t->nparams; p++) {
+            if (!s_is_buf(&t->params[p]))
+                continue;
+            size_t b = (L.bytes[p] + S_ALIGN - 1) / S_ALIGN * S_ALIGN + S_ALIGN;
+            *(t->params[p].role == CR_ROLE_IN ? &in : &out) += b;
+        }
+        if (in * (size_t)sets > *ro)
+            *ro = in * (size_t)sets;
+        if (out * (size_t)sets > *rw)
+            *rw = out * (size_t)sets;
+    }
+    return 0;
+}
+
 static int s_pool_make(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool)
 {
     const cr_task_t *t = j->task;
     memset(pool, 0, sizeof *pool);
-    /* Per set: the data + a candidate slot, at most twice the case. */
-    uint64_t per = 2 * (uint64_t)L->total + 1;
-    uint64_t n = S_POOL_BYTES / per;
-    pool->nsets = n < S_POOL_MIN ? S_POOL_MIN : n > S_POOL_MAX ? S_POOL_MAX : (int)n;
-    if (s_alloc(t, L, S_M_ALL, 0, &pool->side) || s_alloc(t, L, S_M_ALL, 0, &pool->chk) ||
-        s_alloc(t, L, S_M_IN | S_M_INOUT, 1, &pool->cur))
+    pool->nsets = s_pool_sets(L);
+    if (s_alloc(j->base, t, L, S_M_ALL, 0, &pool->side) ||
+        s_alloc(j->ref, t, L, S_M_ALL, 0, &pool->chk) ||
+        s_alloc(NULL, t, L, S_M_IN | S_M_INOUT, 1, &pool->cur))
         return -ENOMEM;
     cr_rng_seed(&pool->perturb, j->seed, (uint32_t)L->c, S_SET_PERTURB, 0);
     for (int s = 0; s < pool->nsets; s++) {
-        if (s_alloc(t, L, S_M_IN | S_M_INOUT, 1, &pool->data[s]) ||
-            s_alloc(t, L, S_M_ALL, 0, &pool->slot[s]))
+        if (s_alloc(NULL, t, L, S_M_IN | S_M_INOUT, 1, &pool->data[s]) ||
+            s_alloc(j->cand, t, L, S_M_ALL, 0, &pool->slot[s]))
             return -ENOMEM;
         s_fill(j, L, S_SET_POOL + (uint32_t)s, &pool->data[s]);
         s_seal(&pool->data[s], 1); /* from here on only read */
@@ -960,13 +877,14 @@ static int s_pool_make(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool)
 }
 
 /* Why a timed call failed. */
-enum { S_TIMED_OK, S_TIMED_WRONG, S_TIMED_MUTATED, S_TIMED_FP };
+enum { S_TIMED_OK, S_TIMED_WRONG, S_TIMED_MUTATED, S_TIMED_FP, S_TIMED_EXEC };
 
 /* Checks the candidate's output of the current call (pool->cur's inputs),
  * held in slot B. fresh: pool->side holds the reference's answer for these
  * inputs (the reference was the B side of this sample); otherwise the
  * reference runs now, untimed, into pool->chk. Returns S_TIMED_OK, or
- * S_TIMED_MUTATED / S_TIMED_WRONG with the reason in msg. */
+ * S_TIMED_MUTATED / S_TIMED_WRONG with the reason in msg, or S_TIMED_EXEC
+ * when the reference's executor stopped serving. */
 static int s_check_timed(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
                          const s_bufs_t *B, int fresh, char *msg, size_t msglen)
 {
@@ -981,7 +899,8 @@ static int s_check_timed(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
     const s_bufs_t *exp = &pool->side;
     if (!fresh) {
         s_load(t, L, pool, &pool->chk);
-        s_call(j->ref, t, L, &pool->chk);
+        if (s_call(t, L, &pool->chk, NULL, NULL, NULL, 0) != 0)
+            return S_TIMED_EXEC;
         exp = &pool->chk;
     }
     cr_judge_check_t k;
@@ -999,22 +918,21 @@ typedef struct {
     int failed;           /* S_TIMED_*: why a timed call failed; 0 = none did */
 } s_samples_t;
 
-/* One candidate call (pool->cur is sealed from s_sample to the next one),
- * then the FP check. Returns S_TIMED_OK or S_TIMED_FP (msg says how). us
- * gets the call's time when timed, else is left alone. */
-static int s_cand_call(const cr_cpu_judge_t *j, void **args, int timed, double *us, char *msg,
-                       size_t msglen)
+/* One candidate call in slot B, with the executor's FP report. Returns
+ * S_TIMED_OK, S_TIMED_FP (msg says how) or S_TIMED_EXEC. us (may be NULL)
+ * gets the call's time. */
+static int s_cand_call(const cr_task_t *t, const s_layout_t *L, const s_bufs_t *B, double *us,
+                       char *msg, size_t msglen)
 {
-    if (timed)
-        *us = s_timed_call(j->cand, args);
-    else
-        j->cand(args);
-    char why[160];
-    if (!s_fpenv_check(why, sizeof why))
+    int fp = 0;
+    char why[160] = "";
+    if (s_call(t, L, B, us, &fp, why, sizeof why) != 0)
+        return S_TIMED_EXEC;
+    if (!fp)
         return S_TIMED_OK;
     snprintf(msg, msglen,
              "a timed call returned with the floating-point environment changed (%s); the "
-             "judge restored it", why);
+             "executor restored it", why);
     return S_TIMED_FP;
 }
 
@@ -1025,7 +943,8 @@ static int s_cand_call(const cr_cpu_judge_t *j, void **args, int timed, double *
  * nothing there, and the caches see the same mix as ever. Every call gets
  * inputs of its own (s_sample); B runs on A's inputs, so with no baseline its
  * output is the expected answer of a verified sample. Returns 0 (even when a
- * timed call fails: see S->failed and the record) or -ENOMEM. */
+ * timed call fails: see S->failed and the record), -ENOMEM, or CR_E_EXEC
+ * when an executor stopped serving. */
 static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
                      Crucible__RewardRecord *rec, s_samples_t *S)
 {
@@ -1037,7 +956,6 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
     if (s_buf_alloc((void **)&flush, flush_n, 0, &flush_sz) != 0)
         return -ENOMEM;
     s_flush(flush, flush_n, 0xff); /* fault it in before anything is timed */
-    s_call_t ca, cb;
     cr_rng_t pick;
     cr_rng_seed(&pick, j->seed, (uint32_t)L->c, S_SET_SAMPLING, 0);
     double budget = j->time_budget_s;
@@ -1057,12 +975,13 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
             break;
         int s = calls % N;
         s_sample(t, L, pool, s, &pool->slot[s]);
-        s_args(t, L, &pool->slot[s], &ca);
-        if ((S->failed = s_cand_call(j, ca.args, 0, NULL, msg, sizeof msg)) != 0)
+        if ((S->failed = s_cand_call(t, L, &pool->slot[s], NULL, msg, sizeof msg)) != 0)
             break;
         s_load(t, L, pool, &pool->side);
-        s_args(t, L, &pool->side, &cb);
-        j->base(cb.args);
+        if (s_call(t, L, &pool->side, NULL, NULL, NULL, 0) != 0) {
+            S->failed = S_TIMED_EXEC;
+            break;
+        }
         calls++;
     }
 
@@ -1082,11 +1001,10 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
 
         /* A: the candidate. */
         s_sample(t, L, pool, s, &pool->slot[k]);
-        s_args(t, L, &pool->slot[k], &ca);
         s_evict(t, L, &pool->slot[k]);
         s_flush(flush, flush_n, (unsigned)(2 * i));
         double us = 0;
-        if ((S->failed = s_cand_call(j, ca.args, 1, &us, msg, sizeof msg)) != 0)
+        if ((S->failed = s_cand_call(t, L, &pool->slot[k], &us, msg, sizeof msg)) != 0)
             break;
         S->a[S->na++] = us;
         cr_stats_online_push(&oa, us);
@@ -1095,11 +1013,15 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
         int fresh = 0;
         if (!cached) {
             s_load(t, L, pool, &pool->side);
-            s_args(t, L, &pool->side, &cb);
             s_evict(t, L, &pool->side);
             s_flush(flush, flush_n, (unsigned)(2 * i + 1));
-            S->b[S->nb++] = s_timed_call(j->base, cb.args);
-            cr_stats_online_push(&ob, S->b[S->nb - 1]);
+            double ub = 0;
+            if (s_call(t, L, &pool->side, &ub, NULL, NULL, 0) != 0) {
+                S->failed = S_TIMED_EXEC;
+                break;
+            }
+            S->b[S->nb++] = ub;
+            cr_stats_online_push(&ob, ub);
             fresh = j->base == j->ref;
         }
         last_k = k, last_verified = verify, last_fresh = fresh;
@@ -1121,6 +1043,10 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
     if (!S->failed && last_k >= 0 && !last_verified) {
         S->verified++;
         S->failed = s_check_timed(j, L, pool, &pool->slot[last_k], last_fresh, msg, sizeof msg);
+    }
+    if (S->failed == S_TIMED_EXEC) {
+        free(flush);
+        return CR_E_EXEC; /* the caller gives the executor's verdict */
     }
     if (S->failed) {
         int hack = S->failed != S_TIMED_WRONG;
@@ -1145,7 +1071,12 @@ static void s_fill_bench(const cr_cpu_judge_t *j, int b_i, Crucible__BenchResult
     cr_stats_t a, b;
     br->case_index = (uint32_t)c;
     br->verified_samples = S->verified;
-    br->floor_us = 0; /* 0 = unknown: the CPU backend measures no roofline */
+    /* Roofline floor (docs/hacks.md #16): the case's bytes at S_BW_MARGIN
+     * times the host's copy bandwidth, per core the task may use. */
+    double bytes = 0;
+    cr_task_bytes(j->task, c, &bytes);
+    double bw = j->host_copy_bw * S_BW_MARGIN * (j->task->threads_allowed ? j->ncpu : 1);
+    br->floor_us = bytes > 0 && bw > 0 ? bytes / bw * 1e6 : 0; /* 0 = unknown */
     if (j->cached_ref_us) {
         memset(&b, 0, sizeof b);
         b.n = 1;
@@ -1192,11 +1123,11 @@ int cr_cpu_judge_time(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, char
     if ((t->nbench && !pr->cases) || !pool || !S.a || !S.b)
         goto oom;
     memset(pool, 0, sizeof *pool);
-    /* Threads inherit the affinity of their creator: pinning a task that may
-     * run threads would squeeze them all onto one core. */
-    int pin = t->threads_allowed ? 0 : cr_topo_pin_self(j->cpu);
+    /* The executor pinned itself to the timing core; the judge, which
+     * flushes, spins and checks, keeps off it. */
+    int pin = j->judge_cpu >= 0 ? cr_topo_pin_self(j->judge_cpu) : 0;
     if (pin != 0)
-        cr_warn("could not pin to cpu %d: %s; timing unpinned", j->cpu, cr_strerror(pin));
+        cr_warn("could not pin the judge to cpu %d: %s", j->judge_cpu, cr_strerror(pin));
 
     double logsum = 0;
     int nsp = 0;
@@ -1205,6 +1136,7 @@ int cr_cpu_judge_time(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, char
         s_layout_t L;
         if ((rc = s_layout(t, c, &L, err, errlen)) != 0)
             goto done;
+        s_reset(j);
         Crucible__BenchResult *br = malloc(sizeof *br);
         if (!br)
             goto oom;
@@ -1218,14 +1150,27 @@ int cr_cpu_judge_time(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, char
             goto oom;
         cr_debug("case %d: pool of %d sets (%zu bytes each) made in %.3f s", c, pool->nsets,
                  L.total, (double)(cr_time_mono_ns() - tp) / 1e9);
-        if (s_measure(j, &L, pool, rec, &S) != 0)
-            goto oom;
+        if ((rc = s_measure(j, &L, pool, rec, &S)) != 0) {
+            if (rc == -ENOMEM)
+                goto oom;
+            snprintf(err, errlen, "an executor stopped serving");
+            goto done;
+        }
         s_pool_free(pool);
         s_fill_bench(j, b, br, c, &S);
         cr_debug("case %d: %u samples, median %.3f us vs %.3f us, speedup %.3f", c, br->samples,
                  br->median_us, br->ref_median_us, br->speedup);
         if (S.failed)
             break;
+        if (br->floor_us > 0 && br->samples > 0 && br->median_us < br->floor_us) {
+            cr_judge_flag(rec, "below_roofline");
+            cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                          "case %d: median %.3f us is below the roofline floor %.3f us (the "
+                          "case's bytes at %.0f GB/s, %.0fx this host's copy bandwidth): "
+                          "impossible on this machine", c, br->median_us, br->floor_us,
+                          j->host_copy_bw * S_BW_MARGIN / 1e9, S_BW_MARGIN);
+            break;
+        }
         if (br->speedup > 0) {
             logsum += log(br->speedup);
             nsp++;

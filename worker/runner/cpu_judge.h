@@ -34,17 +34,23 @@
  * (both backends; their minimum-time and hard-cap rules scale with it). */
 #define CR_JUDGE_CACHED_BUDGET_SHARE 0.5
 
+typedef struct cr_exec cr_exec_t;
+
 typedef struct {
     const cr_task_t *task;    /* borrowed */
-    cr_task_entry_fn cand;    /* candidate's cr_entry */
-    cr_task_entry_fn ref;     /* reference's cr_entry: the truth for every check */
-    cr_task_entry_fn base;    /* what the candidate is timed against: baseline, or ref */
+    cr_exec_t *cand;          /* the candidate's executor (exec.h); borrowed */
+    cr_exec_t *ref;           /* the reference's: the truth for every check; borrowed */
+    cr_exec_t *base;          /* what the candidate is timed against: the baseline's
+                                 executor, or ref; borrowed */
     unsigned char seed[32];   /* secret per-evaluation seed (DESIGN.md §4) */
     double time_budget_s;     /* s, per bench case; > 0 */
     double rse_target;        /* relative standard error to stop at; > 0 */
-    int cpu;                  /* core the timing thread is pinned to; < 0 = first allowed */
+    int judge_cpu;            /* core the judge pins itself to while timing; < 0 = none */
+    int ncpu;                 /* cores the task's threads may use */
     uint64_t llc_bytes;       /* bytes of last-level cache to flush (twice this is written) */
-    int threads_at_start;     /* threads of this process before the candidate was loaded */
+    double host_copy_bw;      /* bytes/s of memcpy on this host; 0 = unknown (no floor) */
+    int load_fp_changed;      /* the candidate's constructors left the FP state changed */
+    char load_fp_why[160];    /* how */
     const double *cached_ref_us;  /* us, one per bench case: `base` medians to reuse instead
                                      of timing it (cr_judge_cached_ref); NULL = time it;
                                      borrowed */
@@ -57,6 +63,8 @@ typedef struct {
     int all_written;      /* no `out` element still poisoned */
     int background;       /* threads outlived the call and the task allows none, or
                              (threads allowed) kept working after it returned */
+    uint64_t handlers;    /* signals the candidate installed handlers for (bit n-1 =
+                             signal n; CPU judge; cleared by memset elsewhere) */
     int fp_env;           /* the call returned with the floating-point control state
                              changed (CPU judge; cleared by memset elsewhere) */
     uint64_t mismatches;  /* over every out/inout param */
@@ -113,6 +121,14 @@ const double *cr_judge_per_bench(const double *v, size_t n, const cr_task_t *t, 
 /* Threads of this process now (/proc/self/task), or -1 when unknown. */
 int cr_judge_thread_count(void);
 
+/* Who an executor's arenas serve, for cr_cpu_judge_arenas. */
+enum { CR_JUDGE_ROLE_CANDIDATE, CR_JUDGE_ROLE_REFERENCE, CR_JUDGE_ROLE_BASELINE };
+
+/* The input (*ro) and output (*rw) arena bytes an executor of that role
+ * needs for every case of t: the most any one case keeps alive at once.
+ * Returns 0, or CR_E_TASK when a shape does not evaluate. */
+int cr_cpu_judge_arenas(const cr_task_t *t, int role, size_t *ro, size_t *rw);
+
 /* Runs every case (DESIGN.md §4 steps 1-3) and sets rec->verify and the
  * verdict on rec. Returns 0 when a verdict was reached (whatever it is), or a
  * negative code for a failure of the judge itself (out of memory, a shape that
@@ -123,10 +139,11 @@ int cr_cpu_judge_verify(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, ch
 /* Times every bench case and sets rec->profile; a timed output that fails
  * verification makes rec INCORRECT ("timed_output_mismatch"), a timed call
  * that changed an input or left the FP state changed HACK_DETECTED
- * ("input_mutated", "fp_env_changed"). Call it only
- * after a passing cr_cpu_judge_verify. Pins the calling thread to j->cpu
- * unless the task allows threads. Same return contract as
- * cr_cpu_judge_verify. */
+ * ("input_mutated", "fp_env_changed"), a median below the roofline floor
+ * HACK_DETECTED ("below_roofline"). Call it only after a passing
+ * cr_cpu_judge_verify. Pins the calling thread to j->judge_cpu. Same return
+ * contract as cr_cpu_judge_verify, plus CR_E_EXEC when an executor stopped
+ * serving (cr_exec_fault says how; the caller turns it into the verdict). */
 int cr_cpu_judge_time(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, char *err,
                       size_t errlen);
 

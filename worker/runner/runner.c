@@ -19,6 +19,7 @@
 #include "cuda_judge.h"
 #endif
 #include "error.h"
+#include "exec.h"
 #include "hash.h"
 #include "log.h"
 #include "sandbox.h"
@@ -30,6 +31,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,9 +52,14 @@
 /* 16 MiB: a task.json and its paths are at most a few MiB (CR_TASK_MAX_FILE). */
 #define CR_RUNNER_MAX_REQUEST (16u << 20)
 #define S_TIME_BUDGET_MAX_S 600.0 /* the worker's run timeout would end it sooner anyway */
+/* The judge's deadline: 90% of the run timeout, leaving the rest for the
+ * report before the worker kills the process group. */
+#define S_DEADLINE_SHARE 0.9
+#define S_HOST_BW_BYTES (64u << 20) /* well past any last-level cache */
+#define S_HOST_BW_ROUNDS 5          /* the best of 5: the first faults pages in */
 
 static const char s_usage[] =
-    "usage: crucible-runner [--help | --version | --measure-device |\n"
+    "usage: crucible-runner [--help | --version | --measure-host | --measure-device |\n"
     "                        [--prestart BACKEND [--preload OBJECT]...] [--park]]\n"
     "\n"
     "Judges one candidate. Reads a 16-byte report token and one frame (4-byte\n"
@@ -71,6 +80,10 @@ static const char s_usage[] =
     "  --park              after the report, close stdout and sleep 2 s before\n"
     "                      exiting: a worker that sees this kills the runner and\n"
     "                      goes on while the kernel tears the process down.\n"
+    "  --measure-host      measure this host's memcpy bandwidth (bytes read and\n"
+    "                      written per second) and print \"copy_bw BYTES_PER_S\";\n"
+    "                      the worker does this once at start for the CPU judge's\n"
+    "                      roofline floor. Exits 1 without a plausible figure.\n"
     "  --measure-device    measure the GPU's device-to-device copy bandwidth and\n"
     "                      print \"copy_bw BYTES_PER_S\"; the worker does this once\n"
     "                      at start and passes the figure to every runner (the\n"
@@ -165,18 +178,13 @@ static void s_fail_hard(Crucible__RewardRecord *rec, int status, const char *fmt
     cr_info("%s", msg);
 }
 
-/* The CPU judge failed in phase. Out of memory under the sandbox's
- * address-space cap is OOM: the candidate's allocations count against the
- * cap, which leaves a quarter of the machine beyond what the judge had
- * mapped when the candidate was loaded. Anything else is the judge's:
- * INFRA_ERROR. */
-static void s_fail_judge(Crucible__RewardRecord *rec, int rc, const cr_sandbox_report_t *sb,
-                         const char *phase, const char *err)
+/* The judge failed in phase: a reference that broke the task's contract
+ * (CR_E_TASK) is INVALID_TASK; anything else is the judge's own failure,
+ * INFRA_ERROR (the worker retries it). */
+static void s_fail_judge(Crucible__RewardRecord *rec, int rc, const char *phase, const char *err)
 {
-    if (rc == -ENOMEM && sb->as_bytes)
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_OOM,
-                    "%s: out of memory under the sandbox's address-space cap of %llu MiB",
-                    phase, (unsigned long long)(sb->as_bytes >> 20));
+    if (rc == CR_E_TASK)
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "%s: %s", phase, err);
     else
         s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s: %s", phase, err);
 }
@@ -209,13 +217,268 @@ static double s_positive_or(double v, double dflt, double max)
     return v > 0 && v <= max ? v : dflt; /* also catches NaN */
 }
 
+/* The verdict when an executor stopped serving: the one rule for every way
+ * an executor can end (exec.h). A reference or baseline that crashes, hangs
+ * or will not load makes the task invalid, never the candidate wrong; an
+ * executor that could not even start is the judge's problem. */
+static void s_exec_verdict(Crucible__RewardRecord *rec, const cr_exec_t *x, int candidate)
+{
+    const cr_exec_fault_t *f = cr_exec_fault(x);
+    if (f->kind == CR_EXEC_SETUP) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s", f->msg);
+        return;
+    }
+    if (!candidate) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "the task is broken: %s", f->msg);
+        return;
+    }
+    switch (f->kind) {
+    case CR_EXEC_RO_WRITE:
+        cr_judge_flag(rec, "input_mutated");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "%s", f->msg);
+        break;
+    case CR_EXEC_SANDBOX:
+        cr_judge_flag(rec, "sandbox_violation");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "%s", f->msg);
+        break;
+    case CR_EXEC_TIMEOUT:
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_TIMEOUT, "%s", f->msg);
+        break;
+    default: /* signalled, exited, did not load */
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "%s", f->msg);
+        break;
+    }
+}
+
+/* crucible-executor beside this program. */
+static void s_executor_path(char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        snprintf(out, len, "crucible-executor");
+        return;
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(out, len, "%.4000s/crucible-executor", self);
+}
+
+/* Two allowed cores: one for the executor that is timed, another for the
+ * judge; -1 where there is no such core. */
+static void s_pick_cpus(int want, int *exec_cpu, int *judge_cpu, int *ncpu)
+{
+    cpu_set_t set;
+    *exec_cpu = *judge_cpu = -1;
+    *ncpu = 1;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return;
+    *ncpu = CPU_COUNT(&set);
+    if (want >= 0 && want < CPU_SETSIZE && CPU_ISSET(want, &set))
+        *exec_cpu = want;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &set))
+            continue;
+        if (*exec_cpu < 0)
+            *exec_cpu = c;
+        else if (c != *exec_cpu && *judge_cpu < 0)
+            *judge_cpu = c;
+    }
+}
+
+/* Starts the executor of one role and loads its object. Returns it, or NULL
+ * with the verdict on rec. */
+static cr_exec_t *s_executor(const Crucible__RunnerRequest *req, const cr_task_t *task,
+                             int role, const char *object, int cpu, int64_t deadline,
+                             cr_cpu_judge_t *j, Crucible__RewardRecord *rec)
+{
+    static const char *const names[] = {"candidate", "reference", "baseline"};
+    char prog[PATH_MAX], err[700] = "";
+    s_executor_path(prog, sizeof prog);
+    cr_exec_opts_t o = {.program = prog, .role = names[role], .object = object,
+                        .scratch_dir = req->scratch_dir, .uid = req->sandbox_uid,
+                        .threads = task->threads_allowed, .cap_memory = 1, .cpu = cpu};
+    if (cr_cpu_judge_arenas(task, role, &o.ro_bytes, &o.rw_bytes) != 0) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "task %s: a shape does not "
+                    "evaluate", task->name);
+        return NULL;
+    }
+    cr_exec_t *x = NULL;
+    if (cr_exec_new(&o, &x, err, sizeof err) != 0) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s executor: %s", names[role],
+                    err);
+        return NULL;
+    }
+    cr_exec_set_deadline(x, deadline);
+    int fp = 0;
+    char why[160] = "";
+    if (cr_exec_load(x, &fp, why, sizeof why) != 0) {
+        s_exec_verdict(rec, x, role == CR_JUDGE_ROLE_CANDIDATE);
+        cr_exec_destroy(&x);
+        return NULL;
+    }
+    if (role == CR_JUDGE_ROLE_CANDIDATE) {
+        j->load_fp_changed = fp;
+        snprintf(j->load_fp_why, sizeof j->load_fp_why, "%s", why);
+        rec->sandboxed_net = cr_exec_sandbox_net(x);
+    }
+    return x;
+}
+
+/* The CPU backend: the reference, the baseline and the candidate each in
+ * an executor of their own (docs/judge.md); this process only judges. */
+static void s_judge_cpu(const Crucible__RunnerRequest *req, cr_task_t *task, cr_cpu_judge_t *j,
+                        Crucible__RewardRecord *rec)
+{
+    char err[1024] = "";
+    int rc, exec_cpu;
+    cr_exec_t *ref = NULL, *base = NULL, *cand = NULL;
+    const Crucible__JobOptions *o = req->options;
+    int64_t t0 = cr_time_mono_ns(), deadline = 0;
+    /* The judge's own deadline comes before the worker's kill, so that a
+     * hung reference is the task's fault and a hung candidate a TIMEOUT the
+     * judge reports (S_DEADLINE_SHARE of the run timeout). */
+    if (o && o->run_timeout_s > 0 && isfinite(o->run_timeout_s))
+        deadline = t0 + (int64_t)(o->run_timeout_s * S_DEADLINE_SHARE * 1e9);
+    s_pick_cpus(req->cpu, &exec_cpu, &j->judge_cpu, &j->ncpu);
+
+    /* The link audit (audit.h) reads the candidate's object before any of
+     * its code can run: constructors run inside dlopen. */
+    int audit = cr_audit_check(req->candidate_so, task, err, sizeof err);
+    if (audit < 0) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: link audit: %s", err);
+        return;
+    }
+    if (audit > 0) {
+        cr_judge_flag(rec, "link_audit");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "link audit: %s", err);
+        return;
+    }
+    if (!(ref = s_executor(req, task, CR_JUDGE_ROLE_REFERENCE, req->reference_so, exec_cpu,
+                           deadline, j, rec)))
+        goto done;
+    base = ref;
+    if (req->baseline_so && req->baseline_so[0] &&
+        !(base = s_executor(req, task, CR_JUDGE_ROLE_BASELINE, req->baseline_so, exec_cpu,
+                            deadline, j, rec)))
+        goto done;
+    if (!(cand = s_executor(req, task, CR_JUDGE_ROLE_CANDIDATE, req->candidate_so, exec_cpu,
+                            deadline, j, rec)))
+        goto done;
+    cr_info("executors ready %.3f s after the request (empty command: reference %.2f us, "
+            "candidate %.2f us)", (double)(cr_time_mono_ns() - t0) / 1e9,
+            cr_exec_overhead_us(ref), cr_exec_overhead_us(cand));
+    j->cand = cand;
+    j->ref = ref;
+    j->base = base;
+
+    rec->status = CRUCIBLE__STATUS__STATUS_OK;
+    rc = cr_cpu_judge_verify(j, rec, err, sizeof err);
+    if (rc == 0 && rec->status == CRUCIBLE__STATUS__STATUS_OK && !req->verify_only)
+        rc = cr_cpu_judge_time(j, rec, err, sizeof err);
+    if (rc == CR_E_EXEC) {
+        const cr_exec_t *x = cr_exec_fault(cand)->kind ? cand
+                             : cr_exec_fault(ref)->kind ? ref : base;
+        s_exec_verdict(rec, x, x == cand);
+    } else if (rc != 0) {
+        s_fail_judge(rec, rc, rec->profile ? "timing" : "verify", err);
+    }
+done:
+    cr_exec_destroy(&cand);
+    if (base != ref)
+        cr_exec_destroy(&base);
+    cr_exec_destroy(&ref);
+}
+
+/* The CUDA backend, in this process (docs/judge.md says what is left to
+ * move): the reference and baseline are loaded before the sandbox, the
+ * candidate inside it. */
+#ifdef CR_WITH_CUDA
+static void s_judge_cuda(const Crucible__RunnerRequest *req, cr_task_t *task,
+                         Crucible__RewardRecord *rec)
+{
+    char err[1024] = "";
+    int rc;
+    void *h_ref = NULL, *h_base = NULL, *h_cand = NULL;
+    const Crucible__JobOptions *o = req->options;
+    cr_task_entry_fn ref, base, cand;
+    int64_t ph[5] = {cr_time_mono_ns(), 0, 0, 0, 0}; /* start, reference, audit, sandbox, candidate */
+    if (!(ref = s_load(req->reference_so, &h_ref, err, sizeof err))) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "reference: %s", err);
+        return;
+    }
+    base = ref;
+    if (req->baseline_so && req->baseline_so[0] &&
+        !(base = s_load(req->baseline_so, &h_base, err, sizeof err))) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "baseline: %s", err);
+        return;
+    }
+    ph[1] = cr_time_mono_ns();
+    int audit = cr_audit_check(req->candidate_so, task, err, sizeof err);
+    if (audit < 0) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: link audit: %s", err);
+        return;
+    }
+    if (audit > 0) {
+        cr_judge_flag(rec, "link_audit");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "link audit: %s", err);
+        return;
+    }
+    ph[2] = cr_time_mono_ns();
+    /* The sandbox (sandbox.h): candidate code runs only inside it. The
+     * object is held open first, so that it stays loadable when its
+     * directories are closed to the sandbox uid or under the scratch tmpfs. */
+    char cand_so[64];
+    cr_sandbox_report_t sb;
+    cr_sandbox_opts_t sbo = {
+        .scratch_dir = req->scratch_dir, .uid = req->sandbox_uid, .threads = 1, .cap_memory = 0,
+        .stay_root = o && o->clock_policy && !strncmp(o->clock_policy, "lock:", 5)
+                         ? "clock policy lock:* locks and resets clocks through NVML, as root"
+                         : NULL};
+    if ((rc = cr_sandbox_hold(req->candidate_so, cand_so, sizeof cand_so)) != 0) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "candidate: cannot open %s: %s",
+                    req->candidate_so, cr_strerror(rc));
+        return;
+    }
+    /* The CUDA context is made before the sandbox: on the H200 VM the
+     * driver cannot initialise inside it (cudaErrorOperatingSystem). A
+     * prestarted runner has it already and this is a no-op; a failure is
+     * met again, and reported, by the judge. */
+    if (cr_cuda_judge_prestart() != 0)
+        cr_info("CUDA context not created before the sandbox");
+    if (cr_sandbox_enter(&sbo, &sb, err, sizeof err) != 0) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s", err);
+        return;
+    }
+    rec->sandboxed_net = sb.net;
+    ph[3] = cr_time_mono_ns();
+    if (!(cand = s_load(cand_so, &h_cand, err, sizeof err))) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: %s", err);
+        return;
+    }
+    ph[4] = cr_time_mono_ns();
+    cr_info("seconds before judging: reference loaded %.3f, audit %.3f, sandbox %.3f, "
+            "candidate loaded %.3f", (double)(ph[1] - ph[0]) / 1e9, (double)(ph[2] - ph[1]) / 1e9,
+            (double)(ph[3] - ph[2]) / 1e9, (double)(ph[4] - ph[3]) / 1e9);
+    /* It reads seed, options, cpu, verify_only and the cached reference
+     * medians from the request itself. This process _exits after its
+     * report: the judge leaves its device state to that exit. The objects
+     * stay loaded: their destructors must not run while the report is
+     * unwritten. */
+    cr_cuda_judge_leave_device(1);
+    if (cr_cuda_judge_run(req, task, (void *)ref, (void *)cand, h_base ? (void *)base : NULL,
+                          rec) != 0)
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cuda judge: out of memory");
+}
+#endif
+
 /* Everything after the request is read: fills rec with the verdict. */
 static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *rec)
 {
     char err[1024] = "";
-    int rc;
     cr_task_t *task = NULL;
-    void *h_ref = NULL, *h_base = NULL, *h_cand = NULL;
     cr_cpu_judge_t j;
     memset(&j, 0, sizeof j);
 
@@ -245,117 +508,59 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
                     task->name, task->language);
         goto done;
     }
+#ifdef CR_WITH_CUDA
     if (cuda) { /* the CUDA judge names its GPU; until then the CPU is not the device */
         cr_judge_set_str(&rec->backend, "cuda");
         cr_judge_set_str(&rec->device, "");
+        s_judge_cuda(req, task, rec);
+        goto done;
     }
+#endif
     memcpy(j.seed, req->seed.data, sizeof j.seed);
     j.task = task;
     const Crucible__JobOptions *o = req->options;
     j.time_budget_s = s_positive_or(o ? o->time_budget_s : 0, CR_JUDGE_DEFAULT_BUDGET_S,
                                     S_TIME_BUDGET_MAX_S);
     j.rse_target = s_positive_or(o ? o->rse_target : 0, CR_JUDGE_DEFAULT_RSE, 1.0);
-    j.cpu = req->cpu;
     j.llc_bytes = req->llc_bytes;
+    j.host_copy_bw = req->host_copy_bw > 0 && isfinite(req->host_copy_bw) ? req->host_copy_bw : 0;
     j.cached_ref_us = cr_judge_cached_ref(req, task, &j.cached_ref_rse);
     if (j.llc_bytes == 0 && cr_topo_llc_bytes(&j.llc_bytes) != 0)
         cr_info("hwloc reports no cache; flushing for %llu MiB",
                 (unsigned long long)(j.llc_bytes >> 20));
-
-    int64_t ph[5] = {cr_time_mono_ns(), 0, 0, 0, 0}; /* start, reference, audit, sandbox, candidate */
-    if (!(j.ref = s_load(req->reference_so, &h_ref, err, sizeof err))) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "reference: %s", err);
-        goto done;
-    }
-    j.base = j.ref;
-    if (req->baseline_so && req->baseline_so[0] &&
-        !(j.base = s_load(req->baseline_so, &h_base, err, sizeof err))) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "baseline: %s", err);
-        goto done;
-    }
-    /* The link audit (audit.h) reads the candidate's object before any of
-     * its code can run: constructors run inside dlopen. */
-    ph[1] = cr_time_mono_ns();
-    int audit = cr_audit_check(req->candidate_so, task, err, sizeof err);
-    if (audit < 0) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: link audit: %s", err);
-        goto done;
-    }
-    if (audit > 0) {
-        cr_judge_flag(rec, "link_audit");
-        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "link audit: %s", err);
-        goto done;
-    }
-    ph[2] = cr_time_mono_ns();
-    /* Counted before the candidate's constructors can start threads. */
-    j.threads_at_start = cr_judge_thread_count();
-    /* The sandbox (sandbox.h): candidate code runs only inside it. The
-     * object is held open first, so that it stays loadable when its
-     * directories are closed to the sandbox uid or under the scratch tmpfs. */
-    char cand_so[64];
-    cr_sandbox_report_t sb;
-    cr_sandbox_opts_t sbo = {
-        .scratch_dir = req->scratch_dir, .uid = req->sandbox_uid,
-        .threads = cuda || task->threads_allowed, .cap_memory = !cuda,
-        .stay_root = cuda && o && o->clock_policy && !strncmp(o->clock_policy, "lock:", 5)
-                         ? "clock policy lock:* locks and resets clocks through NVML, as root"
-                         : NULL};
-    if ((rc = cr_sandbox_hold(req->candidate_so, cand_so, sizeof cand_so)) != 0) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "candidate: cannot open %s: %s",
-                    req->candidate_so, cr_strerror(rc));
-        goto done;
-    }
-#ifdef CR_WITH_CUDA
-    /* The CUDA context is made before the sandbox: on the H200 VM the
-     * driver cannot initialise inside it (cudaErrorOperatingSystem). A
-     * prestarted runner has it already and this is a no-op; a failure is
-     * met again, and reported, by the judge. */
-    if (cuda && cr_cuda_judge_prestart() != 0)
-        cr_info("CUDA context not created before the sandbox");
-#endif
-    if (cr_sandbox_enter(&sbo, &sb, err, sizeof err) != 0) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s", err);
-        goto done;
-    }
-    rec->sandboxed_net = sb.net;
-    ph[3] = cr_time_mono_ns();
-    if (!(j.cand = s_load(cand_so, &h_cand, err, sizeof err))) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: %s", err);
-        goto done;
-    }
-    ph[4] = cr_time_mono_ns();
-    cr_info("seconds before judging: reference loaded %.3f, audit %.3f, sandbox %.3f, "
-            "candidate loaded %.3f", (double)(ph[1] - ph[0]) / 1e9, (double)(ph[2] - ph[1]) / 1e9,
-            (double)(ph[3] - ph[2]) / 1e9, (double)(ph[4] - ph[3]) / 1e9);
-
-#ifdef CR_WITH_CUDA
-    if (cuda) {
-        /* It reads seed, options, cpu, verify_only and the cached reference
-         * medians from the request itself. This process _exits after its
-         * report: the judge leaves its device state to that exit. */
-        cr_cuda_judge_leave_device(1);
-        if (cr_cuda_judge_run(req, task, (void *)j.ref, (void *)j.cand,
-                              h_base ? (void *)j.base : NULL, rec) != 0)
-            s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cuda judge: out of memory");
-        goto done;
-    }
-#endif
-    rec->status = CRUCIBLE__STATUS__STATUS_OK;
-    if ((rc = cr_cpu_judge_verify(&j, rec, err, sizeof err)) != 0) {
-        s_fail_judge(rec, rc, &sb, "verify", err);
-        goto done;
-    }
-    if (rec->status != CRUCIBLE__STATUS__STATUS_OK || req->verify_only)
-        goto done;
-    if ((rc = cr_cpu_judge_time(&j, rec, err, sizeof err)) != 0)
-        s_fail_judge(rec, rc, &sb, "timing", err);
+    s_judge_cpu(req, task, &j, rec);
 done:
-    /* The shared objects stay loaded: their destructors must not run while
-     * the report is unwritten, and the process ends right after it. */
-    (void)h_ref;
-    (void)h_base;
-    (void)h_cand;
+    explicit_bzero(j.seed, sizeof j.seed);
     cr_task_destroy(&task);
+}
+
+/* Copy bandwidth of this host (bytes read + written per second, the best
+ * of S_HOST_BW_ROUNDS memcpy of S_HOST_BW_BYTES): what the CPU judge's
+ * roofline floor stands on. Returns 0 or -ENOMEM. */
+static int s_measure_host(double *bw)
+{
+    unsigned char *a = malloc(S_HOST_BW_BYTES), *b = malloc(S_HOST_BW_BYTES);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return -ENOMEM;
+    }
+    memset(a, 1, S_HOST_BW_BYTES);
+    memset(b, 2, S_HOST_BW_BYTES);
+    double best = 0;
+    for (int r = 0; r < S_HOST_BW_ROUNDS; r++) {
+        int64_t t0 = cr_time_mono_ns();
+        memcpy(r & 1 ? a : b, r & 1 ? b : a, S_HOST_BW_BYTES);
+        __asm__ __volatile__("" : : "r"(a), "r"(b) : "memory");
+        double s = (double)(cr_time_mono_ns() - t0) / 1e9;
+        double v = s > 0 ? 2.0 * S_HOST_BW_BYTES / s : 0;
+        if (v > best)
+            best = v;
+    }
+    free(a);
+    free(b);
+    *bw = best;
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -385,6 +590,16 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--version")) {
             dprintf(report_fd, "crucible-runner %s (protocol %d, backends: " S_BACKENDS ")\n",
                     CR_RUNNER_VERSION, CR_PROTOCOL_VERSION);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--measure-host")) {
+            double bw = 0;
+            if (s_measure_host(&bw) != 0 || !(bw >= 1e8 && bw <= 1e13)) {
+                fprintf(stderr, "crucible-runner: --measure-host: no plausible figure "
+                        "(%.3g bytes/s)\n", bw);
+                return 1;
+            }
+            dprintf(report_fd, "copy_bw %.0f\n", bw);
             return 0;
         }
         if (!strcmp(argv[i], "--measure-device")) {

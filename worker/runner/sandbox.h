@@ -86,6 +86,13 @@ int cr_sandbox_hold(const char *path, char *alias, size_t aliaslen);
 int cr_sandbox_enter(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep, char *err,
                      size_t errlen);
 
+/* Stacks a second seccomp filter once the executor has loaded its object:
+ * traps installing signal handlers (rt_sigaction with a new action), POSIX
+ * and interval timers and alarm, executable mmap, personality, and (threads
+ * 0) every mprotect. The SIGSYS handler of cr_sandbox_enter reports a trap.
+ * Returns 0 or a negative code (the filter is then not in force). */
+int cr_sandbox_lock_code(int threads);
+
 /* The name of system call nr on this architecture when the filter traps
  * it ("socket"), else "?". Async-signal-safe. */
 const char *cr_sandbox_syscall_name(long nr);

@@ -1,0 +1,620 @@
+/* exec.c — see exec.h.
+ *
+ * Design notes (docs/judge.md has the whole picture).
+ *
+ * 1. The arenas are memfds. The judge maps each read-write once, then seals
+ *    it against growing and shrinking (an executor that truncated one would
+ *    fault the judge on its next read); the input arena is also sealed with
+ *    F_SEAL_FUTURE_WRITE, so the executor's only possible mapping of it is
+ *    read-only and mprotect can never make it writable, while the judge's
+ *    existing mapping stays writable.
+ *
+ * 2. States of an executor, as the judge drives them:
+ *
+ *      started --(ready, s_wait_ready)--> running --(s_freeze)--> frozen
+ *      frozen --(s_command: SIGCONT)--> running --(done_seq, s_freeze)--> frozen
+ *      any --(death, timeout, s_fail)--> faulted --(cr_exec_destroy)--> gone
+ *
+ *    Between commands it is frozen (SIGSTOP stops every thread), so a
+ *    candidate can neither compute ahead on inputs the judge has written
+ *    nor finish a call's work after saying it is done: all of that would
+ *    happen inside some command's window, where it is timed.
+ *
+ * 3. A command's time runs from just before SIGCONT to the moment waitid
+ *    reports the executor stopped again. The empty command (PING) measured
+ *    before the object is loaded is this machine's cost of that round trip
+ *    for this executor; it is taken off every call's time. Reference and
+ *    candidate pay it alike. */
+#define _GNU_SOURCE
+#include "exec.h"
+
+#include "error.h"
+#include "log.h"
+#include "stats.h"
+#include "task.h"
+#include "timeutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+_Static_assert(CR_EXEC_MAX_ARGS == CR_TASK_MAX_PARAMS, "one argument per task parameter");
+
+#define S_ALIGN 64                /* cache line: what a vectorised kernel may assume */
+#define S_ARENA_MIN 4096u         /* an empty arena still maps one page */
+#define S_READY_S 30.0            /* s: an executor not in its sandbox by then is stuck */
+#define S_SPIN_NS 200000          /* 200 us of spinning for done before sleeping on it */
+#define S_SLEEP_NS 10000000       /* 10 ms sleeps on done: a dead executor is seen that soon */
+#define S_FREEZE_S 5.0            /* s: SIGSTOP takes microseconds; 5 s means it never will */
+#define S_CALIBRATE_WARM 8        /* empty commands not counted (first-touch costs) */
+#define S_CALIBRATE_N 64          /* counted: the median of 64 is stable to ~0.1 us here */
+
+struct cr_exec {
+    pid_t pid;              /* the executor; 0 once reaped */
+    char role[16];          /* "candidate" / "reference" */
+    cr_exec_ctl_t *ctl;     /* shared control block; owned mapping */
+    unsigned char *ro;      /* input arena, the judge's writable mapping; owned */
+    size_t ro_len;          /* bytes */
+    size_t ro_used;         /* bump offset */
+    unsigned char *rw;      /* output arena; owned */
+    size_t rw_len;          /* bytes */
+    size_t rw_used;         /* bump offset */
+    uint32_t seq;           /* last command's sequence number */
+    int64_t deadline_ns;    /* CLOCK_MONOTONIC; 0 = none */
+    int spin;               /* 1: another core is free to spin on */
+    double overhead_us;     /* the empty command's median time */
+    uint64_t base_handlers; /* SigCgt after the sandbox, before any load */
+    cr_exec_fault_t fault;  /* the first fault; kind 0 while none */
+};
+
+/* ---------------------------------------------------------------- arenas */
+
+static int s_memfd(const char *name, size_t len, int ro, void **map)
+{
+    int fd = (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return -errno;
+    int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL | (ro ? F_SEAL_FUTURE_WRITE : 0);
+    void *p = MAP_FAILED;
+    if (ftruncate(fd, (off_t)len) != 0 ||
+        (p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED ||
+        fcntl(fd, F_ADD_SEALS, seals) != 0) {
+        int e = -errno;
+        if (p != MAP_FAILED)
+            munmap(p, len);
+        close(fd);
+        return e;
+    }
+#ifdef MADV_HUGEPAGE
+    if (len >= (2u << 20))
+        madvise(p, len, MADV_HUGEPAGE); /* advice only: fewer first-touch faults */
+#endif
+    *map = p;
+    return fd;
+}
+
+static size_t s_round(size_t n)
+{
+    n = (n + S_ALIGN - 1) / S_ALIGN * S_ALIGN;
+    return n < S_ARENA_MIN ? S_ARENA_MIN : n;
+}
+
+void *cr_exec_alloc(cr_exec_t *x, int ro, size_t bytes)
+{
+    size_t *used = ro ? &x->ro_used : &x->rw_used;
+    size_t len = ro ? x->ro_len : x->rw_len;
+    size_t sz = (bytes + S_ALIGN - 1) / S_ALIGN * S_ALIGN;
+    if (sz == 0)
+        sz = S_ALIGN; /* a zero-element buffer is still a distinct pointer */
+    if (*used > len || sz > len - *used)
+        return NULL;
+    void *p = (ro ? x->ro : x->rw) + *used;
+    *used += sz;
+    return p;
+}
+
+void cr_exec_reset(cr_exec_t *x)
+{
+    x->ro_used = x->rw_used = 0;
+}
+
+int cr_exec_arg_ptr(const cr_exec_t *x, const void *p, cr_exec_arg_t *a)
+{
+    const unsigned char *c = p;
+    memset(a, 0, sizeof *a);
+    if (c >= x->ro && c < x->ro + x->ro_len) {
+        a->kind = CR_EXEC_ARG_RO;
+        a->off = (uint64_t)(c - x->ro);
+    } else if (c >= x->rw && c < x->rw + x->rw_len) {
+        a->kind = CR_EXEC_ARG_RW;
+        a->off = (uint64_t)(c - x->rw);
+    } else {
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- faults */
+
+static void s_fail(cr_exec_t *x, cr_exec_fault_kind_t kind, uint64_t value, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void s_fail(cr_exec_t *x, cr_exec_fault_kind_t kind, uint64_t value, const char *fmt, ...)
+{
+    if (x->fault.kind != CR_EXEC_OK)
+        return; /* the first fault is the one that happened */
+    x->fault.kind = kind;
+    x->fault.value = value;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->fault.msg, sizeof x->fault.msg, fmt, ap);
+    va_end(ap);
+    cr_debug("%s executor pid %d: %s", x->role, (int)x->pid, x->fault.msg);
+}
+
+/* The executor's last words, for a message: printable ASCII only. */
+static void s_said(const cr_exec_t *x, char *out, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof x->ctl->msg && x->ctl->msg[i] && n + 1 < len; i++) {
+        unsigned char c = (unsigned char)x->ctl->msg[i];
+        out[n++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    out[n] = '\0';
+}
+
+/* The executor ended with status si (reaped): names how. */
+static void s_ended(cr_exec_t *x, const siginfo_t *si)
+{
+    char said[sizeof x->ctl->msg];
+    s_said(x, said, sizeof said);
+    x->pid = 0;
+    if (si->si_code == CLD_EXITED) {
+        int st = si->si_status;
+        if (st == CR_EXEC_EXIT_RO_WRITE)
+            s_fail(x, CR_EXEC_RO_WRITE, x->ctl->fault_off,
+                   "the %s stored into a read-only input (input arena offset %llu)", x->role,
+                   (unsigned long long)x->ctl->fault_off);
+        else if (st == 86) /* CR_RUNNER_EXIT_SANDBOX: the sandbox's SIGSYS handler */
+            s_fail(x, CR_EXEC_SANDBOX, (uint64_t)st,
+                   "the %s made a system call the sandbox forbids (its stderr names it)",
+                   x->role);
+        else if (st == CR_EXEC_EXIT_SETUP)
+            s_fail(x, CR_EXEC_SETUP, (uint64_t)st, "the %s executor could not start: %s",
+                   x->role, said[0] ? said : "no reason given");
+        else
+            s_fail(x, CR_EXEC_EXITED, (uint64_t)st, "the %s ended its process (exit %d)",
+                   x->role, st);
+    } else {
+        int sig = si->si_status;
+        if (sig == SIGSYS)
+            s_fail(x, CR_EXEC_SANDBOX, (uint64_t)sig,
+                   "the %s was killed by SIGSYS: a forbidden system call", x->role);
+        else
+            s_fail(x, CR_EXEC_SIGNALED, (uint64_t)sig, "the %s was killed by signal %d (%s)",
+                   x->role, sig, strsignal(sig));
+    }
+}
+
+/* 1 when the executor has ended (then reaped, and the fault set). */
+static int s_gone(cr_exec_t *x)
+{
+    if (x->pid <= 0)
+        return 1;
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)x->pid, &si, WEXITED | WNOHANG) == 0 && si.si_pid == x->pid) {
+        s_ended(x, &si);
+        return 1;
+    }
+    return 0;
+}
+
+static void s_futex_wait(uint32_t *word, uint32_t val, long ns)
+{
+    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+    syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+/* Kills the executor for good (a timeout, a broken protocol). */
+static void s_kill(cr_exec_t *x)
+{
+    if (x->pid <= 0)
+        return;
+    kill(x->pid, SIGKILL);
+    while (waitpid(x->pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    x->pid = 0;
+}
+
+/* ---------------------------------------------------------------- commands */
+
+/* Stops every thread of the executor and returns once the kernel says it
+ * is stopped (or has ended). Returns 0 or CR_E_EXEC. */
+static int s_freeze(cr_exec_t *x)
+{
+    if (kill(x->pid, SIGSTOP) != 0) {
+        s_gone(x);
+        s_fail(x, CR_EXEC_SETUP, 0, "the %s executor could not be stopped: %s", x->role,
+               strerror(errno));
+        return CR_E_EXEC;
+    }
+    int64_t t0 = cr_time_mono_ns();
+    for (unsigned i = 0;; i++) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)x->pid, &si, WSTOPPED | WEXITED | WNOHANG) != 0) {
+            s_fail(x, CR_EXEC_SETUP, 0, "waitid on the %s executor: %s", x->role,
+                   strerror(errno));
+            return CR_E_EXEC;
+        }
+        if (si.si_pid == x->pid) {
+            if (si.si_code == CLD_STOPPED)
+                return 0;
+            if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED ||
+                si.si_code == CLD_DUMPED) {
+                s_ended(x, &si);
+                return CR_E_EXEC;
+            }
+        }
+        if ((i & 255) == 255 &&
+            (double)(cr_time_mono_ns() - t0) / 1e9 > S_FREEZE_S) {
+            s_kill(x);
+            s_fail(x, CR_EXEC_SETUP, 0, "the %s executor did not stop in %.0f s", x->role,
+                   S_FREEZE_S);
+            return CR_E_EXEC;
+        }
+        if (!x->spin)
+            sched_yield();
+    }
+}
+
+/* Waits for done_seq == seq: spins while that is cheap, then sleeps on the
+ * futex in S_SLEEP_NS steps, checking between them that the executor lives
+ * and the deadline has not passed. Returns 0 or CR_E_EXEC. */
+static int s_wait_done(cr_exec_t *x, uint32_t seq, int64_t t0)
+{
+    for (unsigned i = 0;; i++) {
+        uint32_t d = __atomic_load_n(&x->ctl->done_seq, __ATOMIC_ACQUIRE);
+        if (d == seq)
+            return 0;
+        if (x->spin && (i & 1023) != 1023)
+            continue;
+        int64_t now = cr_time_mono_ns();
+        if (x->spin && now - t0 < S_SPIN_NS)
+            continue;
+        if (s_gone(x))
+            return CR_E_EXEC;
+        if (x->deadline_ns && now >= x->deadline_ns) {
+            s_kill(x);
+            s_fail(x, CR_EXEC_TIMEOUT, 0, "the %s did not return before the run's deadline "
+                   "(%.1f s into the call)", x->role, (double)(now - t0) / 1e9);
+            return CR_E_EXEC;
+        }
+        s_futex_wait(&x->ctl->done_seq, d, S_SLEEP_NS);
+    }
+}
+
+/* One command (op, with whatever args the caller wrote) from frozen to
+ * frozen. us gets the judge's time of it, less nothing. */
+static int s_command(cr_exec_t *x, uint32_t op, double *us)
+{
+    if (x->fault.kind != CR_EXEC_OK)
+        return CR_E_EXEC;
+    x->ctl->op = op;
+    uint32_t seq = ++x->seq;
+    int64_t t0 = cr_time_mono_ns();
+    __atomic_store_n(&x->ctl->cmd_seq, seq, __ATOMIC_RELEASE);
+    if (kill(x->pid, SIGCONT) != 0) {
+        s_gone(x);
+        s_fail(x, CR_EXEC_SETUP, 0, "SIGCONT to the %s executor: %s", x->role, strerror(errno));
+        return CR_E_EXEC;
+    }
+    int rc = s_wait_done(x, seq, t0);
+    if (rc == 0)
+        rc = s_freeze(x);
+    if (rc == 0 && us)
+        *us = (double)(cr_time_mono_ns() - t0) / 1e3;
+    return rc;
+}
+
+static void s_calibrate(cr_exec_t *x)
+{
+    double v[S_CALIBRATE_N];
+    size_t n = 0;
+    for (int i = 0; i < S_CALIBRATE_WARM + S_CALIBRATE_N; i++) {
+        double us = 0;
+        if (s_command(x, CR_EXEC_OP_PING, &us) != 0)
+            return;
+        if (i >= S_CALIBRATE_WARM)
+            v[n++] = us;
+    }
+    cr_stats_t st;
+    if (cr_stats_compute(v, n, &st) == 0)
+        x->overhead_us = st.median;
+}
+
+/* ---------------------------------------------------------------- /proc */
+
+/* The value of "key:" in /proc/<pid>/status, as text; 0 or -1. */
+static int s_status_field(pid_t pid, const char *key, char *out, size_t len)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    size_t kl = strlen(key);
+    for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (strncmp(l, key, kl) == 0 && l[kl] == ':') {
+            const char *v = l + kl + 1;
+            v += strspn(v, " \t");
+            snprintf(out, len, "%.*s", (int)strcspn(v, "\n"), v);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int cr_exec_threads(const cr_exec_t *x)
+{
+    char v[32];
+    if (x->pid <= 0 || s_status_field(x->pid, "Threads", v, sizeof v) != 0)
+        return -1;
+    return atoi(v);
+}
+
+static uint64_t s_handlers(pid_t pid)
+{
+    char v[32];
+    if (pid <= 0 || s_status_field(pid, "SigCgt", v, sizeof v) != 0)
+        return 0;
+    return strtoull(v, NULL, 16);
+}
+
+uint64_t cr_exec_extra_handlers(const cr_exec_t *x)
+{
+    return s_handlers(x->pid) & ~x->base_handlers;
+}
+
+/* ---------------------------------------------------------------- lifecycle */
+
+/* The child's side of the fork: the descriptors of exec_proto.h in place,
+ * nothing else open but stdin (/dev/null), stdout and stderr, then exec. */
+static void s_child(const char *program, char **argv, const int *src)
+{
+    int hi[4];
+    for (int i = 0; i < 4; i++)
+        if ((hi[i] = fcntl(src[i], F_DUPFD, 100)) < 0)
+            _exit(CR_EXEC_EXIT_SETUP);
+    for (int i = 0; i < 4; i++)
+        if (dup2(hi[i], CR_EXEC_FD_CTL + i) < 0)
+            _exit(CR_EXEC_EXIT_SETUP);
+    syscall(SYS_close_range, CR_EXEC_FD_OBJ + 1, ~0u, 0);
+    int null = open("/dev/null", O_RDONLY);
+    if (null >= 0 && null != 0) {
+        dup2(null, 0);
+        close(null);
+    }
+    sigset_t all;
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    execv(program, argv);
+    _exit(127);
+}
+
+static int s_wait_ready(cr_exec_t *x, char *err, size_t errlen)
+{
+    int64_t t0 = cr_time_mono_ns();
+    while (!__atomic_load_n(&x->ctl->ready, __ATOMIC_ACQUIRE)) {
+        if (s_gone(x)) {
+            snprintf(err, errlen, "%s", x->fault.msg);
+            return CR_E_EXEC;
+        }
+        if ((double)(cr_time_mono_ns() - t0) / 1e9 > S_READY_S) {
+            s_kill(x);
+            snprintf(err, errlen, "the %s executor was not ready after %.0f s", x->role,
+                     S_READY_S);
+            return CR_E_EXEC;
+        }
+        s_futex_wait(&x->ctl->ready, 0, S_SLEEP_NS);
+    }
+    return 0;
+}
+
+int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    cr_exec_t *x = calloc(1, sizeof *x);
+    if (!x)
+        return -ENOMEM;
+    snprintf(x->role, sizeof x->role, "%s", o->role);
+    x->ro_len = s_round(o->ro_bytes);
+    x->rw_len = s_round(o->rw_bytes);
+    int fd[4] = {-1, -1, -1, -1};
+    int rc;
+    void *ctl = NULL;
+    if ((rc = fd[0] = s_memfd("crucible-ctl", s_round(sizeof *x->ctl), 0, &ctl)) < 0 ||
+        (rc = fd[1] = s_memfd("crucible-out", x->rw_len, 0, (void **)&x->rw)) < 0 ||
+        (rc = fd[2] = s_memfd("crucible-in", x->ro_len, 1, (void **)&x->ro)) < 0) {
+        snprintf(err, errlen, "shared memory for the %s executor (%zu + %zu bytes): %s",
+                 o->role, x->ro_len, x->rw_len, cr_strerror(rc));
+        goto fail;
+    }
+    x->ctl = ctl;
+    x->ctl->threads = (uint32_t)o->threads;
+    if ((fd[3] = open(o->object, O_RDONLY | O_CLOEXEC)) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "%s object %s: %s", o->role, o->object, strerror(errno));
+        goto fail;
+    }
+    char cpu[16], uid[16];
+    snprintf(cpu, sizeof cpu, "%d", o->cpu);
+    snprintf(uid, sizeof uid, "%u", o->uid);
+    char *argv[16];
+    int a = 0;
+    argv[a++] = (char *)"crucible-executor";
+    argv[a++] = (char *)"--role";
+    argv[a++] = x->role;
+    argv[a++] = (char *)"--cpu";
+    argv[a++] = cpu;
+    argv[a++] = (char *)"--uid";
+    argv[a++] = uid;
+    if (o->threads)
+        argv[a++] = (char *)"--threads";
+    if (o->cap_memory)
+        argv[a++] = (char *)"--cap-memory";
+    if (o->scratch_dir && o->scratch_dir[0]) {
+        argv[a++] = (char *)"--scratch";
+        argv[a++] = (char *)o->scratch_dir;
+    }
+    argv[a] = NULL;
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "fork for the %s executor: %s", o->role, strerror(errno));
+        goto fail;
+    }
+    if (pid == 0)
+        s_child(o->program, argv, fd);
+    x->pid = pid;
+    for (int i = 0; i < 4; i++)
+        close(fd[i]);
+    if ((rc = s_wait_ready(x, err, errlen)) != 0 || (rc = s_freeze(x)) != 0) {
+        if (!err[0] || rc == CR_E_EXEC)
+            snprintf(err, errlen, "%s", x->fault.msg[0] ? x->fault.msg : "executor lost");
+        cr_exec_destroy(&x);
+        return rc;
+    }
+    cpu_set_t set;
+    x->spin = sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
+    x->base_handlers = s_handlers(x->pid);
+    s_calibrate(x);
+    if (x->fault.kind != CR_EXEC_OK) {
+        snprintf(err, errlen, "%s", x->fault.msg);
+        cr_exec_destroy(&x);
+        return CR_E_EXEC;
+    }
+    cr_debug("%s executor pid %d ready: empty command %.2f us, arenas %zu + %zu bytes",
+             x->role, (int)x->pid, x->overhead_us, x->ro_len, x->rw_len);
+    *out = x;
+    return 0;
+fail:
+    for (int i = 0; i < 4; i++)
+        if (fd[i] >= 0)
+            close(fd[i]);
+    cr_exec_destroy(&x);
+    return rc < 0 ? rc : -EIO;
+}
+
+void cr_exec_destroy(cr_exec_t **xp)
+{
+    cr_exec_t *x = xp ? *xp : NULL;
+    if (!x)
+        return;
+    s_kill(x);
+    if (x->ctl)
+        munmap(x->ctl, s_round(sizeof *x->ctl));
+    if (x->ro)
+        munmap(x->ro, x->ro_len);
+    if (x->rw)
+        munmap(x->rw, x->rw_len);
+    free(x);
+    *xp = NULL;
+}
+
+/* ---------------------------------------------------------------- calls */
+
+static void s_fp_report(cr_exec_t *x, int *fp_changed, char *why, size_t whylen)
+{
+    if (!fp_changed)
+        return;
+    *fp_changed = x->ctl->fp_changed != 0;
+    if (*fp_changed && why)
+        s_said(x, why, whylen);
+}
+
+int cr_exec_load(cr_exec_t *x, int *fp_changed, char *why, size_t whylen)
+{
+    if (fp_changed)
+        *fp_changed = 0;
+    int rc = s_command(x, CR_EXEC_OP_LOAD, NULL);
+    if (rc != 0)
+        return rc;
+    if (x->ctl->result != 0) {
+        char said[sizeof x->ctl->msg];
+        s_said(x, said, sizeof said);
+        s_fail(x, CR_EXEC_LOAD, 0, "the %s's object did not load: %s", x->role,
+               said[0] ? said : "no reason given");
+        s_kill(x);
+        return CR_E_EXEC;
+    }
+    s_fp_report(x, fp_changed, why, whylen);
+    return 0;
+}
+
+void cr_exec_set_deadline(cr_exec_t *x, int64_t deadline_ns)
+{
+    x->deadline_ns = deadline_ns;
+}
+
+int cr_exec_call(cr_exec_t *x, const cr_exec_arg_t *args, unsigned n, double *us,
+                 int *fp_changed, char *why, size_t whylen)
+{
+    if (fp_changed)
+        *fp_changed = 0;
+    if (n > CR_EXEC_MAX_ARGS)
+        return -EINVAL;
+    memcpy(x->ctl->args, args, n * sizeof *args);
+    x->ctl->nargs = n;
+    double t = 0;
+    int rc = s_command(x, CR_EXEC_OP_CALL, &t);
+    if (rc != 0)
+        return rc;
+    if (us) {
+        /* a floor of 1 ns: a call cannot take no time, and a zero would be
+         * a sample the statistics cannot divide by */
+        *us = t - x->overhead_us;
+        if (*us < 1e-3)
+            *us = 1e-3;
+    }
+    s_fp_report(x, fp_changed, why, whylen);
+    return 0;
+}
+
+const cr_exec_fault_t *cr_exec_fault(const cr_exec_t *x)
+{
+    return &x->fault;
+}
+
+double cr_exec_overhead_us(const cr_exec_t *x)
+{
+    return x->overhead_us;
+}
+
+int cr_exec_sandbox_net(const cr_exec_t *x)
+{
+    return x->ctl->sandbox_net != 0;
+}
+
+pid_t cr_exec_pid(const cr_exec_t *x)
+{
+    return x->pid;
+}

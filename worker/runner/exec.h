@@ -1,0 +1,110 @@
+/* exec.h — the judge's side of an executor (docs/judge.md).
+ *
+ * The judge never loads client code. It starts one executor for the
+ * candidate and one for the reference and baseline (exec_proto.h), owns the
+ * memory they compute in (two shared arenas per executor: inputs, which the
+ * executor can only read, and outputs), and issues calls. Each call is timed
+ * by the judge itself: from letting the frozen executor run to the moment the
+ * kernel reports it frozen again, less this executor's own cost of an empty
+ * command measured before any client code was loaded. Nothing an executor
+ * writes back is believed, except as evidence against it.
+ *
+ * When an executor dies, hangs past the deadline or breaks the protocol, the
+ * call returns CR_E_EXEC and cr_exec_fault says how; every later call
+ * returns CR_E_EXEC at once. */
+#ifndef CR_EXEC_H
+#define CR_EXEC_H
+
+#include "exec_proto.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct cr_exec cr_exec_t;
+
+typedef struct {
+    const char *program;     /* crucible-executor's path */
+    const char *role;        /* "candidate" or "reference": for messages */
+    const char *object;      /* the shared object it loads (opened by the judge) */
+    const char *scratch_dir; /* the job's private dir; NULL/"" = none */
+    uint32_t uid;            /* sandbox uid when root; 0 = the sandbox's default */
+    int threads;             /* the task allows threads */
+    int cap_memory;          /* cap the executor's address space (sandbox.h) */
+    int cpu;                 /* core to pin the executor to; < 0 = none */
+    size_t ro_bytes;         /* input arena size */
+    size_t rw_bytes;         /* output arena size */
+} cr_exec_opts_t;
+
+/* How an executor stopped serving. */
+typedef enum {
+    CR_EXEC_OK = 0,
+    CR_EXEC_SIGNALED,  /* killed by a signal (value) */
+    CR_EXEC_EXITED,    /* exited on its own (value = status) */
+    CR_EXEC_RO_WRITE,  /* stored into the input arena (value = offset) */
+    CR_EXEC_SANDBOX,   /* a system call the sandbox forbids */
+    CR_EXEC_TIMEOUT,   /* did not finish before the deadline */
+    CR_EXEC_LOAD,      /* its object did not load (msg says why) */
+    CR_EXEC_SETUP,     /* could not start or enter its sandbox: the judge's problem */
+} cr_exec_fault_kind_t;
+
+typedef struct {
+    cr_exec_fault_kind_t kind;
+    uint64_t value; /* see the kind */
+    char msg[600];  /* a sentence naming what happened */
+} cr_exec_fault_t;
+
+/* Starts an executor, waits until it is in its sandbox and measures its
+ * empty command. Returns 0 with *out (caller destroys it), or a negative
+ * code with err set; no process is left behind on failure. */
+int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errlen);
+
+/* Kills and reaps the executor, unmaps its arenas; safe on NULL, nulls *x. */
+void cr_exec_destroy(cr_exec_t **x);
+
+/* Loads the object (LOAD). 0, or CR_E_EXEC with the fault set
+ * (CR_EXEC_LOAD when the object would not load). *fp_changed is set to 1
+ * (with why) when its constructors left the FP state changed. */
+int cr_exec_load(cr_exec_t *x, int *fp_changed, char *why, size_t whylen);
+
+/* Absolute CLOCK_MONOTONIC deadline (ns) for every later command; 0 = none. */
+void cr_exec_set_deadline(cr_exec_t *x, int64_t deadline_ns);
+
+/* Carves bytes (64-byte aligned) out of the input arena (ro) or the output
+ * arena: returns the judge's pointer to them, or NULL when the arena is full.
+ * Freed all at once by cr_exec_reset. */
+void *cr_exec_alloc(cr_exec_t *x, int ro, size_t bytes);
+void cr_exec_reset(cr_exec_t *x);
+
+/* Fills *a for the judge's pointer p into one of x's arenas (kind and
+ * offset). Returns 0, or -EINVAL when p lies in neither. */
+int cr_exec_arg_ptr(const cr_exec_t *x, const void *p, cr_exec_arg_t *a);
+
+/* Runs one call of the loaded entry with args[0..n). us (may be NULL) gets
+ * the judge's time of it in microseconds. *fp_changed (may be NULL) is set
+ * when the executor says the call left the FP state changed (why, whylen).
+ * Returns 0 or CR_E_EXEC (cr_exec_fault). */
+int cr_exec_call(cr_exec_t *x, const cr_exec_arg_t *args, unsigned n, double *us,
+                 int *fp_changed, char *why, size_t whylen);
+
+/* The fault after CR_E_EXEC; kind CR_EXEC_OK while none happened. */
+const cr_exec_fault_t *cr_exec_fault(const cr_exec_t *x);
+
+/* The executor's threads now (from /proc), or -1 when unknown. */
+int cr_exec_threads(const cr_exec_t *x);
+
+/* Signals with a handler installed in the executor now beyond the ones it
+ * installs itself (SIGSEGV, SIGBUS, SIGSYS), as a mask (bit n-1 = signal n);
+ * 0 when none or unknown. */
+uint64_t cr_exec_extra_handlers(const cr_exec_t *x);
+
+/* The empty command's cost (us) measured at start, taken off every call. */
+double cr_exec_overhead_us(const cr_exec_t *x);
+
+/* What the executor said of its sandbox: 1 = a private network namespace.
+ * For the record only (the executor could lie; nothing trusts it). */
+int cr_exec_sandbox_net(const cr_exec_t *x);
+
+pid_t cr_exec_pid(const cr_exec_t *x);
+
+#endif
