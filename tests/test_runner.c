@@ -339,10 +339,11 @@ Test(runner, input_mutation_is_a_hack)
         "{ for (int i = 0; i < n; i++) { z[i] = alpha * x[i] + y[i]; y[i] *= 0.5f; }\n"
         "  ((float *)x)[n - 1] = 0.0f; }\n",
         &r);
+    /* `in` buffers are mapped read-only in the candidate's executor: the
+     * store faults, and the judge names it */
     cr_assert_eq(S_STATUS(rec), CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "%s", S_MSG(rec));
     cr_assert(s_has_flag(rec, "input_mutated"));
-    cr_assert(strstr(rec->message, "'x'"), "%s", rec->message);
-    cr_assert_not(rec->verify->cases[0]->inputs_unchanged);
+    cr_assert(strstr(rec->message, "read-only input"), "%s", rec->message);
     s_done(rec, &r);
 }
 
@@ -448,17 +449,20 @@ Test(runner, stdout_junk_cannot_forge_the_report)
     s_done(rec, &r);
 }
 
-Test(runner, crash_kills_the_runner_without_report)
+Test(runner, crash_is_reported_by_the_judge)
 {
+    /* the candidate's executor dies; the judge, another process, lives on
+     * and says how */
     cr_proc_result_t r;
     Crucible__RewardRecord *rec = s_judge(
         "crash",
         "void solve(const float *x, float *y, float *z, int n, float alpha)\n"
         "{ *(volatile int *)0 = n; }\n",
         &r);
-    cr_assert_null(rec);
-    cr_assert(r.signaled && r.signal == SIGSEGV, "ended: exited %d code %d signal %d",
-              r.exited, r.exit_code, r.signal);
+    cr_assert_not_null(rec, "ended: exited %d code %d signal %d", r.exited, r.exit_code,
+                       r.signal);
+    cr_assert_eq(rec->status, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "%s", rec->message);
+    cr_assert(strstr(rec->message, "signal 11"), "%s", rec->message);
     s_done(rec, &r);
 }
 

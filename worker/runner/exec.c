@@ -30,6 +30,7 @@
 
 #include "error.h"
 #include "log.h"
+#include "sandbox.h"
 #include "stats.h"
 #include "task.h"
 #include "timeutil.h"
@@ -186,10 +187,9 @@ static void s_ended(cr_exec_t *x, const siginfo_t *si)
             s_fail(x, CR_EXEC_RO_WRITE, x->ctl->fault_off,
                    "the %s stored into a read-only input (input arena offset %llu)", x->role,
                    (unsigned long long)x->ctl->fault_off);
-        else if (st == 86) /* CR_RUNNER_EXIT_SANDBOX: the sandbox's SIGSYS handler */
-            s_fail(x, CR_EXEC_SANDBOX, (uint64_t)st,
-                   "the %s made a system call the sandbox forbids (its stderr names it)",
-                   x->role);
+        else if (st == CR_RUNNER_EXIT_SANDBOX) /* the sandbox's SIGSYS handler */
+            s_fail(x, CR_EXEC_SANDBOX, (uint64_t)st, "the %s made a system call the sandbox "
+                   "forbids: %s", x->role, said[0] ? said : "(unnamed)");
         else if (st == CR_EXEC_EXIT_SETUP)
             s_fail(x, CR_EXEC_SETUP, (uint64_t)st, "the %s executor could not start: %s",
                    x->role, said[0] ? said : "no reason given");
@@ -391,6 +391,30 @@ static uint64_t s_handlers(pid_t pid)
 uint64_t cr_exec_extra_handlers(const cr_exec_t *x)
 {
     return s_handlers(x->pid) & ~x->base_handlers;
+}
+
+int cr_exec_memory(const cr_exec_t *x, uint64_t *peak, uint64_t *cap)
+{
+    char v[64], path[64], buf[4096];
+    *peak = *cap = 0;
+    if (x->pid <= 0 || s_status_field(x->pid, "VmPeak", v, sizeof v) != 0)
+        return -1;
+    *peak = strtoull(v, NULL, 10) * 1024; /* "123456 kB" */
+    snprintf(path, sizeof path, "/proc/%d/limits", (int)x->pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    const char *l = strstr(buf, "Max address space");
+    if (l) {
+        l += strlen("Max address space");
+        l += strspn(l, " ");
+        if (strncmp(l, "unlimited", 9) != 0)
+            *cap = strtoull(l, NULL, 10); /* soft limit, bytes */
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- lifecycle */

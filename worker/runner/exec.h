@@ -98,6 +98,10 @@ int cr_exec_threads(const cr_exec_t *x);
  * 0 when none or unknown. */
 uint64_t cr_exec_extra_handlers(const cr_exec_t *x);
 
+/* The executor's peak address space (VmPeak) and its address-space cap
+ * (RLIMIT_AS; 0 = none), in bytes. Returns 0, or -1 when unreadable. */
+int cr_exec_memory(const cr_exec_t *x, uint64_t *peak, uint64_t *cap);
+
 /* The empty command's cost (us) measured at start, taken off every call. */
 double cr_exec_overhead_us(const cr_exec_t *x);
 

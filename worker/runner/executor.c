@@ -262,6 +262,7 @@ int main(int argc, char **argv)
     if (sigaction(SIGSEGV, &sa, NULL) != 0 || sigaction(SIGBUS, &sa, NULL) != 0)
         s_die("sigaction: %s", strerror(errno));
 
+    cr_sandbox_echo_denials(s_ctl->msg, sizeof s_ctl->msg);
     char err[512];
     cr_sandbox_report_t rep;
     cr_sandbox_opts_t o = {.scratch_dir = scratch, .uid = (uint32_t)uid, .threads = threads,

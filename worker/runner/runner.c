@@ -55,6 +55,9 @@
 /* The judge's deadline: 90% of the run timeout, leaving the rest for the
  * report before the worker kills the process group. */
 #define S_DEADLINE_SHARE 0.9
+/* 95%: an allocator that was told no stops within its last chunk of it;
+ * no honest kernel's scratch comes near a quarter of the machine. */
+#define S_OOM_SHARE 0.95
 #define S_HOST_BW_BYTES (64u << 20) /* well past any last-level cache */
 #define S_HOST_BW_ROUNDS 5          /* the best of 5: the first faults pages in */
 
@@ -378,7 +381,16 @@ static void s_judge_cpu(const Crucible__RunnerRequest *req, cr_task_t *task, cr_
     rc = cr_cpu_judge_verify(j, rec, err, sizeof err);
     if (rc == 0 && rec->status == CRUCIBLE__STATUS__STATUS_OK && !req->verify_only)
         rc = cr_cpu_judge_time(j, rec, err, sizeof err);
-    if (rc == CR_E_EXEC) {
+    /* A candidate that took its address space up to the sandbox's cap is
+     * OOM whatever it answered: on a shared host it would have taken the
+     * memory from others (S_OOM_SHARE of the cap). */
+    uint64_t peak, cap;
+    if (cr_exec_memory(cand, &peak, &cap) == 0 && cap > 0 &&
+        (double)peak >= S_OOM_SHARE * (double)cap)
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_OOM, "the candidate used %llu MiB of address "
+                    "space, at the sandbox's address-space cap of %llu MiB",
+                    (unsigned long long)(peak >> 20), (unsigned long long)(cap >> 20));
+    else if (rc == CR_E_EXEC) {
         const cr_exec_t *x = cr_exec_fault(cand)->kind ? cand
                              : cr_exec_fault(ref)->kind ? ref : base;
         s_exec_verdict(rec, x, x == cand);

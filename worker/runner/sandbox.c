@@ -213,12 +213,37 @@ static const s_rule_t s_rules[] = {
 
 static uint32_t s_native_arch; /* AUDIT_ARCH_* of this build, for the handler */
 
+/* What the second filter (cr_sandbox_lock_code) adds, for the names. */
+static const struct {
+    long nr;
+    const char *name;
+} s_lock_names[] = {
+    {__NR_timer_create, "timer_create"}, {__NR_timer_settime, "timer_settime"},
+    {__NR_setitimer, "setitimer"},       {__NR_mmap, "mmap"},
+    {__NR_personality, "personality"},
+#ifdef __NR_alarm
+    {__NR_alarm, "alarm"},
+#endif
+};
+
+static char *s_echo;     /* where the SIGSYS handler also writes its line; not owned */
+static size_t s_echo_len; /* bytes there */
+
 const char *cr_sandbox_syscall_name(long nr)
 {
     for (size_t i = 0; i < S_NRULES; i++)
         if (s_rules[i].nr == nr)
             return s_rules[i].name;
+    for (size_t i = 0; i < sizeof s_lock_names / sizeof s_lock_names[0]; i++)
+        if (s_lock_names[i].nr == nr)
+            return s_lock_names[i].name;
     return "?";
+}
+
+void cr_sandbox_echo_denials(char *buf, size_t len)
+{
+    s_echo = buf;
+    s_echo_len = len;
 }
 
 /* ---- the SIGSYS handler: write(2) and _exit(2) only ---- */
@@ -255,6 +280,8 @@ static void s_on_sigsys(int sig, siginfo_t *si, void *uctx)
     k = s_put(buf, k, sizeof buf, ")\n");
     ssize_t w = write(2, buf, k);
     (void)w;
+    for (size_t i = 0; s_echo && i + 1 < s_echo_len && i + 1 < k; i++)
+        s_echo[i] = buf[i], s_echo[i + 1] = '\0'; /* the line less its newline */
     _exit(CR_RUNNER_EXIT_SANDBOX);
 }
 

@@ -93,6 +93,12 @@ int cr_sandbox_enter(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep, char 
  * Returns 0 or a negative code (the filter is then not in force). */
 int cr_sandbox_lock_code(int threads);
 
+/* From now on the SIGSYS handler also copies its line (NUL-terminated,
+ * without the newline) into buf[0..len): the executor points it at the
+ * control block, so the judge can name the call. buf must outlive the
+ * process. */
+void cr_sandbox_echo_denials(char *buf, size_t len);
+
 /* The name of system call nr on this architecture when the filter traps
  * it ("socket"), else "?". Async-signal-safe. */
 const char *cr_sandbox_syscall_name(long nr);
