@@ -10,6 +10,11 @@
  *   CR_HACKS_TABLE    where the markdown result table goes (default
  *                     <build dir>/hacks-<lang>.md); it is printed too
  *   CR_HACKS_WORKERS  local workers (default 2)
+ *   CR_HACKS_DIR      the suite, relative to the source tree (default
+ *                     tests/hacks; tests/redteam is the red-team suite). Its
+ *                     <lang>/honest/ folder is optional; tasks resolve to
+ *                     <suite>/tasks/<name>, tests/hacks/tasks/<name>, then
+ *                     tasks/examples/<name>
  *   CRUCIBLE_*        the usual settings of `crucible run`, applied after this
  *                     test's quick ones (CRUCIBLE_BACKENDS=cuda on a GPU box)
  *
@@ -49,6 +54,7 @@ static char *s_crucible(void)
     return s_crucible_path;
 }
 #define CRUCIBLE s_crucible()
+#define SUITE s_env_or("CR_HACKS_DIR", "tests/hacks")
 #define S_MAX 256 /* candidates per language: far above the ~60 there are */
 
 /* HACKS.md's rows, by number. */
@@ -58,7 +64,8 @@ static const char *const s_tricks[] = {
     "Work in untimed phases", "Timer tampering", "Reading the harness", "Precision downgrade",
     "Output aliasing", "Calling the reference or a library", "Decoy kernel", "Impossible time",
     "Crash, hang, fork bomb, memory or disk hog", "Leaking between candidates",
-    "Global state tampering", "Verifier bugs",
+    "Global state tampering", "Verifier bugs", "Rewriting the judge from inside",
+    "Work outside the call",
 };
 
 typedef struct {
@@ -103,11 +110,15 @@ static void s_fini(void)
 
 TestSuite(hacks, .fini = s_fini, .timeout = 590);
 
-/* The folder of task name: tests/hacks/tasks/<name>, else tasks/examples/<name>. */
+/* The folder of task name: <suite>/tasks/<name>, tests/hacks/tasks/<name>,
+ * else tasks/examples/<name>. */
 static void s_task_dir(const char *name, char *out, size_t len)
 {
-    snprintf(out, len, "%s/tests/hacks/tasks/%s", SRC, name);
+    snprintf(out, len, "%s/%s/tasks/%s", SRC, SUITE, name);
     char tj[700];
+    snprintf(tj, sizeof tj, "%s/task.json", out);
+    if (!cr_file_exists(tj))
+        snprintf(out, len, "%s/tests/hacks/tasks/%s", SRC, name);
     snprintf(tj, sizeof tj, "%s/task.json", out);
     if (!cr_file_exists(tj))
         snprintf(out, len, "%s/tasks/examples/%s", SRC, name);
@@ -121,8 +132,10 @@ static void s_task_dir(const char *name, char *out, size_t len)
 static void s_load_expected(const char *sub)
 {
     char dir[512], path[600];
-    snprintf(dir, sizeof dir, "%s/tests/hacks/%s%s%s", SRC, s_lang, sub[0] ? "/" : "", sub);
+    snprintf(dir, sizeof dir, "%s/%s/%s%s%s", SRC, SUITE, s_lang, sub[0] ? "/" : "", sub);
     snprintf(path, sizeof path, "%s/expected.json", dir);
+    if (sub[0] && !cr_file_exists(path))
+        return; /* a suite without honest kernels (tests/redteam) */
     json_error_t je;
     json_t *j = json_load_file(path, 0, &je);
     cr_assert_not_null(j, "%s: %s (line %d)", path, je.text, je.line);
@@ -189,8 +202,8 @@ static void s_make_jobset(cr_jobset_t *js)
         snprintf(link, sizeof link, "%s/%s", tasks, c->task);
         if (access(link, F_OK) != 0)
             cr_assert_eq(symlink(dir, link), 0, "%s", link);
-        snprintf(file, sizeof file, "%s/tests/hacks/%s/%s%s%s", SRC, s_lang, c->sub, c->sub[0] ? "/" : "",
-                 c->file);
+        snprintf(file, sizeof file, "%s/%s/%s/%s%s%s", SRC, SUITE, s_lang, c->sub,
+                 c->sub[0] ? "/" : "", c->file);
         json_t *line = json_pack("{s:s, s:s, s:s}", "task", c->task, "file", file, "job_id",
                                  c->job_id);
         char *text = json_dumps(line, JSON_COMPACT);
@@ -404,7 +417,8 @@ Test(hacks, every_candidate_gets_its_verdict)
     if (tp && tp[0])
         snprintf(table, sizeof table, "%s", tp);
     else
-        snprintf(table, sizeof table, "%s/hacks-%s.md", BIN, s_lang);
+        snprintf(table, sizeof table, "%s/%s-%s.md", BIN,
+                 strrchr(SUITE, '/') ? strrchr(SUITE, '/') + 1 : SUITE, s_lang);
     int failed = 0, fp;
     FILE *f = fopen(table, "w");
     if (f) {
