@@ -248,8 +248,12 @@ static int s_collect(void *arg, const Crucible__RewardRecord *rec)
             c->speedup = rec->profile ? rec->profile->speedup_geomean : 0;
             for (size_t b = 0; rec->profile && b < rec->profile->n_cases; b++) {
                 const Crucible__BenchResult *br = rec->profile->cases[b];
-                if (br->min_us > 0 && br->ref_median_us / br->min_us > c->best)
-                    c->best = br->ref_median_us / br->min_us;
+                /* fastest against fastest where the judge reports both: on a
+                 * busy machine medians swell with the load, while the fastest
+                 * calls of both sides stay near their true times */
+                double ref = br->ref_min_us > 0 ? br->ref_min_us : br->ref_median_us;
+                if (br->min_us > 0 && ref / br->min_us > c->best)
+                    c->best = ref / br->min_us;
             }
             snprintf(c->message, sizeof c->message, "%s", rec->message ? rec->message : "");
         }
@@ -283,7 +287,7 @@ static int s_pass(const s_case_t *c, char *why, size_t len)
     else if (c->want == CRUCIBLE__STATUS__STATUS_OK && c->flags[0])
         snprintf(why, len, "flags on an OK verdict: %.100s", c->flags);
     else if (c->max_best > 0 && c->best > c->max_best)
-        snprintf(why, len, "a timed call %.1fx faster than the reference's median, above %.1f",
+        snprintf(why, len, "a timed call %.1fx faster than the reference's (fastest, else median), above %.1f",
                  c->best, c->max_best);
     return why[0] == '\0';
 }

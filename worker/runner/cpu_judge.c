@@ -1097,6 +1097,7 @@ static void s_fill_bench(const cr_cpu_judge_t *j, int b_i, Crucible__BenchResult
     br->raw_median_us = a.median;  /* no periodic-stall adjustment on the CPU */
     br->ref_samples = j->cached_ref_us ? 0 : (uint32_t)b.n; /* 0: none timed in this run */
     br->ref_median_us = b.median;
+    br->ref_min_us = j->cached_ref_us ? 0 : b.min;
     br->ref_rse = b.rse;
     cr_stats_speedup(&a, &b, &br->speedup, &br->speedup_lo, &br->speedup_hi);
 }
