@@ -47,9 +47,9 @@
 
 #define S_NP CR_TASK_MAX_PARAMS
 /* The stream that picks verified timed samples: a set index no input uses. */
-#define S_SET_SAMPLING 0xffffffffu
+#define S_SET_SAMPLING CR_JUDGE_SET_SAMPLING
 /* Timing pool sets start after the two verification sets (0 and 1). */
-#define S_SET_POOL 2
+#define S_SET_POOL CR_JUDGE_SET_TIMED
 /* The stream that perturbs the inputs of each timed call (s_sample). */
 #define S_SET_PERTURB 0xfffffffeu
 /* Each timed call redraws one input element in every S_PERTURB_MIN to
@@ -71,9 +71,9 @@
 #define S_POOL_MAX 8
 #define S_WARMUP_S 0.05             /* per side: long enough for frequency ramp-up */
 #define S_WARMUP_CALLS 3
-#define S_VERIFY_ONE_IN 8           /* ~1 in 8 timed candidate outputs re-verified, and
-                                       always the first and the last */
-#define S_HARD_CAP 5.0              /* x budget: stop even below the minimum sample count */
+/* ~1 in 8 timed candidate outputs re-verified, and always the first and the last */
+#define S_VERIFY_ONE_IN CR_JUDGE_VERIFY_ONE_IN
+#define S_HARD_CAP CR_JUDGE_HARD_CAP /* x budget: stop even below the minimum sample count */
 #define S_ALIGN 64                  /* cache line: what a vectorised kernel may assume */
 #define S_PAGE 4096u                /* smallest page mprotect works on */
 #define S_HUGE (2u << 20)           /* x86-64/aarch64 huge page */

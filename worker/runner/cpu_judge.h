@@ -19,20 +19,11 @@
 #define CR_CPU_JUDGE_H
 
 #include "crucible.pb-c.h"
+#include "judge_const.h" /* defaults, sample counts, budgets: one value for both judges */
 #include "task.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-#define CR_JUDGE_DEFAULT_BUDGET_S 1.0 /* per bench case (JobOptions.time_budget_s) */
-#define CR_JUDGE_DEFAULT_RSE 0.005    /* 0.5%: DESIGN.md §4 */
-#define CR_JUDGE_MIN_SAMPLES 10       /* per side, before any stopping rule applies */
-#define CR_JUDGE_MAX_SAMPLES 10000    /* per side */
-/* Share of the time budget the candidate-only loop of the `cached` policy
- * gets: the candidate's half of an A B A B loop, so it keeps about the
- * samples interleaving gave it and the reference's half is what is saved
- * (both backends; their minimum-time and hard-cap rules scale with it). */
-#define CR_JUDGE_CACHED_BUDGET_SHARE 0.5
 
 typedef struct {
     const cr_task_t *task;    /* borrowed */
