@@ -45,8 +45,8 @@ int cr__cuda_layout(cr__cuda_judge_t *J, int c, cr__cuda_layout_t *L)
         }
         int64_t n = 0;
         if (cr_task_numel(t, c, p, &n) != 0 || n < 0) {
-            cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "case %d: %s: shape does not evaluate",
-                   c, prm->name);
+            cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INVALID_TASK,
+                          "case %d: %s: shape does not evaluate", c, prm->name);
             return -1;
         }
         L->numel[p] = (size_t)n;
@@ -57,7 +57,7 @@ int cr__cuda_layout(cr__cuda_judge_t *J, int c, cr__cuda_layout_t *L)
     return 0;
 }
 
-/* Note 9: sz bytes of the arena, CR_CUDA_ARENA_GRAIN-aligned, or NULL when it is
+/* §9: sz bytes of the arena, CR_CUDA_ARENA_GRAIN-aligned, or NULL when it is
  * full (the caller falls back to cudaMalloc). */
 static void *s_arena_take(cr__cuda_judge_t *J, size_t sz)
 {
@@ -120,7 +120,7 @@ void cr__cuda_free(cr__cuda_judge_t *J, cr__cuda_bufs_t *B)
 }
 
 /* Moves every buffer of B to a new random S_ALIGN-aligned offset inside its
- * allocation (note 5). */
+ * allocation (§5). */
 void cr__cuda_place(cr__cuda_judge_t *J, cr__cuda_bufs_t *B)
 {
     for (int p = 0; p < CR_CUDA_NP; p++)
@@ -144,7 +144,8 @@ static size_t s_room(size_t bytes)
  * zero-size buffer is still a distinct pointer, and cr__cuda_place can move it), or
  * s_room()'s with wide. Returns 0, or -1 with an OOM verdict and B empty;
  * with quiet, -1 without a verdict (the caller can do with less). */
-static int s_do_alloc(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B, int quiet, int wide)
+static int s_do_alloc(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B,
+                      int quiet, int wide)
 {
     memset(B, 0, sizeof *B);
     const size_t top = J->d.arena_top; /* given back if a buffer cannot be had */
@@ -171,7 +172,8 @@ static int s_do_alloc(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_
     return 0;
 }
 
-int cr__cuda_alloc_q(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B, int quiet, int wide)
+int cr__cuda_alloc_q(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B, int quiet,
+                     int wide)
 {
     int64_t t0 = cr_time_mono_ns();
     return cr__cuda_step(J, CR_CUDA_ST_ALLOC, t0, s_do_alloc(J, L, B, quiet, wide));
@@ -184,7 +186,8 @@ int cr__cuda_alloc(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_buf
 
 /* in/inout drawn on the device from (seed, case, set, param); out poisoned.
  * Queued on the legacy stream; nothing waits here. */
-int cr__cuda_fill(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_t set, const cr__cuda_bufs_t *B)
+int cr__cuda_fill(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_t set,
+                  const cr__cuda_bufs_t *B)
 {
     const cr_task_t *t = J->t;
     for (int p = 0; p < t->nparams; p++) {
@@ -202,7 +205,7 @@ int cr__cuda_fill(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_t set,
             cr_rng_t rng;
             cr_rng_seed(&rng, J->seed, (uint32_t)L->c, set, (uint32_t)p);
             cr__cuda_gen_t g;
-            g.key = rng.s[0] ^ rng.s[1]; /* 64 bits of the BLAKE2b state (note 5) */
+            g.key = rng.s[0] ^ rng.s[1]; /* 64 bits of the BLAKE2b state (§5) */
             g.dtype = prm->dtype;
             g.dist = prm->init.kind;
             g.a = prm->init.a;
@@ -215,7 +218,8 @@ int cr__cuda_fill(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_t set,
 }
 
 /* Queues the hash of every `in` buffer into dscratch[slot * CR_CUDA_NP + p]. */
-int cr__cuda_hash_queue(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const cr__cuda_bufs_t *B, int slot)
+int cr__cuda_hash_queue(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const cr__cuda_bufs_t *B,
+                        int slot)
 {
     const cr_task_t *t = J->t;
     unsigned long long *d = J->d.dscratch + (size_t)slot * CR_CUDA_NP;
@@ -232,7 +236,8 @@ static int s_do_hash_compare(cr__cuda_judge_t *J, const char **mutated)
 {
     unsigned long long h[2 * CR_CUDA_NP];
     *mutated = NULL;
-    if (cr__cuda_infra(J, cudaMemcpy(h, J->d.dscratch, sizeof h, cudaMemcpyDeviceToHost), "input hash"))
+    if (cr__cuda_infra(J, cudaMemcpy(h, J->d.dscratch, sizeof h, cudaMemcpyDeviceToHost),
+                       "input hash"))
         return -1;
     for (int p = 0; p < J->t->nparams; p++)
         if (J->t->params[p].role == CR_ROLE_IN && h[p] != h[CR_CUDA_NP + p] && !*mutated)

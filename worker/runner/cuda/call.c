@@ -48,7 +48,7 @@ static int s_cuda_fail(cr__cuda_judge_t *J, int who, cudaError_t e, const char *
     else
         status = CRUCIBLE__STATUS__STATUS_INVALID_TASK; /* the task's own code failed */
     cr__cuda_hard(J, status, "case %d: %s: %s: %s (%s)", c, s_who[who], what, cudaGetErrorName(e),
-           cudaGetErrorString(e));
+                  cudaGetErrorString(e));
     J->dead = sticky;
     return -1;
 }
@@ -64,9 +64,9 @@ int cr__cuda_infra(cr__cuda_judge_t *J, cudaError_t e, const char *what)
     }
     /* Once the candidate has run, a sticky error in the judge's own calls
      * came from its work (e.g. a kernel it left running that faulted). */
-    cr__cuda_hard(J, J->cand_ran ? CRUCIBLE__STATUS__STATUS_CUDA_FAULT
-                          : CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
-           "%s: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
+    cr__cuda_hard(
+        J, J->cand_ran ? CRUCIBLE__STATUS__STATUS_CUDA_FAULT : CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+        "%s: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
     J->dead = 1;
     return -1;
 }
@@ -83,7 +83,7 @@ int cr__cuda_ready(cr__cuda_judge_t *J)
     return cr__cuda_step(J, CR_CUDA_ST_SYNC, t0, cr__cuda_infra(J, e, "preparing inputs"));
 }
 
-/* Polls ev against the deadline and the signal flag (note 2). Returns 0,
+/* Polls ev against the deadline and the signal flag (§2). Returns 0,
  * or -1 with a verdict. */
 static int s_wait(cr__cuda_judge_t *J, cudaEvent_t ev, int who, int c)
 {
@@ -97,15 +97,15 @@ static int s_wait(cr__cuda_judge_t *J, cudaEvent_t ev, int who, int c)
         int64_t now = cr_time_mono_ns();
         if (cr__cuda_signalled) {
             cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
-                   "case %d: runner interrupted by signal %d while the %s ran", c,
-                   (int)cr__cuda_signalled, s_who[who]);
+                          "case %d: runner interrupted by signal %d while the %s ran", c,
+                          (int)cr__cuda_signalled, s_who[who]);
             J->dead = 1;
             return -1;
         }
         if (now >= J->deadline_ns) {
             cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_TIMEOUT,
-                   "case %d: the %s's GPU work was still running after %.1f s (run timeout)", c,
-                   s_who[who], (double)(now - start) / 1e9);
+                          "case %d: the %s's GPU work was still running after %.1f s (run timeout)",
+                          c, s_who[who], (double)(now - start) / 1e9);
             J->dead = 1;
             return -1;
         }
@@ -119,7 +119,8 @@ static int s_wait(cr__cuda_judge_t *J, cudaEvent_t ev, int who, int c)
 
 /* Calls fn(args) for `who` with the buffers in B and waits for all of its
  * work, device-wide. Returns 0 with the times in *tm, or -1 with a verdict. */
-static int s_do_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, const cr__cuda_bufs_t *B, cr__cuda_time_t *tm)
+static int s_do_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
+                     const cr__cuda_bufs_t *B, cr__cuda_time_t *tm)
 {
     const cr_task_t *t = J->t;
     void *ptr[CR_CUDA_NP], *args[CR_CUDA_NP];
@@ -135,7 +136,7 @@ static int s_do_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, c
         J->last_error[who](); /* clears an error from an earlier call */
     J->cand_ran |= who == CR_CUDA_CAND;
     cudaGetLastError();
-    cr__cuda_lc_begin(J, who); /* verification only: off while timing (note 8) */
+    cr__cuda_lc_begin(J, who); /* verification only: off while timing (§8) */
     int64_t t0 = cr_time_mono_ns();
     cudaEventRecord(J->d.ev0, cudaStreamLegacy);
     J->fn[who](args);
@@ -149,7 +150,7 @@ static int s_do_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, c
         return s_cuda_fail(J, who, rec, "device error after the call", L->c);
     if (s_wait(J, J->d.ev1, who, L->c) != 0)
         return -1;
-    cudaError_t e = cudaDeviceSynchronize(); /* work on non-blocking streams (note 2) */
+    cudaError_t e = cudaDeviceSynchronize(); /* work on non-blocking streams (§2) */
     int64_t t1 = cr_time_mono_ns();
     if (e != cudaSuccess)
         return s_cuda_fail(J, who, e, "device error after the call", L->c);
@@ -164,8 +165,10 @@ static int s_do_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, c
     return 0;
 }
 
-int cr__cuda_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, const cr__cuda_bufs_t *B, cr__cuda_time_t *tm)
+int cr__cuda_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
+                  const cr__cuda_bufs_t *B, cr__cuda_time_t *tm)
 {
     int64_t t0 = cr_time_mono_ns();
-    return cr__cuda_step(J, who == CR_CUDA_CAND ? CR_CUDA_ST_CAND : CR_CUDA_ST_REF, t0, s_do_call(J, who, L, B, tm));
+    return cr__cuda_step(J, who == CR_CUDA_CAND ? CR_CUDA_ST_CAND : CR_CUDA_ST_REF, t0,
+                         s_do_call(J, who, L, B, tm));
 }

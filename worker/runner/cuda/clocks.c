@@ -71,8 +71,8 @@ int cr__cuda_lock(cr__cuda_judge_t *J)
     int rc = cr_nvml_lock(J->d.nvml, J->policy.mhz, &J->locked_mhz);
     if (rc != 0) {
         J->locked_mhz = 0;
-        cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "clock lock on %s failed: %s", J->d.bus,
-               cr_nvml_last_error(J->d.nvml));
+        cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "clock lock on %s failed: %s",
+                      J->d.bus, cr_nvml_last_error(J->d.nvml));
         return -1;
     }
     s_locked = J->d.nvml;

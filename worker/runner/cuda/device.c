@@ -44,7 +44,7 @@ static void s_snapshot(void)
 /* Which NVML library to open (cr_cuda_judge_set_nvml_library). */
 static const char *s_nvml_lib;       /* NULL = libnvidia-ml.so.1 */
 
-/* Resets what a candidate may have changed for everyone (HACKS.md #19):
+/* Resets what a candidate may have changed for everyone (docs/hacks.md #19):
  * persisting-L2 size and lines, the other device limits (s_limits: e.g. a
  * smaller L2 fetch granularity slows the reference) and the cache
  * configuration (PreferShared shrinks the reference's L1), back to what
@@ -55,9 +55,9 @@ static const char *s_nvml_lib;       /* NULL = libnvidia-ml.so.1 */
  * the persisting-L2 set-aside too. When a candidate left it above 0, it is
  * set back to 0 and every persisting line reset to normal
  * (cudaCtxResetPersistingL2Cache). At 0 no line is kept out of the flush's
- * reach, so the reset is not repeated while the set-aside stays 0: on an
- * H200 the reset itself made the timed kernel after it 0.10-0.15 us slower
- * (bench/RESULTS.md, session 5). What a candidate could still keep in L2
+ * reach, so the reset is not repeated while the set-aside stays 0: the
+ * reset itself slows the timed kernel after it (docs/cuda-judge.md §4).
+ * What a candidate could still keep in L2
  * is its own data (inputs are new, at new addresses, every call), and
  * only if the hardware protected persisting lines with no set-aside.
  * Per-kernel attributes (cudaFuncSetAttribute on the reference's
@@ -91,7 +91,7 @@ void cr__cuda_reset_state(cr__cuda_judge_t *J)
 
 /* The part of a judge's setup that no request decides: the context, the
  * device's facts, NVML, events, scratch and flush buffers, the arena
- * (note 9). On failure
+ * (§9). On failure
  * returns the CUDA error with *what naming the step (NVML is optional: its
  * failure leaves D->nvml NULL and says why in D->nvml_err). Writes no
  * verdict, so that a prestarted runner can run it before it has a record. */
@@ -150,7 +150,8 @@ cudaError_t cr__cuda_setup_device(cr__cuda_dev_t *D, const char **what)
         return e;
     }
     *what = "hash scratch";
-    if ((e = cudaMalloc((void **)&D->dscratch, 2 * CR_CUDA_NP * sizeof *D->dscratch)) != cudaSuccess)
+    if ((e = cudaMalloc((void **)&D->dscratch, 2 * CR_CUDA_NP * sizeof *D->dscratch)) !=
+        cudaSuccess)
         return e;
     *what = "compare scratch";
     if ((e = cudaMalloc((void **)&D->dcmp, 6 * CR_CUDA_NP * sizeof *D->dcmp)) != cudaSuccess)
@@ -161,7 +162,8 @@ cudaError_t cr__cuda_setup_device(cr__cuda_dev_t *D, const char **what)
     size_t freeb = 0, total = 0;
     if (cudaMemGetInfo(&freeb, &total) == cudaSuccess) {
         size_t want = freeb / S_ARENA_SHARE;
-        want = (want < S_ARENA_MAX ? want : S_ARENA_MAX) / CR_CUDA_ARENA_GRAIN * CR_CUDA_ARENA_GRAIN;
+        want =
+            (want < S_ARENA_MAX ? want : S_ARENA_MAX) / CR_CUDA_ARENA_GRAIN * CR_CUDA_ARENA_GRAIN;
         if (want >= S_ARENA_MIN && cudaMalloc((void **)&D->arena, want) == cudaSuccess)
             D->arena_bytes = want;
         else

@@ -16,11 +16,11 @@
 #define S_RESERVE_FRAC 0.15        /* of the run timeout, kept free for post-timing checks */
 #define S_TAIL_LAUNCHES 32         /* empty kernels queued behind a timed call (§12) */
 
-static const char *const s_step_name[CR_CUDA_ST_N] = {"alloc", "free", "input sync", "candidate calls",
-                                                "reference calls", "compare", "hash compare",
-                                                "keep outputs"};
+static const char *const s_step_name[CR_CUDA_ST_N] = {
+    "alloc",           "free",    "input sync",   "candidate calls",
+    "reference calls", "compare", "hash compare", "keep outputs"};
 
-/* The object's own cudaGetLastError through S_LAST_ERROR_SYM (note 1). */
+/* The object's own cudaGetLastError through S_LAST_ERROR_SYM (§1). */
 static cr__cuda_last_error_fn s_find_last_error(void *entry)
 {
     Dl_info info;
@@ -62,8 +62,8 @@ static int s_setup(cr__cuda_judge_t *J)
     }
     if (!J->d.nvml) {
         if (J->policy.lock) {
-            cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "clock policy lock needs NVML: %s",
-                   J->d.nvml_err);
+            cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                          "clock policy lock needs NVML: %s", J->d.nvml_err);
             return -1;
         }
         cr_warn("NVML unavailable (%s): SM clock and throttling not observed", J->d.nvml_err);
@@ -109,7 +109,8 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
 
     if (!ref_entry || !cand_entry || req->seed.len != sizeof J->seed) {
         cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
-               "cuda judge: missing entry point or seed (%zu bytes, need 32)", req->seed.len);
+                      "cuda judge: missing entry point or seed (%zu bytes, need 32)",
+                      req->seed.len);
         goto done;
     }
     memcpy(J->seed, req->seed.data, sizeof J->seed);
@@ -122,7 +123,7 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     /* Diagnostics: every timed sample as CSV (case,side,i,slot,event_us,
      * wall_us,sm_mhz,throttled,us since the case's first candidate sample,
      * GPU us of its ev0 in the case, adjustment us: stall and level, notes 10
-     * and 11, 1 when its event time counts: note 12), appended to the file
+     * and 11, 1 when its event time counts: §12), appended to the file
      * this names. */
     if (getenv("CR_CUDA_JUDGE_SAMPLES"))
         J->dump = fopen(getenv("CR_CUDA_JUDGE_SAMPLES"), "ae");
@@ -131,7 +132,7 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     J->gpu_steps = getenv("CR_CUDA_JUDGE_GPU_STEPS") != NULL;
     /* Diagnostics: CR_CUDA_JUDGE_TAIL=N queues N launches behind a timed
      * call instead of S_TAIL_LAUNCHES (0: none, every sample's times count;
-     * note 12). */
+     * §12). */
     J->tail = S_TAIL_LAUNCHES;
     const char *v = getenv("CR_CUDA_JUDGE_TAIL");
     if (v && v[0]) {
@@ -146,7 +147,8 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     cr_rng_seed(&J->tail_pick, J->seed, 0, S_SET_TAIL, 0);
     if (cr_clock_policy_parse(o ? o->clock_policy : NULL, &J->policy) != 0) {
         cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
-               "clock policy '%s': expected observe, lock:base or lock:<MHz>", o->clock_policy);
+                      "clock policy '%s': expected observe, lock:base or lock:<MHz>",
+                      o->clock_policy);
         goto done;
     }
     ph[0] = cr_time_mono_ns();
@@ -163,7 +165,7 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     ph[2] = cr_time_mono_ns();
     rc = cr__cuda_verify(J);
     if (!J->dead)
-        cr__cuda_lc_stop(J); /* before timing: no callback in a timed window (note 8) */
+        cr__cuda_lc_stop(J); /* before timing: no callback in a timed window (§8) */
     ph[3] = cr_time_mono_ns();
     if (rc != 0 || J->verdict)
         goto done;
@@ -250,7 +252,7 @@ int cr_cuda_judge_prestart(void)
         return -1;
     }
     s_pre = P;
-    /* CUPTI subscribed now, its callbacks enabled by the judge (note 8). */
+    /* CUPTI subscribed now, its callbacks enabled by the judge (§8). */
     char used[PATH_MAX + 64];
     int64_t t0 = cr_time_mono_ns();
     if (cr__cuda_lc_subscribe(used, sizeof used) != 0)

@@ -101,7 +101,7 @@ __global__ void s_gen_kernel(void *buf, size_t n, cr__cuda_gen_t g)
     }
 }
 
-/* Queued behind a timed call (note 12). */
+/* Queued behind a timed call (§12). */
 __global__ void s_tail_kernel(void) {}
 
 /* Writes the element pattern (es bytes, from cr_inputs_poison) n times. */
@@ -126,7 +126,7 @@ __device__ __forceinline__ uint64_t s_splitmix(uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* Note 6. bytes need not be a multiple of 4: the tail word is zero-padded
+/* §6. bytes need not be a multiple of 4: the tail word is zero-padded
  * and the length is mixed in by the host. */
 __global__ void s_hash_kernel(const void *buf, size_t bytes, uint64_t key,
                               unsigned long long *out)

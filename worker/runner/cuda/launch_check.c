@@ -8,7 +8,7 @@
 
 /* CUPTI's callback API (cupti_callbacks.h, cupti_*_cbid.h), declared here so
  * that the judge builds without CUPTI's headers and links nothing new: the
- * library is dlopen'ed (note 8). The layout and numbers are CUPTI's ABI;
+ * library is dlopen'ed (§8). The layout and numbers are CUPTI's ABI;
  * where the headers are at hand the build checks them below. */
 typedef struct {
     int site;                 /* CUpti_ApiCallbackSite */
@@ -117,7 +117,7 @@ static struct {
     void *sub;                    /* the subscriber handle; NULL = not subscribed */
     s_cupti_unsubscribe_fn unsubscribe;
     s_cupti_enable_fn enable;
-    int who;                      /* CR_CUDA_CAND, CR_CUDA_REF while their call runs; -1 otherwise */
+    int who;                      /* CR_CUDA_CAND, _REF while their call runs; -1 otherwise */
     unsigned long ok[2], failed[2]; /* launches in the current call, by side */
     s_kernel_t k[S_KERNELS];      /* guarded by s_lc_mu */
     int nk;
@@ -346,7 +346,7 @@ int cr__cuda_lc_subscribe(char *used, size_t usedlen)
 }
 
 /* Subscribes to the launch callbacks and reads the candidate's and the
- * reference's object files (note 8). Whatever fails leaves the checks off,
+ * reference's object files (§8). Whatever fails leaves the checks off,
  * logged: the verdict then rests on the other checks, as before them. */
 void cr__cuda_lc_start(cr__cuda_judge_t *J)
 {
@@ -510,11 +510,12 @@ static const char *s_lc_foreign(cr__cuda_judge_t *J, const s_kernel_t *e, char *
     return NULL;
 }
 
-/* Note 8's verdict on the candidate call of this verification run, once
+/* §8's verdict on the candidate call of this verification run, once
  * the reference has run on the same inputs; passed: its outputs and inputs
  * were right. Flags the record; returns 1 with a message in msg when a
  * check fired. */
-int cr__cuda_lc_verdict(cr__cuda_judge_t *J, int c, int second, int passed, char *msg, size_t msglen)
+int cr__cuda_lc_verdict(cr__cuda_judge_t *J, int c, int second, int passed, char *msg,
+                        size_t msglen)
 {
     if (!J->lc_on)
         return 0;
@@ -539,7 +540,7 @@ int cr__cuda_lc_verdict(cr__cuda_judge_t *J, int c, int second, int passed, char
         cr_judge_flag(J->rec, "no_kernel_launched");
         snprintf(msg, msglen,
                  "the outputs are right but the candidate launched no kernel%s: the work was "
-                 "done some other way (HACKS.md #15)",
+                 "done some other way (docs/hacks.md #15)",
                  J->lc_failed[CR_CUDA_CAND] ? " (its launches failed)" : "");
         cr_judge_fail(J->rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "case %d%s: %s", c, which,
                       msg);
@@ -568,7 +569,7 @@ int cr__cuda_lc_verdict(cr__cuda_judge_t *J, int c, int second, int passed, char
         cr_judge_flag(J->rec, "foreign_kernel");
         char m[1024];
         snprintf(m, sizeof m, "the candidate launched kernel %s, which is not its own: %s "
-                 "(HACKS.md #14)", name, found);
+                 "(docs/hacks.md #14)", name, found);
         cr_judge_fail(J->rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "case %d%s: %s", c, which,
                       m);
         if (!fired)

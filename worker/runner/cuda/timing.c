@@ -40,11 +40,11 @@ typedef struct {
     int throttled;         /* a throttle reason was set before or after */
     int slot;              /* buffer slot it ran in */
     int64_t at_ns;         /* host clock at its end (diagnostic dump only) */
-    double gpu_at_us;      /* its ev0 on the GPU's clock, from the case's first (note 10) */
-    double adj_us;         /* periodic-stall adjustment (note 10) plus the process level
-                              (note 11), subtracted from ev_us */
-    unsigned char timed;   /* its event time counts (note 12: it had the tail) */
-    unsigned char walled;  /* its wall time counts (note 12: it had none) */
+    double gpu_at_us;      /* its ev0 on the GPU's clock, from the case's first (§10) */
+    double adj_us;         /* periodic-stall adjustment (§10) plus the process level
+                              (§11), subtracted from ev_us */
+    unsigned char timed;   /* its event time counts (§12: it had the tail) */
+    unsigned char walled;  /* its wall time counts (§12: it had none) */
 } s_sample_t;
 
 typedef struct {
@@ -54,7 +54,7 @@ typedef struct {
 } s_side_t;
 
 /* Adds the sample s_sample just wrote at S->s[S->n], taken in slot; its
- * event time feeds the running RSE when it counts (note 12). */
+ * event time feeds the running RSE when it counts (§12). */
 static void s_side_add(s_side_t *S, int slot)
 {
     s_sample_t *x = &S->s[S->n++];
@@ -132,27 +132,27 @@ static void s_measure_bw(cr__cuda_judge_t *J)
             J->d.theory_bw / 1e9);
 }
 
-/* One timed call of `who` on fresh set `set` in slot B (note 4). With
+/* One timed call of `who` on fresh set `set` in slot B (§4). With
  * keep != NULL the candidate's inputs are hashed and its outputs kept for
  * verification. Returns 0 or -1 with a verdict. */
-/* What kind of sample s_sample takes (note 12): drawn from the secret
+/* What kind of sample s_sample takes (§12): drawn from the secret
  * stream, or one whose event time counts, or one whose wall time does. */
 enum { S_KIND_DRAW, S_KIND_TIMED, S_KIND_CHECK };
 
-static int s_sample(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B, uint32_t set,
-                    s_kept_t *keep, s_sample_t *out, int kind)
+static int s_sample(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B,
+                    uint32_t set, s_kept_t *keep, s_sample_t *out, int kind)
 {
     cr__cuda_place(J, B);
     unsigned m1;
     uint64_t r1;
     cr__cuda_time_t tm;
     /* Inputs complete before the call (cr__cuda_ready), then the limits restored
-     * while the GPU is idle, then flush and call (note 4). The GPU time of
+     * while the GPU is idle, then flush and call (§4). The GPU time of
      * the fill and the flush comes from events around them, only on request
-     * (J->gpu_steps): in front of the flush they made the timed kernel
-     * ~0.07 us slower on an H200 (bench/RESULTS.md, session 5). */
+     * (J->gpu_steps): in front of the flush they slow the timed kernel
+     * (§4). */
     const int gpu_diag = J->gpu_steps;
-    /* Note 12: with the tail, its event time counts; without, its wall time. */
+    /* §12: with the tail, its event time counts; without, its wall time. */
     const int check = J->tail == 0 || kind == S_KIND_CHECK ||
                       (kind == S_KIND_DRAW && cr_rng_next(&J->tail_pick) % S_CHECK_ONE_IN == 0);
     out->timed = J->tail == 0 || !check;
@@ -160,7 +160,8 @@ static int s_sample(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, cr
     int64_t t0 = cr_time_mono_ns();
     if (gpu_diag)
         cudaEventRecord(J->d.evf, cudaStreamLegacy);
-    if (cr__cuda_fill(J, L, set, B) != 0 || (keep && cr__cuda_hash_queue(J, L, B, 0) != 0) || cr__cuda_ready(J))
+    if (cr__cuda_fill(J, L, set, B) != 0 || (keep && cr__cuda_hash_queue(J, L, B, 0) != 0) ||
+        cr__cuda_ready(J))
         return -1;
     int64_t t1 = cr_time_mono_ns();
     cr__cuda_reset_state(J);
@@ -168,7 +169,7 @@ static int s_sample(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, cr
     if (gpu_diag)
         cudaEventRecord(J->d.evq, cudaStreamLegacy);
     if (cr__cuda_infra(J, cudaMemsetAsync(J->d.flush, 0, J->d.flush_bytes, cudaStreamLegacy),
-                "L2 flush") != 0) /* zeros: note 4 */
+                       "L2 flush") != 0) /* zeros: §4 */
         return -1;
     J->tail_now = check ? 0 : J->tail;
     int called = cr__cuda_call(J, who, L, B, &tm);
@@ -205,7 +206,7 @@ static int s_sample(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, cr
     out->mhz = J->last_mhz;
     out->at_ns = t3;
     /* The GPU's clock at this ev0: the time since the previous sample's
-     * (note 10). The two events swap, so nothing is recorded for it. */
+     * (§10). The two events swap, so nothing is recorded for it. */
     float gms = 0;
     if (J->gpu_prev && cudaEventElapsedTime(&gms, J->d.evp, J->d.ev0) == cudaSuccess)
         J->gpu_now_us += (double)gms * 1e3;
@@ -234,7 +235,7 @@ static int s_sample(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, cr
 }
 
 /* Samples kept after the throttle filter, of those whose event times count
- * (or, wall, of those whose wall times count: note 12); fills x with the
+ * (or, wall, of those whose wall times count: §12); fills x with the
  * chosen times. */
 static size_t s_kept_times(const s_side_t *S, int all, int wall, double shift, double *x)
 {
@@ -242,8 +243,8 @@ static size_t s_kept_times(const s_side_t *S, int all, int wall, double shift, d
     for (size_t i = 0; i < S->n; i++) {
         if ((!all && S->s[i].throttled) || !(wall ? S->s[i].walled : S->s[i].timed))
             continue;
-        double v = S->s[i].ev_us - S->s[i].adj_us; /* note 10 */
-        if (wall) /* note 4: the wall time less the reference's own gap, never below the event */
+        double v = S->s[i].ev_us - S->s[i].adj_us; /* §10 */
+        if (wall) /* §4: the wall time less the reference's own gap, never below the event */
             v = fmax(v, S->s[i].wall_us - shift);
         x[n++] = v;
     }
@@ -254,7 +255,7 @@ enum { S_RAW_EV, S_RAW_WALL, S_RAW_GAP }; /* what s_raw_median takes the median 
 
 /* Median of the kept samples' raw event times, wall times, or the gap
  * (wall - event) between them, each over the samples whose times of that
- * kind count (note 12); 0 with none kept. */
+ * kind count (§12); 0 with none kept. */
 static double s_raw_median(const s_side_t *S, int all, int what, double *tmp)
 {
     size_t n = 0;
@@ -269,7 +270,7 @@ static double s_raw_median(const s_side_t *S, int all, int what, double *tmp)
     return cr_stats_quantile_sorted(tmp, n, 0.5);
 }
 
-/* What the judge's log says of a level (note 11). */
+/* What the judge's log says of a level (§11). */
 static const char *s_level_text(cr_level_why_t why, double off, int cached)
 {
     switch (why) {
@@ -291,8 +292,8 @@ static const char *s_level_text(cr_level_why_t why, double off, int cached)
 
 /* Summarises both sides of bench case c (the b-th bench case) into br;
  * applies the side-stream and roofline checks. With a cached reference
- * (note 7) B holds only warm-up samples, used for the wall-clock gap and the
- * process level (note 11).
+ * (§7) B holds only warm-up samples, used for the wall-clock gap and the
+ * process level (§11).
  * Returns 0 or -ENOMEM. */
 static int s_summarise(cr__cuda_judge_t *J, int c, int b, s_side_t *A, s_side_t *B,
                        Crucible__BenchResult *br)
@@ -318,7 +319,7 @@ static int s_summarise(cr__cuda_judge_t *J, int c, int b, s_side_t *A, s_side_t 
                 A->n + B->n);
     br->throttled_dropped = all ? 0 : (uint32_t)(thr_a + thr_b);
 
-    /* Wall-clock cross-check (note 4). */
+    /* Wall-clock cross-check (§4). */
     double gap_a = s_raw_median(A, all, S_RAW_GAP, x);
     double gap_b = s_raw_median(B, all || cached, S_RAW_GAP, x);
     size_t na = s_kept_times(A, all, 0, 0, x);
@@ -332,8 +333,8 @@ static int s_summarise(cr__cuda_judge_t *J, int c, int b, s_side_t *A, s_side_t 
         cr_judge_flag(J->rec, "side_stream");
         cr_judge_fail(J->rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
                       "case %d: the candidate's wall time exceeds its event time by %.1f us "
-                      "more than the reference's: its work escaped the legacy stream (HACKS.md "
-                      "#7; join side streams before returning)",
+                      "more than the reference's: its work escaped the legacy stream "
+                      "(docs/hacks.md #7; join side streams before returning)",
                       c, excess);
         cr_warn("case %d: the candidate's wall time exceeds its event time by %.1f us more "
                 "than the reference's: work escaped the legacy stream; timing by wall clock",
@@ -350,7 +351,7 @@ static int s_summarise(cr__cuda_judge_t *J, int c, int b, s_side_t *A, s_side_t 
         size_t nb = s_kept_times(B, all, 0, 0, y);
         cr_stats_compute(y, nb, &sb);
     }
-    /* Note 11: this process's reference against the anchor. Interleaved:
+    /* §11: this process's reference against the anchor. Interleaved:
      * the reference's median, the anchor from the request, both sides
      * corrected. Cached: the reference's warm-up samples, the cached median
      * as the anchor, the candidate corrected (the reference is the anchor). */
@@ -377,7 +378,7 @@ static int s_summarise(cr__cuda_judge_t *J, int c, int b, s_side_t *A, s_side_t 
         cr_info("case %d: reference %.3f us (%zu %ssamples) against its anchor %.3f us: %s", c,
                 sr.median, sr.n, cached ? "warm-up " : "", anchor, s_level_text(why, off, cached));
     }
-    /* The median before the stall and level adjustments (notes 10, 11), and
+    /* The median before the stall and level adjustments (§10, §11), and
      * the wall-clock median: both the candidate's raw ones. */
     br->raw_median_us = side ? sa.median : s_raw_median(A, all, S_RAW_EV, x);
     br->wall_median_us = s_raw_median(A, all, S_RAW_WALL, x);
@@ -404,7 +405,7 @@ static int s_summarise(cr__cuda_judge_t *J, int c, int b, s_side_t *A, s_side_t 
     br->ref_rse = sb.rse;
     cr_stats_speedup(&sa, &sb, &br->speedup, &br->speedup_lo, &br->speedup_hi);
 
-    /* Roofline floor (HACKS.md #16). */
+    /* Roofline floor (docs/hacks.md #16). */
     double bytes = 0, flops = 0, floor_s = 0;
     cr_task_bytes(J->t, c, &bytes);
     cr_task_flops(J->t, c, &flops);
@@ -430,7 +431,8 @@ static int s_summarise(cr__cuda_judge_t *J, int c, int b, s_side_t *A, s_side_t 
 /* Checks the kept timed outputs against the reference, run now in fresh
  * buffers (so no reference result for a timed set ever sat in memory while
  * the candidate ran). Returns 0 or -1 with a verdict. */
-static int s_check_kept(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, s_kept_t *kept, unsigned nkept)
+static int s_check_kept(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, s_kept_t *kept,
+                        unsigned nkept)
 {
     for (unsigned i = 0; i < nkept; i++) {
         if (kept[i].mutated) {
@@ -459,7 +461,7 @@ static int s_check_kept(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, s_kept_
     return 0;
 }
 
-/* Periodic stalls (note 10): fits them on both sides' samples of the case,
+/* Periodic stalls (§10): fits them on both sides' samples of the case,
  * sets each sample's adj_us and the stall fields of br. Returns 0 or
  * -ENOMEM. */
 static int s_stall_adjust(cr__cuda_judge_t *J, int c, s_side_t *A, s_side_t *B,
@@ -477,7 +479,7 @@ static int s_stall_adjust(cr__cuda_judge_t *J, int c, s_side_t *A, s_side_t *B,
     }
     double *st = buf, *du = buf + all, *adj = buf + 2 * all;
     size_t n = 0;
-    for (size_t i = 0; i < all; i++) { /* the samples whose event times count (note 12) */
+    for (size_t i = 0; i < all; i++) { /* the samples whose event times count (§12) */
         const s_sample_t *x = i < A->n ? &A->s[i] : &B->s[i - A->n];
         if (!x->timed)
             continue;
@@ -510,7 +512,7 @@ static int s_stall_adjust(cr__cuda_judge_t *J, int c, s_side_t *A, s_side_t *B,
     return rc == -ENOMEM ? -ENOMEM : 0;
 }
 
-/* Times bench case c, the b-th bench case (DESIGN.md §4, timing; note 7).
+/* Times bench case c, the b-th bench case (docs/design.md §4, timing; §7).
  * Returns 0 (results in br, verdicts on the record) or -1 with a hard
  * verdict, or -ENOMEM. */
 static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult *br)
@@ -553,32 +555,33 @@ static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult 
         s_sample_t sm;
         size_t kept_bytes = 0;
 
-        /* Warm-up (DESIGN.md §4): by time and until the SM clock settles (three
+        /* Warm-up (docs/design.md §4): by time and until the SM clock settles (three
          * NVML reads >= 5 ms apart within 1%). With NVML watching the clock
          * the floor is S_WARMUP_NVML_S; without it, nothing says the clock is
          * up, so S_WARMUP_MIN_S. Bench cases after the first follow a timing
          * loop that kept the GPU busy up to now: their warm-up only waits for
          * a settled clock (S_WARMUP_NEXT_S at least, for the new case's own
          * code paths). */
-        J->gpu_prev = 0; /* a new GPU clock origin per case (note 10) */
+        J->gpu_prev = 0; /* a new GPU clock origin per case (§10) */
         J->gpu_now_us = 0;
         int64_t w0 = ph[1] = cr_time_mono_ns();
         double warm_min = b > 0 ? S_WARMUP_NEXT_S : J->d.nvml ? S_WARMUP_NVML_S : S_WARMUP_MIN_S;
         double warm_max = fmin(S_WARMUP_MAX_S, fmax(warm_min, J->budget_s / 2));
         unsigned last_mhz = 0;
         int stable = J->d.nvml ? 0 : S_CLOCK_STABLE_READS;
-        /* cached, a reference short enough for the level (note 11): enough of
-         * its warm-up samples with the tail to measure it (note 12) */
+        /* cached, a reference short enough for the level (§11): enough of
+         * its warm-up samples with the tail to measure it (§12) */
         const size_t level_samples = cached ? cr_level_warmup_samples(J->cached_ref_us[b]) : 0;
         size_t ref_timed = 0;
         for (;;) {
             /* cached: the reference's warm-up samples are kept for their gap and the
-             * process level (notes 7, 11) */
+             * process level (§7, §11) */
             s_sample_t *bw = cached && Bs.n < CR_JUDGE_MAX_SAMPLES ? &Bs.s[Bs.n++] : &sm;
             uint64_t reads = J->clock_reads;
             if (s_sample(J, CR_CUDA_CAND, &L, &slot[call++ % nslots], set++, NULL, &sm,
                          S_KIND_DRAW) != 0 ||
-                s_sample(J, CR_CUDA_BASE, &L, &slot[call++ % nslots], set++, NULL, bw, S_KIND_DRAW) != 0)
+                s_sample(J, CR_CUDA_BASE, &L, &slot[call++ % nslots], set++, NULL, bw,
+                         S_KIND_DRAW) != 0)
                 goto done;
             bw->slot = (int)((call - 1) % (unsigned)nslots);
             ref_timed += bw != &sm && bw->timed;
@@ -596,7 +599,7 @@ static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult 
 
         /* A B A B until both sides' RSE is under the target or the budget is
          * spent; A A A with a cached reference, stopping on A's RSE alone
-         * within the candidate's share of the budget (note 7). */
+         * within the candidate's share of the budget (§7). */
         const double budget = J->budget_s * (cached ? CR_JUDGE_CACHED_BUDGET_SHARE : 1.0);
         int64_t t0 = ph[2] = cr_time_mono_ns();
         while (A.n < CR_JUDGE_MAX_SAMPLES) {
@@ -631,11 +634,12 @@ static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult 
                 break;
             if (cr__cuda_signalled) {
                 cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
-                       "case %d: runner interrupted by signal %d", c, (int)cr__cuda_signalled);
+                              "case %d: runner interrupted by signal %d", c,
+                              (int)cr__cuda_signalled);
                 goto done;
             }
         }
-        /* Note 12: each side ends with a sample whose event time counts and
+        /* §12: each side ends with a sample whose event time counts and
          * S_CHECK_MIN whose wall times do, however few the loop took (a slow
          * kernel near its deadline); under the cached policy the reference's
          * are warm-up samples. */
@@ -652,8 +656,8 @@ static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult 
                     (kind == S_KIND_CHECK && cr_time_mono_ns() >= J->deadline_ns - J->reserve_ns))
                     break;
                 int k = (int)(call++ % (unsigned)nslots);
-                if (s_sample(J, side ? CR_CUDA_BASE : CR_CUDA_CAND, &L, &slot[k], set++, NULL, &S->s[S->n],
-                             kind) != 0)
+                if (s_sample(J, side ? CR_CUDA_BASE : CR_CUDA_CAND, &L, &slot[k], set++, NULL,
+                             &S->s[S->n], kind) != 0)
                     goto done;
                 nt += S->s[S->n].timed;
                 nw += S->s[S->n].walled;
@@ -661,8 +665,8 @@ static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult 
             }
         }
         /* At least one timed output is always checked. */
-        if (nkept == 0 && s_sample(J, CR_CUDA_CAND, &L, &slot[call++ % nslots], set++, &kept[nkept++],
-                                   &sm, S_KIND_DRAW) != 0)
+        if (nkept == 0 && s_sample(J, CR_CUDA_CAND, &L, &slot[call++ % nslots], set++,
+                                   &kept[nkept++], &sm, S_KIND_DRAW) != 0)
             goto done;
     }
     for (int s = 0; s < nslots; s++)

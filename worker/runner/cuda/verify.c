@@ -11,7 +11,8 @@
  * of microseconds where a copy to the host takes milliseconds, so checking
  * timed outputs does not eat the sampling time. Returns 0 or -1 with a
  * verdict. */
-static int s_do_keep_out(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const cr__cuda_bufs_t *B, cr__cuda_bufs_t *K)
+static int s_do_keep_out(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const cr__cuda_bufs_t *B,
+                         cr__cuda_bufs_t *K)
 {
     memset(K, 0, sizeof *K);
     const size_t top = J->d.arena_top; /* given back on failure */
@@ -33,7 +34,8 @@ static int s_do_keep_out(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const 
     return 0;
 }
 
-int cr__cuda_keep_out(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const cr__cuda_bufs_t *B, cr__cuda_bufs_t *K)
+int cr__cuda_keep_out(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const cr__cuda_bufs_t *B,
+                      cr__cuda_bufs_t *K)
 {
     int64_t t0 = cr_time_mono_ns();
     return cr__cuda_step(J, CR_CUDA_ST_KEEP, t0, s_do_keep_out(J, L, B, K));
@@ -56,8 +58,9 @@ static double s_elem(const void *b, cr_dtype_t d, size_t i)
  * counts, maxima, first indices and the two elements a message quotes come
  * back to the host. Sets every field of *k but inputs_unchanged. Returns 0,
  * or -1 with a verdict. */
-static int s_do_compare_dev(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const cr__cuda_bufs_t *cand,
-                            const cr__cuda_bufs_t *exp, cr_judge_check_t *k)
+static int s_do_compare_dev(cr__cuda_judge_t *J, const cr__cuda_layout_t *L,
+                            const cr__cuda_bufs_t *cand, const cr__cuda_bufs_t *exp,
+                            cr_judge_check_t *k)
 {
     const cr_task_t *t = J->t;
     unsigned long long h[6 * CR_CUDA_NP];
@@ -83,7 +86,8 @@ static int s_do_compare_dev(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, con
                             first + 2 * p);
     }
     if (cr__cuda_infra(J, cudaGetLastError(), "output comparison launch") ||
-        cr__cuda_infra(J, cudaMemcpy(h, J->d.dcmp, sizeof h, cudaMemcpyDeviceToHost), "output comparison"))
+        cr__cuda_infra(J, cudaMemcpy(h, J->d.dcmp, sizeof h, cudaMemcpyDeviceToHost),
+                       "output comparison"))
         return -1;
     for (int p = 0; p < t->nparams; p++) {
         const cr_param_t *prm = &t->params[p];
@@ -117,8 +121,9 @@ static int s_do_compare_dev(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, con
     return 0;
 }
 
-int cr__cuda_compare_dev(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const cr__cuda_bufs_t *cand,
-                         const cr__cuda_bufs_t *exp, cr_judge_check_t *k)
+int cr__cuda_compare_dev(cr__cuda_judge_t *J, const cr__cuda_layout_t *L,
+                         const cr__cuda_bufs_t *cand, const cr__cuda_bufs_t *exp,
+                         cr_judge_check_t *k)
 {
     int64_t t0 = cr_time_mono_ns();
     return cr__cuda_step(J, CR_CUDA_ST_CMP, t0, s_do_compare_dev(J, L, cand, exp, k));
@@ -126,7 +131,8 @@ int cr__cuda_compare_dev(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const 
 
 /* The reference on set `set` of case L->c, in fresh buffers R (allocated
  * here; the caller frees them). Returns 0 or -1 with a verdict (R freed). */
-int cr__cuda_reference(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_t set, cr__cuda_bufs_t *R)
+int cr__cuda_reference(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_t set,
+                       cr__cuda_bufs_t *R)
 {
     if (cr__cuda_alloc(J, L, R) != 0)
         return -1;
@@ -142,12 +148,12 @@ int cr__cuda_reference(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_t
     return rc;
 }
 
-/* One verification run of case L->c on set `set` (DESIGN.md §4 steps 1-2):
+/* One verification run of case L->c on set `set` (docs/design.md §4 steps 1-2):
  * the candidate into *cand (allocated here, freed by the caller so that a
  * later run gets new addresses), then the reference in fresh buffers.
  * Returns 0 with the findings in *k, or -1 with a verdict. */
-static int s_verify_set(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_t set, cr__cuda_bufs_t *cand,
-                        cr_judge_check_t *k)
+static int s_verify_set(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_t set,
+                        cr__cuda_bufs_t *cand, cr_judge_check_t *k)
 {
     cr__cuda_bufs_t R;
     const char *mut = NULL;
@@ -157,8 +163,8 @@ static int s_verify_set(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_
         cr__cuda_hash_queue(J, L, cand, 0) != 0 || cr__cuda_ready(J))
         return -1;
     cr__cuda_reset_state(J);
-    if (cr__cuda_call(J, CR_CUDA_CAND, L, cand, NULL) != 0 || cr__cuda_hash_queue(J, L, cand, 1) != 0 ||
-        cr__cuda_hash_compare(J, &mut) != 0)
+    if (cr__cuda_call(J, CR_CUDA_CAND, L, cand, NULL) != 0 ||
+        cr__cuda_hash_queue(J, L, cand, 1) != 0 || cr__cuda_hash_compare(J, &mut) != 0)
         return -1;
     k->inputs_unchanged = mut == NULL;
     /* The outputs as they were when the call returned, then the reference,
