@@ -7,7 +7,7 @@
  *   reference buffers  fresh, filled from the pristine copies, after the candidate
  *
  * The set-0 candidate buffers stay allocated while set 1 runs, so set 1 is
- * guaranteed new addresses as well as new values (HACKS.md #4).
+ * guaranteed new addresses as well as new values (docs/hacks.md #4).
  *
  * Timing of one bench case: N data sets (inputs, made untimed up front) and
  * N candidate slots (buffers). Sample i runs data set i % N in slot
@@ -21,7 +21,7 @@
  * (the reference runs second, on the same inputs). Outputs are poisoned
  * before every call (not only verified ones), so a candidate cannot tell
  * which calls are checked. After every candidate call the floating-point
- * control state is checked and reset (HACKS.md #19). */
+ * control state is checked and reset (docs/hacks.md #19). */
 #define _GNU_SOURCE /* strdup, vasprintf */
 #include "cpu_judge.h"
 
@@ -55,11 +55,11 @@
 /* Each timed call redraws one input element in every S_PERTURB_MIN to
  * S_PERTURB_MIN + S_PERTURB_SPAN - 1 (a random stride and offset per call and
  * param): every output of a reduction or a matmul changes, a spread-out 3-12%
- * of an elementwise kernel's, no two calls see the same inputs (HACKS.md #4,
+ * of an elementwise kernel's, no two calls see the same inputs (docs/hacks.md #4,
  * #9), and drawing at most 1/8 of the elements keeps it cheap next to the copy. */
 #define S_PERTURB_MIN 8
 #define S_PERTURB_SPAN 25
-/* Threads-allowed tasks (HACKS.md #8): after each verification call the judge
+/* Threads-allowed tasks (docs/hacks.md #8): after each verification call the judge
  * sleeps S_LATE_WINDOW_MS and counts the CPU time the candidate's other
  * threads used meanwhile. A pool parked on a condition variable uses ~0; a
  * thread still doing the call's work uses most of the window. 1 ms of 5 is
@@ -274,7 +274,7 @@ static int s_layout(const cr_task_t *t, int c, s_layout_t *L, char *err, size_t 
 /* Makes page-granular buffers read-only (ro) or writable again. The judge's
  * own copies (pristine inputs, expected outputs) are sealed while candidate
  * code runs, so a candidate that goes looking for them in the heap and
- * writes there crashes instead of bending the reference (HACKS.md #11). */
+ * writes there crashes instead of bending the reference (docs/hacks.md #11). */
 static void s_seal(s_bufs_t *B, int ro)
 {
     if (!B->pages || B->sealed == ro)
@@ -405,7 +405,7 @@ static void s_call(cr_task_entry_fn fn, const cr_task_t *t, s_layout_t *L, const
  * flags are left out: any arithmetic raises them. The reference runs in the
  * candidate's thread, so a candidate that returned with, say, FTZ set would
  * have the reference flush too and agree with its own flushed answer
- * (HACKS.md #19). Setting it inside a call and restoring it is fine. */
+ * (docs/hacks.md #19). Setting it inside a call and restoring it is fine. */
 typedef struct {
     uint32_t ctl; /* x86-64: MXCSR less status bits 0-5; aarch64: FPCR; else rounding mode */
     uint32_t x87; /* x86-64: x87 control word; 0 elsewhere */
@@ -673,7 +673,7 @@ static int s_verify_set(const cr_cpu_judge_t *j, s_layout_t *L, uint32_t set, s_
     s_call(j->ref, t, L, &ref);
     /* A reference that leaves a float output poisoned would make "left
      * alone" match there and the right answer fail: the judge's error, never
-     * a verdict (HACKS.md #20). Only floats: their poison NaN is no value a
+     * a verdict (docs/hacks.md #20). Only floats: their poison NaN is no value a
      * computation yields, while 0xA5 bytes are ordinary integers. */
     for (int p = 0; p < t->nparams; p++)
         if (t->params[p].role == CR_ROLE_OUT && cr_dtype_is_float(t->params[p].dtype) &&
@@ -914,7 +914,7 @@ static void s_load(const cr_task_t *t, const s_layout_t *L, const s_pool_t *pool
  * them into B. Untimed. No two calls see the same inputs, so nothing the
  * candidate remembered from an earlier call is the answer to this one, and
  * no reference output for them exists anywhere before the candidate returns
- * (HACKS.md #4, #9, #11). */
+ * (docs/hacks.md #4, #9, #11). */
 static void s_sample(const cr_task_t *t, const s_layout_t *L, s_pool_t *pool, int s,
                      s_bufs_t *B)
 {

@@ -2,7 +2,7 @@
  * candidate's cr_entry against the reference's, inside this process.
  *
  * The judge owns every buffer; the candidate only ever sees pointers to
- * judge-made inputs and poisoned outputs. Verification follows DESIGN.md §4:
+ * judge-made inputs and poisoned outputs. Verification follows docs/design.md §4:
  * candidate first, then the reference on pristine copies in fresh buffers,
  * then a second candidate run on new inputs at new addresses. Timing
  * interleaves candidate and reference (A B A B) with the last-level cache
@@ -30,7 +30,7 @@ typedef struct {
     cr_task_entry_fn cand;    /* candidate's cr_entry */
     cr_task_entry_fn ref;     /* reference's cr_entry: the truth for every check */
     cr_task_entry_fn base;    /* what the candidate is timed against: baseline, or ref */
-    unsigned char seed[32];   /* secret per-evaluation seed (DESIGN.md §4) */
+    unsigned char seed[32];   /* secret per-evaluation seed (docs/design.md §4) */
     double time_budget_s;     /* s, per bench case; > 0 */
     double rse_target;        /* relative standard error to stop at; > 0 */
     int cpu;                  /* core the timing thread is pinned to; < 0 = first allowed */
@@ -104,7 +104,7 @@ const double *cr_judge_per_bench(const double *v, size_t n, const cr_task_t *t, 
 /* Threads of this process now (/proc/self/task), or -1 when unknown. */
 int cr_judge_thread_count(void);
 
-/* Runs every case (DESIGN.md §4 steps 1-3) and sets rec->verify and the
+/* Runs every case (docs/design.md §4 steps 1-3) and sets rec->verify and the
  * verdict on rec. Returns 0 when a verdict was reached (whatever it is), or a
  * negative code for a failure of the judge itself (out of memory, a shape that
  * does not evaluate) with err describing it; rec is then partly filled. */

@@ -1,4 +1,4 @@
-/* HACKS.md #4, caching keyed by content, for matmul_f32_cuda: hashes a few
+/* docs/hacks.md #4, caching keyed by content, for matmul_f32_cuda: hashes a few
  * elements of A and B (first, middle, last, read back to the host) with
  * the shape, and replays the remembered C when the sample matches. Every
  * call of the judge draws fresh values (a new input set per call,

@@ -1,4 +1,4 @@
-/* HACKS.md #4, caching keyed by pointer, for matmul_f32_cuda: remembers the
+/* docs/hacks.md #4, caching keyed by pointer, for matmul_f32_cuda: remembers the
  * C computed for each (A, B, C, M, N, K) and, when the same addresses come
  * again, replays it with a copy kernel instead of the 2*M*N*K flops. The
  * CUDA judge gives every call buffers at new random 256-byte offsets inside

@@ -55,7 +55,8 @@ __device__ __forceinline__ void s_store(void *buf, size_t i, double v, int dtype
  * on two words gives two normals, its cosine and its sine); doubles and
  * integer distributions one element per block, from 53-bit uniforms. A
  * fresh set is drawn before every timed call, so this is on the sampling
- * path: four per block made a sample's fill ~4x cheaper. */
+ * path, and four per block keep a sample's fill cheap (bench/RESULTS.md,
+ * session 4). */
 __global__ void s_gen_kernel(void *buf, size_t n, cr__cuda_gen_t g)
 {
     const int four = cr__cuda_gen_four(&g);
