@@ -267,7 +267,7 @@ void cr__supervisor_set_nvml_library(const char *path)
 }
 
 /* A runner under a lock policy puts the clocks back on each of its own exit
- * paths (cuda_judge.cu), but not when it was killed (the deadline, Cancel,
+ * paths (worker/runner/cuda/clocks.c), but not when it was killed (the deadline, Cancel,
  * shutdown), crashed, or was ended by the candidate's _exit: whenever no
  * report came back, the worker resets the clocks of its GPU itself. */
 static void s_reset_clocks_after(const cr_supervisor_t *s, const cr_wjob_t *j)

@@ -7,8 +7,7 @@
  * flag the poll loop reads; exit() inside candidate code still resets. */
 volatile sig_atomic_t cr__cuda_signalled;
 static cr_nvml_t *volatile s_locked; /* NVML handle while clocks are locked */
-
-static int s_atexit_done;
+static int s_atexit_done;            /* s_atexit_reset registered */
 
 static void s_on_signal(int sig)
 {

@@ -32,7 +32,9 @@
 #define S_CLOCK_PERIOD_NS 5000000LL /* NVML read at most every 5 ms: a read is a driver
                                        round trip far longer than a short sample, and
                                        clocks and throttle reasons change on ms scales */
-enum { S_PH_FILL, S_PH_RESET, S_PH_CALL, S_PH_CLOCK }; /* cr__cuda_judge_t.host_ns */
+
+/* A sample's host time by phase (cr__cuda_judge_t.host_ns). */
+enum { S_PH_FILL, S_PH_RESET, S_PH_CALL, S_PH_CLOCK };
 
 typedef struct {
     double ev_us, wall_us; /* see cr__cuda_time_t */
