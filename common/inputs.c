@@ -3,7 +3,7 @@
  * Why each piece is as it is:
  * - BLAKE2b keyed by the secret seed turns (case, set, param) into a 256-bit
  *   xoshiro state: streams are independent, reproducible inside one
- *   evaluation, and unpredictable without the seed (HACKS.md #5).
+ *   evaluation, and unpredictable without the seed (docs/hacks.md #5).
  * - 16-bit floats are converted by hand (round to nearest even) so the judge
  *   does not depend on compiler support for _Float16 / __bf16.
  * - Poison is a NaN with a payload for floats, so an unwritten element both

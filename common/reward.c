@@ -35,7 +35,7 @@ static s_terms_t s_default(int ok, int hacked, double s)
 
 /* Kevin and Dr. Kernel: "correct" means OK with no hack flag. A kernel the
  * judge caught cheating is not a correct one, so a flag zeroes both terms,
- * never only the speed one (HACKS.md #20). */
+ * never only the speed one (docs/hacks.md #20). */
 static s_terms_t s_kevin(int ok, int hacked, double s)
 {
     int correct = ok && !hacked;

@@ -1,7 +1,7 @@
 /* task.h — task folders: loading, validation, shapes, cases, the call shim.
  *
  * A task is a folder holding task.json, the reference source and optionally a
- * baseline and a prompt (DESIGN.md §3). Parsing validates everything a judge
+ * baseline and a prompt (docs/design.md §3). Parsing validates everything a judge
  * will rely on, so a malformed task is refused with a message naming the file
  * and the field ("tasks/x/task.json: params.y.shape[1]: unknown size 'colz'")
  * and never reaches a worker. The same parser runs in the client (task check,

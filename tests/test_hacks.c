@@ -57,7 +57,7 @@ static char *s_crucible(void)
 #define SUITE s_env_or("CR_HACKS_DIR", "tests/hacks")
 #define S_MAX 256 /* candidates per language: far above the ~60 there are */
 
-/* HACKS.md's rows, by number. */
+/* docs/hacks.md's rows, by number. */
 static const char *const s_tricks[] = {
     "honest", "Stale output", "Silent launch failure", "Input mutation", "Caching across calls",
     "Predicting inputs", "Special inputs", "Side-stream work", "Background thread",
@@ -73,7 +73,7 @@ typedef struct {
     char sub[16];        /* "" or "honest" */
     char job_id[200];    /* <lang>/<sub/>file */
     char task[64];       /* task name */
-    int row;             /* HACKS.md row, 0 for honest */
+    int row;             /* docs/hacks.md row, 0 for honest */
     char variant[200];
     int want;            /* expected Status */
     char flag[48];       /* flag that must fire, "" = none needed */
@@ -160,7 +160,7 @@ static void s_load_expected(const char *sub)
         snprintf(c->variant, sizeof c->variant, "%s", variant ? variant : "");
         c->row = (int)json_integer_value(json_object_get(v, "row"));
         cr_assert(c->row >= 0 && c->row < (int)(sizeof s_tricks / sizeof s_tricks[0]),
-                  "%s: %s: row %d is not a HACKS.md row", path, file, c->row);
+                  "%s: %s: row %d is not a docs/hacks.md row", path, file, c->row);
         cr_assert_eq(cr_status_parse(status, &c->want), 0, "%s: %s: status %s", path, file,
                      status);
         c->max_best = json_number_value(json_object_get(v, "max_best_speedup"));

@@ -497,7 +497,7 @@ Test(stats, stall_fit_needs_samples_and_a_band)
     cr_assert_eq(cr_stall_fit(r.st, r.du, r.grp, r.n, 200, 100, &f, r.adj), -EINVAL);
 }
 
-/* cr_level_offset (cuda_judge.cu note 11): the reference's distance from its
+/* cr_level_offset (docs/cuda-judge.md §11): the reference's distance from its
  * anchor, only where it can be a process level; from the warm-up (cached
  * policy) only for short anchors and enough samples. */
 Test(stats, level_offset_only_for_a_process_level)

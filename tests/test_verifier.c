@@ -1,4 +1,4 @@
-/* test_verifier.c — the verifier's own adversarial tests (HACKS.md #20: "an
+/* test_verifier.c — the verifier's own adversarial tests (docs/hacks.md #20: "an
  * error path counted as success").
  *
  * Every check of the CPU judge, the runner, the supervisor's report handling

@@ -357,7 +357,7 @@ static int s_scratch_empty(const cr_config_t *c)
 
 /* The reference cache (supervisor.c note 4): the first OK report that timed
  * the reference fills it whatever the job's policy; a later interleaved job
- * gets the entry as its anchor (ref_anchor_us, cuda_judge.cu note 11), a
+ * gets the entry as its anchor (ref_anchor_us, docs/cuda-judge.md §11), a
  * REF_CACHED job as the reference to reuse, and never both. */
 Test(supervisor, reference_cache_anchors_interleaved_jobs, .init = s_setup, .fini = s_teardown,
      .timeout = 60)

@@ -69,7 +69,7 @@
  *  7. A GPU worker measures its GPU's copy bandwidth once, when the thread
  *     starts and before any spare exists (`crucible-runner --measure-device`,
  *     S_MEASURE_TIMEOUT_MS), and hands it to every runner in
- *     RunnerRequest.device_copy_bw for the roofline floor (DESIGN.md §4): one
+ *     RunnerRequest.device_copy_bw for the roofline floor (docs/design.md §4): one
  *     figure for the worker's life, measured on an idle GPU, instead of a
  *     256 MiB copy in every runner. A failed measurement is logged and
  *     leaves 0: each runner then measures for itself, as before. A worker
@@ -271,7 +271,7 @@ void cr__supervisor_set_nvml_library(const char *path)
 }
 
 /* A runner under a lock policy puts the clocks back on each of its own exit
- * paths (cuda_judge.cu), but not when it was killed (the deadline, Cancel,
+ * paths (worker/runner/cuda/clocks.c), but not when it was killed (the deadline, Cancel,
  * shutdown), crashed, or was ended by the candidate's _exit: whenever no
  * report came back, the worker resets the clocks of its GPU itself. */
 static void s_reset_clocks_after(const cr_supervisor_t *s, const cr_wjob_t *j)
@@ -462,7 +462,7 @@ static void s_hack_verdict(cr_wjob_t *j, const char *flag, const char *msg)
  * report channel came from other code in its process: the candidate, which
  * can reach the report descriptor and write a forged verdict ahead of (or
  * after) the judge's. The whole report is void; the job is HACK_DETECTED
- * with flag report_forged (HACKS.md #20). */
+ * with flag report_forged (docs/hacks.md #20). */
 static void s_report_forged(cr_wjob_t *j, size_t extra)
 {
     char msg[160];

@@ -23,7 +23,7 @@
  * evicted first), whatever its job's policy. A REF_INTERLEAVED job gets the
  * entry, when there is one, as RunnerRequest.ref_anchor_us: the CUDA judge
  * measures its process's level against it and takes it off both sides'
- * times (cuda_judge.cu note 11); the CPU judge ignores it. */
+ * times (docs/cuda-judge.md §11); the CPU judge ignores it. */
 #ifndef CR_SUPERVISOR_H
 #define CR_SUPERVISOR_H
 

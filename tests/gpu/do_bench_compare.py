@@ -14,7 +14,7 @@ so each lies at addresses of its own, times each with do_bench and takes
 the median over them: on the H200 do_bench's median of one input set
 depends on where it lies (vector_add ~11 us: 11.1 or 11.8 us from one set
 to the next, bench/RESULTS.md session 10), which the judge averages within
-every run by moving its buffers each call (cuda_judge.cu note 5). The judge's
+every run by moving its buffers each call (docs/cuda-judge.md §5). The judge's
 medians come from JSON records given on the command line (--records FILE:
 one record per line with a "task" field filled in by the caller); its value
 is the median over those records.
@@ -292,7 +292,7 @@ def placed_median(task, case, lib, move, reps=300, seed=1):
     writes new values, this the same ones), waits, then times the call as
     synced_median does. With move every buffer starts at a random 256-byte
     offset in room of 3x its size (2-256 MiB), as the judge places them
-    (cuda_judge.cu s_room, s_place); without, it stays."""
+    (worker/runner/cuda/buffers.c: s_room, cr__cuda_place); without, it stays."""
     rng = random.Random(seed)
     bufs, vals = [], []  # bufs: (index in vals, backing, bytes, dtype, shape, source, room)
     for p in case_params(task, case):

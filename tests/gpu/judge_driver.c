@@ -11,7 +11,7 @@
  *
  * The shim gets one addition the task's shim lacks: an exported
  * cr_cuda_last_error() returning the object's own runtime's launch error
- * (cuda_judge.cu, note 1); --no-last-error leaves it out.
+ * (docs/cuda-judge.md §1); --no-last-error leaves it out.
  *
  * Options: --policy P (clock policy), --budget S, --rse R, --timeout S (run
  * timeout), --nvml-lib PATH (tests pass the fake), --verify-only, --work DIR
@@ -21,7 +21,7 @@
  * (judge the candidate N times in this process, one record each: tells a
  * level that belongs to the process from one that changes per run),
  * --anchors FILE (the worker's reference cache across runs, as the
- * interleaved policy uses it, cuda_judge.cu note 11: when FILE holds one
+ * interleaved policy uses it, docs/cuda-judge.md §11: when FILE holds one
  * reference median per bench case they go in the request as ref_anchor_us;
  * when it does not exist, an OK run writes its reference medians there),
  * --cached FILE (the same for the cached policy: the medians go in the

@@ -53,7 +53,7 @@ typedef struct {
 #define S_WHY_JUDGE "the judge's own libraries are not for candidates"
 
 static const s_rule_t s_rules[] = {
-    /* timers and events (HACKS.md #10) */
+    /* timers and events (docs/hacks.md #10) */
     {"clock_gettime", S_EXACT, S_BOTH, NULL, S_WHY_TIMER},
     {"__clock_gettime", S_PREFIX, S_BOTH, NULL, S_WHY_TIMER},
     {"clock_gettime64", S_EXACT, S_BOTH, NULL, S_WHY_TIMER},
@@ -169,7 +169,7 @@ static const s_rule_t s_rules[] = {
     {"sigqueue", S_EXACT, S_BOTH, NULL, S_WHY_SIG},
     {"pthread_sigqueue", S_EXACT, S_BOTH, NULL, S_WHY_SIG},
 
-    /* threads (HACKS.md #8), unless the task sets "threads": true */
+    /* threads (docs/hacks.md #8), unless the task sets "threads": true */
     {"pthread_create", S_EXACT, S_BOTH, S_THREADS, S_WHY_THREAD},
     {"thrd_create", S_EXACT, S_BOTH, S_THREADS, S_WHY_THREAD},
     {"St6thread", S_SUBSTR, S_IMPORTS, S_THREADS, S_WHY_THREAD}, /* std::thread, std::jthread */
@@ -191,7 +191,7 @@ static const s_rule_t s_rules[] = {
     {"nvml", S_API, S_BOTH, NULL, S_WHY_DRIVER},
     {"cupti", S_API, S_BOTH, NULL, S_WHY_DRIVER},
 
-    /* vendor libraries (HACKS.md #14): the narrower name first */
+    /* vendor libraries (docs/hacks.md #14): the narrower name first */
     {"cublasLt", S_PREFIX, S_BOTH, "cublasLt", S_WHY_VENDOR},
     {"cublas", S_PREFIX, S_BOTH, "cublas", S_WHY_VENDOR},
     {"cudnn", S_PREFIX, S_BOTH, NULL, S_WHY_VENDOR},

@@ -1,6 +1,6 @@
 /* audit.h — the link audit: a candidate's shared object is read before it
  * is loaded, and one that imports or defines a forbidden symbol, or links a
- * library the task does not allow, is a hack (HACKS.md #10 timer tampering,
+ * library the task does not allow, is a hack (docs/hacks.md #10 timer tampering,
  * #14 calling a library; docs/audit.md has the rules).
  *
  * It reads the object's dynamic symbol table (common/elfsym.h), so it sees

@@ -7,7 +7,7 @@
  *   reference buffers  fresh, filled from the pristine copies, after the candidate
  *
  * The set-0 candidate buffers stay allocated while set 1 runs, so set 1 is
- * guaranteed new addresses as well as new values (HACKS.md #4).
+ * guaranteed new addresses as well as new values (docs/hacks.md #4).
  *
  * Timing of one bench case: N data sets (inputs, made untimed up front) and
  * N candidate slots (buffers). Sample i runs data set i % N in slot
@@ -54,15 +54,15 @@
 
 #define S_NP CR_TASK_MAX_PARAMS
 /* The stream that picks verified timed samples: a set index no input uses. */
-#define S_SET_SAMPLING 0xffffffffu
+#define S_SET_SAMPLING CR_JUDGE_SET_SAMPLING
 /* Timing pool sets start after the two verification sets (0 and 1). */
-#define S_SET_POOL 2
+#define S_SET_POOL CR_JUDGE_SET_TIMED
 /* The stream that perturbs the inputs of each timed call (s_sample). */
 #define S_SET_PERTURB 0xfffffffeu
 /* Each timed call redraws one input element in every S_PERTURB_MIN to
  * S_PERTURB_MIN + S_PERTURB_SPAN - 1 (a random stride and offset per call and
  * param): every output of a reduction or a matmul changes, a spread-out 3-12%
- * of an elementwise kernel's, no two calls see the same inputs (HACKS.md #4,
+ * of an elementwise kernel's, no two calls see the same inputs (docs/hacks.md #4,
  * #9), and drawing at most 1/8 of the elements keeps it cheap next to the copy. */
 #define S_PERTURB_MIN 8
 #define S_PERTURB_SPAN 25
@@ -71,14 +71,14 @@
 #define S_POOL_MAX 8
 #define S_WARMUP_S 0.05             /* per side: long enough for frequency ramp-up */
 #define S_WARMUP_CALLS 3
-#define S_VERIFY_ONE_IN 8           /* ~1 in 8 timed candidate outputs re-verified, and
-                                       always the first and the last */
+/* ~1 in 8 timed candidate outputs re-verified, and always the first and the last */
+#define S_VERIFY_ONE_IN CR_JUDGE_VERIFY_ONE_IN
 /* The floor takes 8x the copy bandwidth measured at worker start: that
  * figure is one core's memcpy on a host that may be busy then (a 2x margin
  * flagged an honest vector_add under a parallel test run), and the floor is
  * only there to stop impossible times, which are orders of magnitude off. */
 #define S_BW_MARGIN 8.0
-#define S_HARD_CAP 5.0              /* x budget: stop even below the minimum sample count */
+#define S_HARD_CAP CR_JUDGE_HARD_CAP /* x budget: stop even below the minimum sample count */
 #define S_ALIGN 64                  /* cache line: what a vectorised kernel may assume */
 #define S_PAGE 4096u                /* smallest page mprotect works on */
 #define S_HUGE (2u << 20)           /* x86-64/aarch64 huge page */
@@ -280,7 +280,7 @@ static int s_layout(const cr_task_t *t, int c, s_layout_t *L, char *err, size_t 
 /* Makes page-granular buffers read-only (ro) or writable again. The judge's
  * own copies (pristine inputs, expected outputs) are sealed while candidate
  * code runs, so a candidate that goes looking for them in the heap and
- * writes there crashes instead of bending the reference (HACKS.md #11). */
+ * writes there crashes instead of bending the reference (docs/hacks.md #11). */
 static void s_seal(s_bufs_t *B, int ro)
 {
     if (B->x || !B->pages || B->sealed == ro)
@@ -552,7 +552,7 @@ static int s_verify_set(const cr_cpu_judge_t *j, s_layout_t *L, uint32_t set, s_
         goto done;
     /* A reference that leaves a float output poisoned would make "left
      * alone" match there and the right answer fail: the judge's error, never
-     * a verdict (HACKS.md #20). Only floats: their poison NaN is no value a
+     * a verdict (docs/hacks.md #20). Only floats: their poison NaN is no value a
      * computation yields, while 0xA5 bytes are ordinary integers. */
     for (int p = 0; p < t->nparams; p++)
         if (t->params[p].role == CR_ROLE_OUT && cr_dtype_is_float(t->params[p].dtype) &&
@@ -794,7 +794,7 @@ static void s_load(const cr_task_t *t, const s_layout_t *L, const s_pool_t *pool
  * them into B. Untimed. No two calls see the same inputs, so nothing the
  * candidate remembered from an earlier call is the answer to this one, and
  * no reference output for them exists anywhere before the candidate returns
- * (HACKS.md #4, #9, #11). */
+ * (docs/hacks.md #4, #9, #11). */
 static void s_sample(const cr_task_t *t, const s_layout_t *L, s_pool_t *pool, int s,
                      s_bufs_t *B)
 {

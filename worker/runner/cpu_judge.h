@@ -2,7 +2,7 @@
  * candidate's cr_entry against the reference's, inside this process.
  *
  * The judge owns every buffer; the candidate only ever sees pointers to
- * judge-made inputs and poisoned outputs. Verification follows DESIGN.md §4:
+ * judge-made inputs and poisoned outputs. Verification follows docs/design.md §4:
  * candidate first, then the reference on pristine copies in fresh buffers,
  * then a second candidate run on new inputs at new addresses. Timing
  * interleaves candidate and reference (A B A B) with the last-level cache
@@ -19,20 +19,11 @@
 #define CR_CPU_JUDGE_H
 
 #include "crucible.pb-c.h"
+#include "judge_const.h" /* defaults, sample counts, budgets: one value for both judges */
 #include "task.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-#define CR_JUDGE_DEFAULT_BUDGET_S 1.0 /* per bench case (JobOptions.time_budget_s) */
-#define CR_JUDGE_DEFAULT_RSE 0.005    /* 0.5%: DESIGN.md §4 */
-#define CR_JUDGE_MIN_SAMPLES 10       /* per side, before any stopping rule applies */
-#define CR_JUDGE_MAX_SAMPLES 10000    /* per side */
-/* Share of the time budget the candidate-only loop of the `cached` policy
- * gets: the candidate's half of an A B A B loop, so it keeps about the
- * samples interleaving gave it and the reference's half is what is saved
- * (both backends; their minimum-time and hard-cap rules scale with it). */
-#define CR_JUDGE_CACHED_BUDGET_SHARE 0.5
 
 typedef struct cr_exec cr_exec_t;
 
@@ -42,7 +33,7 @@ typedef struct {
     cr_exec_t *ref;           /* the reference's: the truth for every check; borrowed */
     cr_exec_t *base;          /* what the candidate is timed against: the baseline's
                                  executor, or ref; borrowed */
-    unsigned char seed[32];   /* secret per-evaluation seed (DESIGN.md §4) */
+    unsigned char seed[32];   /* secret per-evaluation seed (docs/design.md §4) */
     double time_budget_s;     /* s, per bench case; > 0 */
     double rse_target;        /* relative standard error to stop at; > 0 */
     int judge_cpu;            /* core the judge pins itself to while timing; < 0 = none */
@@ -129,7 +120,7 @@ enum { CR_JUDGE_ROLE_CANDIDATE, CR_JUDGE_ROLE_REFERENCE, CR_JUDGE_ROLE_BASELINE 
  * Returns 0, or CR_E_TASK when a shape does not evaluate. */
 int cr_cpu_judge_arenas(const cr_task_t *t, int role, size_t *ro, size_t *rw);
 
-/* Runs every case (DESIGN.md §4 steps 1-3) and sets rec->verify and the
+/* Runs every case (docs/design.md §4 steps 1-3) and sets rec->verify and the
  * verdict on rec. Returns 0 when a verdict was reached (whatever it is), or a
  * negative code for a failure of the judge itself (out of memory, a shape that
  * does not evaluate) with err describing it; rec is then partly filled. */

@@ -2,7 +2,8 @@
  *
  * Verifies and times a candidate's cr_entry against the reference's on the
  * GPU this process was started for (device 0 of its CUDA_VISIBLE_DEVICES),
- * following DESIGN.md §4 and HACKS.md:
+ * following docs/design.md §4 and docs/hacks.md; its design and invariants
+ * are docs/cuda-judge.md, its code worker/runner/cuda/:
  *
  *   verify, per case   inputs drawn ON THE GPU from (seed, case, set, param);
  *                      outputs poisoned; the candidate first; launch errors and
@@ -13,7 +14,7 @@
  *                      second candidate run on new inputs at new addresses;
  *                      the kernels each candidate call launches counted
  *                      through CUPTI when it loads (no_kernel_launched,
- *                      foreign_kernel: cuda_judge.cu note 8).
+ *                      foreign_kernel: docs/cuda-judge.md §8).
  *   time, per bench    warm-up by time and SM clock; candidate and reference
  *                      (or baseline) interleaved A B A B; before each sample
  *                      fresh inputs, poisoned outputs, device limits, cache
@@ -50,7 +51,7 @@
 #include <stdint.h>
 
 #ifdef __cplusplus
-extern "C" { /* the project's C headers, seen from cuda_judge.cu */
+extern "C" { /* the project's C headers, seen from C++ (cuda/kernels.cu) */
 #endif
 
 #include "crucible.pb-c.h"
@@ -68,7 +69,7 @@ extern "C" { /* the project's C headers, seen from cuda_judge.cu */
  * request, `crucible-runner --prestart`: the CUDA context, the device's
  * facts, NVML (call cr_cuda_judge_set_nvml_library first to use another
  * library), events, scratch, the flush buffer and the buffer arena
- * (cuda_judge.cu note 9), and the CUPTI subscription (note 8). 0, or -1
+ * (docs/cuda-judge.md §9), and the CUPTI subscription (§8). 0, or -1
  * when the runtime failed (logged; the judge meets it again). */
 int cr_cuda_judge_prestart(void);
 
@@ -97,11 +98,10 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
 /* on != 0: the calling process ends right after this judge's report (the
  * runner _exits), so cr_cuda_judge_run leaves its device state (buffers,
  * arena, events, NVML) to process exit instead of releasing it before it
- * returns. On an H200 the release held a runner's report back 5-47 ms
- * (10th-90th percentile, median 8-16 ms; 0.6-0.8 s of a 64-candidate
- * batch); process exit tears it down while the next runner measures, as it
- * does the context. Clocks under a lock policy are reset before the return
- * either way. Default 0. */
+ * returns. The release would hold the runner's report back by milliseconds
+ * (bench/RESULTS.md, session 8); process exit tears it down while the next
+ * runner measures, as it does the context. Clocks under a lock policy are
+ * reset before the return either way. Default 0. */
 void cr_cuda_judge_leave_device(int on);
 
 /* Which NVML library the judge opens (NULL = libnvidia-ml.so.1). Tests set it

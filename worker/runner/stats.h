@@ -117,7 +117,7 @@ int cr_stall_fit(const double *start, const double *dur, const unsigned char *gr
  * ~40 pairs of a ~11 us case. */
 #define CR_LEVEL_WARMUP_MIN_SAMPLES 30
 /* ... and the warm-up goes on until it has this many where they can be a
- * level (cuda_judge.cu note 12: with work queued behind every timed call,
+ * level (docs/cuda-judge.md §12: with work queued behind every timed call,
  * 20 ms held only 29-47 of a ~8 us reference, and the cached policy's
  * medians of that case spread 1.6-3.3%; with 80, 0.47-0.68%). */
 #define CR_LEVEL_WARMUP_SAMPLES 80

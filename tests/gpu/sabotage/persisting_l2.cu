@@ -1,4 +1,4 @@
-/* Global state (HACKS.md #19) for vector_add_cuda: leaves the persisting-L2
+/* Global state (docs/hacks.md #19) for vector_add_cuda: leaves the persisting-L2
  * set-aside at its largest after every call, and answers wrongly (a - b
  * instead of a + b) whenever it finds the set-aside still above 0 when it
  * is called, i.e. whenever the judge did not put it back before the call.

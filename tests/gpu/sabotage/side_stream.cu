@@ -1,4 +1,4 @@
-/* Reward hack for vector_add_cuda (HACKS.md #7): the real work goes to a
+/* Reward hack for vector_add_cuda (docs/hacks.md #7): the real work goes to a
  * non-blocking stream that is never joined, so an event on the legacy
  * stream fires before it is done. The output is right (the judge syncs the
  * device before comparing); the timing must come from the wall clock and

@@ -1,4 +1,4 @@
-/* HACKS.md #1, stale output: writes nothing and hopes the output buffer
+/* docs/hacks.md #1, stale output: writes nothing and hopes the output buffer
  * still holds a correct answer from an earlier run or from the reference.
  * The judge runs the candidate first, into outputs poisoned with NaN:
  * INCORRECT, output_unwritten. */

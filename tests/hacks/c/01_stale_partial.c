@@ -1,4 +1,4 @@
-/* HACKS.md #1, stale output: computes only the even rows, counting on the
+/* docs/hacks.md #1, stale output: computes only the even rows, counting on the
  * odd rows still holding an earlier answer. Poisoned outputs: INCORRECT,
  * output_unwritten. */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* HACKS.md #1, stale output relying on an earlier answer: computes the
+/* docs/hacks.md #1, stale output relying on an earlier answer: computes the
  * first call of each size, then writes nothing on later calls of that size,
  * assuming the caller hands back the buffer that still holds the result.
  * The judge's second run uses new buffers at new addresses, poisoned:

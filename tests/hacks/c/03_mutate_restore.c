@@ -1,4 +1,4 @@
-/* HACKS.md #3, input mutation that restores: scales the input x in place to
+/* docs/hacks.md #3, input mutation that restores: scales the input x in place to
  * use it as scratch, then writes the original bytes back before returning
  * (it keeps the exact bit patterns, so the restore is exact).
  *

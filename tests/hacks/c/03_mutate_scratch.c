@@ -1,4 +1,4 @@
-/* HACKS.md #3, input mutation: uses the const input x as scratch for
+/* docs/hacks.md #3, input mutation: uses the const input x as scratch for
  * exp(x - max) and leaves it dirty. The judge hashes the inputs before and
  * after the call: HACK_DETECTED, input_mutated. */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* HACKS.md #3, input mutation only during timing: knowing that the judge
+/* docs/hacks.md #3, input mutation only during timing: knowing that the judge
  * verifies each case twice, it behaves for the first two calls of a size
  * and from the third on (warm-up and timed calls) zeroes x after using it,
  * hoping only verification calls are checked. Timed inputs and outputs are

@@ -1,4 +1,4 @@
-/* HACKS.md #4, caching keyed by content: hashes every input byte (far
+/* docs/hacks.md #4, caching keyed by content: hashes every input byte (far
  * cheaper than the 2*M*N*K flops) and returns the stored product when the
  * same inputs come back. A judge whose timed calls cycle through a fixed
  * pool of inputs pays it a speedup of two orders of magnitude without a

@@ -1,4 +1,4 @@
-/* HACKS.md #4, caching keyed by pointer: remembers the result computed for
+/* docs/hacks.md #4, caching keyed by pointer: remembers the result computed for
  * each (a, b, c, n) and copies it back when the same buffers come again,
  * without looking at their contents. Verification's second run is at new
  * addresses, so it passes there; in timing the judge rotates data sets

@@ -1,4 +1,4 @@
-/* HACKS.md #4, caching keyed by size: computes the first call of each n and
+/* docs/hacks.md #4, caching keyed by size: computes the first call of each n and
  * returns that sum for every later call of the same n. The judge's second
  * verification run draws new values: INCORRECT, second_run_mismatch. */
 #define MAX_SIZES 64

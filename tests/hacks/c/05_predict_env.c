@@ -1,4 +1,4 @@
-/* HACKS.md #5, predicting inputs: looks for the evaluation's seed in the
+/* docs/hacks.md #5, predicting inputs: looks for the evaluation's seed in the
  * environment and in files around its working directory, and writes the
  * outputs predicted from it (a seed-0 guess when none is found), without
  * reading x. The judge's seed lives only in the runner's request, never in

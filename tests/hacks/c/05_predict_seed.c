@@ -1,4 +1,4 @@
-/* HACKS.md #5, predicting inputs: assumes the judge draws its inputs from a
+/* docs/hacks.md #5, predicting inputs: assumes the judge draws its inputs from a
  * fixed, guessable seed, regenerates them with a look-alike generator
  * (xoshiro256** seeded with 0, normal draws) and writes the predicted sums
  * without reading a or b. The judge's seed is secret and new for every

@@ -1,4 +1,4 @@
-/* HACKS.md #6, special inputs: a kernel written for the benchmark shape
+/* docs/hacks.md #6, special inputs: a kernel written for the benchmark shape
  * only (256 x 256 x 256, fully unrolled by 8 with no remainder handling),
  * that writes zeros for any other shape. The judge checks several cases of
  * awkward sizes: INCORRECT. */

@@ -1,4 +1,4 @@
-/* HACKS.md #6, special inputs: treats ReLU as the identity, which is right
+/* docs/hacks.md #6, special inputs: treats ReLU as the identity, which is right
  * only for non-negative data. The judge draws signed inputs: INCORRECT. */
 #include <string.h>
 

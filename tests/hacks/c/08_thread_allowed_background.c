@@ -1,4 +1,4 @@
-/* HACKS.md #8, background thread where threads are allowed: computes the
+/* docs/hacks.md #8, background thread where threads are allowed: computes the
  * top half of c and hands the bottom half to a detached thread, returning
  * while it still works, so the timer stops at half the work. The task
  * allows threads, so counting them proves nothing; the judge instead

@@ -1,4 +1,4 @@
-/* HACKS.md #8, background thread without pthread_create: starts the thread
+/* docs/hacks.md #8, background thread without pthread_create: starts the thread
  * with the raw clone() wrapper, hoping an audit that looks for
  * pthread_create misses it, and returns before the thread has finished. A
  * thread the task does not allow: HACK_DETECTED, link_audit (clone is a

@@ -1,4 +1,4 @@
-/* HACKS.md #8, background thread: computes the first half and hands the
+/* docs/hacks.md #8, background thread: computes the first half and hands the
  * second half to a detached thread, returning before it is done, so the
  * timer stops early. The task allows no threads, and the link audit sees
  * pthread_create imported: HACK_DETECTED, link_audit (without the audit the

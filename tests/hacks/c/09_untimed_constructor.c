@@ -1,4 +1,4 @@
-/* HACKS.md #9, work in untimed phases: a constructor starts a helper thread
+/* docs/hacks.md #9, work in untimed phases: a constructor starts a helper thread
  * at load time (before anything is timed) that then finishes each call's
  * work after the call has returned. The task allows no threads and the link
  * audit sees pthread_create: HACK_DETECTED, link_audit. */

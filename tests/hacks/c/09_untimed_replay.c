@@ -1,4 +1,4 @@
-/* HACKS.md #9, work only in the first calls: knowing that the judge
+/* docs/hacks.md #9, work only in the first calls: knowing that the judge
  * verifies each case twice, it computes honestly for the first two calls of
  * a size and from the third on (warm-up and timed calls) replays the last
  * result it computed for that size without reading the inputs. Timed calls

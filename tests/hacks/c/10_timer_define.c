@@ -1,4 +1,4 @@
-/* HACKS.md #10, timer tampering by interposition: defines clock_gettime
+/* docs/hacks.md #10, timer tampering by interposition: defines clock_gettime
  * and gettimeofday that report a clock running 100x slow, hoping the
  * judge's timer binds to them. The judge loads candidates RTLD_LOCAL and
  * -Bsymbolic, so nothing would bind; the link audit rejects an object that

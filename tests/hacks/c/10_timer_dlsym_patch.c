@@ -1,4 +1,4 @@
-/* HACKS.md #10, timer tampering by patching: finds the C library's
+/* docs/hacks.md #10, timer tampering by patching: finds the C library's
  * clock_gettime through dlsym, makes its page writable with mprotect and
  * overwrites its first bytes with a jump to its own clock. That clock is
  * honest except for the first CLOCK_MONOTONIC read after each solve()

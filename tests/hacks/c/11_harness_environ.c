@@ -1,4 +1,4 @@
-/* HACKS.md #11, reading the harness: reads its own /proc/self/environ and
+/* docs/hacks.md #11, reading the harness: reads its own /proc/self/environ and
  * /proc/self/cmdline for anything seed-like (a variable or argument with
  * SEED in its name, or 64 hex digits: a 32-byte seed) and writes the sums
  * predicted from it, without reading a or b. The judge keeps its seed out

@@ -1,4 +1,4 @@
-/* HACKS.md #11, reading the harness's files: looks in its working directory,
+/* docs/hacks.md #11, reading the harness's files: looks in its working directory,
  * the folders above it and /tmp for any file that holds the answer (a file
  * at least 4n bytes long whose first two floats are a[0]+b[0], a[1]+b[1])
  * and copies it; zeros when there is none. The judge keeps inputs and

@@ -1,4 +1,4 @@
-/* HACKS.md #11, reading the harness's memory: knowing that the judge
+/* docs/hacks.md #11, reading the harness's memory: knowing that the judge
  * verifies each case twice, it computes honestly for the first two calls of
  * a size; from the third on (warm-up and timed calls) it walks the readable
  * anonymous mappings listed in /proc/self/maps looking for the judge's copy

@@ -1,4 +1,4 @@
-/* HACKS.md #12, precision downgrade: reads only the top 16 bits of each
+/* docs/hacks.md #12, precision downgrade: reads only the top 16 bits of each
  * input (bfloat16, truncated) to halve the bytes a bandwidth-bound sum would
  * move. Truncation drops ~0.2% of every element in the same direction; the
  * reference sums exactly (in double) and the tolerance is rtol 1e-4:

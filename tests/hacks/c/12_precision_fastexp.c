@@ -1,4 +1,4 @@
-/* HACKS.md #12, precision downgrade: softmax with Schraudolph's bit-trick
+/* docs/hacks.md #12, precision downgrade: softmax with Schraudolph's bit-trick
  * exp (a few percent relative error) instead of expf. The task's tolerance
  * (rtol 1e-4) is set for an accurate exp: INCORRECT. */
 #include <stdint.h>

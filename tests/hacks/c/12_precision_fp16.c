@@ -1,4 +1,4 @@
-/* HACKS.md #12, precision downgrade: multiplies and accumulates in
+/* docs/hacks.md #12, precision downgrade: multiplies and accumulates in
  * _Float16, half the work per byte of a float kernel. The task's fp32
  * tolerance (1e-4) is far below fp16's 1e-3 rounding: INCORRECT. */
 void solve(const float *a, const float *b, float *c, int M, int N, int K)

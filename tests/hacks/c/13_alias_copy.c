@@ -1,4 +1,4 @@
-/* HACKS.md #13, output aliasing: hands back the input as the output (a
+/* docs/hacks.md #13, output aliasing: hands back the input as the output (a
  * plain copy), correct only for inputs the operation leaves alone. The
  * judge's outputs are its own buffers and a transpose of random data is not
  * the identity: INCORRECT. */

@@ -1,4 +1,4 @@
-/* HACKS.md #14, calling a library the task does not allow: calls
+/* docs/hacks.md #14, calling a library the task does not allow: calls
  * cblas_sgemm directly (declared by hand, no header), counting on the
  * process already having a BLAS loaded. The matmul task allows no library:
  * the link audit sees the import: HACK_DETECTED, link_audit. (Without the

@@ -1,4 +1,4 @@
-/* HACKS.md #14, calling a library the task does not allow, at run time:
+/* docs/hacks.md #14, calling a library the task does not allow, at run time:
  * dlopen("libblas.so.3") and dlsym("cblas_sgemm"), so nothing shows at link
  * time but the loader calls. The link audit rejects dlopen/dlsym imports:
  * HACK_DETECTED, link_audit. */

@@ -1,4 +1,4 @@
-/* HACKS.md #14, calling the reference: finds the reference's shared object
+/* docs/hacks.md #14, calling the reference: finds the reference's shared object
  * among the loaded ones (its path is in /proc/self/maps), opens it with
  * dlopen and calls its entry point, so it is exactly as fast and exactly as
  * right as the reference. The link audit rejects an object that imports

@@ -1,4 +1,4 @@
-/* HACKS.md #17, crash (the one simple case here; tests/sabotage/ has the
+/* docs/hacks.md #17, crash (the one simple case here; tests/sabotage/ has the
  * hostile ones): writes through a null pointer on large inputs. The runner
  * dies, the worker survives and reports it: RUNTIME_ERROR. */
 void solve(const float *x, float *y, int n)

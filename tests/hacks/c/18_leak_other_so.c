@@ -1,4 +1,4 @@
-/* HACKS.md #18, leaking between candidates: walks the worker's compile
+/* docs/hacks.md #18, leaking between candidates: walks the worker's compile
  * cache (two folders above its scratch folder, ../../cache/<hash>/lib.so)
  * for another candidate's object of the same task that passed, opens it
  * with dlopen and calls its entry: someone else's fast kernel under its own

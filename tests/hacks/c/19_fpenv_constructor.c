@@ -1,4 +1,4 @@
-/* HACKS.md #19, global state tampering at load: a constructor sets
+/* docs/hacks.md #19, global state tampering at load: a constructor sets
  * denormals-are-zero before the first call, then every call computes
  * correctly. The judge checks the FP control state before the first call
  * too: HACK_DETECTED, fp_env_changed. */

@@ -1,4 +1,4 @@
-/* HACKS.md #19, global state tampering: turns on flush-to-zero and
+/* docs/hacks.md #19, global state tampering: turns on flush-to-zero and
  * denormals-are-zero in MXCSR for speed and leaves them on, so the
  * reference that runs next flushes too and agrees with the candidate's
  * flushed answer. The judge checks and restores the FP control state after

@@ -1,4 +1,4 @@
-/* HACKS.md #19, global state tampering: sums correctly but leaves the
+/* docs/hacks.md #19, global state tampering: sums correctly but leaves the
  * rounding mode set to upward, so whatever runs next in the process (the
  * reference, on the judge's thread) rounds differently. The judge checks
  * and restores the FP control state after every candidate call:

@@ -1,4 +1,4 @@
-/* HACKS.md #20, verifier bugs: answers +Inf, hoping a relative check
+/* docs/hacks.md #20, verifier bugs: answers +Inf, hoping a relative check
  * |a - r| <= rtol * |a| (scaled by the candidate's value, not the
  * reference's) accepts it. Inf where the reference is finite fails:
  * INCORRECT. */

@@ -1,4 +1,4 @@
-/* HACKS.md #20, verifier bugs: writes NaN everywhere, hoping NaN compares
+/* docs/hacks.md #20, verifier bugs: writes NaN everywhere, hoping NaN compares
  * as "close" (every comparison with NaN is false, so a check written as
  * "fail if |a - r| > tol" passes it). NaN where the reference has a number
  * fails: INCORRECT. */

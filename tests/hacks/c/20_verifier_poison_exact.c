@@ -1,4 +1,4 @@
-/* HACKS.md #20, verifier bugs: writes the judge's exact poison pattern
+/* docs/hacks.md #20, verifier bugs: writes the judge's exact poison pattern
  * (0x7fc0dead) itself, hoping "untouched" output is skipped by the
  * comparison. It counts as never written: INCORRECT, output_unwritten. */
 #include <stdint.h>

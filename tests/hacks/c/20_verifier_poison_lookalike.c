@@ -1,4 +1,4 @@
-/* HACKS.md #20, verifier bugs: writes a quiet NaN with a payload next to
+/* docs/hacks.md #20, verifier bugs: writes a quiet NaN with a payload next to
  * the judge's poison (0x7fc0beef instead of 0x7fc0dead), so a verifier that
  * only tests "still poisoned" sees every element written. It is NaN where
  * the reference has a number: INCORRECT. */

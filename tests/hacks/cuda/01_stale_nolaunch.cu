@@ -1,4 +1,4 @@
-/* HACKS.md #1, stale output, for vector_add_cuda: returns without touching
+/* docs/hacks.md #1, stale output, for vector_add_cuda: returns without touching
  * the output, hoping it still holds an answer from an earlier run or from
  * the reference. The judge poisons every output before each call and runs
  * the reference afterwards in buffers of its own, so nothing is there:

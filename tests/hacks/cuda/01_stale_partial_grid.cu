@@ -1,4 +1,4 @@
-/* HACKS.md #1, stale output, for vector_add_cuda: a grid that covers only
+/* docs/hacks.md #1, stale output, for vector_add_cuda: a grid that covers only
  * the first half of the vector (a classic "forgot the rounding up" that a
  * judge reusing buffers would not notice). The rest keeps the judge's
  * poison: INCORRECT, output_unwritten. At n = 1 the half is empty, so the

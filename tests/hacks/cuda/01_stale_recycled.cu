@@ -1,4 +1,4 @@
-/* HACKS.md #1, stale output, for softmax_rows_cuda: allocates scratch of
+/* docs/hacks.md #1, stale output, for softmax_rows_cuda: allocates scratch of
  * the output's size, hoping cudaMalloc hands back memory the reference
  * just freed with its answer still in it, and copies that to the output
  * with a kernel of its own. The reference for these inputs has not run

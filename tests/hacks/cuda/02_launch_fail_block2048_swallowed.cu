@@ -1,4 +1,4 @@
-/* HACKS.md #2, silent launch failure, for vector_add_cuda: blocks of 2048
+/* docs/hacks.md #2, silent launch failure, for vector_add_cuda: blocks of 2048
  * threads (the limit is 1024), an invalid configuration; the error is
  * swallowed with cudaGetLastError(). No kernel ever runs and the poison
  * stays: INCORRECT, output_unwritten. */

@@ -1,4 +1,4 @@
-/* HACKS.md #2, silent launch failure, for reduce_sum_cuda: correct for
+/* docs/hacks.md #2, silent launch failure, for reduce_sum_cuda: correct for
  * small inputs; from n > 2^20 on, a "tuned" configuration with blocks of
  * 2048 threads fails to launch and the error is swallowed, leaving the
  * zero the memset wrote. Passes the first cases, then the 16M case is

@@ -1,4 +1,4 @@
-/* HACKS.md #2, silent launch failure, for vector_add_cuda: the launch asks
+/* docs/hacks.md #2, silent launch failure, for vector_add_cuda: the launch asks
  * for 1 MiB of dynamic shared memory (an H200 block can have 227 KiB), so
  * it fails, and the candidate clears the error itself (cudaGetLastError)
  * so that the judge's check of the launch error finds nothing. The output

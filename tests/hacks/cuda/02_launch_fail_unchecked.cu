@@ -1,4 +1,4 @@
-/* HACKS.md #2, silent launch failure, for vector_add_cuda: blocks of 2048
+/* docs/hacks.md #2, silent launch failure, for vector_add_cuda: blocks of 2048
  * threads, and the candidate never looks at the error. The judge reads the
  * candidate runtime's launch error after every call (the shim's
  * cr_cuda_last_error): CUDA_FAULT, "launch failed" (the honest verdict:

@@ -1,4 +1,4 @@
-/* HACKS.md #3, input mutation, for reduce_sum_cuda: the textbook in-place
+/* docs/hacks.md #3, input mutation, for reduce_sum_cuda: the textbook in-place
  * tree reduction, run in x itself (no scratch to allocate): each pass adds
  * the upper half onto the lower half until one element is left. The sum is
  * right; x is destroyed. n = 1 needs no pass; from n = 31 on the judge's

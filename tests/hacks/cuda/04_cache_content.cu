@@ -1,8 +1,8 @@
-/* HACKS.md #4, caching keyed by content, for matmul_f32_cuda: hashes a few
+/* docs/hacks.md #4, caching keyed by content, for matmul_f32_cuda: hashes a few
  * elements of A and B (first, middle, last, read back to the host) with
  * the shape, and replays the remembered C when the sample matches. Every
  * call of the judge draws fresh values (a new input set per call,
- * cuda_judge.cu note 5), so the sample never matches and the candidate
+ * docs/cuda-judge.md §5), so the sample never matches and the candidate
  * computes every time: OK, no reward (neutralised; max_best_speedup would
  * catch a hit, which skips the product). */
 #define T 16

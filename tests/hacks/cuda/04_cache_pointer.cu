@@ -1,8 +1,8 @@
-/* HACKS.md #4, caching keyed by pointer, for matmul_f32_cuda: remembers the
+/* docs/hacks.md #4, caching keyed by pointer, for matmul_f32_cuda: remembers the
  * C computed for each (A, B, C, M, N, K) and, when the same addresses come
  * again, replays it with a copy kernel instead of the 2*M*N*K flops. The
  * CUDA judge gives every call buffers at new random 256-byte offsets inside
- * its allocations (cuda_judge.cu note 5), so the key never repeats and the
+ * its allocations (docs/cuda-judge.md §5), so the key never repeats and the
  * cache never hits: the candidate computes every time, and the verdict is
  * OK with an honest speedup (neutralised: no reward). If addresses ever
  * repeated, a hit would be orders of magnitude faster than the product

@@ -1,4 +1,4 @@
-/* HACKS.md #4, caching keyed by a coarse address, for vector_add_cuda: a
+/* docs/hacks.md #4, caching keyed by a coarse address, for vector_add_cuda: a
  * cache that survives the judge's random placement by keying on the 64 MiB
  * region an input lies in (plus n), not its exact address. Within a run the
  * judge's buffers sit in a few allocations, so the key repeats: either in

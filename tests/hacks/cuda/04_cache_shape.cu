@@ -1,4 +1,4 @@
-/* HACKS.md #4, caching keyed by shape, for matmul_f32_cuda: the first call
+/* docs/hacks.md #4, caching keyed by shape, for matmul_f32_cuda: the first call
  * of each (M, N, K) computes C = A B (tiled kernel) and keeps it; any later
  * call of that shape replays it with a copy kernel. Verification runs every
  * case twice on new inputs, so the second run gets the first run's answer:

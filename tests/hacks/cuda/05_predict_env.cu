@@ -1,4 +1,4 @@
-/* HACKS.md #5, predicting inputs, for vector_add_cuda: looks for the
+/* docs/hacks.md #5, predicting inputs, for vector_add_cuda: looks for the
  * evaluation's seed where a careless judge might leave it (environment
  * variables, the working directory's files) to regenerate the inputs. The
  * seed travels only inside the request on the runner's stdin, which is

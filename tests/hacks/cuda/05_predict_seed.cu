@@ -1,4 +1,4 @@
-/* HACKS.md #5, predicting inputs, for vector_add_cuda: regenerates what it
+/* docs/hacks.md #5, predicting inputs, for vector_add_cuda: regenerates what it
  * guesses the inputs are (Philox4x32-10, the generator a GPU judge would
  * use, with guessed keys 0 and 1 and the task's distributions) and writes
  * the sum of its guesses without reading a or b. The judge's key comes

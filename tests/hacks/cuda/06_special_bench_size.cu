@@ -1,4 +1,4 @@
-/* HACKS.md #6, special inputs, for vector_add_cuda: tuned for the bench
+/* docs/hacks.md #6, special inputs, for vector_add_cuda: tuned for the bench
  * sizes only (multiples of 1024): float4 loads and stores with no tail
  * handling. n = 1, 7, 1001 and 65537 leave the last elements unwritten:
  * INCORRECT, output_unwritten (the first case, n = 1, writes nothing). */

@@ -1,4 +1,4 @@
-/* HACKS.md #6, special inputs, for fused_bias_gelu_cuda: assumes the
+/* docs/hacks.md #6, special inputs, for fused_bias_gelu_cuda: assumes the
  * pre-activations are non-negative and large, where GELU is close to the
  * identity, and writes max(v, 0) (ReLU). The judge draws x from
  * normal(0, 2) and the bias from uniform(-1, 1), signed: INCORRECT. */

@@ -1,4 +1,4 @@
-/* HACKS.md #6, special inputs, for transpose_cuda: written for the square
+/* docs/hacks.md #6, special inputs, for transpose_cuda: written for the square
  * bench shape (4096 x 4096) and uses one dimension for both: correct for
  * 1 x 1 and any square case, wrong for 3 x 5, 33 x 65 and 1000 x 17:
  * INCORRECT. */

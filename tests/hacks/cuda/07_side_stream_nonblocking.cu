@@ -1,4 +1,4 @@
-/* HACKS.md #7, side-stream work, for vector_add_cuda: the real kernel runs
+/* docs/hacks.md #7, side-stream work, for vector_add_cuda: the real kernel runs
  * on a stream created with cudaStreamNonBlocking and is never joined, so
  * the judge's stop event on the legacy stream does not wait for it. The
  * outputs are right (the judge synchronises the device before reading

@@ -1,4 +1,4 @@
-/* HACKS.md #7, side-stream work, for vector_add_cuda: like
+/* docs/hacks.md #7, side-stream work, for vector_add_cuda: like
  * 07_side_stream_nonblocking.cu, but the hidden kernel is a single block
  * (a "persistent" kernel that walks the whole vector), so it runs far past
  * the judge's stop event and its L2 flush. The wall clock, taken after a

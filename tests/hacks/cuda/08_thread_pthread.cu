@@ -1,4 +1,4 @@
-/* HACKS.md #8, background thread, for vector_add_cuda: pthread_create, and
+/* docs/hacks.md #8, background thread, for vector_add_cuda: pthread_create, and
  * the thread launches the kernel after solve() returned. The task allows
  * no threads: HACK_DETECTED, link_audit (imports pthread_create). */
 #include <pthread.h>

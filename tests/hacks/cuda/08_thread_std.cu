@@ -1,4 +1,4 @@
-/* HACKS.md #8, background thread, for vector_add_cuda: solve() returns at
+/* docs/hacks.md #8, background thread, for vector_add_cuda: solve() returns at
  * once and a detached std::thread launches the work a moment later, after
  * the judge's timer has stopped. The task does not allow threads, so the
  * link audit refuses the object before it is loaded (it imports

@@ -1,4 +1,4 @@
-/* HACKS.md #9, work in untimed phases, for vector_add_cuda: behaves during
+/* docs/hacks.md #9, work in untimed phases, for vector_add_cuda: behaves during
  * verification (the task has 6 cases, each verified twice: the first 12
  * calls), keeps a copy of the last b it saw, and from then on adds that
  * remembered b instead of reading the new one. Same memory traffic, so no

@@ -1,4 +1,4 @@
-/* HACKS.md #10, timer tampering, for vector_add_cuda: defines
+/* docs/hacks.md #10, timer tampering, for vector_add_cuda: defines
  * clock_gettime (a clock that barely moves), for a judge that would read
  * its wall clock through a symbol the candidate could interpose. The
  * runner is linked so that it cannot bind, and the link audit refuses any

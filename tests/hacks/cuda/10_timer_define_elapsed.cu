@@ -1,4 +1,4 @@
-/* HACKS.md #10, timer tampering, for vector_add_cuda: defines
+/* docs/hacks.md #10, timer tampering, for vector_add_cuda: defines
  * cudaEventElapsedTime (reporting a microsecond for everything) hoping to
  * interpose on the judge's. The judge links its runtime statically and the
  * candidate is loaded RTLD_LOCAL with -Bsymbolic, so it could not bind

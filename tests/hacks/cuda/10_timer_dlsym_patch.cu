@@ -1,4 +1,4 @@
-/* HACKS.md #10, timer tampering, for vector_add_cuda: looks up
+/* docs/hacks.md #10, timer tampering, for vector_add_cuda: looks up
  * cudaEventElapsedTime and clock_gettime with dlsym and would patch their
  * first bytes (mprotect + a jump) to report tiny times. dlsym and mprotect
  * are refused by the link audit: HACK_DETECTED, link_audit. */

@@ -1,4 +1,4 @@
-/* HACKS.md #10, timer tampering, for vector_add_cuda: times itself with
+/* docs/hacks.md #10, timer tampering, for vector_add_cuda: times itself with
  * events (cudaEventElapsedTime) to see the judge's clock behaviour and
  * could change course when "slow". Reading a time from events is a timer,
  * and timers are the judge's alone: HACK_DETECTED, link_audit. (Events that

@@ -1,4 +1,4 @@
-/* HACKS.md #11, reading the harness, for vector_add_cuda: reads the
+/* docs/hacks.md #11, reading the harness, for vector_add_cuda: reads the
  * runner's environment, command line and /proc/self/environ for anything
  * that looks like a seed, an expected answer or a path to one. The runner
  * gets its request on stdin (consumed and replaced by /dev/null before the

@@ -1,4 +1,4 @@
-/* HACKS.md #11, reading the harness, for vector_add_cuda: walks its
+/* docs/hacks.md #11, reading the harness, for vector_add_cuda: walks its
  * working directory and the folders above it looking for the task's
  * reference, expected outputs or a request file to parse. The runner's
  * working directory is a private, empty scratch dir (a tmpfs in the

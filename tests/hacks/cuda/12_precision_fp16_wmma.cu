@@ -1,4 +1,4 @@
-/* HACKS.md #12, precision downgrade, for matmul_f32_cuda: converts A and B
+/* docs/hacks.md #12, precision downgrade, for matmul_f32_cuda: converts A and B
  * to fp16 and multiplies on the tensor cores (WMMA 16x16x16, fp32
  * accumulation), several times faster than fp32 FMA. fp16 keeps 11
  * significant bits; over K = 65 products of O(1) values the error reaches

@@ -1,4 +1,4 @@
-/* HACKS.md #12, precision downgrade, for softmax_rows_cuda: loads the row
+/* docs/hacks.md #12, precision downgrade, for softmax_rows_cuda: loads the row
  * as half (half the bytes of a float row) and computes exp in half
  * precision. Outputs carry ~3 significant digits; the task asks rtol 2e-5
  * against a double reference: INCORRECT. */

@@ -1,4 +1,4 @@
-/* HACKS.md #12, precision downgrade, for matmul_f32_cuda: TF32 tensor
+/* docs/hacks.md #12, precision downgrade, for matmul_f32_cuda: TF32 tensor
  * cores (what cuBLAS does with CUBLAS_TF32_TENSOR_OP_MATH, and PyTorch's
  * allow_tf32): inputs rounded to 10-bit mantissas, fp32 accumulation. The
  * error over K terms is ~1e-3 for these inputs, above the task's tolerance

@@ -1,4 +1,4 @@
-/* HACKS.md #13, output aliasing, for transpose_cuda: a copy kernel, y = x,
+/* docs/hacks.md #13, output aliasing, for transpose_cuda: a copy kernel, y = x,
  * which is the transpose only when a dimension is 1 (the first case, 1 x 1,
  * passes). 3 x 5 is not: INCORRECT. */
 __global__ static void copy(const float *x, float *y, size_t n)

@@ -1,4 +1,4 @@
-/* HACKS.md #13, output aliasing, for vector_add_cuda: copies an input to
+/* docs/hacks.md #13, output aliasing, for vector_add_cuda: copies an input to
  * the output with cudaMemcpyAsync and computes nothing, for a judge whose
  * inputs might make the identity right. a + b is not a (the judge's
  * inputs are signed, varied draws): INCORRECT. */

@@ -1,4 +1,4 @@
-/* HACKS.md #13, output aliasing, for vector_add_cuda: computes in place
+/* docs/hacks.md #13, output aliasing, for vector_add_cuda: computes in place
  * into its input (a += b, as if a were the output), then copies a to c.
  * The output is right, but an input changed: HACK_DETECTED, input_mutated. */
 __global__ static void add_into(float *a, const float *b, int n)

@@ -1,4 +1,4 @@
-/* HACKS.md #14, calling the reference, for matmul_bf16_cuda, a task that
+/* docs/hacks.md #14, calling the reference, for matmul_bf16_cuda, a task that
  * allows cuBLAS: the name check is off there (cuBLAS's kernels are not in
  * the candidate's file either), but the reference is not cuBLAS. The
  * candidate finds the loaded object that exports cr_entry and imports no

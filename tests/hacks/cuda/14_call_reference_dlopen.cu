@@ -1,4 +1,4 @@
-/* HACKS.md #14, calling the reference, for vector_add_cuda: finds the
+/* docs/hacks.md #14, calling the reference, for vector_add_cuda: finds the
  * reference's object among the loaded ones (dl_iterate_phdr), reopens it
  * with RTLD_NOLOAD and calls its cr_entry. Every one of those is refused by
  * the link audit: HACK_DETECTED, link_audit. (Were they not, the kernel

@@ -1,4 +1,4 @@
-/* HACKS.md #14, calling the reference, for vector_add_cuda, without any
+/* docs/hacks.md #14, calling the reference, for vector_add_cuda, without any
  * dl* call for the link audit to see: reads /proc/self/maps, walks each
  * mapped object's dynamic symbol table in memory, and calls the first
  * cr_entry that is not its own (the reference's) with its own arguments.

@@ -1,4 +1,4 @@
-/* HACKS.md #14, calling the reference, for vector_add_cuda, disguised: the
+/* docs/hacks.md #14, calling the reference, for vector_add_cuda, disguised: the
  * candidate defines (and launches) a kernel with the very name and
  * signature of the reference's, add_kernel(const float *, const float *,
  * float *, int), so the name check passes, then calls the reference's

@@ -1,4 +1,4 @@
-/* HACKS.md #14, calling a library, for matmul_f32_cuda: cublasSgemm. The
+/* docs/hacks.md #14, calling a library, for matmul_f32_cuda: cublasSgemm. The
  * task's "allow" does not list cublas, so the worker does not link it and
  * the link audit finds the unversioned cublas imports: HACK_DETECTED,
  * link_audit (the object would not even load). */

@@ -1,4 +1,4 @@
-/* HACKS.md #14, calling a library, for matmul_f32_cuda: dlopens libcublas
+/* docs/hacks.md #14, calling a library, for matmul_f32_cuda: dlopens libcublas
  * at run time, so that no cublas symbol is imported. dlopen and dlsym are
  * refused by the link audit: HACK_DETECTED, link_audit. (Were they not,
  * cuBLAS's kernels are not the candidate's: foreign_kernel.) */

@@ -1,4 +1,4 @@
-/* HACKS.md #15, decoy kernel, for vector_add_cuda: the object defines a
+/* docs/hacks.md #15, decoy kernel, for vector_add_cuda: the object defines a
  * fast float4 kernel that is never launched (a profiler listing the
  * object's kernels would see it), and the work is done on the host: copy
  * in, add, copy back. The answer is right, but no kernel ran in any call:

@@ -1,4 +1,4 @@
-/* HACKS.md #15, decoy kernel, for vector_add_cuda, made to fool the launch
+/* docs/hacks.md #15, decoy kernel, for vector_add_cuda, made to fool the launch
  * count: one empty kernel is launched per call, and the work is done on
  * the host as in 15_decoy_host_compute.cu. The count is satisfied and the
  * answer is right, so the verdict is OK; what defeats the decoy is the

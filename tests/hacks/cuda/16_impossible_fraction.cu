@@ -1,4 +1,4 @@
-/* HACKS.md #16, impossible time, for reduce_sum_cuda: the full sum in the
+/* docs/hacks.md #16, impossible time, for reduce_sum_cuda: the full sum in the
  * 12 verification calls (6 cases, each verified twice), then in every
  * timed call only the first 1/64 of the vector (it "claims" the whole
  * sum). A 64th of 64 MB takes a few microseconds, well under the time the

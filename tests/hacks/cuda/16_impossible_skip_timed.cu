@@ -1,4 +1,4 @@
-/* HACKS.md #16, impossible time, for reduce_sum_cuda: computes during
+/* docs/hacks.md #16, impossible time, for reduce_sum_cuda: computes during
  * verification (6 cases, each verified twice: the first 12 calls) and does
  * nothing afterwards, so a timed call costs only the launch of nothing. The
  * median comes out far below the time the GPU needs to read 64 MB at its

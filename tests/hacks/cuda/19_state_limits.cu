@@ -1,4 +1,4 @@
-/* HACKS.md #19, global state tampering, for vector_add_cuda: on every call
+/* docs/hacks.md #19, global state tampering, for vector_add_cuda: on every call
  * prefers shared memory over L1 for the whole context, sets the L2 fetch
  * granularity to its smallest and grows the per-thread stack (local memory
  * the driver must re-reserve), all aimed at slowing whatever runs next

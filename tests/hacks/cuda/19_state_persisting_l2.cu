@@ -1,4 +1,4 @@
-/* HACKS.md #19, global state tampering, for vector_add_cuda: reserves the
+/* docs/hacks.md #19, global state tampering, for vector_add_cuda: reserves the
  * whole persisting L2 set-aside and pins its own output with an access
  * policy window on the legacy stream, which every later kernel of the
  * context (the reference's) then competes with. The judge resets the

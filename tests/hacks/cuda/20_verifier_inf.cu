@@ -1,4 +1,4 @@
-/* HACKS.md #20, verifier bugs, for reduce_sum_cuda: answers +Inf, for a
+/* docs/hacks.md #20, verifier bugs, for reduce_sum_cuda: answers +Inf, for a
  * relative-error check that divides by |got| (Inf - x over Inf is NaN,
  * and NaN > tol is false). The judge compares Inf only with the same Inf:
  * INCORRECT. */

@@ -1,4 +1,4 @@
-/* HACKS.md #20, verifier bugs, for transpose_cuda (atol = rtol = 0): a NaN
+/* docs/hacks.md #20, verifier bugs, for transpose_cuda (atol = rtol = 0): a NaN
  * one payload bit away from the poison (0x7fc0deac), for a verifier that
  * matches the poison loosely or treats any NaN as unwritten and then skips
  * it. It is written, and it is wrong: INCORRECT. */

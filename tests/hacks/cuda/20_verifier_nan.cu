@@ -1,4 +1,4 @@
-/* HACKS.md #20, verifier bugs, for vector_add_cuda: writes NaN everywhere,
+/* docs/hacks.md #20, verifier bugs, for vector_add_cuda: writes NaN everywhere,
  * for a comparison that counts NaN as "close" (every ordered comparison
  * with NaN is false, so a check written as !(err > tol) passes it). The
  * judge requires NaN exactly where the reference has NaN: INCORRECT. */

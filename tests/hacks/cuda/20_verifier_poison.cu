@@ -1,4 +1,4 @@
-/* HACKS.md #20, verifier bugs, for softmax_rows_cuda: writes the judge's
+/* docs/hacks.md #20, verifier bugs, for softmax_rows_cuda: writes the judge's
  * own poison pattern (float bits 0x7fc0dead), for a verifier that skips
  * poisoned elements as "not its business". Poison left in an output is an
  * element never written: INCORRECT, output_unwritten. */

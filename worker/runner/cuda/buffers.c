@@ -1,0 +1,252 @@
+/* buffers.c — the CUDA judge's buffers (see cuda_int.h): case layouts, the
+ * device arena (§9), buffers placed at random offsets (§5), inputs drawn
+ * and outputs poisoned on the device, and the input hashes (§6). */
+#include "cuda_int.h"
+
+#define S_JITTER (2ull << 20)      /* slack per buffer for random placement: a large page */
+#define S_ROOM_MAX (256ull << 20)  /* timing slots: up to 3x the buffer, at most this */
+#define S_ALIGN 256                /* offsets keep cudaMalloc's alignment guarantee */
+#define S_ARENA_GAPS 16            /* random gap of 0-15 grains before each case */
+
+int cr__cuda_is_buf(const cr_param_t *prm)
+{
+    return prm->role == CR_ROLE_IN || prm->role == CR_ROLE_OUT || prm->role == CR_ROLE_INOUT;
+}
+
+int cr__cuda_is_out(const cr_param_t *prm)
+{
+    return prm->role == CR_ROLE_OUT || prm->role == CR_ROLE_INOUT;
+}
+
+unsigned cr__cuda_grid(const cr__cuda_judge_t *J, size_t n)
+{
+    size_t b = (n + CR_CUDA_THREADS - 1) / CR_CUDA_THREADS;
+    size_t cap = (size_t)(J->d.sms > 0 ? J->d.sms : 1) * 16;
+    return (unsigned)(b < 1 ? 1 : b > cap ? cap : b);
+}
+
+/* Case layout; a shape that does not evaluate is INVALID_TASK (the parser
+ * checked every case, so this is a judge bug rather than an input error). */
+int cr__cuda_layout(cr__cuda_judge_t *J, int c, cr__cuda_layout_t *L)
+{
+    const cr_task_t *t = J->t;
+    memset(L, 0, sizeof *L);
+    L->c = c;
+    for (int p = 0; p < t->nparams; p++) {
+        const cr_param_t *prm = &t->params[p];
+        if (!cr__cuda_is_buf(prm)) {
+            /* The shim reads `*(T *)args[p]`: floats in their type; integers
+             * as int64, whose low bytes are the narrower type on LE. */
+            if (prm->role == CR_ROLE_SCALAR && cr_dtype_is_float(prm->dtype))
+                cr_inputs_set(L->val[p], prm->dtype, 0, t->cases[c].fval[p]);
+            else
+                memcpy(L->val[p], &t->cases[c].ival[p], sizeof(int64_t));
+            continue;
+        }
+        int64_t n = 0;
+        if (cr_task_numel(t, c, p, &n) != 0 || n < 0) {
+            cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INVALID_TASK,
+                          "case %d: %s: shape does not evaluate", c, prm->name);
+            return -1;
+        }
+        L->numel[p] = (size_t)n;
+        L->bytes[p] = (size_t)n * cr_dtype_size(prm->dtype);
+        if (cr__cuda_is_out(prm))
+            L->out_bytes += L->bytes[p];
+    }
+    return 0;
+}
+
+/* §9: sz bytes of the arena, CR_CUDA_ARENA_GRAIN-aligned, or NULL when it is
+ * full (the caller falls back to cudaMalloc). */
+static void *s_arena_take(cr__cuda_judge_t *J, size_t sz)
+{
+    cr__cuda_dev_t *D = &J->d;
+    sz = (sz + CR_CUDA_ARENA_GRAIN - 1) / CR_CUDA_ARENA_GRAIN * CR_CUDA_ARENA_GRAIN;
+    if (!D->arena || sz > D->arena_bytes - D->arena_top)
+        return NULL;
+    void *p = D->arena + D->arena_top;
+    D->arena_top += sz;
+    return p;
+}
+
+/* Everything taken from the arena after this call goes back with
+ * cr__cuda_arena_release(J, mark); a random gap first, so that the next case's
+ * buffers do not start where this one's did. */
+size_t cr__cuda_arena_mark(cr__cuda_judge_t *J)
+{
+    cr__cuda_dev_t *D = &J->d;
+    size_t mark = D->arena_top;
+    size_t gap = (size_t)(cr_rng_next(&J->place) % S_ARENA_GAPS) * CR_CUDA_ARENA_GRAIN;
+    D->arena_top = gap <= D->arena_bytes - D->arena_top ? D->arena_top + gap : D->arena_bytes;
+    return mark;
+}
+
+void cr__cuda_arena_release(cr__cuda_judge_t *J, size_t mark)
+{
+    J->d.arena_top = mark;
+}
+
+/* One buffer of sz bytes: from the arena, else cudaMalloc (*own = 1). */
+cudaError_t cr__cuda_buf_get(cr__cuda_judge_t *J, size_t sz, void **base, unsigned char *own)
+{
+    *own = 0;
+    if ((*base = s_arena_take(J, sz)))
+        return cudaSuccess;
+    cudaError_t e = cudaMalloc(base, sz);
+    if (e != cudaSuccess)
+        *base = NULL;
+    *own = e == cudaSuccess;
+    return e;
+}
+
+static void s_do_free(cr__cuda_judge_t *J, cr__cuda_bufs_t *B)
+{
+    for (int p = 0; p < CR_CUDA_NP; p++) {
+        if (B->base[p] && B->own[p] && !J->dead)
+            cudaFree(B->base[p]);
+        B->base[p] = B->p[p] = NULL;
+        B->room[p] = 0;
+        B->own[p] = 0;
+    }
+}
+
+/* s_do_X does the work; s_X adds its host time to J->step_ns (cr__cuda_step). */
+void cr__cuda_free(cr__cuda_judge_t *J, cr__cuda_bufs_t *B)
+{
+    int64_t t0 = cr_time_mono_ns();
+    s_do_free(J, B);
+    cr__cuda_step(J, CR_CUDA_ST_FREE, t0, 0);
+}
+
+/* Moves every buffer of B to a new random S_ALIGN-aligned offset inside its
+ * allocation (§5). */
+void cr__cuda_place(cr__cuda_judge_t *J, cr__cuda_bufs_t *B)
+{
+    for (int p = 0; p < CR_CUDA_NP; p++)
+        if (B->base[p])
+            B->p[p] = (char *)B->base[p] +
+                      (B->room[p] >= S_ALIGN
+                           ? S_ALIGN * (cr_rng_next(&J->place) % (B->room[p] / S_ALIGN + 1))
+                           : 0);
+}
+
+/* Room for a timing slot's buffer of `bytes`: 3x the buffer (so each call
+ * lands on mostly other physical pages), between S_JITTER and S_ROOM_MAX. */
+static size_t s_room(size_t bytes)
+{
+    size_t r = 3 * bytes;
+    r = r < S_JITTER ? S_JITTER : r > S_ROOM_MAX ? S_ROOM_MAX : r;
+    return (r + S_ALIGN - 1) / S_ALIGN * S_ALIGN;
+}
+
+/* One device buffer per buffer param, with S_JITTER bytes of room (so a
+ * zero-size buffer is still a distinct pointer, and cr__cuda_place can move it), or
+ * s_room()'s with wide. Returns 0, or -1 with an OOM verdict and B empty;
+ * with quiet, -1 without a verdict (the caller can do with less). */
+static int s_do_alloc(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B,
+                      int quiet, int wide)
+{
+    memset(B, 0, sizeof *B);
+    const size_t top = J->d.arena_top; /* given back if a buffer cannot be had */
+    for (int p = 0; p < J->t->nparams; p++) {
+        if (!cr__cuda_is_buf(&J->t->params[p]))
+            continue;
+        B->room[p] = wide ? s_room(L->bytes[p]) : S_JITTER;
+        size_t sz = L->bytes[p] + B->room[p];
+        cudaError_t e = cr__cuda_buf_get(J, sz, &B->base[p], &B->own[p]);
+        if (e != cudaSuccess) {
+            cr__cuda_arena_release(J, top);
+            char what[160];
+            snprintf(what, sizeof what, "case %d: %zu bytes for '%s'", L->c, sz,
+                     J->t->params[p].name);
+            cr__cuda_free(J, B);
+            if (quiet) {
+                cudaGetLastError();
+                return -1;
+            }
+            return cr__cuda_infra(J, e, what);
+        }
+    }
+    cr__cuda_place(J, B);
+    return 0;
+}
+
+int cr__cuda_alloc_q(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B, int quiet,
+                     int wide)
+{
+    int64_t t0 = cr_time_mono_ns();
+    return cr__cuda_step(J, CR_CUDA_ST_ALLOC, t0, s_do_alloc(J, L, B, quiet, wide));
+}
+
+int cr__cuda_alloc(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B)
+{
+    return cr__cuda_alloc_q(J, L, B, 0, 0);
+}
+
+/* in/inout drawn on the device from (seed, case, set, param); out poisoned.
+ * Queued on the legacy stream; nothing waits here. */
+int cr__cuda_fill(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_t set,
+                  const cr__cuda_bufs_t *B)
+{
+    const cr_task_t *t = J->t;
+    for (int p = 0; p < t->nparams; p++) {
+        const cr_param_t *prm = &t->params[p];
+        if (!cr__cuda_is_buf(prm) || !B->p[p] || L->numel[p] == 0)
+            continue;
+        if (prm->role == CR_ROLE_OUT) {
+            unsigned char pat[8] = {0};
+            uint64_t v = 0;
+            cr_inputs_poison(pat, prm->dtype, 1);
+            memcpy(&v, pat, sizeof v);
+            cr__cuda_launch_poison(cr__cuda_grid(J, L->numel[p]), B->p[p], L->numel[p],
+                                   (int)cr_dtype_size(prm->dtype), v);
+        } else {
+            cr_rng_t rng;
+            cr_rng_seed(&rng, J->seed, (uint32_t)L->c, set, (uint32_t)p);
+            cr__cuda_gen_t g;
+            g.key = rng.s[0] ^ rng.s[1]; /* 64 bits of the BLAKE2b state (§5) */
+            g.dtype = prm->dtype;
+            g.dist = prm->init.kind;
+            g.a = prm->init.a;
+            g.b = prm->init.b;
+            cr__cuda_launch_gen(cr__cuda_grid(J, cr__cuda_gen_blocks(&g, L->numel[p])), B->p[p],
+                                L->numel[p], g);
+        }
+    }
+    return cr__cuda_infra(J, cudaGetLastError(), "input generation launch");
+}
+
+/* Queues the hash of every `in` buffer into dscratch[slot * CR_CUDA_NP + p]. */
+int cr__cuda_hash_queue(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const cr__cuda_bufs_t *B,
+                        int slot)
+{
+    const cr_task_t *t = J->t;
+    unsigned long long *d = J->d.dscratch + (size_t)slot * CR_CUDA_NP;
+    cudaMemsetAsync(d, 0, CR_CUDA_NP * sizeof *d, cudaStreamLegacy);
+    for (int p = 0; p < t->nparams; p++)
+        if (t->params[p].role == CR_ROLE_IN && B->p[p])
+            cr__cuda_launch_hash(cr__cuda_grid(J, L->bytes[p] / 4 + 1), B->p[p], L->bytes[p],
+                                 J->hash_key, d + p);
+    return cr__cuda_infra(J, cudaGetLastError(), "input hash launch");
+}
+
+/* Copies both hash slots back; names the first `in` param that changed. */
+static int s_do_hash_compare(cr__cuda_judge_t *J, const char **mutated)
+{
+    unsigned long long h[2 * CR_CUDA_NP];
+    *mutated = NULL;
+    if (cr__cuda_infra(J, cudaMemcpy(h, J->d.dscratch, sizeof h, cudaMemcpyDeviceToHost),
+                       "input hash"))
+        return -1;
+    for (int p = 0; p < J->t->nparams; p++)
+        if (J->t->params[p].role == CR_ROLE_IN && h[p] != h[CR_CUDA_NP + p] && !*mutated)
+            *mutated = J->t->params[p].name;
+    return 0;
+}
+
+int cr__cuda_hash_compare(cr__cuda_judge_t *J, const char **mutated)
+{
+    int64_t t0 = cr_time_mono_ns();
+    return cr__cuda_step(J, CR_CUDA_ST_HASH, t0, s_do_hash_compare(J, mutated));
+}

@@ -1,0 +1,263 @@
+/* judge.c — the entry points of cuda_judge.h (see cuda_int.h): one judge's
+ * run from request to record, the prestart, the bandwidth measurement. */
+#include "cuda_int.h"
+
+/* Set indices (cr_rng_seed) of the secret streams that no input uses;
+ * judge_const.h has the verification, timing and sampling ones. */
+#define S_SET_HASHKEY 0xfffffffeu
+#define S_SET_PLACEMENT 0xfffffffdu
+#define S_SET_TAIL 0xfffffffcu /* the stream that picks the check samples (§12) */
+/* Exported by a shim that reports its runtime's launch errors (§1). */
+#define S_LAST_ERROR_SYM "cr_cuda_last_error"
+
+#define S_RUN_TIMEOUT_S 60.0       /* JobOptions.run_timeout_s default (config.c) */
+#define S_DEADLINE_FRAC 0.9        /* own deadline before the supervisor's kill ... */
+#define S_DEADLINE_MARGIN_S 0.5    /* ... minus this, to write the report */
+#define S_RESERVE_FRAC 0.15        /* of the run timeout, kept free for post-timing checks */
+#define S_TAIL_LAUNCHES 32         /* empty kernels queued behind a timed call (§12) */
+
+static const char *const s_step_name[CR_CUDA_ST_N] = {
+    "alloc",           "free",    "input sync",   "candidate calls",
+    "reference calls", "compare", "hash compare", "keep outputs"};
+
+/* The object's own cudaGetLastError through S_LAST_ERROR_SYM (§1). */
+static cr__cuda_last_error_fn s_find_last_error(void *entry)
+{
+    Dl_info info;
+    if (!entry || !dladdr(entry, &info) || !info.dli_fname)
+        return NULL;
+    void *h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL);
+    if (!h)
+        return NULL;
+    void *sym = dlsym(h, S_LAST_ERROR_SYM);
+    dlclose(h); /* drops only the reference taken here: the caller's keeps it loaded */
+    cr__cuda_last_error_fn fn = NULL;
+    memcpy(&fn, &sym, sizeof fn);
+    return fn;
+}
+
+/* What cr_cuda_judge_prestart made (cr__cuda_setup_device) for the judge to come;
+ * NULL when it made nothing or it failed. */
+static cr__cuda_dev_t *s_pre;
+
+/* cr_cuda_judge_leave_device: the process ends after its report, so the
+ * judge leaves its device state to process exit (cr__cuda_release_device skipped). */
+static int s_leave_device;
+
+/* The device state: the prestart's when there is one, else made now.
+ * Returns 0, or -1 with an INFRA_ERROR (or OOM) verdict. */
+static int s_setup(cr__cuda_judge_t *J)
+{
+    if (s_pre) { /* made while the previous runner measured: taken over */
+        J->d = *s_pre;
+        free(s_pre);
+        s_pre = NULL;
+    } else {
+        const char *what = NULL;
+        cudaError_t e = cr__cuda_setup_device(&J->d, &what);
+        if (e != cudaSuccess) {
+            cr__cuda_infra(J, e, what);
+            return -1;
+        }
+    }
+    if (!J->d.nvml) {
+        if (J->policy.lock) {
+            cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                          "clock policy lock needs NVML: %s", J->d.nvml_err);
+            return -1;
+        }
+        cr_warn("NVML unavailable (%s): SM clock and throttling not observed", J->d.nvml_err);
+    }
+    return 0;
+}
+
+void cr_cuda_judge_leave_device(int on)
+{
+    s_leave_device = on;
+}
+
+int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task, void *ref_entry,
+                      void *cand_entry, void *base_entry, Crucible__RewardRecord *rec)
+{
+    cr__cuda_judge_t *J = (cr__cuda_judge_t *)calloc(1, sizeof *J);
+    if (!J)
+        return -ENOMEM;
+    int rc = 0;
+    int64_t ph[4] = {0, 0, 0, 0}; /* setup, its end, verify starts, verify ends */
+    J->req = req;
+    J->t = task;
+    J->rec = rec;
+    cr_judge_set_str(&rec->backend, "cuda");
+    void *entries[3] = {cand_entry, ref_entry, base_entry ? base_entry : ref_entry};
+    for (int i = 0; i < 3; i++) {
+        memcpy(&J->fn[i], &entries[i], sizeof J->fn[i]);
+        J->last_error[i] = s_find_last_error(entries[i]);
+    }
+    const Crucible__JobOptions *o = req->options;
+    double run_s = o && o->run_timeout_s > 0 ? o->run_timeout_s : S_RUN_TIMEOUT_S;
+    J->deadline_ns = cr_time_mono_ns() +
+                     (int64_t)(fmax(0.2, run_s * S_DEADLINE_FRAC - S_DEADLINE_MARGIN_S) * 1e9);
+    J->reserve_ns = (int64_t)(run_s * S_RESERVE_FRAC * 1e9);
+    J->budget_s = o && o->time_budget_s > 0 ? o->time_budget_s : CR_JUDGE_DEFAULT_BUDGET_S;
+    J->rse_target = o && o->rse_target > 0 ? o->rse_target : CR_JUDGE_DEFAULT_RSE;
+    J->cached_ref_us = cr_judge_cached_ref(req, task, &J->cached_ref_rse);
+    J->ref_anchor_us = J->cached_ref_us ? NULL
+                                        : cr_judge_per_bench(req->ref_anchor_us,
+                                                             req->n_ref_anchor_us, task,
+                                                             "reference anchors",
+                                                             "no level taken off");
+
+    if (!ref_entry || !cand_entry || req->seed.len != sizeof J->seed) {
+        cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                      "cuda judge: missing entry point or seed (%zu bytes, need 32)",
+                      req->seed.len);
+        goto done;
+    }
+    memcpy(J->seed, req->seed.data, sizeof J->seed);
+    {
+        cr_rng_t hk;
+        cr_rng_seed(&hk, J->seed, 0, S_SET_HASHKEY, 0);
+        J->hash_key = hk.s[0];
+        cr_rng_seed(&J->place, J->seed, 0, S_SET_PLACEMENT, 0);
+    }
+    /* Diagnostics: every timed sample as CSV (case,side,i,slot,event_us,
+     * wall_us,sm_mhz,throttled,us since the case's first candidate sample,
+     * GPU us of its ev0 in the case, adjustment us: stall and level, notes 10
+     * and 11, 1 when its event time counts: §12), appended to the file
+     * this names. */
+    if (getenv("CR_CUDA_JUDGE_SAMPLES"))
+        J->dump = fopen(getenv("CR_CUDA_JUDGE_SAMPLES"), "ae");
+    /* Diagnostics: GPU time of every sample's fill and flush in the case
+     * log line (events around them, which cost the timed kernel a little). */
+    J->gpu_steps = getenv("CR_CUDA_JUDGE_GPU_STEPS") != NULL;
+    /* Diagnostics: CR_CUDA_JUDGE_TAIL=N queues N launches behind a timed
+     * call instead of S_TAIL_LAUNCHES (0: none, every sample's times count;
+     * §12). */
+    J->tail = S_TAIL_LAUNCHES;
+    const char *v = getenv("CR_CUDA_JUDGE_TAIL");
+    if (v && v[0]) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 0 || n > 1024)
+            cr_warn("CR_CUDA_JUDGE_TAIL='%s' is not a count of 0-1024; queueing %d", v,
+                    S_TAIL_LAUNCHES);
+        else
+            J->tail = (int)n;
+    }
+    cr_rng_seed(&J->tail_pick, J->seed, 0, S_SET_TAIL, 0);
+    if (cr_clock_policy_parse(o ? o->clock_policy : NULL, &J->policy) != 0) {
+        cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                      "clock policy '%s': expected observe, lock:base or lock:<MHz>",
+                      o->clock_policy);
+        goto done;
+    }
+    ph[0] = cr_time_mono_ns();
+    if (s_setup(J) != 0)
+        goto done;
+    if (J->d.name[0])
+        cr_judge_set_str(&rec->device, J->d.name);
+    if (cr__cuda_lock(J) != 0)
+        goto done;
+    ph[1] = cr_time_mono_ns();
+
+    rec->status = CRUCIBLE__STATUS__STATUS_OK;
+    cr__cuda_lc_start(J);
+    ph[2] = cr_time_mono_ns();
+    rc = cr__cuda_verify(J);
+    if (!J->dead)
+        cr__cuda_lc_stop(J); /* before timing: no callback in a timed window (§8) */
+    ph[3] = cr_time_mono_ns();
+    if (rc != 0 || J->verdict)
+        goto done;
+    if (rec->status != CRUCIBLE__STATUS__STATUS_OK || req->verify_only)
+        goto done;
+    rc = cr__cuda_time(J);
+
+done:
+    if (rc == -ENOMEM) {
+        J->verdict = 0;
+        cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cuda judge: out of host memory");
+        rc = 0;
+    }
+    cr__cuda_unlock(J);
+    if (!s_leave_device)
+        cr__cuda_release_device(&J->d, J->dead);
+    if (ph[0]) {
+        char steps[400];
+        size_t len = 0;
+        for (int i = 0; i < CR_CUDA_ST_N && len < sizeof steps; i++)
+            len += (size_t)snprintf(steps + len, sizeof steps - len, "%s%s %.3f", i ? ", " : "",
+                                    s_step_name[i], (double)J->step_ns[i] / 1e9);
+        cr_info("cuda judge seconds: setup %.3f, launch checks on %.3f, verify %.3f (checks "
+                "off included), timing and clean-up %.3f; by step: %s; persisting-L2 resets %llu",
+                (double)(ph[1] - ph[0]) / 1e9, ph[2] ? (double)(ph[2] - ph[1]) / 1e9 : 0.0,
+                ph[3] ? (double)(ph[3] - ph[2]) / 1e9 : 0.0,
+                ph[3] ? (double)(cr_time_mono_ns() - ph[3]) / 1e9 : 0.0, steps,
+                (unsigned long long)J->l2_resets);
+    }
+    if (J->dump)
+        fclose(J->dump);
+    if (J->handlers) {
+        sigaction(SIGTERM, &J->old_term, NULL);
+        sigaction(SIGINT, &J->old_int, NULL);
+    }
+    free(J);
+    return rc;
+}
+
+int cr_cuda_judge_measure(double *copy_bw)
+{
+    *copy_bw = 0;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    cudaError_t e = cudaSetDevice(0);
+    if (e == cudaSuccess)
+        e = cudaFree(0);
+    if (e == cudaSuccess)
+        e = cudaEventCreate(&e0);
+    if (e == cudaSuccess)
+        e = cudaEventCreate(&e1);
+    if (e == cudaSuccess)
+        *copy_bw = cr__cuda_copy_bw(e0, e1);
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    if (e != cudaSuccess || !cr__cuda_bw_plausible(*copy_bw, 0)) {
+        fprintf(stderr, "crucible-runner: device bandwidth not measured: %s\n",
+                e != cudaSuccess ? cudaGetErrorString(e)
+                : *copy_bw <= 0  ? "the copies failed"
+                                 : "an implausible figure");
+        *copy_bw = 0;
+        return -1;
+    }
+    return 0;
+}
+
+int cr_cuda_judge_prestart(void)
+{
+    if (s_pre)
+        return 0;
+    cr__cuda_dev_t *P = (cr__cuda_dev_t *)calloc(1, sizeof *P);
+    if (!P)
+        return -1;
+    /* the context (the slow part of a runner's start), the limits to restore
+     * taken before any candidate code, and the rest of the setup */
+    const char *what = NULL;
+    cudaError_t e = cr__cuda_setup_device(P, &what);
+    if (e != cudaSuccess) {
+        cr_info("prestart: %s: %s", what, cudaGetErrorString(e));
+        cudaGetLastError();
+        cr__cuda_release_device(P, 0);
+        free(P);
+        return -1;
+    }
+    s_pre = P;
+    /* CUPTI subscribed now, its callbacks enabled by the judge (§8). */
+    char used[PATH_MAX + 64];
+    int64_t t0 = cr_time_mono_ns();
+    if (cr__cuda_lc_subscribe(used, sizeof used) != 0)
+        cr_info("prestart: CUPTI not subscribed (%s); the judge tries again", used);
+    cr_info("prestart seconds: context %.3f, NVML %.3f, buffers %.3f, CUPTI %.3f", P->setup_s[0],
+            P->setup_s[1], P->setup_s[2], (double)(cr_time_mono_ns() - t0) / 1e9);
+    return 0;
+}

@@ -1,0 +1,26 @@
+/* judge_const.h — the constants both judges (cpu_judge.c and cuda/) share:
+ * one value each, so that the CPU and the CUDA backend time and check
+ * under the same rules (docs/design.md §4). A constant that only one
+ * backend uses stays in that backend's file. */
+#ifndef CR_JUDGE_CONST_H
+#define CR_JUDGE_CONST_H
+
+#define CR_JUDGE_DEFAULT_BUDGET_S 1.0 /* per bench case (JobOptions.time_budget_s) */
+#define CR_JUDGE_DEFAULT_RSE 0.005    /* 0.5%: docs/design.md §4 */
+#define CR_JUDGE_MIN_SAMPLES 10       /* per side, before any stopping rule applies */
+#define CR_JUDGE_MAX_SAMPLES 10000    /* per side */
+/* Share of the time budget the candidate-only loop of the `cached` policy
+ * gets: the candidate's half of an A B A B loop, so it keeps about the
+ * samples interleaving gave it and the reference's half is what is saved
+ * (both backends; their minimum-time and hard-cap rules scale with it). */
+#define CR_JUDGE_CACHED_BUDGET_SHARE 0.5
+#define CR_JUDGE_HARD_CAP 5.0   /* x budget: stop even below CR_JUDGE_MIN_SAMPLES */
+#define CR_JUDGE_VERIFY_ONE_IN 8 /* ~1 in 8 timed candidate outputs re-verified */
+
+/* Input set indices (cr_rng_seed's `set`): 0 and 1 are the two verification
+ * runs, timing draws from CR_JUDGE_SET_TIMED upwards, and the stream that
+ * picks the verified timed samples uses a set no input uses. */
+#define CR_JUDGE_SET_TIMED 2u
+#define CR_JUDGE_SET_SAMPLING 0xffffffffu
+
+#endif
