@@ -52,6 +52,15 @@ const cr_conf_row_t cr_config_rows[] = {
         "drain a worker (no new jobs) lost this many times in 10 minutes, or whose runs "
         "ended INFRA_ERROR this many times in a row, unless it is the last healthy worker of "
         "its backend; 0 = never"),
+    /* 0: (compile-timeout-s + run-timeout-s) of the job's batch times the holder's credit
+     * (its jobs queue behind each other), plus a minute: an honest worker never runs out */
+    ROW("lease-s", CR_CONF_DOUBLE, lease_s, "0", 0, 1e6, CR_CMD_COORDINATOR,
+        "seconds a worker may hold an assigned job; then the job is requeued (attempt + 1) and "
+        "the worker told to cancel it; 0 = (compile-timeout-s + run-timeout-s) x the worker's "
+        "credit + 60"),
+    /* 64: ten times a default worker's credit (2 x compile-jobs + 2); 1024 is the scheduler's cap */
+    ROW("max-credit", CR_CONF_INT, max_credit, "64", 1, 1024, CR_CMD_COORDINATOR,
+        "jobs one worker may hold at once; a worker claiming more credit is clamped to this"),
     /* worker */
     ROW("worker-id", CR_CONF_STR, worker_id, "", 1, 0, CR_CMD_WORKER,
         "worker id and ZeroMQ routing id; empty = <host>-<pid>"),
