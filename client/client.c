@@ -42,7 +42,15 @@ static cr_client_t *s_new(const char *endpoint, size_t max_msg, const cr_curve_t
     c->sock = zmq_socket(c->ctx, ZMQ_DEALER);
     if (!c->sock)
         goto fail;
-    if (cr_wire_socket_caps(c->sock, c->max_msg) != 0 || cr_curve_apply(c->sock, &c->curve) != 0 ||
+    /* A routing id of 16 random bytes, new for every connection: libzmq's
+     * own are a counter, and a client that guessed another's could ask for
+     * its route. The first byte is never 0, the prefix of libzmq's. */
+    unsigned char rid[16];
+    cr_hash_global_init();
+    cr_random_bytes(rid, sizeof rid);
+    rid[0] |= 0x80;
+    if (zmq_setsockopt(c->sock, ZMQ_ROUTING_ID, rid, sizeof rid) != 0 ||
+        cr_wire_socket_caps(c->sock, c->max_msg) != 0 || cr_curve_apply(c->sock, &c->curve) != 0 ||
         zmq_connect(c->sock, endpoint) != 0) {
         cr_error("cannot connect to %s: %s", endpoint, zmq_strerror(zmq_errno()));
         goto fail;
@@ -178,6 +186,49 @@ int cr_client_recv(cr_client_t *c, int timeout_ms, Crucible__Envelope **out)
 
 /* ------------------------------------------------------------ task bundles */
 
+/* Reads path, which must lie inside folder root once every symlink is
+ * resolved (a task folder, or a folder of candidates, may not reach outside
+ * itself: a link to ~/.ssh/id_rsa would be uploaded), and must be UTF-8
+ * text without NUL bytes (what a proto3 string holds; a NUL would cut it).
+ * max bytes at most. Returns 0 and *out (caller frees), or a negative code
+ * with err naming the file. */
+static int s_read_inside(const char *root, const char *path, size_t max, char **out, char *err,
+                         size_t errlen)
+{
+    *out = NULL;
+    char *rr = realpath(root, NULL), *rp = realpath(path, NULL);
+    int rc = 0;
+    if (!rr || !rp) {
+        rc = -errno;
+        snprintf(err, errlen, "%s: %s", rr ? path : root, strerror(errno));
+        goto out;
+    }
+    size_t n = strlen(rr);
+    if (strncmp(rp, rr, n) != 0 || (rp[n] != '/' && !(n == 1 && rr[0] == '/'))) {
+        snprintf(err, errlen, "%s: refused: it resolves to %s, outside %s (a symlink out of the "
+                 "folder)", path, rp, root);
+        rc = CR_E_USAGE;
+        goto out;
+    }
+    size_t len = 0;
+    rc = cr_file_read(rp, max, out, &len);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s: %s", path, cr_strerror(rc));
+        goto out;
+    }
+    if (!cr_wire_utf8_ok(*out, len)) {
+        snprintf(err, errlen, "%s: refused: not UTF-8 text (a NUL byte or an invalid sequence)",
+                 path);
+        free(*out);
+        *out = NULL;
+        rc = CR_E_USAGE;
+    }
+out:
+    free(rr);
+    free(rp);
+    return rc;
+}
+
 /* Reads dir/name into *out (NULL name: *out = ""). */
 static int s_read_in(const char *dir, const char *name, char **out, char *err, size_t errlen)
 {
@@ -195,9 +246,7 @@ static int s_read_in(const char *dir, const char *name, char **out, char *err, s
     if (!path)
         return -ENOMEM;
     /* 1 MiB: the task loader's CR_TASK_MAX_FILE */
-    int rc = cr_file_read(path, 1u << 20, out, NULL);
-    if (rc != 0)
-        snprintf(err, errlen, "%s: %s", path, cr_strerror(rc));
+    int rc = s_read_inside(dir, path, 1u << 20, out, err, errlen);
     free(path);
     return rc;
 }
@@ -208,9 +257,8 @@ int cr_client_task_bundle(const char *dir, Crucible__TaskBundle **out, char *err
     char *path = cr_file_join(dir, "task.json"), *text = NULL;
     if (!path)
         return -ENOMEM;
-    int rc = cr_file_read(path, 1u << 20, &text, NULL);
+    int rc = s_read_inside(dir, path, 1u << 20, &text, err, errlen);
     if (rc != 0) {
-        snprintf(err, errlen, "%s: %s", path, cr_strerror(rc));
         free(path);
         return rc;
     }
@@ -411,10 +459,8 @@ static int s_add_dir(cr_jobset_t *js, const char *task, const char *dir, char *e
             free(path);
             continue;
         }
-        rc = cr_file_read(path, 1u << 20, &src, NULL);
-        if (rc != 0) {
-            snprintf(err, errlen, "%s: %s", path, cr_strerror(rc));
-        } else {
+        rc = s_read_inside(dir, path, 1u << 20, &src, err, errlen);
+        if (rc == 0) {
             char id[1024];
             snprintf(id, sizeof id, "%s/%s", task, names[i]->d_name);
             rc = cr_jobset_add(js, id, task, src, NULL, 0, 0);

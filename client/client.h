@@ -68,7 +68,9 @@ int cr_client_recv(cr_client_t *c, int timeout_ms, Crucible__Envelope **out);
 
 /* Reads a task folder into a bundle: task.json, the file named by
  * "reference", the one named by "baseline" (if any); name = the task's
- * "name"; hash = hex BLAKE2b of the three texts. Only what the bundle needs
+ * "name"; hash = hex BLAKE2b of the three texts. Every file must resolve
+ * (symlinks followed) to a path inside dir and be UTF-8 text without NUL
+ * bytes; one that is not is refused with err naming it. Only what the bundle needs
  * is read here: full validation is the coordinator's (INVALID_TASK) and
  * `crucible task check`'s. Returns 0 and *out (free with
  * crucible__task_bundle__free_unpacked), or a negative code with err naming
@@ -94,7 +96,9 @@ typedef struct {
  *          "sample_index"?, "turn"?} ("file" relative to the working
  *          directory or to the manifest's folder).
  * Job ids default to "<task>/<file name>" ("<task>/line<N>" for inline
- * sources). Candidate files are the ones ending .c .cu .cc .cpp .cxx .py.
+ * sources). A candidate in a folder must resolve inside that folder and be
+ * UTF-8 text without NUL bytes (err names the file); a manifest's "file"
+ * is the caller's explicit choice and may lie anywhere. Candidate files are the ones ending .c .cu .cc .cpp .cxx .py.
  * Runs cr_jobset_check. Returns 0, or a negative code with err naming the
  * file (and line) at fault; js then holds what was loaded so far (release with cr_jobset_close). */
 int cr_jobset_load(cr_jobset_t *js, const char *tasks, const char *cands, char *err,

@@ -55,9 +55,14 @@ static int s_spawn(cr_local_t *l, int i, const char *exe, char **argv)
 {
     char log[300];
     s_log_path(l, i, log, sizeof log);
-    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
+    /* 0600: a log names batches, jobs and keys' heads, and quotes compilers */
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0 || fchmod(fd, 0600) != 0) { /* a kept --log-dir may hold older, wider logs */
+        int e = -errno;
+        if (fd >= 0)
+            close(fd);
+        return e;
+    }
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {

@@ -30,7 +30,8 @@ const cr_conf_row_t cr_config_rows[] = {
     /* endpoints */
     ROW("clients-endpoint", CR_CONF_STR, clients_endpoint, "tcp://127.0.0.1:5555", 1, 0,
         CR_CMD_COORDINATOR | CR_CMD_CLIENT,
-        "ZeroMQ endpoint for clients: the coordinator binds it, clients connect"),
+        "ZeroMQ endpoint for clients: the coordinator binds it, clients connect (ipc:// takes "
+        "a path, made 0600; abstract ipc://@name is refused)"),
     ROW("workers-endpoint", CR_CONF_STR, workers_endpoint, "tcp://127.0.0.1:5556", 1, 0,
         CR_CMD_COORDINATOR | CR_CMD_WORKER,
         "ZeroMQ endpoint for workers: the coordinator binds it, workers connect"),
@@ -52,9 +53,19 @@ const cr_conf_row_t cr_config_rows[] = {
         "drain a worker (no new jobs) lost this many times in 10 minutes, or whose runs "
         "ended INFRA_ERROR this many times in a row, unless it is the last healthy worker of "
         "its backend; 0 = never"),
+    /* 0: (compile-timeout-s + run-timeout-s) of the job's batch times the holder's credit
+     * (its jobs queue behind each other), plus a minute: an honest worker never runs out */
+    ROW("lease-s", CR_CONF_DOUBLE, lease_s, "0", 0, 1e6, CR_CMD_COORDINATOR,
+        "seconds a worker may hold an assigned job; then the job is requeued (attempt + 1) and "
+        "the worker told to cancel it; 0 = (compile-timeout-s + run-timeout-s) x the worker's "
+        "credit + 60"),
+    /* 64: ten times a default worker's credit (2 x compile-jobs + 2); 1024 is the scheduler's cap */
+    ROW("max-credit", CR_CONF_INT, max_credit, "64", 1, 1024, CR_CMD_COORDINATOR,
+        "jobs one worker may hold at once; a worker claiming more credit is clamped to this"),
     /* worker */
     ROW("worker-id", CR_CONF_STR, worker_id, "", 1, 0, CR_CMD_WORKER,
-        "worker id and ZeroMQ routing id; empty = <host>-<pid>"),
+        "worker id and ZeroMQ routing id; empty = <host>-<pid>; under CURVE the coordinator "
+        "binds it to this worker's key for good"),
     ROW("work-dir", CR_CONF_STR, work_dir, "/tmp/crucible-work", 1, 0, CR_CMD_WORKER,
         "directory for build dirs, the compile cache and runner scratch"),
     ROW("cc", CR_CONF_STR, cc, "cc", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
@@ -132,10 +143,11 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("insecure", CR_CONF_BOOL, insecure, "0", 0, 1,
         CR_CMD_COORDINATOR | CR_CMD_WORKER | CR_CMD_CLIENT,
         "allow plain TCP (no CURVE): needed for tcp:// without keys; loopback only unless "
-        "--insecure-force"),
+        "--insecure-force; an error together with --key"),
     ROW("insecure-force", CR_CONF_BOOL, insecure_force, "0", 0, 1,
         CR_CMD_COORDINATOR | CR_CMD_WORKER | CR_CMD_CLIENT,
-        "allow plain TCP on any endpoint (traffic and peers unauthenticated)"),
+        "allow plain TCP on any endpoint (traffic and peers unauthenticated); an error "
+        "together with --key"),
     /* general */
     ROW("log-level", CR_CONF_STR, log_level, "info", 1, 0, CR_CMD_ALL,
         "debug, info, warn, error or off"),

@@ -42,6 +42,10 @@ typedef struct {
     int64_t liveness;                     /* missed heartbeats before a peer is lost */
     int64_t drain_after;                  /* worker losses in a window, or INFRA_ERRORs in a row,
                                              before it is drained; 0 = never */
+    double lease_s;                       /* s an assignment is held before it is requeued;
+                                             0 = derived from the job's timeouts */
+    int64_t max_credit;                   /* jobs one worker may hold at once; a Ready
+                                             claiming more is clamped */
     /* --- worker --- */
     char worker_id[CR_CONFIG_STR];        /* "" = <host>-<pid> */
     char work_dir[CR_CONFIG_STR];         /* build dirs, compile cache, scratch */

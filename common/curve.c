@@ -189,8 +189,41 @@ int cr_curve_setup(const cr_config_t *cfg, int server, const char *const *endpoi
 {
     memset(out, 0, sizeof *out);
     out->server = server;
+    for (size_t i = 0; i < n; i++) {
+        /* an abstract socket has no file, so no mode guards it: every local
+         * user (any uid, any sandboxed child sharing the network namespace)
+         * may connect */
+        if (strncmp(endpoints[i], "ipc://@", 7) == 0) {
+            snprintf(err, errlen, "%s: abstract ipc:// sockets are open to every local user; "
+                     "use a path (ipc:///run/crucible/clients.sock), whose file is made 0600",
+                     endpoints[i]);
+            return CR_E_USAGE;
+        }
+    }
+    /* Security options that contradict each other are an error, never a
+     * silent choice: a key given with --insecure would otherwise be dropped
+     * and the traffic sent in the clear. */
+    const char *keyopt = cfg->key[0]                  ? "--key"
+                         : !server && cfg->server_key[0] ? "--server-key"
+                         : server && cfg->allow_clients[0] ? "--allow-clients"
+                         : server && cfg->allow_workers[0] ? "--allow-workers"
+                                                           : NULL;
+    if (keyopt && (cfg->insecure || cfg->insecure_force)) {
+        snprintf(err, errlen, "%s and %s contradict each other: CURVE keys were given, and "
+                 "plaintext would drop them; give the keys or %s, not both (check "
+                 "CRUCIBLE_INSECURE%s in the environment)", keyopt,
+                 cfg->insecure ? "--insecure" : "--insecure-force",
+                 cfg->insecure ? "--insecure" : "--insecure-force",
+                 cfg->insecure ? "" : "_FORCE");
+        return CR_E_USAGE;
+    }
+    if (server && !cfg->key[0] && keyopt) {
+        snprintf(err, errlen, "%s needs --key: without the coordinator's secret key there is "
+                 "no CURVE, and an allow-list would let in everyone", keyopt);
+        return CR_E_USAGE;
+    }
     int keyed = cfg->key[0] || (!server && cfg->server_key[0]);
-    if (!keyed || cfg->insecure) {
+    if (!keyed) {
         if (cfg->insecure_force)
             return 0;
         for (size_t i = 0; i < n; i++) {

@@ -6,9 +6,12 @@
  * comment ('#' is also a z85 digit, so never a comment inside a line).
  *
  * Policy (cr_curve_setup): a process with keys speaks CURVE; one without
- * (or with --insecure) speaks plain TCP, which is allowed only when every
+ * speaks plain TCP, which needs --insecure and is allowed only when every
  * endpoint is loopback (tcp://127.x.x.x, tcp://localhost, tcp://[::1],
- * ipc://, inproc://) unless --insecure-force is given too. */
+ * ipc://, inproc://) unless --insecure-force is given too. Keys together
+ * with --insecure or --insecure-force are an error (never a silent
+ * downgrade), as are abstract ipc://@name endpoints (no file mode guards
+ * them: every local user may connect). */
 #ifndef CR_CURVE_H
 #define CR_CURVE_H
 
@@ -43,8 +46,9 @@ int cr_curve_is_loopback(const char *endpoint);
 
 /* Decides a process's security from cfg (server = the coordinator) and
  * checks it against its endpoints (n of them). Returns 0 and *out, or
- * CR_E_USAGE with err saying which setting is missing or why plaintext is
- * refused (naming --key and --insecure-force). */
+ * CR_E_USAGE with err saying which setting is missing, which two contradict
+ * each other, or why plaintext or an endpoint is refused (naming --key and
+ * --insecure-force). */
 int cr_curve_setup(const cr_config_t *cfg, int server, const char *const *endpoints, size_t n,
                    cr_curve_t *out, char *err, size_t errlen);
 

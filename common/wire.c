@@ -157,6 +157,130 @@ static void s_drain_more(void *sock)
     }
 }
 
+int cr_wire_utf8_ok(const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    for (size_t i = 0; i < len;) {
+        unsigned c = s[i];
+        if (c == 0)
+            return 0;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n;
+        unsigned cp, min;
+        if (c >= 0xc2 && c <= 0xdf)
+            n = 1, cp = c & 0x1f, min = 0x80;
+        else if (c >= 0xe0 && c <= 0xef)
+            n = 2, cp = c & 0x0f, min = 0x800;
+        else if (c >= 0xf0 && c <= 0xf4)
+            n = 3, cp = c & 0x07, min = 0x10000;
+        else
+            return 0;
+        if (len - i <= n)
+            return 0;
+        for (size_t k = 1; k <= n; k++) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return 0;
+            cp = (cp << 6) | (s[i + k] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return 0;
+        i += n + 1;
+    }
+    return 1;
+}
+
+void cr_wire_utf8_scrub(char *str)
+{
+    size_t len = strlen(str);
+    for (size_t i = 0; i < len;) {
+        unsigned char c = (unsigned char)str[i];
+        size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+                                : c >= 0xf0 && c <= 0xf4                 ? 4
+                                                                         : 0;
+        if (n && i + n <= len && cr_wire_utf8_ok(str + i, n)) {
+            i += n;
+            continue;
+        }
+        str[i++] = '?';
+    }
+}
+
+/* Reads a base-128 varint at *p (< end); 0, or -1 when it runs off the end. */
+static int s_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+        uint8_t b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return 0;
+    }
+    return -1;
+}
+
+/* 32 levels: the schema nests 4 deep; anything deeper is not ours to judge. */
+#define S_TEXT_DEPTH 32
+
+/* Walks the encoding of one message of descriptor d and checks the bytes of
+ * every string field. Returns 1 and the field's path in path (from off) at
+ * the first bad one, else 0: an encoding that does not parse is left for
+ * the decoder to refuse. */
+static int s_text_walk(const uint8_t *p, const uint8_t *end, const ProtobufCMessageDescriptor *d,
+                       int depth, char *path, size_t cap, size_t off)
+{
+    while (p < end) {
+        uint64_t tag, v;
+        if (s_varint(&p, end, &tag) != 0)
+            return 0;
+        switch (tag & 7) {
+        case 0:
+            if (s_varint(&p, end, &v) != 0)
+                return 0;
+            continue;
+        case 1:
+            if (end - p < 8)
+                return 0;
+            p += 8;
+            continue;
+        case 5:
+            if (end - p < 4)
+                return 0;
+            p += 4;
+            continue;
+        case 2:
+            break;
+        default:
+            return 0;
+        }
+        if (s_varint(&p, end, &v) != 0 || v > (uint64_t)(end - p))
+            return 0;
+        const uint8_t *body = p;
+        p += v;
+        const ProtobufCFieldDescriptor *f =
+            tag >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(d, (unsigned)(tag >> 3))
+                                   : NULL;
+        if (!f)
+            continue;
+        size_t here = off;
+        if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE) {
+            int w = snprintf(path + off, cap > off ? cap - off : 0, "%s%s", off ? "." : "",
+                             f->name);
+            here = w > 0 && off + (size_t)w < cap ? off + (size_t)w : off;
+        }
+        if (f->type == PROTOBUF_C_TYPE_STRING && !cr_wire_utf8_ok((const char *)body, v))
+            return 1;
+        if (f->type == PROTOBUF_C_TYPE_MESSAGE && depth < S_TEXT_DEPTH &&
+            s_text_walk(body, body + v, f->descriptor, depth + 1, path, cap, here))
+            return 1;
+        if (off < cap)
+            path[off] = '\0';
+    }
+    return 0;
+}
+
 int cr_wire_recv(void *sock, cr_peer_t *peer, Crucible__Envelope **out)
 {
     return cr_wire_recv_max(sock, peer, CR_WIRE_MAX_MSG, out);
@@ -164,6 +288,14 @@ int cr_wire_recv(void *sock, cr_peer_t *peer, Crucible__Envelope **out)
 
 int cr_wire_recv_max(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope **out)
 {
+    return cr_wire_recv_text(sock, peer, max, out, NULL, 0);
+}
+
+int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope **out,
+                      char *field, size_t cap)
+{
+    if (field && cap)
+        field[0] = '\0';
     *out = NULL;
     zmq_msg_t m;
     if (peer) {
@@ -196,6 +328,16 @@ int cr_wire_recv_max(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope
     }
     int more = zmq_msg_more(&m);
     int rc = cr_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), max, out);
+    if (rc == 0 && field && cap) {
+        const uint8_t *data = zmq_msg_data(&m);
+        if (s_text_walk(data, data + zmq_msg_size(&m), &crucible__envelope__descriptor, 0, field,
+                        cap, 0)) {
+            cr_wire_free(out);
+            rc = CR_E_DECODE;
+        } else {
+            field[0] = '\0';
+        }
+    }
     zmq_msg_close(&m);
     if (more) {
         s_drain_more(sock);
@@ -210,13 +352,17 @@ void cr_wire_send_error(void *sock, const cr_peer_t *peer, const char *code, con
 {
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
     Crucible__Error err = CRUCIBLE__ERROR__INIT;
+    char *clean = strdup(msg ? msg : "");
+    if (clean)
+        cr_wire_utf8_scrub(clean);
     err.code = (char *)code;
-    err.message = (char *)msg;
+    err.message = clean ? clean : (char *)"(out of memory)";
     err.batch_id = (char *)(batch_id ? batch_id : "");
     env.body_case = CRUCIBLE__ENVELOPE__BODY_ERROR;
     env.error = &err;
     if (cr_wire_send(sock, peer, &env) != 0)
-        cr_debug("could not send error %s: %s", code, msg);
+        cr_debug("could not send error %s: %s", code, err.message);
+    free(clean);
 }
 
 int cr_wire_frame_write(int fd, const void *data, size_t len)

@@ -70,7 +70,27 @@ int cr_wire_recv(void *sock, cr_peer_t *peer, Crucible__Envelope **out);
  * a larger message returns CR_E_TOO_BIG with the peer filled. */
 int cr_wire_recv_max(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope **out);
 
-/* Sends an Error envelope {code, message, batch_id} (best effort). */
+/* cr_wire_recv_max that also refuses text a C string cannot hold faithfully:
+ * every string field of the envelope, at any depth, must be valid UTF-8
+ * without NUL bytes (protobuf-c would cut a string at its first NUL, so
+ * "a\0x" and "a\0y" would both read as "a"). Such a message returns
+ * CR_E_DECODE with field set to the field's path ("submit.jobs.job_id");
+ * field is "" for every other outcome. For messages from clients: worker
+ * records may carry compiler output that is not UTF-8. */
+int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope **out,
+                      char *field, size_t cap);
+
+/* 1 when s[0..len) is valid UTF-8 (no overlong forms, surrogates or code
+ * points above U+10FFFF) and holds no NUL byte, else 0. */
+int cr_wire_utf8_ok(const char *s, size_t len);
+
+/* Replaces, in place, every byte of s that is not part of a valid UTF-8
+ * sequence with '?', so that text made from outside input (a parser's
+ * message quoting it, a truncated buffer) is never sent back raw. */
+void cr_wire_utf8_scrub(char *s);
+
+/* Sends an Error envelope {code, message, batch_id} (best effort); the
+ * message is scrubbed (cr_wire_utf8_scrub) on the way. */
 void cr_wire_send_error(void *sock, const cr_peer_t *peer, const char *code, const char *msg,
                         const char *batch_id);
 

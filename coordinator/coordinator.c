@@ -8,7 +8,21 @@
  *
  * Worker accounting: in_flight counts the jobs the store says are ASSIGNED
  * to the worker; it goes up in dispatch and down when such a job becomes
- * DONE or goes back to the queue, whoever caused it. */
+ * DONE or goes back to the queue, whoever caused it.
+ *
+ * Trust (docs/security.md, "Coordinator boundaries"):
+ *  1. A result is recorded only from the worker its job is ASSIGNED to, on
+ *     the connection that worker registered from and, under CURVE, with the
+ *     key it registered with; any other is refused, logged, acknowledged
+ *     (so an honest worker stops resending it) and not recorded.
+ *  2. Under CURVE a worker id belongs to the first key it registered with,
+ *     for good (the store's worker_keys table survives restarts).
+ *  3. An assignment is a lease: when it runs out (--lease-s) or its holder
+ *     is gone, the job is requeued with the try counted.
+ *  4. A client's subscriptions, status and cancels are its key's (CURVE);
+ *     the clients socket never hands a live route to a second connection
+ *     with the same routing id, a subscription ends when a message under
+ *     another key arrives on its route, and routing ids are never logged. */
 #include "coordinator.h"
 
 #include "curve.h"
@@ -33,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zmq.h>
 
 /* Messages handled per socket per loop turn, so that a flood on one side
@@ -45,9 +60,13 @@
 /* Debug builds re-check every store invariant this often (ms); it reads the
  * whole database, so not more. */
 #define CR_COORD_CHECK_MS 10000
+/* A derived lease (--lease-s 0) adds this to the job's timeouts times the
+ * holder's credit: a minute covers a loaded machine's start-up and upload. */
+#define CR_COORD_LEASE_MARGIN_MS 60000
 
 typedef struct {
-    cr_peer_t peer;                     /* client connection on the clients socket */
+    cr_peer_t peer;                     /* client connection on the clients socket; peer.user
+                                           is the key that subscribed ("" plaintext) */
     char batch_id[CR_STORE_ID_MAX + 1]; /* batch it follows */
     int dead;                           /* 1 when a send failed: reaped by s_subs_reap */
 } s_sub_t;
@@ -80,6 +99,8 @@ struct cr_coordinator {
 };
 
 static volatile sig_atomic_t s_signalled; /* set by SIGINT / SIGTERM */
+/* random per process: keys the hash that stands for a routing id in logs */
+static unsigned char s_tag_key[16];
 
 static void s_on_signal(int sig)
 {
@@ -89,23 +110,22 @@ static void s_on_signal(int sig)
 
 /* ---- small helpers ---- */
 
-/* A peer id for logs: printable ids as they are, others as hex. */
+/* A peer for logs: never its routing id, which is all a second connection
+ * would need to ask for its route. With CURVE the key's head comes first
+ * (it is who the peer is, and public); the connection is a hash of the id
+ * under a per-process random key: stable within one log, useless outside. */
 static const char *s_peer_name(const cr_peer_t *p, char *buf, size_t cap)
 {
-    int printable = p->len > 0;
-    for (size_t i = 0; i < p->len; i++)
-        printable &= p->bytes[i] > 0x20 && p->bytes[i] < 0x7f;
-    /* with CURVE the key comes first: it is who the peer is, the id only its connection */
-    size_t off = p->user[0] ? (size_t)snprintf(buf, cap, "key %.12s… ", p->user) : 0;
-    if (off >= cap)
-        return buf;
-    if (printable) {
-        snprintf(buf + off, cap - off, "%.*s", (int)p->len, (const char *)p->bytes);
-        return buf;
-    }
-    off += (size_t)snprintf(buf + off, cap - off, "0x");
-    for (size_t i = 0; i < p->len && off + 3 < cap; i++)
-        off += (size_t)snprintf(buf + off, cap - off, "%02x", p->bytes[i]);
+    cr_hash_t h;
+    char hex[CR_HASH_HEX_LEN + 1];
+    cr_hash_init(&h);
+    cr_hash_update(&h, s_tag_key, sizeof s_tag_key);
+    cr_hash_update(&h, p->bytes, p->len);
+    cr_hash_final_hex(&h, hex);
+    if (p->user[0])
+        snprintf(buf, cap, "key %.12s… conn %.8s", p->user, hex);
+    else
+        snprintf(buf, cap, "conn %.8s", hex);
     return buf;
 }
 
@@ -137,13 +157,15 @@ static int s_may_see(const cr_peer_t *peer, const cr_store_batch_t *b)
     return strcmp(owner, b->owner) == 0;
 }
 
-/* 1 when id is 1..CR_STORE_ID_MAX bytes without control characters. */
+/* 1 when id is 1..CR_STORE_ID_MAX bytes of UTF-8 without control
+ * characters. (NUL bytes inside a field are refused before this, by
+ * cr_wire_recv_text: after decoding they would just end the string.) */
 static int s_id_ok(const char *id, int may_be_empty)
 {
     size_t n = id ? strlen(id) : 0;
     if (n == 0)
         return may_be_empty;
-    if (n > CR_STORE_ID_MAX)
+    if (n > CR_STORE_ID_MAX || !cr_wire_utf8_ok(id, n))
         return 0;
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)id[i] < 0x20 || id[i] == 0x7f)
@@ -227,6 +249,33 @@ static void s_sub_drop(cr_coordinator_t *c, const cr_peer_t *peer, const char *b
         if (s->peer.len == peer->len && memcmp(s->peer.bytes, peer->bytes, peer->len) == 0 &&
             strcmp(s->batch_id, batch_id) == 0)
             s->dead = 1;
+    }
+}
+
+/* A message from peer under a key other than the one its route's
+ * subscriptions were made with: the route is not theirs any more (a client
+ * set another's routing id on a new connection). Those subscriptions end;
+ * the owner resubscribes from its own connection after its last seq. */
+static void s_subs_reap(cr_coordinator_t *c);
+
+static void s_subs_check_key(cr_coordinator_t *c, const cr_peer_t *peer)
+{
+    int ended = 0;
+    for (size_t i = 0; i < c->nsubs; i++) {
+        s_sub_t *s = &c->subs[i];
+        if (!s->dead && s->peer.len == peer->len &&
+            memcmp(s->peer.bytes, peer->bytes, peer->len) == 0 &&
+            strcmp(s->peer.user, peer->user) != 0) {
+            s->dead = 1;
+            ended++;
+        }
+    }
+    if (ended) {
+        char who[80];
+        cr_warn("client %s: its connection's routing id carries %d subscription%s of another "
+                "key: they end (routing id reused)", s_peer_name(peer, who, sizeof who), ended,
+                ended == 1 ? "" : "s");
+        s_subs_reap(c);
     }
 }
 
@@ -523,6 +572,21 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
                 CR_SCHED_ID_MAX);
         return;
     }
+    /* Under CURVE the id is the key's it was first seen with: checked
+     * before anything of the id's (its jobs, its registry entry) is touched,
+     * so a Ready under a stolen id changes nothing. */
+    if (peer->user[0]) {
+        char bound[CR_STORE_KEY_MAX + 1];
+        int rc = cr_store_worker_key(c->store, r->worker_id, peer->user, cr_time_now_ms(), bound);
+        if (rc != 0) {
+            if (rc == CR_E_STATE)
+                cr_warn("worker peer %s: Ready as worker %s, which belongs to key %.12s…: "
+                        "refused", who, r->worker_id, bound);
+            s_error(c->workers, peer, rc == CR_E_STATE ? CR_E_STATE : rc, "",
+                    "Ready: worker id '%s' is bound to another key", r->worker_id);
+            return;
+        }
+    }
     cr_sched_worker_t *old = cr_sched_find_peer(c->sched, peer);
     if (old && strcmp(old->id, r->worker_id) != 0)
         s_worker_lost(c, old, "its connection re-registered under another id");
@@ -551,7 +615,13 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
         snprintf(info.backends[info.nbackends++], CR_SCHED_BACKEND_MAX + 1, "%s",
                  r->backends[i]);
     }
+    /* the coordinator bounds what one worker holds, whatever it claims */
     info.credit = r->credit;
+    if ((int64_t)info.credit > c->cfg.max_credit) {
+        cr_info("worker %s claims credit %u: clamped to --max-credit %lld", r->worker_id,
+                r->credit, (long long)c->cfg.max_credit);
+        info.credit = (uint32_t)c->cfg.max_credit;
+    }
     snprintf(info.host, sizeof info.host, "%s", r->host);
     snprintf(info.device, sizeof info.device, "%s", r->device_name);
     int known = 0;
@@ -594,7 +664,9 @@ static void s_set_str(char **field, const char *v)
     *field = d;
 }
 
-/* A worker's verdict. rec belongs to the envelope (the caller frees it). */
+/* A worker's verdict. rec belongs to the envelope (the caller frees it).
+ * w is the registered worker of the connection it came on, under the key
+ * it registered with (s_on_worker_msg checked both): trust note 1. */
 static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__RewardRecord *rec)
 {
     if (!rec || !s_id_ok(rec->batch_id, 0) || !s_id_ok(rec->job_id, 0)) {
@@ -627,16 +699,20 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
         rec->status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
         s_set_str(&rec->message, msg);
     }
-    if (!rec->worker_id || !rec->worker_id[0])
-        s_set_str(&rec->worker_id, w->id);
+    /* who ran it is the coordinator's to say, not the record's */
+    s_set_str(&rec->worker_id, w->id);
     int holds = info.state == CR_JOB_ASSIGNED && strcmp(info.worker_id, w->id) == 0;
     int infra = rec->status == CRUCIBLE__STATUS__STATUS_INFRA_ERROR ||
                 rec->status == CRUCIBLE__STATUS__STATUS_WORKER_LOST;
-    if (infra && !holds) {
-        /* A failed try that is no longer this worker's: the job is already
-         * queued or running again, and that try decides. */
-        cr_info("worker %s: %s for %s/%s, which it no longer holds: acknowledged and dropped",
-                w->id, cr_status_name(rec->status), rec->batch_id, rec->job_id);
+    if (!holds) {
+        /* Not this worker's job (another's, or queued: its lease ran out, it
+         * was requeued when the worker registered again, or it never was):
+         * whatever try holds it decides. Acknowledged, so an honest worker
+         * stops resending it; never recorded. */
+        cr_warn("worker %s: %s for %s/%s attempt %u, which is %s%s: refused, not recorded",
+                w->id, cr_status_name(rec->status), rec->batch_id, rec->job_id, rec->attempt,
+                info.state == CR_JOB_ASSIGNED ? "assigned to worker " : "assigned to no worker",
+                info.state == CR_JOB_ASSIGNED ? info.worker_id : "");
         s_ack(c, w, rec);
         return;
     }
@@ -683,16 +759,8 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
     s_count_result(c);
     c->dispatch_due = 1;
     w->done++;
-    if (prev.state == CR_JOB_ASSIGNED) {
-        cr_sched_worker_t *holder = cr_sched_find(c->sched, prev.worker_id);
-        if (holder) {
-            cr_sched_finished(holder);
-            /* A late result from a worker declared lost beat the retry:
-             * first record wins, the retry is called off. */
-            if (holder != w)
-                s_send_cancel(c, holder, rec->batch_id, rec->job_id);
-        }
-    }
+    if (prev.state == CR_JOB_ASSIGNED) /* it was w's: checked above, in this turn */
+        cr_sched_finished(w);
     cr_debug("job %s/%s: %s from %s (seq %llu)", rec->batch_id, rec->job_id,
              cr_status_name(rec->status), w->id, (unsigned long long)rec->seq);
     s_on_record(c, rec);
@@ -720,6 +788,21 @@ static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
         out.body_case = CRUCIBLE__ENVELOPE__BODY_DISCONNECT;
         out.disconnect = &d;
         s_send(c->workers, peer, &out);
+        return;
+    }
+    if (strcmp(w->peer.user, peer->user) != 0) {
+        /* Its route now carries another key: a peer took the routing id over
+         * (the workers socket hands a route to the newest connection, so a
+         * restarted worker gets its own back). Whatever was sent to the
+         * route may have gone to that peer: the worker is treated as lost,
+         * its jobs requeued, and the message refused. */
+        char why[96];
+        snprintf(why, sizeof why, "its routing id was taken by %s",
+                 s_peer_name(peer, who, sizeof who));
+        cr_warn("worker %s: %s from its connection under another key: refused",
+                w->id, cr_wire_body_name(env));
+        s_worker_lost(c, w, why);
+        s_error(c->workers, peer, CR_E_STATE, "", "this routing id belongs to another worker");
         return;
     }
     if (w->unreachable)
@@ -769,7 +852,8 @@ static void s_bundle_check(s_bundle_t *b, Crucible__TaskBundle *tb)
     b->tb = tb;
     b->name = tb->name;
     if (!s_id_ok(tb->name, 0)) {
-        snprintf(b->msg, sizeof b->msg, "a task bundle without a valid name");
+        snprintf(b->msg, sizeof b->msg, "tasks[].name: a task bundle needs a name of 1..%d "
+                 "bytes of UTF-8 without control characters", CR_STORE_ID_MAX);
         return;
     }
     char origin[CR_STORE_ID_MAX + 16], err[512] = "";
@@ -793,6 +877,8 @@ static void s_bundle_check(s_bundle_t *b, Crucible__TaskBundle *tb)
         b->valid = 1;
     }
     cr_task_destroy(&t);
+    /* a parser's message may quote the bundle's bytes: never sent back raw */
+    cr_wire_utf8_scrub(b->msg);
     cr_hash_t h;
     cr_hash_init(&h);
     cr_hash_update_str(&h, tb->task_json);
@@ -992,8 +1078,8 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     size_t nerrors = 0;
 
     if (!s_id_ok(batch, 0)) {
-        s_error(c->clients, peer, CR_E_USAGE, "", "Submit: batch_id must be 1..%d bytes without "
-                "control characters", CR_STORE_ID_MAX);
+        s_error(c->clients, peer, CR_E_USAGE, "", "Submit: batch_id: must be 1..%d bytes of UTF-8 "
+                "without control characters", CR_STORE_ID_MAX);
         return;
     }
     if (sub->n_jobs == 0) {
@@ -1002,10 +1088,14 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     }
     for (size_t i = 0; i < sub->n_jobs; i++) {
         Crucible__JobSpec *js = sub->jobs[i];
-        if (!s_id_ok(js->job_id, 0) || !s_id_ok(js->group_id, 1) || !s_id_ok(js->task, 1)) {
-            s_error(c->clients, peer, CR_E_USAGE, batch, "Submit: jobs[%zu]: job_id, task and "
-                    "group_id must be at most %d bytes without control characters (job_id "
-                    "non-empty)", i, CR_STORE_ID_MAX);
+        const char *bad = !s_id_ok(js->job_id, 0)   ? "job_id"
+                          : !s_id_ok(js->group_id, 1) ? "group_id"
+                          : !s_id_ok(js->task, 1)     ? "task"
+                                                      : NULL;
+        if (bad) {
+            s_error(c->clients, peer, CR_E_USAGE, batch, "Submit: jobs[%zu].%s: must be at most "
+                    "%d bytes of UTF-8 without control characters (job_id non-empty)", i, bad,
+                    CR_STORE_ID_MAX);
             return;
         }
     }
@@ -1373,6 +1463,7 @@ static void s_client_cancel(cr_coordinator_t *c, const cr_peer_t *peer, const Cr
 static void s_on_client_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env)
 {
     char who[80];
+    s_subs_check_key(c, peer);
     switch (env->body_case) {
     case CRUCIBLE__ENVELOPE__BODY_SUBMIT:
         if (env->submit)
@@ -1411,9 +1502,23 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
         cr_peer_t peer;
         memset(&peer, 0, sizeof peer);
         Crucible__Envelope *env = NULL;
-        int rc = cr_wire_recv_max(sock, &peer, (size_t)c->cfg.max_msg, &env);
+        char field[128] = "";
+        /* clients' text must be NUL-free UTF-8 (trust note 4's hygiene);
+         * workers' records may quote compiler output that is not */
+        int rc = sock == c->clients
+                     ? cr_wire_recv_text(sock, &peer, (size_t)c->cfg.max_msg, &env, field,
+                                         sizeof field)
+                     : cr_wire_recv_max(sock, &peer, (size_t)c->cfg.max_msg, &env);
         if (rc == -EAGAIN)
             return;
+        if (rc != 0 && field[0]) {
+            char who[80];
+            cr_warn("%s %s: message refused: field %s holds a NUL byte or invalid UTF-8", side,
+                    s_peer_name(&peer, who, sizeof who), field);
+            s_error(sock, &peer, rc, "", "field %s: a NUL byte or invalid UTF-8: text fields "
+                    "must be UTF-8 without NUL bytes", field);
+            continue;
+        }
         if (rc == CR_E_ZMQ) {
             cr_error("%s socket: receive failed: %s", side, zmq_strerror(zmq_errno()));
             return;
@@ -1579,6 +1684,64 @@ static void s_phase_dispatch(cr_coordinator_t *c)
     c->rr++;
 }
 
+/* The lease of one assigned job, in ms: --lease-s, or derived from the
+ * batch's timeouts and the holder's credit (trust note 3). */
+static int64_t s_lease_ms(cr_coordinator_t *c, const char *batch_id, uint32_t credit)
+{
+    if (c->cfg.lease_s > 0)
+        return (int64_t)(c->cfg.lease_s * 1000.0);
+    Crucible__JobOptions *o = s_batch_options(c, batch_id);
+    double each = o ? o->compile_timeout_s + o->run_timeout_s
+                    : c->cfg.compile_timeout_s + c->cfg.run_timeout_s;
+    if (o)
+        crucible__job_options__free_unpacked(o, NULL);
+    if (!isfinite(each) || each < 0)
+        each = 0;
+    return (int64_t)(each * 1000.0) * (credit ? credit : 1) + CR_COORD_LEASE_MARGIN_MS;
+}
+
+/* Requeues (the try counted) every assigned job whose lease ran out or
+ * whose holder is not registered any more, and tells a registered holder
+ * to cancel it: a worker that keeps beating but never answers does not
+ * keep its jobs. Records made on the way (attempts spent) are announced. */
+static void s_phase_leases(cr_coordinator_t *c)
+{
+    cr_store_lease_t *l = NULL;
+    size_t n = 0;
+    int64_t now = cr_time_now_ms();
+    if (cr_store_assigned_list(c->store, &l, &n) != 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        cr_sched_worker_t *w = cr_sched_find(c->sched, l[i].worker_id);
+        int64_t lease = s_lease_ms(c, l[i].key.batch_id, w ? w->credit : 1);
+        if (w && now - l[i].t_assigned <= lease)
+            continue;
+        char why[320];
+        if (w)
+            snprintf(why, sizeof why, "lease of %lld s ran out on worker %s",
+                     (long long)(lease / 1000), w->id);
+        else
+            snprintf(why, sizeof why, "held by worker %s, which is gone", l[i].worker_id);
+        Crucible__RewardRecord *rec = NULL;
+        int rc = cr_store_requeue(c->store, l[i].key.batch_id, l[i].key.job_id,
+                                  s_max_attempts(c, l[i].key.batch_id), why, &rec);
+        if (rc != 0)
+            continue;
+        cr_warn("job %s/%s attempt %u: %s: %s", l[i].key.batch_id, l[i].key.job_id,
+                l[i].attempt, why, rec ? "attempts spent, recorded INFRA_ERROR" : "requeued");
+        if (w) {
+            cr_sched_finished(w);
+            s_send_cancel(c, w, l[i].key.batch_id, l[i].key.job_id);
+        }
+        c->dispatch_due = 1;
+        if (rec) {
+            s_on_record(c, rec);
+            crucible__reward_record__free_unpacked(rec, NULL);
+        }
+    }
+    free(l);
+}
+
 static void s_phase_cron(cr_coordinator_t *c)
 {
     int64_t now = cr_time_mono_ms();
@@ -1612,6 +1775,7 @@ static void s_phase_cron(cr_coordinator_t *c)
     if (cr_store_expire_queued(c->store, cr_time_now_ms(), s_on_cancelled, c, &expired) == 0 &&
         expired)
         cr_warn("%u jobs recorded INFRA_ERROR: queued longer than their queue timeout", expired);
+    s_phase_leases(c);
     cr_sched_worker_t *lost[64];
     size_t n;
     while ((n = cr_sched_expire(c->sched, now, c->cfg.heartbeat_ms, c->cfg.liveness, lost,
@@ -1636,7 +1800,18 @@ static void s_phase_cron(cr_coordinator_t *c)
 
 /* ---- lifecycle ---- */
 
-static void *s_router(cr_coordinator_t *c, const char *endpoint, const char *side)
+/* Makes the file of an ipc:// path endpoint the coordinator's alone: a local
+ * user who can connect can submit, and on the workers side judge. umask 077
+ * (cr_coordinator_main) makes it so at bind; this covers an embedding
+ * process's umask. 0, or -errno. */
+static int s_ipc_private(const char *endpoint)
+{
+    if (strncmp(endpoint, "ipc://", 6) != 0)
+        return 0;
+    return chmod(endpoint + 6, 0600) == 0 ? 0 : -errno;
+}
+
+static void *s_router(cr_coordinator_t *c, const char *endpoint, const char *side, int handover)
 {
     void *sock = zmq_socket(c->zctx, ZMQ_ROUTER);
     int one = 1;
@@ -1645,15 +1820,17 @@ static void *s_router(cr_coordinator_t *c, const char *endpoint, const char *sid
         return NULL;
     }
     /* Mandatory: a send to a vanished peer fails instead of vanishing, so a
-     * dead subscriber or worker is noticed. Handover: a restarted worker
-     * reusing its id takes the route over from its dead connection. */
+     * dead subscriber or worker is noticed. Handover (workers only): a
+     * restarted worker reusing its id takes the route over from its dead
+     * connection. Never on the clients side: there it would hand a client's
+     * result stream to whoever connects with its routing id. */
     /* side is also the ZAP domain: each side has its own allow-list */
     if (cr_wire_socket_caps(sock, (size_t)c->cfg.max_msg) != 0 ||
         cr_curve_apply(sock, &c->curve) != 0 ||
         (c->curve.on && zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, side, strlen(side)) != 0) ||
         zmq_setsockopt(sock, ZMQ_ROUTER_MANDATORY, &one, sizeof one) != 0 ||
-        zmq_setsockopt(sock, ZMQ_ROUTER_HANDOVER, &one, sizeof one) != 0 ||
-        zmq_bind(sock, endpoint) != 0) {
+        zmq_setsockopt(sock, ZMQ_ROUTER_HANDOVER, &handover, sizeof handover) != 0 ||
+        zmq_bind(sock, endpoint) != 0 || s_ipc_private(endpoint) != 0) {
         cr_error("%s endpoint %s: %s", side, endpoint, zmq_strerror(zmq_errno()));
         zmq_close(sock);
         return NULL;
@@ -1676,12 +1853,15 @@ cr_coordinator_t *cr_coordinator_new(const cr_config_t *cfg)
         c->cfg.max_attempts = 3;
     if (c->cfg.max_msg <= 0 || c->cfg.max_msg > (int64_t)CR_WIRE_MAX_MSG)
         c->cfg.max_msg = CR_WIRE_MAX_MSG;
+    if (c->cfg.max_credit <= 0 || c->cfg.max_credit > CR_SCHED_MAX_CREDIT)
+        c->cfg.max_credit = CR_SCHED_MAX_CREDIT;
     atomic_init(&c->stop, 0);
     c->dispatch_due = 1; /* the store may hold jobs from before a restart */
     if (cr_hash_global_init() != 0) {
         cr_error("coordinator: libsodium failed to initialise");
         goto fail;
     }
+    cr_random_bytes(s_tag_key, sizeof s_tag_key);
     if (!c->cfg.db[0] || cr_store_open(c->cfg.db, &c->store) != 0) {
         cr_error("coordinator: cannot open the database '%s'", c->cfg.db);
         goto fail;
@@ -1706,10 +1886,10 @@ cr_coordinator_t *cr_coordinator_new(const cr_config_t *cfg)
     }
     if (!c->curve.on && (!cr_curve_is_loopback(eps[0]) || !cr_curve_is_loopback(eps[1])))
         cr_warn("coordinator: plaintext on a non-loopback endpoint (--insecure-force)");
-    c->clients = s_router(c, c->cfg.clients_endpoint, CR_ZAP_CLIENTS);
+    c->clients = s_router(c, c->cfg.clients_endpoint, CR_ZAP_CLIENTS, 0);
     if (!c->clients)
         goto fail;
-    c->workers = s_router(c, c->cfg.workers_endpoint, CR_ZAP_WORKERS);
+    c->workers = s_router(c, c->cfg.workers_endpoint, CR_ZAP_WORKERS, 1);
     if (!c->workers)
         goto fail;
     return c;
@@ -1788,6 +1968,9 @@ int cr_coordinator_main(const cr_config_t *cfg)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     cr_log_set_role("coordinator");
+    /* what this process makes (the database and its -wal and -shm, ipc
+     * socket files) is its user's alone, from the moment it exists */
+    umask(077);
     cr_coordinator_t *c = cr_coordinator_new(cfg);
     if (!c)
         return 1;

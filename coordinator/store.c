@@ -8,6 +8,7 @@
  *   jobs(batch_id, job_id, task_hash, language, spec, group_id, state, attempt,
  *        worker_id, t_submitted, t_assigned, seq, status, flags, record;
  *        PRIMARY KEY(batch_id, job_id))
+ *   worker_keys(worker_id PK, key, first_seen) -- CURVE: a worker id's key, for good
  * status and flags copy the record's status and hack flags so that counts
  * never decode blobs. The queue is read through the index (state, language),
  * whose entries end with the rowid, so "oldest first" is an index walk.
@@ -67,8 +68,11 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +99,10 @@ static const char s_schema[] =
     "CREATE UNIQUE INDEX IF NOT EXISTS jobs_seq ON jobs(batch_id, seq);"
     "CREATE INDEX IF NOT EXISTS jobs_group ON jobs(batch_id, group_id);"
     "CREATE INDEX IF NOT EXISTS jobs_worker ON jobs(worker_id) WHERE state = 1;"
-    "CREATE INDEX IF NOT EXISTS batches_owner ON batches(owner);";
+    "CREATE INDEX IF NOT EXISTS batches_owner ON batches(owner);"
+    /* CURVE: the key a worker id was first seen with (cr_store_worker_key) */
+    "CREATE TABLE IF NOT EXISTS worker_keys("
+    " worker_id TEXT PRIMARY KEY, key TEXT NOT NULL, first_seen INTEGER NOT NULL);";
 
 /* Every statement, prepared once at open. */
 #define CR_STORE_SQL(X)                                                                   \
@@ -139,6 +146,11 @@ static const char s_schema[] =
     X(STALE_QUEUED, "SELECT job_id, max(t_submitted, t_assigned) FROM jobs"               \
                     " WHERE batch_id = ?1 AND state = 0"                                  \
                     " AND max(t_submitted, t_assigned) < ?2 ORDER BY rowid")              \
+    X(WORKER_KEY_ADD, "INSERT OR IGNORE INTO worker_keys(worker_id, key, first_seen)"       \
+                      " VALUES(?1, ?2, ?3)")                                              \
+    X(WORKER_KEY_GET, "SELECT key FROM worker_keys WHERE worker_id = ?1")                 \
+    X(ASSIGNED, "SELECT batch_id, job_id, language, worker_id, t_assigned, attempt"       \
+                " FROM jobs WHERE state = 1 ORDER BY rowid")                              \
     X(WORKER_JOBS, "SELECT batch_id, job_id, language FROM jobs WHERE state = 1"          \
                    " AND worker_id = ?1"                                                  \
                    " ORDER BY rowid")                                                     \
@@ -275,6 +287,25 @@ static int s_end(cr_store_t *s, int rc)
 
 /* ---- open / close / recover ---- */
 
+/* Makes path (created, when create, empty) mode 0600: the database holds
+ * every candidate's source and every verdict, and no other local user may
+ * read or change it. 0, or CR_E_STORE (logged). */
+static int s_private(const char *path, int create)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+    if (fd < 0 && !create && errno == ENOENT)
+        return 0;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || ((st.st_mode & 077) && fchmod(fd, 0600) != 0)) {
+        cr_error("store %s: cannot make it private (0600): %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return CR_E_STORE;
+    }
+    close(fd);
+    return 0;
+}
+
 int cr_store_open(const char *path, cr_store_t **out)
 {
     *out = NULL;
@@ -283,6 +314,8 @@ int cr_store_open(const char *path, cr_store_t **out)
         return -ENOMEM;
     s->path = strdup(path);
     if (!s->path)
+        goto fail;
+    if (s_private(path, 1) != 0)
         goto fail;
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {
@@ -305,6 +338,13 @@ int cr_store_open(const char *path, cr_store_t **out)
             goto fail;
         }
     }
+    /* SQLite makes -wal and -shm with the database's mode; ones left from
+     * before this version may be wider */
+    char side[4096];
+    for (int i = 0; i < 2; i++)
+        if (snprintf(side, sizeof side, "%s%s", path, i ? "-shm" : "-wal") < (int)sizeof side &&
+            s_private(side, 0) != 0)
+            goto fail;
     uint32_t n = 0;
     if (cr_store_recover(s, &n) != 0)
         goto fail;
@@ -1006,6 +1046,67 @@ int cr_store_group_records(cr_store_t *s, const char *batch_id, const char *grou
     s_text(st, 1, batch_id);
     s_text(st, 2, group_id);
     return s_each_record(s, st, fn, arg);
+}
+
+int cr_store_worker_key(cr_store_t *s, const char *worker_id, const char *key, int64_t now_ms,
+                        char bound[CR_STORE_KEY_MAX + 1])
+{
+    bound[0] = '\0';
+    if (!worker_id || !worker_id[0] || !key || !key[0])
+        return CR_E_USAGE;
+    sqlite3_stmt *st = s_q(s, Q_WORKER_KEY_ADD);
+    s_text(st, 1, worker_id);
+    s_text(st, 2, key);
+    sqlite3_bind_int64(st, 3, now_ms);
+    int rc = s_run(s, st, "worker key");
+    if (rc != 0)
+        return rc;
+    st = s_q(s, Q_WORKER_KEY_GET);
+    s_text(st, 1, worker_id);
+    int step = sqlite3_step(st);
+    if (step == SQLITE_ROW)
+        s_copy(bound, CR_STORE_KEY_MAX + 1, sqlite3_column_text(st, 0));
+    sqlite3_reset(st);
+    if (step != SQLITE_ROW)
+        return s_fail(s, "worker key read");
+    return strcmp(bound, key) == 0 ? 0 : CR_E_STATE;
+}
+
+int cr_store_assigned_list(cr_store_t *s, cr_store_lease_t **out, size_t *n)
+{
+    cr_store_lease_t *v = NULL;
+    size_t have = 0, cap = 0;
+    int rc = 0, step;
+    sqlite3_stmt *st = s_q(s, Q_ASSIGNED);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (have == cap) {
+            cap = cap ? 2 * cap : 16;
+            void *g = realloc(v, cap * sizeof *v);
+            if (!g) {
+                rc = -ENOMEM;
+                break;
+            }
+            v = g;
+        }
+        cr_store_lease_t *l = &v[have++];
+        s_copy(l->key.batch_id, sizeof l->key.batch_id, sqlite3_column_text(st, 0));
+        s_copy(l->key.job_id, sizeof l->key.job_id, sqlite3_column_text(st, 1));
+        s_copy(l->key.language, sizeof l->key.language, sqlite3_column_text(st, 2));
+        s_copy(l->worker_id, sizeof l->worker_id, sqlite3_column_text(st, 3));
+        l->t_assigned = sqlite3_column_int64(st, 4);
+        l->attempt = (uint32_t)sqlite3_column_int64(st, 5);
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = s_fail(s, "assigned jobs");
+    sqlite3_reset(st);
+    if (rc != 0) {
+        free(v);
+        v = NULL;
+        have = 0;
+    }
+    *out = v;
+    *n = have;
+    return rc;
 }
 
 int cr_store_worker_jobs(cr_store_t *s, const char *worker_id, cr_store_key_t **keys, size_t *n)

@@ -24,6 +24,7 @@
 #define CR_STORE_OWNER_MAX 511 /* hex of a 255-byte ZeroMQ routing id, + 1 */
 #define CR_STORE_LANG_MAX 31  /* "c", "cuda", "torch" */
 #define CR_STORE_NSTATUS 14   /* values of crucible.Status, 0..13 */
+#define CR_STORE_KEY_MAX 40   /* z85 CURVE public key */
 
 typedef struct cr_store cr_store_t;
 
@@ -95,7 +96,8 @@ typedef void (*cr_store_done_fn)(const Crucible__RewardRecord *rec, const char *
 typedef void (*cr_store_flag_fn)(const char *flag, uint32_t count, void *arg);
 typedef void (*cr_store_group_fn)(const char *group_id, uint64_t last_seq, void *arg);
 
-/* Opens (creating if needed) the database at path, sets WAL, synchronous=NORMAL
+/* Opens (creating if needed) the database at path, makes it and its -wal and
+ * -shm files mode 0600 (they hold every source and verdict), sets WAL, synchronous=NORMAL
  * and a busy timeout, creates the schema and runs cr_store_recover. Returns 0
  * and *out (close with cr_store_close), or CR_E_STORE (*out NULL). */
 int cr_store_open(const char *path, cr_store_t **out);
@@ -195,6 +197,25 @@ int cr_store_job_get(cr_store_t *s, const char *batch_id, const char *job_id,
 /* The ASSIGNED jobs of worker_id: *keys is a heap array (caller frees with
  * free(); NULL when *n is 0). */
 int cr_store_worker_jobs(cr_store_t *s, const char *worker_id, cr_store_key_t **keys, size_t *n);
+
+/* CURVE: binds worker_id to key for good (persisted, so a restart does not
+ * forget it) when the id is new. Returns 0 when the id is (now) bound to
+ * key; CR_E_STATE when it is bound to another key, which bound then holds
+ * (bound is "" on other failures); CR_E_USAGE for an empty id or key. */
+int cr_store_worker_key(cr_store_t *s, const char *worker_id, const char *key, int64_t now_ms,
+                        char bound[CR_STORE_KEY_MAX + 1]);
+
+/* One ASSIGNED job: its lease, as cr_store_assigned_list reports it. */
+typedef struct {
+    cr_store_key_t key;                   /* batch, job, language */
+    char worker_id[CR_STORE_ID_MAX + 1];  /* holder */
+    int64_t t_assigned;                   /* ms since the epoch the lease began */
+    uint32_t attempt;                     /* the try it holds */
+} cr_store_lease_t;
+
+/* Every ASSIGNED job, in submission order: *out is a heap array (caller
+ * frees with free(); NULL when *n is 0). */
+int cr_store_assigned_list(cr_store_t *s, cr_store_lease_t **out, size_t *n);
 
 /* Cluster-wide counts by state. */
 int cr_store_counts(cr_store_t *s, cr_store_counts_t *out);

@@ -351,13 +351,19 @@ Test(security, plaintext_is_refused_off_loopback_without_force)
     c.insecure_force = 1;
     cr_assert_eq(cr_curve_setup(&c, 1, open_ep, 2, &cv, err, sizeof err), 0, "%s", err);
     cr_assert_eq(cv.on, 0);
-    /* keys but --insecure: still plaintext, still loopback only */
+    /* keys and --insecure contradict each other: refused on any endpoint,
+     * never a silent fall back to plaintext (issue 19) */
     c.insecure_force = 0;
     snprintf(c.key, sizeof c.key, "%s/server.key", s_dir);
     cr_assert_eq(cr_curve_setup(&c, 1, open_ep, 2, &cv, err, sizeof err), CR_E_USAGE);
     const char *loop[] = {"tcp://127.0.0.1:7003", "ipc:///tmp/x", "inproc://y",
                           "tcp://localhost:7004", "tcp://[::1]:7005"};
+    cr_assert_eq(cr_curve_setup(&c, 1, loop, 5, &cv, err, sizeof err), CR_E_USAGE);
+    cr_assert(strstr(err, "--key") && strstr(err, "--insecure"), "%s", err);
+    /* --insecure alone: plaintext on every loopback kind of endpoint */
+    c.key[0] = '\0';
     cr_assert_eq(cr_curve_setup(&c, 1, loop, 5, &cv, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cv.on, 0);
     cr_assert_eq(cr_curve_is_loopback("tcp://10.0.0.1:7006"), 0);
     cr_assert_eq(cr_curve_is_loopback("tcp://127.0.0.1.evil.com:7006"), 0);
     /* the coordinator itself refuses to start */
