@@ -388,9 +388,13 @@ static uint64_t s_handlers(pid_t pid)
     return strtoull(v, NULL, 16);
 }
 
+/* The C library's own handlers, installed with the first thread: signals
+ * 32 and 33 (bits 31, 32). */
+#define S_LIBC_SIGNALS ((1ull << 31) | (1ull << 32))
+
 uint64_t cr_exec_extra_handlers(const cr_exec_t *x)
 {
-    return s_handlers(x->pid) & ~x->base_handlers;
+    return s_handlers(x->pid) & ~x->base_handlers & ~S_LIBC_SIGNALS;
 }
 
 int cr_exec_memory(const cr_exec_t *x, uint64_t *peak, uint64_t *cap)

@@ -718,9 +718,13 @@ int cr_sandbox_lock_code(int threads)
     if (rc == 0)
         rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
     /* handlers and timers: work outside a call (docs/judge.md, threat 5) */
-    if (rc == 0)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(rt_sigaction), 1,
-                              SCMP_CMP(1, SCMP_CMP_NE, 0));
+    /* any signal but the C library's own two (glibc installs them with the
+     * first thread: SIGRTMIN-2, -1, i.e. 32 and 33) */
+    for (int sig = 1; rc == 0 && sig <= 64; sig++)
+        if (sig != 32 && sig != 33)
+            rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(rt_sigaction), 2,
+                                  SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffffffffu, (scmp_datum_t)sig),
+                                  SCMP_CMP(1, SCMP_CMP_NE, 0));
     if (rc == 0)
         rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(timer_create), 0);
     if (rc == 0)

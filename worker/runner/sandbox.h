@@ -87,7 +87,8 @@ int cr_sandbox_enter(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep, char 
                      size_t errlen);
 
 /* Stacks a second seccomp filter once the executor has loaded its object:
- * traps installing signal handlers (rt_sigaction with a new action), POSIX
+ * traps installing signal handlers (rt_sigaction with a new action, for
+ * every signal but the C library's own 32 and 33), POSIX
  * and interval timers and alarm, executable mmap, personality, and (threads
  * 0) every mprotect. The SIGSYS handler of cr_sandbox_enter reports a trap.
  * Returns 0 or a negative code (the filter is then not in force). */
