@@ -20,11 +20,18 @@
  *    nor finish a call's work after saying it is done: all of that would
  *    happen inside some command's window, where it is timed.
  *
- * 3. A command's time runs from just before SIGCONT to the moment waitid
- *    reports the executor stopped again. The empty command (PING) measured
- *    before the object is loaded is this machine's cost of that round trip
- *    for this executor; it is taken off every call's time. Reference and
- *    candidate pay it alike. */
+ * 3. A command's time is what the kernel charged the executor for it: its
+ *    sum_exec_runtime (/proc/<pid>/schedstat, nanoseconds, user and system
+ *    time alike) read while it is frozen before and after. Time it spent
+ *    waiting for a core the judge or another process held is not its work
+ *    and is not counted, so a busy host does not swell the samples; no
+ *    work it does can escape the count, since it has no other process and
+ *    (without threads) no other thread. A task that allows threads is timed
+ *    by the wall clock instead, from just before SIGCONT to the moment
+ *    waitid reports it stopped: its threads' CPU times would add up. Either
+ *    way, the empty command (PING) measured before the object is loaded is
+ *    this executor's own cost of a command, taken off every call's time;
+ *    reference and candidate pay it alike. */
 #define _GNU_SOURCE
 #include "exec.h"
 
@@ -75,6 +82,8 @@ struct cr_exec {
     uint32_t seq;           /* last command's sequence number */
     int64_t deadline_ns;    /* CLOCK_MONOTONIC; 0 = none */
     int spin;               /* 1: another core is free to spin on */
+    int wall;               /* 1: time by the wall clock (threads); 0: by CPU time (note 3) */
+    int stat_fd;            /* /proc/<pid>/schedstat, open; -1 = unreadable (then wall) */
     double overhead_us;     /* the empty command's median time */
     uint64_t base_handlers; /* SigCgt after the sandbox, before any load */
     cr_exec_fault_t fault;  /* the first fault; kind 0 while none */
@@ -221,6 +230,19 @@ static int s_gone(cr_exec_t *x)
     return 0;
 }
 
+/* The executor's main thread's sum_exec_runtime in ns, or -1. */
+static int64_t s_cpu_ns(const cr_exec_t *x)
+{
+    char buf[96];
+    if (x->stat_fd < 0)
+        return -1;
+    ssize_t n = pread(x->stat_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    return strtoll(buf, NULL, 10);
+}
+
 static void s_futex_wait(uint32_t *word, uint32_t val, long ns)
 {
     struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
@@ -314,6 +336,7 @@ static int s_command(cr_exec_t *x, uint32_t op, double *us)
         return CR_E_EXEC;
     x->ctl->op = op;
     uint32_t seq = ++x->seq;
+    int64_t c0 = x->wall ? 0 : s_cpu_ns(x);
     int64_t t0 = cr_time_mono_ns();
     __atomic_store_n(&x->ctl->cmd_seq, seq, __ATOMIC_RELEASE);
     if (kill(x->pid, SIGCONT) != 0) {
@@ -324,8 +347,10 @@ static int s_command(cr_exec_t *x, uint32_t op, double *us)
     int rc = s_wait_done(x, seq, t0);
     if (rc == 0)
         rc = s_freeze(x);
-    if (rc == 0 && us)
-        *us = (double)(cr_time_mono_ns() - t0) / 1e3;
+    if (rc == 0 && us) {
+        int64_t t1 = cr_time_mono_ns(), c1 = x->wall ? 0 : s_cpu_ns(x);
+        *us = (double)(x->wall || c0 < 0 || c1 < c0 ? t1 - t0 : c1 - c0) / 1e3;
+    }
     return rc;
 }
 
@@ -473,6 +498,7 @@ int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errl
     if (!x)
         return -ENOMEM;
     snprintf(x->role, sizeof x->role, "%s", o->role);
+    x->stat_fd = -1;
     x->ro_len = s_round(o->ro_bytes);
     x->rw_len = s_round(o->rw_bytes);
     int fd[4] = {-1, -1, -1, -1};
@@ -525,6 +551,10 @@ int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errl
     x->pid = pid;
     for (int i = 0; i < 4; i++)
         close(fd[i]);
+    char sp[64];
+    snprintf(sp, sizeof sp, "/proc/%d/schedstat", (int)pid);
+    x->stat_fd = open(sp, O_RDONLY | O_CLOEXEC);
+    x->wall = o->threads || x->stat_fd < 0;
     if ((rc = s_wait_ready(x, err, errlen)) != 0 || (rc = s_freeze(x)) != 0) {
         if (!err[0] || rc == CR_E_EXEC)
             snprintf(err, errlen, "%s", x->fault.msg[0] ? x->fault.msg : "executor lost");
@@ -540,8 +570,9 @@ int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errl
         cr_exec_destroy(&x);
         return CR_E_EXEC;
     }
-    cr_debug("%s executor pid %d ready: empty command %.2f us, arenas %zu + %zu bytes",
-             x->role, (int)x->pid, x->overhead_us, x->ro_len, x->rw_len);
+    cr_debug("%s executor pid %d ready: empty command %.2f us (%s), arenas %zu + %zu bytes",
+             x->role, (int)x->pid, x->overhead_us, x->wall ? "wall clock" : "CPU time",
+             x->ro_len, x->rw_len);
     *out = x;
     return 0;
 fail:
@@ -558,6 +589,8 @@ void cr_exec_destroy(cr_exec_t **xp)
     if (!x)
         return;
     s_kill(x);
+    if (x->stat_fd >= 0)
+        close(x->stat_fd);
     if (x->ctl)
         munmap(x->ctl, s_round(sizeof *x->ctl));
     if (x->ro)

@@ -4,10 +4,13 @@
  * candidate and one for the reference and baseline (exec_proto.h), owns the
  * memory they compute in (two shared arenas per executor: inputs, which the
  * executor can only read, and outputs), and issues calls. Each call is timed
- * by the judge itself: from letting the frozen executor run to the moment the
- * kernel reports it frozen again, less this executor's own cost of an empty
- * command measured before any client code was loaded. Nothing an executor
- * writes back is believed, except as evidence against it.
+ * by the judge itself, between two moments the executor is frozen: by the
+ * CPU time the kernel charged the executor (tasks without threads), or the
+ * wall clock from letting it run to the kernel's report that it is stopped
+ * again (tasks with threads); less this executor's own cost of an empty
+ * command measured before any client code was loaded (exec.c note 3).
+ * Nothing an executor writes back is believed, except as evidence against
+ * it.
  *
  * When an executor dies, hangs past the deadline or breaks the protocol, the
  * call returns CR_E_EXEC and cr_exec_fault says how; every later call
