@@ -64,6 +64,7 @@ enum {
  * compile and a worker runs up to compile-jobs compiles; the uid is the
  * runners' too (docs/sandbox.md), whose cap is 256 threads. */
 #define S_NPROC 512
+#define S_NPROC_TEXT "512" /* for the summary */
 /* CPU seconds past the compile timeout (which is wall-clock and enforced
  * by cr_proc): RLIMIT_CPU only backs it up against a process that escaped
  * the group kill. */
@@ -526,15 +527,16 @@ static void s_probe(cr_box_t *b, const char *work_dir)
     SKIP(b->abi > 0 && !(b->have & S_LANDLOCK), "Landlock not enforced");
     SKIP(!b->root, "not root: the worker's uid kept");
 #undef SKIP
-    if (k >= sizeof skipped)
-        k = sizeof skipped - 1;
+    char as[32] = "none";
+    if (b->as_bytes > 0)
+        snprintf(as, sizeof as, "%lld MiB", (long long)(b->as_bytes >> 20));
     snprintf(b->summary, sizeof b->summary,
-             "uid %u, net %s, files %s, landlock %s, as %lld MiB, fsize %lld MiB, nproc %s%s%s",
+             "uid %u, net %s, files %s, landlock %s, as %s, fsize %lld MiB, nproc %s%s%s",
              (unsigned)((b->have & S_DROP) ? b->uid : geteuid()),
              (b->have & S_NS) ? ((b->have & S_USERNS) ? "private (user ns)" : "private") : "host",
              (b->have & S_ROOT) ? "private root of the toolchain and the build dir" : "host view",
-             (b->have & S_LANDLOCK) ? "on" : "off", (long long)(b->as_bytes >> 20),
-             (long long)(S_FSIZE >> 20), (b->have & S_DROP) ? "512" : "unchanged",
+             (b->have & S_LANDLOCK) ? "on" : "off", as,
+             (long long)(S_FSIZE >> 20), (b->have & S_DROP) ? S_NPROC_TEXT : "unchanged",
              skipped[0] ? "; " : "", skipped);
 }
 
