@@ -284,6 +284,41 @@ Test(hostile, compilers_do_not_run_as_root, .init = s_setup, .fini = s_teardown,
     free(src);
 }
 
+/* A compiler that leaves a process behind in a session of its own: it is
+ * gone once the compile is (the box's PID namespace), so nothing of the
+ * box's uid can touch the build dir while the worker removes it. */
+Test(hostile, compilers_leave_nothing_behind, .init = s_setup, .fini = s_teardown,
+     .timeout = 120)
+{
+    s_write("leavecc",
+            "#!/bin/sh\n"
+            "if [ \"$1\" = --version ]; then echo 'leavecc 1.0'; exit 0; fi\n"
+            "setsid sleep 97.25 </dev/null >/dev/null 2>&1 &\n"
+            "exec cc \"$@\"\n",
+            0755);
+    cr_config_t cfg;
+    s_config(&cfg);
+    char *cc = s_path("leavecc");
+    snprintf(cfg.cc, sizeof cfg.cc, "%s", cc);
+    free(cc);
+    cr_compile_t *c = cr_compile_new(&cfg, s_put, NULL);
+    cr_assert_not_null(c);
+    cr_compile_submit(c, s_job("j1", s_ref, 0, 0));
+    cr_wjob_t *j = s_get(60);
+    cr_expect_eq(j->status, 0, "%s: %s", cr_status_name(j->status), j->message);
+    cr_wjob_destroy(&j);
+    cr_compile_destroy(&c);
+    int left = 1;
+    for (int i = 0; i < 50 && left; i++) { /* the kernel reaps the namespace at once; allow 5 s */
+        left = system("pgrep -f 'sleep 97[.]25' >/dev/null") == 0;
+        if (left)
+            cr_time_sleep_ms(100);
+    }
+    cr_expect_not(left, "a process the compiler left behind is still running");
+    if (left && system("pkill -f 'sleep 97[.]25'") != 0)
+        fprintf(stderr, "could not stop the leftover sleep\n");
+}
+
 /* ---- (c) the work dir ---- */
 
 /* Starts `crucible worker` on work dir wd; 1 when it refused to start

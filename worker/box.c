@@ -15,7 +15,14 @@
  *     tries every step and records which took (shm[0]); later children take
  *     exactly those, and one that fails is the machine's fault (shm[1],
  *     shm[2]), not the candidate's.
- *  4. Landlock rules name host inodes; the bind mounts under the new root
+ *  4. PID namespace. The child forks once more after unshare(CLONE_NEWPID):
+ *     the grandchild, pid 1 of the new namespace, becomes the compiler; the
+ *     child (still root, running nothing else) waits for it and ends the
+ *     same way. When the compiler ends, the kernel kills everything left in
+ *     its namespace, so no process of the box's uid outlives its compile
+ *     (setsid or not) to touch the build dir while the worker removes it.
+ *     Both stay in the process group cr_proc kills on a timeout.
+ *  5. Landlock rules name host inodes; the bind mounts under the new root
  *     are the same inodes, so the two layers agree on what is reachable. */
 #define _GNU_SOURCE
 #include "box.h"
@@ -38,6 +45,8 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -50,6 +59,7 @@ enum {
     S_DROP = 1 << 3,     /* root dropped to the box's uid */
     S_NNP = 1 << 4,      /* no_new_privs */
     S_LANDLOCK = 1 << 5, /* Landlock enforced */
+    S_PID = 1 << 6,      /* the compiler is pid 1 of its own PID namespace */
 };
 
 /* Paths exposed at most: the fixed ones below and two per compiler. */
@@ -64,7 +74,6 @@ enum {
  * compile and a worker runs up to compile-jobs compiles; the uid is the
  * runners' too (docs/sandbox.md), whose cap is 256 threads. */
 #define S_NPROC 512
-#define S_NPROC_TEXT "512" /* for the summary */
 /* CPU seconds past the compile timeout (which is wall-clock and enforced
  * by cr_proc): RLIMIT_CPU only backs it up against a process that escaped
  * the group kill. */
@@ -227,6 +236,21 @@ static int s_mkdirs(const char *path, int dir)
     return 0;
 }
 
+/* The waiting parent of note 4: ends as its child ended. */
+static void s_reap_as(pid_t child)
+{
+    int st = 0;
+    while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(st))
+        _exit(WEXITSTATUS(st));
+    if (WIFSIGNALED(st)) {
+        signal(WTERMSIG(st), SIG_DFL);
+        kill(getpid(), WTERMSIG(st));
+    }
+    _exit(127);
+}
+
 /* The new root (header, "files"). */
 static int s_new_root(const cr_box_run_t *r)
 {
@@ -293,6 +317,19 @@ static int s_enter(const cr_box_run_t *r, unsigned want, int probe)
         else if (!probe)
             return s_fail(r, S_NS);
     }
+    if ((want & S_PID) && (got & S_NS)) {
+        if (unshare(CLONE_NEWPID) == 0) {
+            pid_t pid = fork();
+            if (pid > 0)
+                s_reap_as(pid);
+            if (pid == 0)
+                got |= S_PID;
+            else if (!probe)
+                return s_fail(r, S_PID);
+        } else if (!probe) {
+            return s_fail(r, S_PID);
+        }
+    }
     if ((want & S_ROOT) && (got & S_NS)) {
         if (s_new_root(r) == 0)
             got |= S_ROOT;
@@ -331,7 +368,7 @@ int cr_box_enter(const cr_box_run_t *run)
 static void s_probe_child(void *arg)
 {
     const cr_box_run_t *r = arg;
-    unsigned want = S_NS | S_ROOT | S_NNP | S_LANDLOCK | (r->box->root ? S_DROP : 0);
+    unsigned want = S_NS | S_PID | S_ROOT | S_NNP | S_LANDLOCK | (r->box->root ? S_DROP : 0);
     if (s_enter(r, want, 1) != 0)
         _exit(126);
 }
@@ -343,6 +380,8 @@ static const char *s_step_name(int step)
     switch (step) {
     case S_NS:
         return "namespaces";
+    case S_PID:
+        return "the PID namespace";
     case S_ROOT:
         return "the new root";
     case S_DROP:
@@ -486,7 +525,8 @@ static void s_probe(cr_box_t *b, const char *work_dir)
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/build/.probe-%d", work_dir, (int)getpid());
     cr_file_rmtree(dir);
-    b->have = S_NS | S_ROOT | S_NNP | (b->abi > 0 ? S_LANDLOCK : 0) | (b->root ? S_DROP : 0);
+    b->have = S_NS | S_PID | S_ROOT | S_NNP | (b->abi > 0 ? S_LANDLOCK : 0) |
+              (b->root ? S_DROP : 0);
     cr_box_run_t run;
     int rc = mkdir(dir, 0700) == 0 ? cr_box_prepare(b, dir, 10, &run) : -errno;
     unsigned got = 0;
@@ -510,7 +550,7 @@ static void s_probe(cr_box_t *b, const char *work_dir)
     cr_file_rmtree(dir);
     if (!ran && (got & S_ROOT))
         got &= ~(unsigned)S_ROOT; /* the toolchain is not complete in it: without, then */
-    b->have = got & (S_NS | S_USERNS | S_ROOT | S_NNP | S_LANDLOCK | S_DROP);
+    b->have = got & (S_NS | S_USERNS | S_PID | S_ROOT | S_NNP | S_LANDLOCK | S_DROP);
     if (b->root && !(b->have & S_DROP))
         b->have |= S_DROP; /* not optional: every compile then fails as INFRA_ERROR, loudly */
 
@@ -522,21 +562,26 @@ static void s_probe(cr_box_t *b, const char *work_dir)
                           k ? "; " : "", text)
     SKIP(!(b->have & S_NS), b->root ? "no mount or network namespace (unshare refused)"
                                     : "no user namespace (so no mount or network namespace)");
+    SKIP((b->have & S_NS) && !(b->have & S_PID),
+         "no PID namespace (a compiler's leftover processes are killed with its group only)");
     SKIP((b->have & S_NS) && !(b->have & S_ROOT), "no private root (a mount was refused)");
     SKIP(b->abi <= 0, "no Landlock (kernel without it, or it is not enabled)");
     SKIP(b->abi > 0 && !(b->have & S_LANDLOCK), "Landlock not enforced");
     SKIP(!b->root, "not root: the worker's uid kept");
 #undef SKIP
-    char as[32] = "none";
+    char as[32] = "none", nproc[16] = "unchanged";
     if (b->as_bytes > 0)
         snprintf(as, sizeof as, "%lld MiB", (long long)(b->as_bytes >> 20));
+    if (b->have & S_DROP)
+        snprintf(nproc, sizeof nproc, "%d", S_NPROC);
     snprintf(b->summary, sizeof b->summary,
-             "uid %u, net %s, files %s, landlock %s, as %s, fsize %lld MiB, nproc %s%s%s",
+             "uid %u, net %s, pid %s, files %s, landlock %s, as %s, fsize %lld MiB, nproc %s%s%s",
              (unsigned)((b->have & S_DROP) ? b->uid : geteuid()),
              (b->have & S_NS) ? ((b->have & S_USERNS) ? "private (user ns)" : "private") : "host",
+             (b->have & S_PID) ? "private" : "host",
              (b->have & S_ROOT) ? "private root of the toolchain and the build dir" : "host view",
              (b->have & S_LANDLOCK) ? "on" : "off", as,
-             (long long)(S_FSIZE >> 20), (b->have & S_DROP) ? S_NPROC_TEXT : "unchanged",
+             (long long)(S_FSIZE >> 20), nproc,
              skipped[0] ? "; " : "", skipped);
 }
 
