@@ -8,7 +8,8 @@
  *
  *   namespaces  a private mount and network namespace (only a loopback
  *               that is down); a worker that is not root gets them inside
- *               a new user namespace
+ *               a new user namespace; a PID namespace whose pid 1 is the
+ *               compiler, so that nothing it starts outlives it
  *   files       a new root: a small read-only tmpfs holding read-only bind
  *               mounts of the toolchain (/usr, /bin, /lib*, /etc/alternatives,
  *               /etc/ld.so.cache, the compilers themselves and their
