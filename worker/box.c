@@ -79,6 +79,10 @@ enum {
  * the group kill. */
 #define S_CPU_SLACK_S 5
 
+/* 10 s for the probe's `sh -c 'exit 0'`: a box that cannot start a shell
+ * in that time will not compile anything either. */
+#define S_PROBE_S 10
+
 typedef enum { S_BIND_DIR, S_BIND_FILE, S_BIND_DEV, S_LINK } s_kind_t;
 
 typedef struct {
@@ -528,13 +532,13 @@ static void s_probe(cr_box_t *b, const char *work_dir)
     b->have = S_NS | S_PID | S_ROOT | S_NNP | (b->abi > 0 ? S_LANDLOCK : 0) |
               (b->root ? S_DROP : 0);
     cr_box_run_t run;
-    int rc = mkdir(dir, 0700) == 0 ? cr_box_prepare(b, dir, 10, &run) : -errno;
+    int rc = mkdir(dir, 0700) == 0 ? cr_box_prepare(b, dir, S_PROBE_S, &run) : -errno;
     unsigned got = 0;
     int ran = 0;
     if (rc == 0) {
         char *const argv[] = {"sh", "-c", "exit 0", NULL};
         cr_proc_opts_t o = {.argv = argv, .envp = run.envp, .cwd = dir, .merge_stderr = 1,
-                            .out_cap = 4096, .timeout_ms = 10000, .limits = &run.limits,
+                            .out_cap = 4096, .timeout_ms = S_PROBE_S * 1000, .limits = &run.limits,
                             .child_setup = s_probe_child, .child_arg = &run};
         cr_proc_result_t r;
         if (cr_proc_run(&o, &r) == 0) {

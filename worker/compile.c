@@ -334,7 +334,9 @@ static char *s_compiler_ident(cr_compile_t *c, const char *cc)
     snprintf(dir, sizeof dir, "%s/%s", c->build_dir, rnd);
     cr_box_run_t run = {.ruleset = -1};
     char *s = NULL;
-    int rc = mkdir(dir, 0700) == 0 ? cr_box_prepare(c->box, dir, 10, &run) : -errno;
+    int rc = mkdir(dir, 0700) == 0
+                 ? cr_box_prepare(c->box, dir, S_VERSION_TIMEOUT_MS / 1000, &run)
+                 : -errno;
     if (rc == 0) {
         cr_proc_opts_t o = {.argv = argv, .envp = run.envp, .cwd = dir, .merge_stderr = 1,
                             .out_cap = 4096, .timeout_ms = S_VERSION_TIMEOUT_MS,
