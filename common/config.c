@@ -66,8 +66,18 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("worker-id", CR_CONF_STR, worker_id, "", 1, 0, CR_CMD_WORKER,
         "worker id and ZeroMQ routing id; empty = <host>-<pid>; under CURVE the coordinator "
         "binds it to this worker's key for good"),
-    ROW("work-dir", CR_CONF_STR, work_dir, "/tmp/crucible-work", 1, 0, CR_CMD_WORKER,
-        "directory for build dirs, the compile cache and runner scratch"),
+    ROW("work-dir", CR_CONF_STR, work_dir, "", 1, 0, CR_CMD_WORKER,
+        "private directory (owned by the worker, mode 0700) for build dirs, the compile cache "
+        "and runner scratch; empty = /var/lib/crucible as root, else "
+        "$XDG_CACHE_HOME/crucible or ~/.cache/crucible (docs/security.md)"),
+    /* 2 GiB: thousands of C objects or hundreds of CUDA ones, on any disk */
+    ROW("cache-bytes", CR_CONF_INT, cache_bytes, "2147483648", 0, 1e15, CR_CMD_WORKER,
+        "compile cache bound in bytes of objects: least recently used entries not in use are "
+        "removed; 0 = unbounded"),
+    /* 8 GiB: cicc on a large CUTLASS template stays below it */
+    ROW("compile-memory-mb", CR_CONF_INT, compile_memory_mb, "8192", 0, 1e7,
+        CR_CMD_WORKER | CR_CMD_RUN,
+        "address space of each compiler process, in MiB; 0 = no cap (docs/security.md)"),
     ROW("cc", CR_CONF_STR, cc, "cc", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
         "C compiler for the c backend"),
     ROW("nvcc", CR_CONF_STR, nvcc, "nvcc", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
@@ -97,10 +107,11 @@ const cr_conf_row_t cr_config_rows[] = {
         "(docs/sandbox.md)"),
     /* job options */
     ROW("compile-timeout-s", CR_CONF_DOUBLE, compile_timeout_s, "60", 0.1, 3600, JOBOPT,
-        "seconds a candidate's compile may take: COMPILE_TIMEOUT (the task's reference gets at "
-        "least the worker's)"),
+        "seconds a candidate's compile may take: COMPILE_TIMEOUT (the task's reference gets "
+        "the worker's); a worker's is a cap that a job's options may lower, never raise"),
     ROW("run-timeout-s", CR_CONF_DOUBLE, run_timeout_s, "60", 0.1, 3600, JOBOPT,
-        "seconds a runner may take (verify and timing); then it is killed: TIMEOUT"),
+        "seconds a runner may take (verify and timing); then it is killed: TIMEOUT; a "
+        "worker's is a cap that a job's options may lower, never raise"),
     ROW("queue-timeout-s", CR_CONF_DOUBLE, queue_timeout_s, "0", 0, 1e7,
         CR_CMD_COORDINATOR | CR_CMD_SUBMIT | CR_CMD_RUN,
         "seconds a job may wait for a worker; then it is recorded INFRA_ERROR; 0 = no limit"),

@@ -48,7 +48,10 @@ typedef struct {
                                              claiming more is clamped */
     /* --- worker --- */
     char worker_id[CR_CONFIG_STR];        /* "" = <host>-<pid> */
-    char work_dir[CR_CONFIG_STR];         /* build dirs, compile cache, scratch */
+    char work_dir[CR_CONFIG_STR];         /* build dirs, compile cache, scratch; "" = the
+                                             default place (worker/workdir.h) */
+    int64_t cache_bytes;                  /* compile cache bound, bytes of objects; 0 = none */
+    int64_t compile_memory_mb;            /* MiB of address space per compiler process; 0 = no cap */
     char cc[CR_CONFIG_STR];               /* C compiler for the "c" backend */
     char nvcc[CR_CONFIG_STR];             /* CUDA compiler for the "cuda" backend */
     char cuda_arch[CR_CONFIG_STR];        /* "sm_90"; "" = the GPU's compute capability */
@@ -61,8 +64,8 @@ typedef struct {
     int64_t cpu;                          /* core the runner's timing thread is pinned to; -1 = pick */
     int64_t sandbox_uid;                  /* uid and gid a root runner drops to (docs/sandbox.md) */
     /* --- job options (batch defaults) --- */
-    double compile_timeout_s;             /* s */
-    double run_timeout_s;                 /* s, whole runner */
+    double compile_timeout_s;             /* s; a worker's is a cap on its jobs' */
+    double run_timeout_s;                 /* s, whole runner; a worker's is a cap on its jobs' */
     double queue_timeout_s;               /* s a job may stay QUEUED; 0 = no limit */
     double time_budget_s;                 /* s of timing per bench case */
     double rse_target;                    /* relative standard error to stop at */

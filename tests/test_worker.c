@@ -22,6 +22,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <threads.h>
 #include <sched.h>
@@ -875,7 +876,8 @@ Test(compile, timeout, .init = s_setup, .fini = s_teardown, .timeout = 60)
 }
 
 /* Compilers stay off the runner's core and below its priority: a probe
- * compiler records its allowed CPUs and nice value, then compiles. */
+ * compiler prints its allowed CPUs and nice value into its log (the compile
+ * box lets it write nowhere else, and shows it no /proc), then compiles. */
 Test(compile, compilers_leave_the_runner_core, .init = s_setup, .fini = s_teardown,
      .timeout = 60)
 {
@@ -888,33 +890,31 @@ Test(compile, compilers_leave_the_runner_core, .init = s_setup, .fini = s_teardo
         first++;
     cr_config_t cfg;
     s_config(&cfg);
-    char *cc = s_path("probecc"), *probe = s_path("probe.txt");
-    char script[1024];
-    snprintf(script, sizeof script,
-             "#!/bin/sh\n"
-             "if [ \"$1\" = --version ]; then echo 'probecc 1.0'; exit 0; fi\n"
-             "sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status > %s\n"
-             "cut -d' ' -f19 /proc/self/stat >> %s\n"
-             "exec cc \"$@\"\n",
-             probe, probe);
-    s_write(cc, script, 0755);
+    char *cc = s_path("probecc");
+    s_write(cc,
+            "#!/bin/sh\n"
+            "if [ \"$1\" = --version ]; then echo 'probecc 1.0'; exit 0; fi\n"
+            "echo \"CR_PROBE_CPUS $(taskset -cp $$ | sed 's/.*: *//')\"\n"
+            "echo \"CR_PROBE_NICE $(nice)\"\n"
+            "exec cc \"$@\"\n",
+            0755);
     snprintf(cfg.cc, sizeof cfg.cc, "%s", cc);
     cfg.cpu = -1; /* the runner takes the first of the worker's cores */
     cr_compile_t *c = cr_compile_new(&cfg, s_sink_put, &s_sink);
     cr_assert_not_null(c);
-    cr_compile_submit(c, s_wjob("probe", s_ref, 0, 30));
+    cr_compile_submit(c, s_wjob("probe", s_wrong, 0, 30)); /* not the reference: a real build */
     cr_wjob_t *j = s_sink_get(&s_sink, 60000);
     cr_expect_eq(j->status, 0, "%s", j->message);
-    cr_wjob_destroy(&j);
-    cr_compile_destroy(&c);
-    FILE *f = fopen(probe, "r");
-    cr_assert_not_null(f, "the probe compiler did not run");
+    const char *log = j->compile_log ? j->compile_log : "";
+    const char *pc = strstr(log, "CR_PROBE_CPUS "), *pn = strstr(log, "CR_PROBE_NICE ");
+    cr_assert(pc && pn, "the probe compiler did not run: %s", log);
     char cpus[256] = "";
     int nice_v = -100;
-    cr_assert(fgets(cpus, sizeof cpus, f));
-    cr_assert_eq(fscanf(f, "%d", &nice_v), 1);
-    fclose(f);
-    cpus[strcspn(cpus, "\n")] = '\0';
+    snprintf(cpus, sizeof cpus, "%.*s", (int)strcspn(pc + 14, "\n"), pc + 14);
+    cr_assert_eq(sscanf(pn + 14, "%d", &nice_v), 1, "%s", log);
+    cr_assert(cpus[0], "no CPU list: %s", log);
+    cr_wjob_destroy(&j);
+    cr_compile_destroy(&c);
     /* the list must not name the runner's core: parse "a-b,c" ranges */
     int has_first = 0;
     for (char *save = NULL, *r = strtok_r(cpus, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
@@ -924,20 +924,22 @@ Test(compile, compilers_leave_the_runner_core, .init = s_setup, .fini = s_teardo
     cr_expect_not(has_first, "compiler allowed on the runner's core %d (%s)", first, cpus);
     cr_expect_eq(nice_v, 10, "compiler nice value");
     free(cc);
-    free(probe);
 }
 
 /* A compiler that logs the start and end of each build of a source marked
  * COUNTED (slow, so that the other threads meet it mid-build) and the start
- * of each build of one marked SAMPLE, then compiles. */
+ * of each build of one marked SAMPLE, then compiles. It writes to the
+ * descriptor S_COUNT_FD that it inherits from the test: the compile box
+ * lets a compiler open nothing for writing outside its build dir. */
+#define S_COUNT_FD 9
 static const char s_count_cc[] =
     "#!/bin/sh\n"
     "if [ \"$1\" = --version ]; then echo 'countcc 1.0'; exit 0; fi\n"
     "if grep -q COUNTED kernel.c 2>/dev/null; then\n"
-    "    echo start >> \"$CR_TEST_COUNT_FILE\"; sleep 1; cc \"$@\"; rc=$?\n"
-    "    echo end >> \"$CR_TEST_COUNT_FILE\"; exit $rc\n"
+    "    echo start >&9; sleep 1; cc \"$@\"; rc=$?\n"
+    "    echo end >&9; exit $rc\n"
     "fi\n"
-    "grep -q SAMPLE kernel.c 2>/dev/null && echo sample >> \"$CR_TEST_COUNT_FILE\"\n"
+    "grep -q SAMPLE kernel.c 2>/dev/null && echo sample >&9\n"
     "exec cc \"$@\"\n";
 
 /* Lines of the log equal to what (from line `from`, 0-based); *before_end:
@@ -975,7 +977,14 @@ Test(compile, one_build_of_a_shared_reference, .init = s_setup, .fini = s_teardo
     s_config(&cfg);
     cfg.compile_jobs = 4;
     char *count = s_path("count.txt");
-    setenv("CR_TEST_COUNT_FILE", count, 1);
+    /* S_COUNT_FD, without close-on-exec, for the compilers to inherit */
+    int saved = fcntl(S_COUNT_FD, F_DUPFD_CLOEXEC, 10); /* whatever held it, if anything */
+    int fd = open(count, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    cr_assert_geq(fd, 0, "%s: %s", count, strerror(errno));
+    if (fd != S_COUNT_FD) {
+        cr_assert_eq(dup2(fd, S_COUNT_FD), S_COUNT_FD);
+        close(fd);
+    }
     cr_compile_t *c = s_script_compile(&cfg, "countcc", s_count_cc);
     char ref[1024], cand[4][1024], id[16];
     snprintf(ref, sizeof ref, "/* COUNTED */\n%s", s_ref);
@@ -1026,7 +1035,12 @@ Test(compile, one_build_of_a_shared_reference, .init = s_setup, .fini = s_teardo
                  "the broken reference was built more than once");
     cr_expect_eq(cr_compile_pending(c), 0);
     cr_compile_destroy(&c);
-    unsetenv("CR_TEST_COUNT_FILE");
+    if (saved >= 0)
+        dup2(saved, S_COUNT_FD);
+    else
+        close(S_COUNT_FD);
+    if (saved >= 0)
+        close(saved);
     free(ref_so);
     free(count);
 }

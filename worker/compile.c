@@ -27,10 +27,24 @@
  *     again. Waiting ends on stop or on the job's cancel (both broadcast),
  *     and neither starts a build. Workers that share a work dir (--gpus)
  *     each have their own pool: there the cache's rename (note 2) is what
- *     keeps their builds apart. */
+ *     keeps their builds apart.
+ *  5. Every compiler run (`--version` too) is in the box (box.h). Its
+ *     build dir build/<key><rnd> is handed to the box's uid; what the
+ *     compiler wrote is read back from there with O_NOFOLLOW, copied into
+ *     build/<key><rnd>.pub, a dir only the worker can write, and that copy
+ *     is published: a process the compiler left behind cannot reach it.
+ *  6. Pins and eviction. A job holds each of its objects open under a
+ *     shared flock (cr_wjob_t.so_fd). The evictor takes an entry only with
+ *     an exclusive flock that does not wait, renames it away under the
+ *     lock, then removes it; a reader that took its shared lock after that
+ *     finds the path gone or another file there (s_pin) and builds again.
+ *     flock works across processes, so workers sharing a work dir (--gpus)
+ *     never evict each other's objects in use. Recency is the entry dir's
+ *     mtime, set on every hit. */
 #define _GNU_SOURCE
 #include "compile.h"
 
+#include "box.h"
 #include "error.h"
 #include "file.h"
 #include "hash.h"
@@ -38,8 +52,11 @@
 #include "proc.h"
 #include "record.h"
 #include "timeutil.h"
+#include "workdir.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -51,8 +68,10 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* ---- the language table: everything language-specific lives here ---- */
@@ -89,8 +108,6 @@ static const s_lang_t s_langs[] = {
 };
 #define S_NLANGS (sizeof s_langs / sizeof s_langs[0])
 
-/* 60 s: used only when neither the job nor the config gives a compile timeout. */
-#define S_DEFAULT_COMPILE_TIMEOUT_S 60.0
 /* 10 s for `<cc> --version`: a compiler that cannot say its version in that
  * time will not compile anything either. */
 #define S_VERSION_TIMEOUT_MS 10000
@@ -132,6 +149,8 @@ cr_wjob_t *cr_wjob_new(const Crucible__Job *job)
         free(j);
         return NULL;
     }
+    for (int i = 0; i < CR_SO__COUNT; i++)
+        j->so_fd[i] = -1;
     j->t_assigned = cr_time_now_ms();
     return j;
 }
@@ -144,8 +163,11 @@ void cr_wjob_destroy(cr_wjob_t **self_p)
     if (j->job)
         crucible__job__free_unpacked(j->job, NULL);
     cr_task_destroy(&j->task);
-    for (int i = 0; i < CR_SO__COUNT; i++)
+    for (int i = 0; i < CR_SO__COUNT; i++) {
         free(j->so[i]);
+        if (j->so_fd[i] >= 0)
+            close(j->so_fd[i]); /* the pin ends with it (note 6) */
+    }
     free(j->compile_log);
     if (j->report)
         crucible__reward_record__free_unpacked(j->report, NULL);
@@ -177,6 +199,21 @@ int cr__wjob_matches(const cr_wjob_t *j, const char *batch_id, const char *job_i
     if (!batch_id || strcmp(j->job->batch_id, batch_id) != 0)
         return 0;
     return !job_id || !job_id[0] || strcmp(j->job->spec->job_id, job_id) == 0;
+}
+
+double cr__wjob_cap(const cr_wjob_t *j, const char *what, double asked, double cap,
+                    double fallback)
+{
+    if (!(cap > 0))
+        cap = fallback;
+    if (asked > 0 && asked <= cap)
+        return asked;
+    if (asked > cap) {
+        char name[300];
+        cr_debug("job %s: %s of %g s asked, held to the worker's cap of %g s",
+                 cr_wjob_name(j, name, sizeof name), what, asked, cap);
+    }
+    return cap;
 }
 
 void cr__note_pid(void *arg)
@@ -261,6 +298,7 @@ struct cr_compile {
     char compiler[256];          /* first line of the first served identity, for Ready */
     char arch_flag[64];          /* "-arch=sm_90" for GPU languages; "" = none */
     char rpath_flag[CR_CONFIG_STR + 32]; /* "-Xlinker=-rpath,<toolkit lib>"; "" = none */
+    cr_box_t *box;               /* where every compiler runs (box.h); owned */
     cpu_set_t cpus;              /* compilers' cores: the worker's less the runner's */
     int have_cpus;               /* cpus is set (the worker has a core to spare) */
     /* --- shared state, under mu --- */
@@ -270,6 +308,9 @@ struct cr_compile {
     char (*building)[CR_HASH_HEX_LEN + 1]; /* per thread: key it is building, "" = none (note 4) */
     s_failed_t failed[S_FAILED_KEEP]; /* builds that failed while others waited (note 4), a ring */
     int failed_next;                  /* the ring's next slot */
+    int drained;                 /* a full disk: every job ends INFRA_ERROR from now on */
+    char drained_why[512];       /* what was full, for the log and every job's message */
+    pthread_mutex_t evict_mu;    /* one eviction pass at a time (note 6) */
     cr__wqueue_t queue;          /* jobs waiting for a thread */
     int npending;                /* queued + being compiled */
     int stop;                    /* threads leave when set */
@@ -281,20 +322,34 @@ struct cr_compile {
     pid_t *pids;                 /* per thread: compiler pid, 0 = none; MAP_SHARED */
 };
 
-/* Reads `<cc> --version` once: part of every cache key, so a compiler
- * upgrade never serves objects built by the old one. */
-static char *s_compiler_ident(const char *cc)
+static void s_box_child(void *arg);
+
+/* Reads `<cc> --version` once, in the box (note 5): part of every cache
+ * key, so a compiler upgrade never serves objects built by the old one. */
+static char *s_compiler_ident(cr_compile_t *c, const char *cc)
 {
     char *const argv[] = {(char *)cc, "--version", NULL};
-    cr_proc_opts_t o = {.argv = argv, .merge_stderr = 1, .out_cap = 4096,
-                        .timeout_ms = S_VERSION_TIMEOUT_MS};
-    cr_proc_result_t r;
+    char dir[PATH_MAX], rnd[32];
+    cr_random_id(".version-", rnd, sizeof rnd);
+    snprintf(dir, sizeof dir, "%s/%s", c->build_dir, rnd);
+    cr_box_run_t run = {.ruleset = -1};
     char *s = NULL;
-    if (cr_proc_run(&o, &r) == 0) {
-        if (r.exited && r.exit_code == 0 && r.out_len > 0)
-            s = strdup(r.out);
-        cr_proc_result_close(&r);
+    int rc = mkdir(dir, 0700) == 0
+                 ? cr_box_prepare(c->box, dir, S_VERSION_TIMEOUT_MS / 1000, &run)
+                 : -errno;
+    if (rc == 0) {
+        cr_proc_opts_t o = {.argv = argv, .envp = run.envp, .cwd = dir, .merge_stderr = 1,
+                            .out_cap = 4096, .timeout_ms = S_VERSION_TIMEOUT_MS,
+                            .limits = &run.limits, .child_setup = s_box_child, .child_arg = &run};
+        cr_proc_result_t r;
+        if (cr_proc_run(&o, &r) == 0) {
+            if (r.exited && r.exit_code == 0 && r.out_len > 0)
+                s = strdup(r.out);
+            cr_proc_result_close(&r);
+        }
     }
+    cr_box_run_close(&run);
+    cr_file_rmtree(dir);
     if (!s) {
         cr_warn("compiler '%s' did not answer --version: its compiles will fail as INFRA_ERROR",
                 cc);
@@ -335,8 +390,9 @@ static void s_first_error(const char *log, char *out, size_t len)
 
 /* What a compiler child does before exec (async-signal-safe calls only). */
 typedef struct {
-    pid_t *slot;           /* cr__note_pid's */
-    const cpu_set_t *cpus; /* its cores, or NULL: the worker's */
+    pid_t *slot;              /* cr__note_pid's */
+    const cpu_set_t *cpus;    /* its cores, or NULL: the worker's */
+    const cr_box_run_t *run;  /* its box (note 5) */
 } s_child_t;
 
 /* The runner's timing thread is pinned to one core (config "cpu", or the
@@ -353,6 +409,15 @@ static void s_compile_child(void *arg)
     if (a->cpus)
         sched_setaffinity(0, sizeof *a->cpus, a->cpus);
     setpriority(PRIO_PROCESS, 0, S_COMPILE_NICE);
+    if (cr_box_enter(a->run) != 0)
+        _exit(126); /* the step is in the box's shared word: cr_box_failed */
+}
+
+/* `--version`'s child: the box only. */
+static void s_box_child(void *arg)
+{
+    if (cr_box_enter(arg) != 0)
+        _exit(126);
 }
 
 /* The worker's cores less the runner's (cfg cpu, or the first one), into
@@ -508,28 +573,235 @@ static void s_release(cr_compile_t *c, int ti, s_build_t st, const int *cancelle
     pthread_mutex_unlock(&c->mu);
 }
 
+/* ---- the cache's files (notes 5 and 6) ---- */
+
+/* 16 MiB: less than one build needs (sources, temporaries, an object). */
+#define S_DISK_MIN_FREE (16ll << 20)
+/* Inodes a build makes at most, about: sources, tmp/, temporaries. */
+#define S_DISK_MIN_INODES 64
+/* 1 GiB: no compiler's object is larger (the box caps files at 512 MiB). */
+#define S_OBJECT_MAX (1ll << 30)
+
+/* 1 with why filled when the file system of dir has no room for a build. */
+static int s_disk_full(const char *dir, char *why, size_t len)
+{
+    struct statvfs v;
+    if (statvfs(dir, &v) != 0)
+        return 0;
+    unsigned long long bytes = (unsigned long long)v.f_bavail * v.f_frsize;
+    int no_inodes = v.f_files > 0 && v.f_favail < S_DISK_MIN_INODES;
+    if (bytes >= (unsigned long long)S_DISK_MIN_FREE && !no_inodes)
+        return 0;
+    snprintf(why, len, "the file system of %s is full (%llu KiB and %llu inodes free)", dir,
+             bytes >> 10, (unsigned long long)v.f_favail);
+    return 1;
+}
+
+/* Drains the pool (compile.h): said once in the log, then in every job. */
+static void s_drain(cr_compile_t *c, const char *why)
+{
+    pthread_mutex_lock(&c->mu);
+    int first = !c->drained;
+    if (first) {
+        c->drained = 1;
+        snprintf(c->drained_why, sizeof c->drained_why, "%s", why);
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (first)
+        cr_error("compile pool drained: %s; every job from now on ends INFRA_ERROR without "
+                 "compiling (the coordinator stops assigning after drain-after of them); free "
+                 "space and restart the worker",
+                 why);
+}
+
+/* Opens so under a shared flock and checks the path still names that file
+ * (note 6). Returns the descriptor, or -errno (-ENOENT: evicted). */
+static int s_pin(const char *so)
+{
+    int fd = open(so, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat held, now;
+    if (flock(fd, LOCK_SH) != 0 || fstat(fd, &held) != 0) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    if (stat(so, &now) != 0 || now.st_ino != held.st_ino || now.st_dev != held.st_dev) {
+        close(fd);
+        return -ENOENT;
+    }
+    return fd;
+}
+
+/* Copies the compiler's output from into a new file to (mode 0555) that
+ * the worker owns: a regular file only, never through a symlink. Returns 0
+ * or -errno. */
+static int s_copy_object(const char *from, const char *to)
+{
+    int in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (in < 0)
+        return -errno;
+    struct stat st;
+    int rc = fstat(in, &st) == 0 ? 0 : -errno;
+    if (rc == 0 && (!S_ISREG(st.st_mode) || st.st_size > S_OBJECT_MAX))
+        rc = -EINVAL;
+    int out = rc == 0 ? open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+    if (rc == 0 && out < 0)
+        rc = -errno;
+    char buf[65536];
+    while (rc == 0) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? -errno : 0;
+            break;
+        }
+        for (ssize_t off = 0; off < n && rc == 0;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0 && errno != EINTR)
+                rc = -errno;
+            else if (w > 0)
+                off += w;
+        }
+    }
+    if (out >= 0) {
+        if (rc == 0 && fchmod(out, 0555) != 0)
+            rc = -errno;
+        if (close(out) != 0 && rc == 0)
+            rc = -errno; /* a delayed ENOSPC surfaces here */
+    }
+    close(in);
+    return rc;
+}
+
+typedef struct {
+    char name[CR_HASH_HEX_LEN + 1];
+    int64_t bytes;
+    struct timespec mtime;
+} s_entry_t;
+
+static int s_entry_older(const void *a, const void *b)
+{
+    const s_entry_t *x = a, *y = b;
+    if (x->mtime.tv_sec != y->mtime.tv_sec)
+        return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+    return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : x->mtime.tv_nsec > y->mtime.tv_nsec;
+}
+
+/* Removes one entry unless a job holds it (note 6). Returns 0 or -errno
+ * (-EWOULDBLOCK: in use). */
+static int s_evict_one(cr_compile_t *c, const char *name)
+{
+    char entry[PATH_MAX], so[PATH_MAX + 8], trash[PATH_MAX + 64], rnd[32];
+    snprintf(entry, sizeof entry, "%s/%s", c->cache_dir, name);
+    snprintf(so, sizeof so, "%s/lib.so", entry);
+    int fd = open(so, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    cr_random_id(".evicted-", rnd, sizeof rnd);
+    snprintf(trash, sizeof trash, "%s/%s%s", c->build_dir, name, rnd);
+    /* moving a directory needs write access to it (its ".." changes) */
+    chmod(entry, 0700);
+    int rc = rename(entry, trash) == 0 ? 0 : -errno;
+    if (rc != 0)
+        chmod(entry, 0555);
+    close(fd);
+    if (rc == 0)
+        cr_file_rmtree(trash);
+    return rc;
+}
+
+/* Keeps the cache under cfg->cache_bytes: removes the least recently used
+ * entries no job holds, oldest first (note 6). */
+static void s_evict(cr_compile_t *c)
+{
+    if (c->cfg->cache_bytes <= 0)
+        return;
+    pthread_mutex_lock(&c->evict_mu);
+    DIR *d = opendir(c->cache_dir);
+    s_entry_t *es = NULL;
+    size_t n = 0, cap = 0;
+    int64_t total = 0;
+    for (struct dirent *de; d && (de = readdir(d));) {
+        if (strlen(de->d_name) != CR_HASH_HEX_LEN ||
+            strspn(de->d_name, "0123456789abcdef") != CR_HASH_HEX_LEN)
+            continue;
+        char so[CR_HASH_HEX_LEN + 16];
+        snprintf(so, sizeof so, "%s/lib.so", de->d_name);
+        struct stat dst, fst;
+        if (fstatat(dirfd(d), de->d_name, &dst, AT_SYMLINK_NOFOLLOW) != 0 ||
+            fstatat(dirfd(d), so, &fst, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 64;
+            s_entry_t *m = realloc(es, ncap * sizeof *es);
+            if (!m)
+                break;
+            es = m;
+            cap = ncap;
+        }
+        memcpy(es[n].name, de->d_name, CR_HASH_HEX_LEN + 1);
+        es[n].bytes = (int64_t)fst.st_size;
+        es[n].mtime = dst.st_mtim;
+        total += es[n].bytes;
+        n++;
+    }
+    if (d)
+        closedir(d);
+    int64_t before = total;
+    size_t removed = 0, held = 0;
+    if (total > c->cfg->cache_bytes && n > 0) {
+        qsort(es, n, sizeof *es, s_entry_older);
+        for (size_t i = 0; i < n && total > c->cfg->cache_bytes; i++) {
+            int rc = s_evict_one(c, es[i].name);
+            if (rc == 0) {
+                total -= es[i].bytes;
+                removed++;
+            } else if (rc == -EWOULDBLOCK) {
+                held++;
+            }
+        }
+    }
+    pthread_mutex_unlock(&c->evict_mu);
+    free(es);
+    if (removed || held)
+        cr_debug("cache: %zu entr%s (%lld bytes) removed, %zu in use kept; %lld bytes of %lld",
+                 removed, removed == 1 ? "y" : "ies", (long long)(before - total), held,
+                 (long long)total, (long long)c->cfg->cache_bytes);
+}
+
 /* Builds one source into a cached shared object. On S_BUILD_OK *so_out is
- * the entry's lib.so path (caller frees) and *hit tells whether the cache
- * had it. *log_out (caller frees, may be NULL) gets the compiler output of a
- * real compile. msg describes an ERROR / TIMEOUT / INFRA outcome. When
- * another thread is building the same key (note 4): wait 0 returns
- * S_BUILD_BUSY at once; wait 1 waits for that build to end, then takes its
- * entry, or its failure, or builds again. A stopping pool or a cancelled
- * job (*cancelled) starts no build: S_BUILD_INFRA. */
+ * the entry's lib.so path (caller frees), *fd_out holds it pinned (note 6;
+ * caller closes) and *hit tells whether the cache had it. *log_out (caller
+ * frees, may be NULL) gets the compiler output of a real compile. msg
+ * describes an ERROR / TIMEOUT / INFRA outcome; a full disk is INFRA and
+ * drains the pool. When another thread is building the same key (note 4):
+ * wait 0 returns S_BUILD_BUSY at once; wait 1 waits for that build to end,
+ * then takes its entry, or its failure, or builds again. A stopping pool
+ * or a cancelled job (*cancelled) starts no build: S_BUILD_INFRA. */
 static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char *ident,
                          const cr_task_t *task, const char *source, double timeout_s,
-                         int wait, const int *cancelled, char **so_out, int *hit,
+                         int wait, const int *cancelled, char **so_out, int *fd_out, int *hit,
                          char **log_out, char *msg, size_t msglen)
 {
     char src_name[32], shim_name[32], key[CR_HASH_HEX_LEN + 1], rnd[64];
     snprintf(src_name, sizeof src_name, "kernel%s", l->ext);
     snprintf(shim_name, sizeof shim_name, "shim%s", l->ext);
     *so_out = NULL;
+    *fd_out = -1;
     *hit = 0;
     *log_out = NULL;
     s_build_t out = S_BUILD_INFRA;
-    int claimed = 0;
+    int claimed = 0, full = 0, tries = 0;
     char *shim = NULL, *entry = NULL, *so = NULL, *bdir = NULL, *pub = NULL, *p = NULL;
+    cr_box_run_t run = {.ruleset = -1};
 
     shim = cr_task_shim_source(task, src_name);
     if (!shim) {
@@ -558,8 +830,11 @@ static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char 
         snprintf(msg, msglen, "out of memory");
         goto done;
     }
+again:
+    *hit = 0;
+    out = S_BUILD_INFRA;
     if (!(claimed = s_claim(c, ti, key, so, wait, cancelled, &out, hit, log_out, msg, msglen)))
-        goto done;
+        goto pin;
 
     cr_random_id(".", rnd, sizeof rnd);
     size_t n = strlen(key) + strlen(rnd) + 1;
@@ -569,7 +844,7 @@ static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char 
         bdir = cr_file_join(c->build_dir, leaf);
         free(leaf);
     }
-    int rc = bdir ? cr_file_mkdirs(bdir, 0755) : -ENOMEM;
+    int rc = !bdir ? -ENOMEM : mkdir(bdir, 0700) == 0 ? 0 : -errno;
     if (rc == 0) {
         p = cr_file_join(bdir, src_name);
         rc = p ? cr_file_write_atomic(p, source, strlen(source)) : -ENOMEM;
@@ -581,7 +856,10 @@ static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char 
         free(p);
     }
     p = NULL;
+    if (rc == 0)
+        rc = cr_box_prepare(c->box, bdir, (int64_t)ceil(timeout_s), &run);
     if (rc != 0) {
+        full = cr_workdir_full(rc);
         snprintf(msg, msglen, "cannot write the build dir under %s: %s", c->build_dir,
                  cr_strerror(rc));
         goto done;
@@ -601,9 +879,10 @@ static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char 
     for (int i = 0; i < nextra; i++)
         argv[k++] = extra[i];
     argv[k] = NULL;
-    s_child_t child = {&c->pids[ti], c->have_cpus ? &c->cpus : NULL};
-    cr_proc_opts_t o = {.argv = (char *const *)argv, .cwd = bdir, .merge_stderr = 1,
-                        .out_cap = CR_COMPILE_LOG_CAP, .timeout_ms = (int64_t)(timeout_s * 1000),
+    s_child_t child = {&c->pids[ti], c->have_cpus ? &c->cpus : NULL, &run};
+    cr_proc_opts_t o = {.argv = (char *const *)argv, .envp = run.envp, .cwd = bdir,
+                        .merge_stderr = 1, .out_cap = CR_COMPILE_LOG_CAP,
+                        .timeout_ms = (int64_t)(timeout_s * 1000), .limits = &run.limits,
                         .child_setup = s_compile_child, .child_arg = &child};
     cr_proc_result_t r;
     __atomic_store_n(&c->pids[ti], 0, __ATOMIC_SEQ_CST);
@@ -613,6 +892,12 @@ static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char 
     pthread_mutex_unlock(&c->mu);
     if (rc != 0) {
         snprintf(msg, msglen, "cannot start the compiler: %s", cr_strerror(rc));
+        goto done;
+    }
+    char why[256];
+    if (cr_box_failed(&run, why, sizeof why)) {
+        snprintf(msg, msglen, "%s", why);
+        cr_proc_result_close(&r);
         goto done;
     }
     *log_out = strdup(r.out);
@@ -633,17 +918,18 @@ static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char 
     if (out != S_BUILD_OK)
         goto done;
 
-    /* publish: bdir/entry/lib.so, then one rename into the cache */
-    pub = cr_file_join(bdir, "entry");
+    /* publish (note 5): a copy in bdir.pub, then one rename into the cache */
+    size_t pn = strlen(bdir) + 8;
+    pub = malloc(pn);
+    if (pub)
+        snprintf(pub, pn, "%s.pub", bdir);
     char *built = cr_file_join(bdir, "lib.so");
     char *pub_so = pub ? cr_file_join(pub, "lib.so") : NULL;
     rc = (built && pub_so) ? 0 : -ENOMEM;
-    if (rc == 0 && mkdir(pub, 0755) != 0)
-        rc = -errno;
-    if (rc == 0 && rename(built, pub_so) != 0)
+    if (rc == 0 && mkdir(pub, 0700) != 0)
         rc = -errno;
     if (rc == 0)
-        chmod(pub_so, 0555);
+        rc = s_copy_object(built, pub_so);
     free(built);
     free(pub_so);
     if (rc == 0 && rename(pub, entry) != 0) {
@@ -656,19 +942,48 @@ static s_build_t s_build(cr_compile_t *c, int ti, const s_lang_t *l, const char 
         chmod(entry, 0555);
     }
     if (rc != 0) {
+        full = cr_workdir_full(rc);
         snprintf(msg, msglen, "cannot publish %s: %s", entry, cr_strerror(rc));
         out = S_BUILD_INFRA;
     }
 
+pin:
+    if (out == S_BUILD_OK) {
+        int fd = s_pin(so);
+        if (fd == -ENOENT && !claimed && tries++ < 3)
+            goto again; /* evicted since s_claim saw it: build it again */
+        if (fd < 0) {
+            snprintf(msg, msglen, "cannot open %s: %s", so, cr_strerror(fd));
+            out = S_BUILD_INFRA;
+        } else {
+            *fd_out = fd;
+            if (*hit)
+                utimensat(AT_FDCWD, entry, NULL, 0); /* recency for the evictor: note 6 */
+        }
+    }
 done:
+    cr_box_run_close(&run);
+    if (bdir)
+        cr_file_rmtree(bdir);
+    if (pub)
+        cr_file_rmtree(pub);
+    /* A compiler that failed on a full disk says "No space left on device"
+     * in a log the candidate can also fill with that text: the disk is
+     * asked instead, once our own build dir is gone. */
+    if (out == S_BUILD_ERROR && s_disk_full(c->build_dir, msg, msglen))
+        full = 1;
+    if (full) {
+        s_drain(c, msg);
+        out = S_BUILD_INFRA;
+    }
+    if (claimed)
+        s_release(c, ti, out, cancelled, msg, *log_out);
     if (out == S_BUILD_OK) {
         *so_out = so;
         so = NULL;
+        if (claimed && !*hit)
+            s_evict(c);
     }
-    if (bdir)
-        cr_file_rmtree(bdir);
-    if (claimed)
-        s_release(c, ti, out, cancelled, msg, *log_out);
     free(shim);
     free(entry);
     free(so);
@@ -691,6 +1006,13 @@ static void s_compile_job(cr_compile_t *c, int ti, cr_wjob_t *j)
     const Crucible__JobOptions *opt = j->job->options;
     char err[512], origin[300];
     snprintf(origin, sizeof origin, "%s/task.json", b->name);
+    pthread_mutex_lock(&c->mu);
+    if (c->drained)
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "worker drained: %s",
+                     c->drained_why);
+    pthread_mutex_unlock(&c->mu);
+    if (j->status)
+        goto out;
     if (cr_task_parse(b->task_json, origin, &j->task, err, sizeof err) != 0) {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "%s", err);
         goto out;
@@ -703,12 +1025,14 @@ static void s_compile_job(cr_compile_t *c, int ti, cr_wjob_t *j)
         goto out;
     }
     const char *ident = c->ident[l - s_langs];
-    /* The job's compile timeout bounds the candidate's build; the task's own
-     * reference and baseline get at least the worker's, so that a tight
-     * per-job limit (or a loaded machine) does not turn into INVALID_TASK. */
+    /* The job's compile timeout bounds the candidate's build, and may only
+     * lower the worker's (a cap); the task's own reference and baseline get
+     * the worker's, so that a tight per-job limit (or a loaded machine) does
+     * not turn into INVALID_TASK. */
     const double worker_tmo =
-        c->cfg->compile_timeout_s > 0 ? c->cfg->compile_timeout_s : S_DEFAULT_COMPILE_TIMEOUT_S;
-    const double tmo = opt && opt->compile_timeout_s > 0 ? opt->compile_timeout_s : worker_tmo;
+        c->cfg->compile_timeout_s > 0 ? c->cfg->compile_timeout_s : CR_COMPILE_DEFAULT_TIMEOUT_S;
+    const double tmo = cr__wjob_cap(j, "compile timeout", opt ? opt->compile_timeout_s : 0,
+                                    worker_tmo, CR_COMPILE_DEFAULT_TIMEOUT_S);
     /* Reference first: if it does not build, the candidate cannot be
      * judged. A part another thread is building is left for a second pass,
      * after the others (note 4); the outcomes are then read in the same
@@ -737,10 +1061,10 @@ static void s_compile_job(cr_compile_t *c, int ti, cr_wjob_t *j)
             }
             char *log = NULL;
             int hit = 0;
-            const double t = parts[i].which == CR_SO_CANDIDATE ? tmo : fmax(tmo, worker_tmo);
+            const double t = parts[i].which == CR_SO_CANDIDATE ? tmo : worker_tmo;
             parts[i].st = s_build(c, ti, l, ident, j->task, parts[i].src, t, pass, &j->cancelled,
-                                  &j->so[parts[i].which], &hit, &log, parts[i].msg,
-                                  sizeof parts[i].msg);
+                                  &j->so[parts[i].which], &j->so_fd[parts[i].which], &hit,
+                                  &log, parts[i].msg, sizeof parts[i].msg);
             if (parts[i].which == CR_SO_CANDIDATE && parts[i].st != S_BUILD_BUSY) {
                 j->cache_hit = hit;
                 j->compile_log = log;
@@ -824,6 +1148,7 @@ cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, vo
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     pthread_cond_init(&c->built_cv, NULL);
+    pthread_mutex_init(&c->evict_mu, NULL);
     c->nslots = cfg->compile_jobs > 0 ? (int)cfg->compile_jobs : 1;
     s_compile_cpus(c, (int)cfg->cpu); /* after the worker's hwloc binding (worker.c) */
     c->build_dir = cr_file_join(cfg->work_dir, "build");
@@ -839,14 +1164,18 @@ cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, vo
     if (!c->build_dir || !c->cache_dir || !c->threads || !c->targs || !c->active ||
         !c->building || !c->pids)
         goto fail;
-    int rc = cr_file_mkdirs(c->build_dir, 0755);
-    if (rc == 0)
-        rc = cr_file_mkdirs(c->cache_dir, 0755);
+    char err[512];
+    int rc = cr_workdir_open(cfg->work_dir, err, sizeof err);
+    if (rc == 0 && (rc = cr_workdir_subdir(c->build_dir, err, sizeof err)) == 0)
+        rc = cr_workdir_subdir(c->cache_dir, err, sizeof err);
     if (rc != 0) {
-        cr_error("compile pool: cannot create %s and %s: %s", c->build_dir, c->cache_dir,
-                 cr_strerror(rc));
+        cr_error("compile pool: %s", err);
         goto fail;
     }
+    /* the served languages first: the box exposes their compilers */
+    int served[S_NLANGS] = {0}, order[S_NLANGS];
+    const char *ccs[S_NLANGS];
+    int ncc = 0;
     char list[CR_CONFIG_STR], *save = NULL;
     snprintf(list, sizeof list, "%s", cfg->backends[0] ? cfg->backends : "c");
     for (char *t = strtok_r(list, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
@@ -855,8 +1184,7 @@ cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, vo
             cr_warn("backend '%s' is not built into this worker: not served", t);
             continue;
         }
-        char **id = &c->ident[l - s_langs];
-        if (*id)
+        if (served[l - s_langs])
             continue;
         if (l->gpu_arch) {
             if (!cfg->cuda_arch[0]) {
@@ -867,7 +1195,15 @@ cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, vo
             snprintf(c->arch_flag, sizeof c->arch_flag, "-arch=%.56s", cfg->cuda_arch);
             s_cudart_rpath(s_lang_cc(cfg, l), c->rpath_flag, sizeof c->rpath_flag);
         }
-        if (!(*id = s_compiler_ident(s_lang_cc(cfg, l))))
+        served[l - s_langs] = 1;
+        order[ncc] = (int)(l - s_langs);
+        ccs[ncc++] = s_lang_cc(cfg, l);
+    }
+    if (!(c->box = cr_box_new(cfg, cfg->work_dir, ccs, ncc)))
+        goto fail;
+    for (int k = 0; k < ncc; k++) { /* in the order of cfg->backends: Ready names the first */
+        char **id = &c->ident[order[k]];
+        if (!(*id = s_compiler_ident(c, ccs[k])))
             goto fail;
         if (!c->compiler[0])
             snprintf(c->compiler, sizeof c->compiler, "%.*s", (int)strcspn(*id, "\n"), *id);
@@ -925,6 +1261,16 @@ int cr_compile_cancel(cr_compile_t *c, const char *batch_id, const char *job_id)
     return found;
 }
 
+int cr_compile_drained(cr_compile_t *c, char *why, size_t len)
+{
+    pthread_mutex_lock(&c->mu);
+    int d = c->drained;
+    if (d)
+        snprintf(why, len, "%s", c->drained_why);
+    pthread_mutex_unlock(&c->mu);
+    return d;
+}
+
 int cr_compile_pending(cr_compile_t *c)
 {
     pthread_mutex_lock(&c->mu);
@@ -975,6 +1321,8 @@ void cr_compile_destroy(cr_compile_t **self_p)
         free(c->failed[i].log);
     free(c->build_dir);
     free(c->cache_dir);
+    cr_box_destroy(&c->box);
+    pthread_mutex_destroy(&c->evict_mu);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
     pthread_cond_destroy(&c->built_cv);

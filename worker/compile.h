@@ -7,11 +7,23 @@
  * record and destroys the job. Exactly one stage owns a job at a time.
  *
  * Compiles run on compile_jobs threads, each supervising one compiler child
- * (cr_proc_run: own process group, hard timeout). Shared objects are cached
+ * (cr_proc_run: own process group, hard timeout) inside the compile box
+ * (box.h: no root, no network, only the toolchain and its build dir in
+ * view). Shared objects are cached
  * under <work_dir>/cache/<key>/lib.so, key = hash(language, compiler
  * identity, flags, shim text, source text). An entry is built in a private
  * dir under <work_dir>/build/ and published with rename(2), so a reader sees
  * a whole entry or none, and two workers sharing a work dir never collide.
+ * An entry is a copy the worker made (owned by it, read-only), never the
+ * file the compiler wrote. The cache holds at most cfg->cache_bytes of
+ * objects: the least recently used entries that no job holds
+ * (cr_wjob_t.so_fd) are removed after each new one.
+ *
+ * Timeouts: a job's compile timeout may lower the worker's, never raise it.
+ * A full disk (ENOSPC, EDQUOT) while building is INFRA_ERROR and drains the
+ * pool: every later job ends INFRA_ERROR at once, without compiling, with
+ * the reason (the coordinator drains a worker whose results are
+ * infrastructure failures in a row, docs/protocol.md).
  *
  * Languages live in one table in compile.c (source extension, compiler,
  * flags): a new backend is a new row. */
@@ -25,6 +37,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* 60 s: a worker's compile timeout when its config gives none. */
+#define CR_COMPILE_DEFAULT_TIMEOUT_S 60.0
+
 /* Compiler log kept in CompileResult.log: the first errors are what matter. */
 #define CR_COMPILE_LOG_CAP (16u * 1024u)
 
@@ -35,6 +50,8 @@ typedef struct cr_wjob {
     Crucible__Job *job;          /* as assigned; owned (crucible__job__free_unpacked) */
     cr_task_t *task;             /* parsed job->task->task_json; owned; NULL until compiled */
     char *so[CR_SO__COUNT];      /* cache paths of the built objects; owned; NULL = none */
+    int so_fd[CR_SO__COUNT];     /* each object open under a shared flock, so that the
+                                    cache never evicts it while the job lives; -1 = none */
     int status;                  /* CRUCIBLE__STATUS__*: set by a stage that decided the
                                     verdict itself (compile failure, crash...); 0 = not yet */
     char message[1024];          /* human-readable reason that goes with status */
@@ -76,10 +93,11 @@ typedef struct cr_compile cr_compile_t;
 
 /* Starts cfg->compile_jobs threads (at least 1). Serves the languages of
  * cfg->backends (comma list, "" = "c") that have a table row, warning about
- * the others; reads each served language's compiler identity
- * (`<cc> --version`) once; creates <work_dir>/build and <work_dir>/cache.
+ * the others; makes the compile box (box.h); reads each served language's
+ * compiler identity (`<cc> --version`, in the box) once; checks the work
+ * dir (workdir.h) and creates <work_dir>/build and <work_dir>/cache, 0700.
  * cfg must outlive the pool. Returns NULL with a log line on failure (no
- * servable backend, work dir not writable, no threads). */
+ * servable backend, a work dir refused or not writable, no threads). */
 cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, void *arg);
 
 /* Queues a job; takes ownership. */
@@ -89,6 +107,9 @@ void cr_compile_submit(cr_compile_t *c, cr_wjob_t *job);
  * handed to done at once with status CANCELLED, one being compiled is marked
  * and its compiler killed. Returns how many jobs were found. */
 int cr_compile_cancel(cr_compile_t *c, const char *batch_id, const char *job_id);
+
+/* 1 when a full disk drained the pool (header), with the reason in why. */
+int cr_compile_drained(cr_compile_t *c, char *why, size_t len);
 
 /* Jobs queued or being compiled. */
 int cr_compile_pending(cr_compile_t *c);
@@ -126,6 +147,11 @@ cr_wjob_t *cr__wqueue_pop(cr__wqueue_t *q);
 /* Unlinks the jobs matching a Cancel and returns them as a list through
  * next (caller owns them); *n gets how many. */
 cr_wjob_t *cr__wqueue_take(cr__wqueue_t *q, const char *batch_id, const char *job_id, int *n);
+
+/* The timeout a job gets: the job's asked (> 0) when it is below cap, else
+ * cap (> 0), else fallback; a lowered request is logged at debug level. */
+double cr__wjob_cap(const cr_wjob_t *j, const char *what, double asked, double cap,
+                    double fallback);
 
 /* Kills the process group whose leader's pid the slot holds (cr__note_pid),
  * if any. Call under the lock that clears the slot after the reap. */

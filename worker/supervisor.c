@@ -388,11 +388,12 @@ static int s_request_frame(cr_supervisor_t *s, cr_wjob_t *j, const char *scratch
     Crucible__JobOptions opt = CRUCIBLE__JOB_OPTIONS__INIT;
     if (j->job->options)
         opt = *j->job->options;
+    /* the worker's timeouts are caps: a job may ask for less, never more */
+    opt.compile_timeout_s = cr__wjob_cap(j, "compile timeout", opt.compile_timeout_s,
+                                         cfg->compile_timeout_s, CR_COMPILE_DEFAULT_TIMEOUT_S);
+    opt.run_timeout_s = cr__wjob_cap(j, "run timeout", opt.run_timeout_s, cfg->run_timeout_s,
+                                     S_DEFAULT_RUN_TIMEOUT_S);
     /* batch defaults from the worker's config where the job leaves them at 0 */
-    if (opt.compile_timeout_s <= 0)
-        opt.compile_timeout_s = cfg->compile_timeout_s;
-    if (opt.run_timeout_s <= 0)
-        opt.run_timeout_s = cfg->run_timeout_s;
     if (opt.time_budget_s <= 0)
         opt.time_budget_s = cfg->time_budget_s;
     if (opt.rse_target <= 0)
@@ -648,9 +649,8 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
         goto out;
     }
     const Crucible__JobOptions *jo = j->job->options;
-    double tmo = jo && jo->run_timeout_s > 0 ? jo->run_timeout_s
-                 : s->cfg->run_timeout_s > 0 ? s->cfg->run_timeout_s
-                                             : S_DEFAULT_RUN_TIMEOUT_S;
+    double tmo = cr__wjob_cap(j, "run timeout", jo ? jo->run_timeout_s : 0, s->cfg->run_timeout_s,
+                              S_DEFAULT_RUN_TIMEOUT_S);
     cr_proc_opts_t o;
     s_runner_opts(s, 0, &o);
     o.stdin_data = frame;

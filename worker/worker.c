@@ -25,6 +25,7 @@
 #include "timeutil.h"
 #include "topo.h"
 #include "wire.h"
+#include "workdir.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -536,9 +537,18 @@ cr_worker_t *cr_worker_new(const cr_config_t *cfg)
     struct utsname u;
     snprintf(w->arch, sizeof w->arch, "%s", uname(&u) == 0 ? u.machine : "unknown");
     s_gpu_identity(w);
-    if (!w->cfg.work_dir[0]) {
-        cr_error("worker: work-dir is empty");
-        goto fail;
+    {
+        /* the work dir is checked before anything is built or run in it */
+        char err[1024];
+        rc = w->cfg.work_dir[0] ? 0
+                                : cr_workdir_default(w->cfg.work_dir, sizeof w->cfg.work_dir,
+                                                     err, sizeof err);
+        if (rc == 0)
+            rc = cr_workdir_open(w->cfg.work_dir, err, sizeof err);
+        if (rc != 0) {
+            cr_error("worker: %s", err);
+            goto fail;
+        }
     }
     {
         /* a wrong key or policy is a usage error: say so now, not on every reconnect */

@@ -27,11 +27,11 @@
 #define _GNU_SOURCE
 #include "sandbox.h"
 
+#include "confine.h"
 #include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <linux/capability.h>
 #include <linux/landlock.h>
 #include <sched.h>
@@ -392,47 +392,16 @@ static void s_mounts(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep, uid_t
     }
 }
 
-/* Landlock: the ABI the kernel speaks (0 = none). */
-static int s_landlock_abi(void)
-{
-#ifdef __NR_landlock_create_ruleset
-    long v = syscall(__NR_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-    return v > 0 ? (int)v : 0;
-#else
-    return 0;
-#endif
-}
-
-static int s_landlock_rule(int ruleset, const char *path, uint64_t access)
-{
-    int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    struct landlock_path_beneath_attr pb = {.allowed_access = access, .parent_fd = fd};
-    long rc = syscall(__NR_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
-    int e = errno;
-    close(fd);
-    return rc == 0 ? 0 : -e;
-}
-
 /* Builds the write rules (note 1). Returns the ruleset descriptor, or -1
  * with the reason in the summary. */
 static int s_landlock_ruleset(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep, int *abi)
 {
-    *abi = s_landlock_abi();
+    *abi = cr_confine_landlock_abi();
     if (*abi <= 0) {
         s_note(rep, "no Landlock (kernel without it, or it is not enabled)");
         return -1;
     }
-    uint64_t write = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
-                     LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
-                     LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-                     LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
-                     LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
-    if (*abi >= 2)
-        write |= LANDLOCK_ACCESS_FS_REFER;
-    if (*abi >= 3)
-        write |= LANDLOCK_ACCESS_FS_TRUNCATE;
+    uint64_t write = cr_confine_landlock_write_rights(*abi);
     /* Only writes are handled: reads, execution and device ioctls stay open. */
     struct landlock_ruleset_attr attr = {.handled_access_fs = write};
     int rs = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
@@ -443,11 +412,11 @@ static int s_landlock_ruleset(const cr_sandbox_opts_t *o, cr_sandbox_report_t *r
     /* /dev: opening device nodes for writing (GPU, /dev/null), nothing made
      * or removed there. */
     uint64_t dev = write & (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE);
-    int rc = s_landlock_rule(rs, "/dev", dev);
+    int rc = cr_confine_landlock_rule(rs, "/dev", dev);
     if (rc == 0 && access("/dev/shm", F_OK) == 0)
-        rc = s_landlock_rule(rs, "/dev/shm", write);
+        rc = cr_confine_landlock_rule(rs, "/dev/shm", write);
     if (rc == 0 && o->scratch_dir && o->scratch_dir[0])
-        rc = s_landlock_rule(rs, ".", write); /* the scratch dir: the cwd by now */
+        rc = cr_confine_landlock_rule(rs, ".", write); /* the scratch dir: the cwd by now */
     if (rc != 0) {
         s_note(rep, "no Landlock: a rule could not be added: %s", strerror(-rc));
         close(rs);
@@ -510,20 +479,6 @@ static void s_limits(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep)
         s_note(rep, "an rlimit could not be set: %s", strerror(errno));
     if (s_write_file("/proc/self/oom_score_adj", S_OOM_SCORE_ADJ) != 0)
         s_note(rep, "oom_score_adj not raised: %s", strerror(errno));
-}
-
-/* Root only: no groups, then gid, then uid (after the uid, nothing else
- * could be changed). Returns 0 or -errno. */
-static int s_drop(uid_t uid, gid_t gid)
-{
-    if (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0)
-        return -errno;
-    uid_t r, e, s;
-    gid_t gr, ge, gs;
-    if (getresuid(&r, &e, &s) != 0 || getresgid(&gr, &ge, &gs) != 0 || r != uid || e != uid ||
-        s != uid || gr != gid || ge != gid || gs != gid)
-        return -EPERM;
-    return 0;
 }
 
 /* Clears every capability of this thread (a user namespace's creator holds
@@ -638,7 +593,7 @@ int cr_sandbox_enter(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep, char 
 
     /* 3. identity */
     if (drop) {
-        int rc = s_drop(to_uid, (gid_t)to_uid);
+        int rc = cr_confine_drop(to_uid, (gid_t)to_uid);
         if (rc != 0) {
             snprintf(err, errlen, "sandbox: cannot drop root to uid/gid %u: %s",
                      (unsigned)to_uid, strerror(-rc));
