@@ -6,7 +6,9 @@
 #include <hwloc.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/utsname.h>
 
 /* Loads a topology of this machine (no I/O devices: we only need CPUs and
@@ -190,4 +192,31 @@ out:
     hwloc_bitmap_free(set);
     hwloc_topology_destroy(topo);
     return rc;
+}
+
+int cr_topo_copy_bw(double *bw)
+{
+    unsigned char *a = malloc(CR_TOPO_BW_BYTES), *b = malloc(CR_TOPO_BW_BYTES);
+    *bw = 0;
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return -ENOMEM;
+    }
+    memset(a, 1, CR_TOPO_BW_BYTES);
+    memset(b, 2, CR_TOPO_BW_BYTES);
+    for (int r = 0; r < CR_TOPO_BW_ROUNDS; r++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        memcpy(r & 1 ? a : b, r & 1 ? b : a, CR_TOPO_BW_BYTES);
+        __asm__ __volatile__("" : : "r"(a), "r"(b) : "memory");
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        double v = s > 0 ? 2.0 * CR_TOPO_BW_BYTES / s : 0;
+        if (v > *bw)
+            *bw = v;
+    }
+    free(a);
+    free(b);
+    return 0;
 }

@@ -31,6 +31,14 @@ int cr_topo_pin_self(int cpu);
  * the machine name was found. */
 int cr_topo_cpu_model(char *buf, size_t len);
 
+/* This host's memcpy bandwidth, in bytes read plus written per second: the
+ * best of CR_TOPO_BW_ROUNDS copies of CR_TOPO_BW_BYTES on the calling thread
+ * (about 0.1 s). The CPU judge's roofline floor stands on it. Returns 0, or
+ * -ENOMEM. */
+#define CR_TOPO_BW_BYTES (64u << 20) /* well past any last-level cache */
+#define CR_TOPO_BW_ROUNDS 5          /* the best of 5: the first faults pages in */
+int cr_topo_copy_bw(double *bw);
+
 /* Binds the whole calling process (every thread, and every child it forks
  * later, which inherit the mask) to the CPUs local to the PCI device
  * pci_bus_id ("00000000:65:00.0" as NVML writes it, or "65:00.0"): those of

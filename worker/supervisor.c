@@ -74,8 +74,8 @@
  *     256 MiB copy in every runner. A failed measurement is logged and
  *     leaves 0: each runner then measures for itself, as before. A worker
  *     with the CPU backend likewise measures the host's memcpy bandwidth
- *     (`--measure-host`, RunnerRequest.host_copy_bw), the CPU judge's floor;
- *     without it the CPU judge sets no floor. */
+ *     itself (cr_topo_copy_bw, RunnerRequest.host_copy_bw), the CPU judge's
+ *     floor. */
 #define _GNU_SOURCE
 #include "supervisor.h"
 
@@ -88,6 +88,7 @@
 #include "record.h"
 #include "runner/sandbox.h"
 #include "timeutil.h"
+#include "topo.h"
 #include "wire.h"
 
 #include <errno.h>
@@ -783,9 +784,8 @@ out:
 
 /* ---- thread and queue ---- */
 
-/* Note 7: `crucible-runner flag` (--measure-device for the GPU's copy
- * bandwidth, --measure-host for the host's) into *out; leaves it 0 when the
- * runner cannot say. */
+/* Note 7: `crucible-runner flag` (--measure-device: the GPU's copy
+ * bandwidth) into *out; leaves it 0 when the runner cannot say. */
 static void s_measure_bw(cr_supervisor_t *s, char *flag, const char *what, double *out)
 {
     char *argv[] = {s->runner, flag, NULL};
@@ -838,11 +838,16 @@ static void s_measure_bw(cr_supervisor_t *s, char *flag, const char *what, doubl
 static void *s_thread(void *arg)
 {
     cr_supervisor_t *s = arg;
-    static char dev_flag[] = "--measure-device", host_flag[] = "--measure-host";
+    static char dev_flag[] = "--measure-device";
     if (s->prestart)
         s_measure_bw(s, dev_flag, "GPU", &s->copy_bw);
-    if (cr_config_has_backend(s->cfg->backends, "c"))
-        s_measure_bw(s, host_flag, "host", &s->host_bw);
+    if (cr_config_has_backend(s->cfg->backends, "c")) {
+        int64_t t0 = cr_time_mono_ns();
+        if (cr_topo_copy_bw(&s->host_bw) == 0)
+            cr_info("supervisor: host copy bandwidth %.1f GB/s, measured at start in %.2f s "
+                    "(the CPU judge's roofline floor)", s->host_bw / 1e9,
+                    (double)(cr_time_mono_ns() - t0) / 1e9);
+    }
     pthread_mutex_lock(&s->mu);
     int stopping = s->stop;
     pthread_mutex_unlock(&s->mu);

@@ -499,6 +499,19 @@ static const char *s_mutated(const cr_task_t *t, const s_layout_t *L, const s_bu
     return NULL;
 }
 
+/* The `in` param of B whose buffer holds the candidate executor's faulting
+ * store, when its fault was one (exec.h); NULL otherwise. */
+static const char *s_ro_victim(const cr_cpu_judge_t *j, const s_layout_t *L, const s_bufs_t *B)
+{
+    const unsigned char *a = cr_exec_fault_ptr(j->cand);
+    for (int p = 0; a && p < j->task->nparams; p++) {
+        const unsigned char *b = B->p[p];
+        if (j->task->params[p].role == CR_ROLE_IN && b && a >= b && a < b + L->bytes[p])
+            return j->task->params[p].name;
+    }
+    return a ? "?" : NULL;
+}
+
 /* Frees every executor's arena buffers: a new case starts. */
 static void s_reset(const cr_cpu_judge_t *j)
 {
@@ -533,8 +546,19 @@ static int s_verify_set(const cr_cpu_judge_t *j, s_layout_t *L, uint32_t set, s_
     /* The executor is frozen again when this returns: what its outputs
      * hold now is its answer, and no thread of it can change them until
      * its next call (exec.h). */
-    if ((rc = s_call(t, L, cand, NULL, &k->fp_env, k->why_fp, sizeof k->why_fp)) != 0)
+    if ((rc = s_call(t, L, cand, NULL, &k->fp_env, k->why_fp, sizeof k->why_fp)) != 0) {
+        const char *victim = rc == CR_E_EXEC ? s_ro_victim(j, L, cand) : NULL;
+        if (victim) { /* a verdict, not a failure: the store faulted */
+            k->inputs_unchanged = 0;
+            k->all_written = 1;
+            k->first_bad = -1;
+            snprintf(k->msg, sizeof k->msg, "input '%s' was written by the candidate (inputs "
+                     "are mapped read-only: the store faulted)", victim);
+            rc = 0;
+            k->aborted = 1;
+        }
         goto done;
+    }
     int threads = cr_exec_threads(j->cand);
     k->background = !t->threads_allowed && threads > 1;
     k->handlers = cr_exec_extra_handlers(j->cand);
@@ -574,7 +598,7 @@ static int s_verify_set(const cr_cpu_judge_t *j, s_layout_t *L, uint32_t set, s_
 done:
     s_free(&ref);
     s_free(&pristine);
-    if (rc != 0)
+    if (rc != 0 || k->aborted)
         s_free(cand);
     return rc;
 }
@@ -674,9 +698,10 @@ int cr_cpu_judge_verify(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, ch
         s_reset(j);
         s_bufs_t first, second;
         cr_judge_check_t k1, k2;
+        memset(&k2, 0, sizeof k2);
         if ((rc = s_verify_set(j, &L, 0, &first, &k1)) != 0)
             return s_verify_error(rc, &k1, err, errlen);
-        int ok = cr_judge_apply_run(rec, c, &k1, 0);
+        int ok = cr_judge_apply_run(rec, c, &k1, 0) && !k1.aborted;
         cr->inputs_unchanged = k1.inputs_unchanged;
         cr->all_written = k1.all_written;
         cr->max_abs_err = k1.max_abs;
@@ -712,6 +737,8 @@ int cr_cpu_judge_verify(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, ch
         cr->passed = ok;
         vr->ok &= ok;
         cr_debug("case %d: %s", c, ok ? "passed" : cr->message);
+        if (k1.aborted || k2.aborted)
+            break; /* its executor is gone: the verdict is in */
     }
     vr->seconds = (double)(cr_time_mono_ns() - t0) / 1e9;
     return 0;
@@ -917,6 +944,7 @@ typedef struct {
     size_t na, nb;
     unsigned verified;    /* timed candidate outputs re-verified */
     int failed;           /* S_TIMED_*: why a timed call failed; 0 = none did */
+    int fault_k;          /* the slot of the last candidate call started */
 } s_samples_t;
 
 /* One candidate call in slot B, with the executor's FP report. Returns
@@ -976,6 +1004,7 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
             break;
         int s = calls % N;
         s_sample(t, L, pool, s, &pool->slot[s]);
+        S->fault_k = s;
         if ((S->failed = s_cand_call(t, L, &pool->slot[s], NULL, msg, sizeof msg)) != 0)
             break;
         s_load(t, L, pool, &pool->side);
@@ -1002,6 +1031,7 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
 
         /* A: the candidate. */
         s_sample(t, L, pool, s, &pool->slot[k]);
+        S->fault_k = k;
         s_evict(t, L, &pool->slot[k]);
         s_flush(flush, flush_n, (unsigned)(2 * i));
         double us = 0;
@@ -1044,6 +1074,13 @@ static int s_measure(const cr_cpu_judge_t *j, s_layout_t *L, s_pool_t *pool,
     if (!S->failed && last_k >= 0 && !last_verified) {
         S->verified++;
         S->failed = s_check_timed(j, L, pool, &pool->slot[last_k], last_fresh, msg, sizeof msg);
+    }
+    if (S->failed == S_TIMED_EXEC && cr_exec_fault_ptr(j->cand)) {
+        /* the candidate's store into a read-only input faulted */
+        snprintf(msg, sizeof msg, "input '%s' was written by the candidate during timing "
+                 "(inputs are mapped read-only: the store faulted)",
+                 s_ro_victim(j, L, &pool->slot[S->fault_k]));
+        S->failed = S_TIMED_MUTATED;
     }
     if (S->failed == S_TIMED_EXEC) {
         free(flush);

@@ -54,6 +54,8 @@ typedef struct {
     int all_written;      /* no `out` element still poisoned */
     int background;       /* threads outlived the call and the task allows none, or
                              (threads allowed) kept working after it returned */
+    int aborted;          /* the candidate's executor ended during the run (its store into
+                             a read-only input faulted): no later run can follow */
     uint64_t handlers;    /* signals the candidate installed handlers for (bit n-1 =
                              signal n; CPU judge; cleared by memset elsewhere) */
     int fp_env;           /* the call returned with the floating-point control state

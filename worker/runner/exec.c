@@ -665,6 +665,13 @@ const cr_exec_fault_t *cr_exec_fault(const cr_exec_t *x)
     return &x->fault;
 }
 
+const void *cr_exec_fault_ptr(const cr_exec_t *x)
+{
+    if (x->fault.kind != CR_EXEC_RO_WRITE || x->fault.value >= x->ro_len)
+        return NULL;
+    return x->ro + x->fault.value;
+}
+
 double cr_exec_overhead_us(const cr_exec_t *x)
 {
     return x->overhead_us;

@@ -93,6 +93,11 @@ int cr_exec_call(cr_exec_t *x, const cr_exec_arg_t *args, unsigned n, double *us
 /* The fault after CR_E_EXEC; kind CR_EXEC_OK while none happened. */
 const cr_exec_fault_t *cr_exec_fault(const cr_exec_t *x);
 
+/* After a CR_EXEC_RO_WRITE fault: the judge's pointer to the input-arena
+ * byte the executor stored to (its own report, so only ever used to name a
+ * buffer in a verdict against it); NULL for any other fault. */
+const void *cr_exec_fault_ptr(const cr_exec_t *x);
+
 /* The executor's threads now (from /proc), or -1 when unknown. */
 int cr_exec_threads(const cr_exec_t *x);
 

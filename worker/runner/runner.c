@@ -58,11 +58,9 @@
 /* 95%: an allocator that was told no stops within its last chunk of it;
  * no honest kernel's scratch comes near a quarter of the machine. */
 #define S_OOM_SHARE 0.95
-#define S_HOST_BW_BYTES (64u << 20) /* well past any last-level cache */
-#define S_HOST_BW_ROUNDS 5          /* the best of 5: the first faults pages in */
 
 static const char s_usage[] =
-    "usage: crucible-runner [--help | --version | --measure-host | --measure-device |\n"
+    "usage: crucible-runner [--help | --version | --measure-device |\n"
     "                        [--prestart BACKEND [--preload OBJECT]...] [--park]]\n"
     "\n"
     "Judges one candidate. Reads a 16-byte report token and one frame (4-byte\n"
@@ -83,10 +81,6 @@ static const char s_usage[] =
     "  --park              after the report, close stdout and sleep 2 s before\n"
     "                      exiting: a worker that sees this kills the runner and\n"
     "                      goes on while the kernel tears the process down.\n"
-    "  --measure-host      measure this host's memcpy bandwidth (bytes read and\n"
-    "                      written per second) and print \"copy_bw BYTES_PER_S\";\n"
-    "                      the worker does this once at start for the CPU judge's\n"
-    "                      roofline floor. Exits 1 without a plausible figure.\n"
     "  --measure-device    measure the GPU's device-to-device copy bandwidth and\n"
     "                      print \"copy_bw BYTES_PER_S\"; the worker does this once\n"
     "                      at start and passes the figure to every runner (the\n"
@@ -546,35 +540,6 @@ done:
     cr_task_destroy(&task);
 }
 
-/* Copy bandwidth of this host (bytes read + written per second, the best
- * of S_HOST_BW_ROUNDS memcpy of S_HOST_BW_BYTES): what the CPU judge's
- * roofline floor stands on. Returns 0 or -ENOMEM. */
-static int s_measure_host(double *bw)
-{
-    unsigned char *a = malloc(S_HOST_BW_BYTES), *b = malloc(S_HOST_BW_BYTES);
-    if (!a || !b) {
-        free(a);
-        free(b);
-        return -ENOMEM;
-    }
-    memset(a, 1, S_HOST_BW_BYTES);
-    memset(b, 2, S_HOST_BW_BYTES);
-    double best = 0;
-    for (int r = 0; r < S_HOST_BW_ROUNDS; r++) {
-        int64_t t0 = cr_time_mono_ns();
-        memcpy(r & 1 ? a : b, r & 1 ? b : a, S_HOST_BW_BYTES);
-        __asm__ __volatile__("" : : "r"(a), "r"(b) : "memory");
-        double s = (double)(cr_time_mono_ns() - t0) / 1e9;
-        double v = s > 0 ? 2.0 * S_HOST_BW_BYTES / s : 0;
-        if (v > best)
-            best = v;
-    }
-    free(a);
-    free(b);
-    *bw = best;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     /* First of all: keep the real stdout for the report and point fd 1 at
@@ -602,16 +567,6 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--version")) {
             dprintf(report_fd, "crucible-runner %s (protocol %d, backends: " S_BACKENDS ")\n",
                     CR_RUNNER_VERSION, CR_PROTOCOL_VERSION);
-            return 0;
-        }
-        if (!strcmp(argv[i], "--measure-host")) {
-            double bw = 0;
-            if (s_measure_host(&bw) != 0 || !(bw >= 1e8 && bw <= 1e13)) {
-                fprintf(stderr, "crucible-runner: --measure-host: no plausible figure "
-                        "(%.3g bytes/s)\n", bw);
-                return 1;
-            }
-            dprintf(report_fd, "copy_bw %.0f\n", bw);
             return 0;
         }
         if (!strcmp(argv[i], "--measure-device")) {
