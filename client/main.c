@@ -1,6 +1,7 @@
 /* main.c — the `crucible` binary: one table of subcommands, as git's commands[]. */
 #include "cli.h"
 #include "curve.h"
+#include "report.h"
 #include "run.h"
 
 #include <stdio.h>
@@ -56,6 +57,7 @@ static const s_command_t s_commands[] = {
     {"submit", cr_cli_submit, "submit tasks and candidates as a batch; prints the batch id"},
     {"watch", cr_cli_watch, "show a batch's progress until it is done"},
     {"results", cr_cli_results, "write a batch's records as JSONL, CSV or protobuf"},
+    {"report", cr_cli_report, "write a batch's report: one HTML file with plots and settings"},
     {"status", cr_cli_status, "show the cluster's or a batch's state"},
     {"cancel", cr_cli_cancel, "cancel a batch, or one job of it"},
     {"task", cr_cli_task, "task check DIR...: validate task folders"},

@@ -44,10 +44,10 @@ const cr_conf_row_t cr_config_rows[] = {
         CR_CMD_COORDINATOR | CR_CMD_SUBMIT | CR_CMD_RUN,
         "tries of a job before it is recorded INFRA_ERROR"),
     ROW("heartbeat-ms", CR_CONF_INT, heartbeat_ms, "1000", 10, 600000,
-        CLUSTER | CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS,
+        CLUSTER | CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_REPORT,
         "milliseconds between heartbeats, both ways (clients: the coordinator's)"),
     ROW("liveness", CR_CONF_INT, liveness, "3", 1, 100,
-        CLUSTER | CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS,
+        CLUSTER | CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_REPORT,
         "missed heartbeats before a peer is declared lost (clients: then reconnect)"),
     ROW("drain-after", CR_CONF_INT, drain_after, "3", 0, 16, CR_CMD_COORDINATOR,
         "drain a worker (no new jobs) lost this many times in 10 minutes, or whose runs "
@@ -93,11 +93,16 @@ const cr_conf_row_t cr_config_rows[] = {
         "crucible-runner path; empty = next to the crucible binary"),
     ROW("backends", CR_CONF_STR, backends, "c", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
         "comma list of backends the worker serves (c, cuda)"),
-    ROW("compile-jobs", CR_CONF_INT, compile_jobs, "2", 1, 256, CR_CMD_WORKER | CR_CMD_RUN,
-        "compiler processes a worker runs at once"),
-    ROW("spares", CR_CONF_INT, spares, "4", 0, CR_SPARES_MAX, CR_CMD_WORKER | CR_CMD_RUN,
+    /* 0: a fixed 2 left a 16-core GPU host's GPU waiting for compiles (worker/worker.c,
+     * s_autosize, says how it is sized) */
+    ROW("compile-jobs", CR_CONF_INT, compile_jobs, "0", 0, 256, CR_CMD_WORKER | CR_CMD_RUN,
+        "compiler processes a worker runs at once; 0 = auto: the cores the worker may use "
+        "(those local to its GPU) less one for the timing thread, at most one per GiB of "
+        "available memory; the choice is logged"),
+    ROW("spares", CR_CONF_INT, spares, "-1", -1, CR_SPARES_MAX, CR_CMD_WORKER | CR_CMD_RUN,
         "runners a cuda worker keeps started ahead, CUDA context made (each holds a judge "
-        "arena of at most 4 GiB and 1/12 of the free GPU memory); 0 = each job starts its own"),
+        "arena of at most 4 GiB and 1/12 of the free GPU memory); 0 = each job starts its own; "
+        "-1 = auto: 4, fewer when free GPU or host memory is short; the choice is logged"),
     ROW("cpu", CR_CONF_INT, cpu, "-1", -1, 4095, CR_CMD_WORKER,
         "core the runner's timing thread is pinned to; -1 = pick one"),
     /* 65534: Debian's nobody/nogroup; 0 is refused (it would keep root) */
@@ -105,6 +110,10 @@ const cr_conf_row_t cr_config_rows[] = {
         CR_CMD_WORKER | CR_CMD_RUN,
         "uid and gid a runner started as root drops to before loading a candidate "
         "(docs/sandbox.md)"),
+    ROW("metrics-addr", CR_CONF_STR, metrics_addr, "", 1, 0,
+        CR_CMD_COORDINATOR | CR_CMD_WORKER,
+        "HOST:PORT serving Prometheus metrics (GET /metrics, GET /healthz); :PORT = every "
+        "interface; worker --gpus: GPU i's worker gets PORT+i; empty = off"),
     /* job options */
     ROW("compile-timeout-s", CR_CONF_DOUBLE, compile_timeout_s, "60", 0.1, 3600, JOBOPT,
         "seconds a candidate's compile may take: COMPILE_TIMEOUT (the task's reference gets "
@@ -130,8 +139,9 @@ const cr_conf_row_t cr_config_rows[] = {
         "batch id; empty = generated"),
     ROW("format", CR_CONF_STR, format, "jsonl", 1, 0, CR_CMD_RESULTS,
         "results format: jsonl, csv or pb (length-delimited RewardRecord)"),
-    ROW("out", CR_CONF_STR, out, "", 1, 0, CR_CMD_RESULTS | CR_CMD_RUN,
-        "results file; empty = stdout (run: crucible-results.jsonl)"),
+    ROW("out", CR_CONF_STR, out, "", 1, 0, CR_CMD_RESULTS | CR_CMD_RUN | CR_CMD_REPORT,
+        "results file; empty = stdout (run: crucible-results.jsonl; report: the HTML file, "
+        "empty = report-<batch>.html)"),
     ROW("wait-s", CR_CONF_DOUBLE, wait_s, "0", 0, 1e7, CR_CMD_CLIENT | CR_CMD_RUN,
         "give up after this many seconds; 0 = wait as long as it takes"),
     ROW("workers", CR_CONF_INT, workers, "2", 1, 256, CR_CMD_RUN, "local workers to start"),

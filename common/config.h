@@ -23,8 +23,10 @@ enum {
     CR_CMD_STATUS = 1 << 6,
     CR_CMD_CANCEL = 1 << 7,
     CR_CMD_TASK = 1 << 8,
-    CR_CMD_CLIENT = CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_STATUS | CR_CMD_CANCEL,
-    CR_CMD_ALL = 0x1ff,
+    CR_CMD_REPORT = 1 << 9,
+    CR_CMD_CLIENT = CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_STATUS | CR_CMD_CANCEL |
+                    CR_CMD_REPORT,
+    CR_CMD_ALL = 0x3ff,
 };
 
 #define CR_CONFIG_STR 256 /* bytes for every string setting */
@@ -59,10 +61,12 @@ typedef struct {
     char gpus[CR_CONFIG_STR];             /* "all" | "0,2": one worker per GPU; "" = just --gpu */
     char runner[CR_CONFIG_STR];           /* crucible-runner path; "" = next to crucible */
     char backends[CR_CONFIG_STR];         /* comma list the worker serves */
-    int64_t compile_jobs;                 /* compile pool threads */
-    int64_t spares;                       /* cuda worker: runners kept started ahead, <= CR_SPARES_MAX */
+    int64_t compile_jobs;                 /* compile pool threads; 0 = sized from the cores */
+    int64_t spares;                       /* cuda worker: runners kept started ahead, <= CR_SPARES_MAX;
+                                             -1 = sized from free memory */
     int64_t cpu;                          /* core the runner's timing thread is pinned to; -1 = pick */
     int64_t sandbox_uid;                  /* uid and gid a root runner drops to (docs/sandbox.md) */
+    char metrics_addr[CR_CONFIG_STR];     /* coordinator, worker: HOST:PORT of GET /metrics; "" = off */
     /* --- job options (batch defaults) --- */
     double compile_timeout_s;             /* s; a worker's is a cap on its jobs' */
     double run_timeout_s;                 /* s, whole runner; a worker's is a cap on its jobs' */

@@ -47,6 +47,7 @@ struct cr_nvml {
     nv_ret_t (*get_name)(nv_dev_t, char *, unsigned);
     nv_ret_t (*get_uuid)(nv_dev_t, char *, unsigned);
     nv_ret_t (*get_cc)(nv_dev_t, int *, int *);
+    nv_ret_t (*mem_info)(nv_dev_t, unsigned long long *); /* nvmlMemory_t: 3 x u64 */
     nv_ret_t (*set_locked)(nv_dev_t, unsigned, unsigned);
     nv_ret_t (*reset_locked)(nv_dev_t);
 };
@@ -136,6 +137,7 @@ static int s_open(const char *lib, const char *pci_bus_id, unsigned index, cr_nv
     *(void **)&n->get_name = s_sym(n->lib, "nvmlDeviceGetName");
     *(void **)&n->get_uuid = s_sym(n->lib, "nvmlDeviceGetUUID");
     *(void **)&n->get_cc = s_sym(n->lib, "nvmlDeviceGetCudaComputeCapability");
+    *(void **)&n->mem_info = s_sym(n->lib, "nvmlDeviceGetMemoryInfo");
     *(void **)&n->set_locked = s_sym(n->lib, "nvmlDeviceSetGpuLockedClocks");
     *(void **)&n->reset_locked = s_sym(n->lib, "nvmlDeviceResetGpuLockedClocks");
     /* The few without which nothing works; the rest are checked per call. */
@@ -323,6 +325,11 @@ int cr_nvml_info(cr_nvml_t *n, cr_nvml_info_t *info)
     if (n->default_app_clock &&
         n->default_app_clock(n->dev, NV_CLOCK_GRAPHICS, &info->base_mhz) != NV_SUCCESS)
         info->base_mhz = 0;
+    unsigned long long mem[3] = {0, 0, 0}; /* nvmlMemory_t: total, free, used */
+    if (n->mem_info && n->mem_info(n->dev, mem) == NV_SUCCESS) {
+        info->mem_total = mem[0];
+        info->mem_free = mem[1];
+    }
     return 0;
 }
 

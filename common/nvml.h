@@ -58,6 +58,8 @@ typedef struct {
     int cc_minor;       /* e.g. 0 */
     unsigned max_sm_mhz; /* MHz, highest SM clock; 0 when unknown */
     unsigned base_mhz;  /* MHz, default applications (graphics) clock; 0 when unknown */
+    uint64_t mem_total; /* bytes of device memory; 0 when unknown */
+    uint64_t mem_free;  /* bytes free when asked; 0 when unknown */
 } cr_nvml_info_t;
 
 /* A parsed clock policy. */

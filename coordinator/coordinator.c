@@ -28,7 +28,9 @@
 #include "curve.h"
 #include "error.h"
 #include "hash.h"
+#include "jobmetrics.h"
 #include "log.h"
+#include "metrics.h"
 #include "record.h"
 #include "reward.h"
 #include "scheduler.h"
@@ -94,6 +96,9 @@ struct cr_coordinator {
     /* --- throughput --- */
     uint32_t tp_count[CR_COORD_TP_SECONDS]; /* results per second, by second % 60 */
     int64_t tp_sec[CR_COORD_TP_SECONDS];    /* which second each bucket holds */
+    /* --- metrics (NULL when --metrics-addr is empty; s_metrics_*) --- */
+    cr_metrics_t *metrics;          /* owned */
+    cr_metrics_http_t *metrics_http; /* owned; GET /metrics */
     /* --- control --- */
     atomic_int stop;                /* set by cr_coordinator_stop */
 };
@@ -238,6 +243,56 @@ static double s_jobs_per_minute(const cr_coordinator_t *c)
         if (sec - c->tp_sec[i] < CR_COORD_TP_SECONDS)
             sum += c->tp_count[i];
     return (double)sum;
+}
+
+/* ---- metrics: Prometheus on --metrics-addr (common/metrics.h) ---- */
+
+/* Declares the families and listens. Returns 0, or -1 (logged). */
+static int s_metrics_open(cr_coordinator_t *c)
+{
+    if (!c->cfg.metrics_addr[0])
+        return 0;
+    char err[512] = "out of memory";
+    if (!(c->metrics = cr_metrics_new()) || cr_jobmetrics_declare(c->metrics, "crucible") != 0 ||
+        cr_metrics_declare(c->metrics, "crucible_queue_depth", CR_METRIC_GAUGE, "jobs queued",
+                           NULL, 0) != 0 ||
+        cr_metrics_declare(c->metrics, "crucible_jobs_running", CR_METRIC_GAUGE,
+                           "jobs assigned to a worker", NULL, 0) != 0 ||
+        cr_metrics_declare(c->metrics, "crucible_workers", CR_METRIC_GAUGE,
+                           "workers by state (ready, draining, drained, unreachable)", NULL,
+                           0) != 0 ||
+        cr_metrics_declare(c->metrics, "crucible_workers_lost_total", CR_METRIC_COUNTER,
+                           "workers declared lost", NULL, 0) != 0 ||
+        cr_metrics_declare(c->metrics, "crucible_evaluations_per_second", CR_METRIC_GAUGE,
+                           "records per second over the last minute", NULL, 0) != 0 ||
+        !(c->metrics_http = cr_metrics_http_new(c->cfg.metrics_addr, c->metrics, err,
+                                                sizeof err))) {
+        cr_error("coordinator: metrics: %s", err);
+        return -1;
+    }
+    cr_metrics_add(c->metrics, "crucible_workers_lost_total", NULL, 0);
+    cr_info("coordinator: metrics on http://%s/metrics", c->cfg.metrics_addr);
+    return 0;
+}
+
+/* The gauges as of now, just before a scrape is answered. */
+static void s_metrics_refresh(cr_coordinator_t *c)
+{
+    cr_store_counts_t counts = {0};
+    cr_store_counts(c->store, &counts);
+    cr_metrics_set(c->metrics, "crucible_queue_depth", NULL, (double)counts.queued);
+    cr_metrics_set(c->metrics, "crucible_jobs_running", NULL, (double)counts.assigned);
+    cr_metrics_set(c->metrics, "crucible_evaluations_per_second", NULL,
+                   s_jobs_per_minute(c) / 60.0);
+    double by[4] = {0};
+    for (size_t i = 0; i < cr_sched_count(c->sched); i++) {
+        const cr_sched_worker_t *w = cr_sched_at(c->sched, i);
+        by[w->drained ? 2 : w->draining ? 1 : w->unreachable ? 3 : 0]++;
+    }
+    static const char *const state[4] = {"state=\"ready\"", "state=\"draining\"",
+                                         "state=\"drained\"", "state=\"unreachable\""};
+    for (int i = 0; i < 4; i++)
+        cr_metrics_set(c->metrics, "crucible_workers", state[i], by[i]);
 }
 
 /* ---- subscribers ---- */
@@ -468,6 +523,8 @@ static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
     env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
     env.result = &res;
     s_publish(c, rec->batch_id, &env);
+    if (c->metrics)
+        cr_jobmetrics_record(c->metrics, "crucible", NULL, rec);
 
     if (rec->group_id && rec->group_id[0]) {
         uint32_t members = 0, done = 0;
@@ -555,6 +612,8 @@ static void s_worker_lost(cr_coordinator_t *c, cr_sched_worker_t *w, const char 
     if (failed)
         snprintf(more, sizeof more, ", %zu recorded INFRA_ERROR (attempts spent)", failed);
     cr_warn("worker %s lost: %s; %zu jobs requeued%s", w->id, why, n, more);
+    if (c->metrics)
+        cr_metrics_add(c->metrics, "crucible_workers_lost_total", NULL, 1);
     if (!w->draining && cr_sched_note_lost(c->sched, w->id, cr_time_mono_ms()))
         cr_warn("worker %s drained: lost %lld times in %d min; when it registers again it gets "
                 "no new jobs", w->id, (long long)c->cfg.drain_after,
@@ -1890,7 +1949,7 @@ cr_coordinator_t *cr_coordinator_new(const cr_config_t *cfg)
     if (!c->clients)
         goto fail;
     c->workers = s_router(c, c->cfg.workers_endpoint, CR_ZAP_WORKERS, 1);
-    if (!c->workers)
+    if (!c->workers || s_metrics_open(c) != 0)
         goto fail;
     return c;
 fail:
@@ -1917,8 +1976,12 @@ int cr_coordinator_run(cr_coordinator_t *c)
         int64_t wait = c->next_cron_ms - cr_time_mono_ms();
         if (wait < 0)
             wait = 0;
-        zmq_pollitem_t items[2] = {{c->workers, 0, ZMQ_POLLIN, 0}, {c->clients, 0, ZMQ_POLLIN, 0}};
-        if (zmq_poll(items, 2, (long)wait) < 0) {
+        zmq_pollitem_t items[2 + 1 + CR_METRICS_HTTP_CONNS] = {{c->workers, 0, ZMQ_POLLIN, 0},
+                                                               {c->clients, 0, ZMQ_POLLIN, 0}};
+        int nm = c->metrics_http ? cr_metrics_http_pollitems(c->metrics_http, items + 2,
+                                                             1 + CR_METRICS_HTTP_CONNS)
+                                 : 0;
+        if (zmq_poll(items, 2 + nm, (long)wait) < 0) {
             if (zmq_errno() == EINTR)
                 continue;
             cr_error("poll: %s", zmq_strerror(zmq_errno()));
@@ -1929,6 +1992,13 @@ int cr_coordinator_run(cr_coordinator_t *c)
             s_phase_socket(c, c->workers, "worker", s_on_worker_msg);
         if (items[1].revents & ZMQ_POLLIN)
             s_phase_socket(c, c->clients, "client", s_on_client_msg);
+        /* metrics scrapes */
+        for (int k = 2; k < 2 + nm; k++)
+            if (items[k].revents) {
+                s_metrics_refresh(c);
+                cr_metrics_http_handle(c->metrics_http);
+                break;
+            }
         /* dispatch */
         s_phase_dispatch(c);
         /* cron */
@@ -1949,6 +2019,8 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
     if (c->clients)
         zmq_close(c->clients);
     cr_zap_destroy(&c->zap);
+    cr_metrics_http_destroy(&c->metrics_http);
+    cr_metrics_destroy(&c->metrics);
     explicit_bzero(&c->curve, sizeof c->curve);
     if (c->zctx)
         zmq_ctx_term(c->zctx);

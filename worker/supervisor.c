@@ -925,7 +925,11 @@ cr_supervisor_t *cr_supervisor_new(const cr_config_t *cfg, const cr_ident_t *id,
     s->scratch_root = cr_file_join(cfg->work_dir, "scratch");
     for (int i = 0; i < CR_SPARES_MAX; i++)
         s->spare[i] = CR_PROC_NONE;
-    s->nspares = (int)(cfg->spares < CR_SPARES_MAX ? cfg->spares : CR_SPARES_MAX);
+    /* -1 (auto) is sized by the worker (worker.c s_autosize); a supervisor made
+     * from an unsized config keeps the default of note 5 */
+    s->nspares = (int)(cfg->spares < 0                ? 4
+                       : cfg->spares < CR_SPARES_MAX ? cfg->spares
+                                                     : CR_SPARES_MAX);
     s->prestart = cr_config_has_backend(cfg->backends, "cuda");
     s->pid = mmap(NULL, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (s->pid == MAP_FAILED)

@@ -19,7 +19,9 @@
 #include "curve.h"
 #include "error.h"
 #include "hash.h"
+#include "jobmetrics.h"
 #include "log.h"
+#include "metrics.h"
 #include "nvml.h"
 #include "supervisor.h"
 #include "timeutil.h"
@@ -28,6 +30,7 @@
 #include "workdir.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -59,6 +62,20 @@
 #define S_CREDIT_POOLS 2
 #define S_CREDIT_EXTRA 2
 #define S_MAX_BACKENDS 8 /* Ready.backends room: "c", "cuda", "torch" and growth */
+/* Auto sizing (s_autosize). A compile of a heavy CUDA candidate (CUTLASS,
+ * CUB templates) peaks near 1 GiB resident in nvcc's cicc; a C compile far
+ * less: one per GiB of available memory never swaps. */
+#define S_COMPILE_MEM (1ull << 30)
+/* 4 spares: the default that kept the runner's start off the critical path
+ * (worker/supervisor.c note 5). Each spare holds a CUDA context (~0.5 GiB of
+ * device memory) and a judge arena of at most 4 GiB and 1/12 of the free GPU
+ * memory, plus ~256 MiB of host memory. */
+#define S_SPARES_AUTO 4
+#define S_SPARE_HOST_MEM (256ull << 20)
+#define S_SPARE_GPU_MEM (2ull << 30) /* 0.5 GiB context + an arena on a small GPU */
+/* Throughput and GPU-busy windows: one bucket per second over a minute, as
+ * the coordinator's jobs-per-minute. */
+#define S_WINDOW_S 60
 
 typedef struct s_unacked {
     Crucible__RewardRecord *rec; /* owned (free_unpacked) */
@@ -92,9 +109,192 @@ struct cr_worker {
     int64_t next_heartbeat;          /* mono ms */
     int64_t reconnect_at;            /* mono ms: when DOWN, when to connect again */
     int64_t backoff_ms;              /* next backoff */
+    /* --- metrics (main loop only; NULL when --metrics-addr is empty) --- */
+    cr_metrics_t *metrics;           /* owned */
+    cr_metrics_http_t *http;         /* owned; GET /metrics */
+    char mlabels[300];               /* worker="<id>": in front of every series */
+    int64_t started_ms;              /* monotonic ms at creation */
+    double busy_s[S_WINDOW_S];       /* s the runner measured, per second % S_WINDOW_S */
+    uint32_t evals[S_WINDOW_S];      /* records finished, per second % S_WINDOW_S */
+    int64_t win_sec[S_WINDOW_S];     /* which second each bucket holds */
 };
 
 static volatile sig_atomic_t s_signalled; /* SIGTERM/SIGINT under cr_worker_main */
+
+/* ---- metrics ---- */
+
+static const struct {
+    const char *name;
+    cr_metric_type_t type;
+    const char *help;
+} s_wmetrics[] = {
+    {"crucible_worker_info", CR_METRIC_GAUGE, "1, labelled with the worker's identity"},
+    {"crucible_worker_connected", CR_METRIC_GAUGE, "1 while connected to the coordinator"},
+    {"crucible_worker_in_flight", CR_METRIC_GAUGE, "jobs assigned and not yet finished"},
+    {"crucible_worker_credit", CR_METRIC_GAUGE, "jobs the worker offers to hold at once"},
+    {"crucible_worker_unacked", CR_METRIC_GAUGE, "results sent and not yet acknowledged"},
+    {"crucible_worker_compile_jobs", CR_METRIC_GAUGE, "compile pool size in use"},
+    {"crucible_worker_spares", CR_METRIC_GAUGE, "runners kept started ahead"},
+    {"crucible_worker_evaluations_per_second", CR_METRIC_GAUGE,
+     "records finished per second over the last minute"},
+    {"crucible_worker_gpu_busy_fraction", CR_METRIC_GAUGE,
+     "share of the last minute the runner spent verifying and timing"},
+    {"crucible_worker_gpu_busy_seconds_total", CR_METRIC_COUNTER,
+     "seconds the runner spent verifying and timing"},
+};
+
+/* Declares the worker's families and opens the listener. Returns 0, or
+ * CR_E_USAGE (logged) when the address cannot be listened on. */
+static int s_metrics_init(cr_worker_t *w)
+{
+    w->started_ms = cr_time_mono_ms();
+    if (!w->cfg.metrics_addr[0])
+        return 0;
+    w->metrics = cr_metrics_new();
+    if (!w->metrics)
+        return -ENOMEM;
+    int rc = cr_jobmetrics_declare(w->metrics, "crucible_worker");
+    for (size_t i = 0; rc == 0 && i < sizeof s_wmetrics / sizeof s_wmetrics[0]; i++)
+        rc = cr_metrics_declare(w->metrics, s_wmetrics[i].name, s_wmetrics[i].type,
+                                s_wmetrics[i].help, NULL, 0);
+    if (rc != 0)
+        return rc;
+    char id[240], host[200], dev[300], arch[80], lab[900];
+    snprintf(w->mlabels, sizeof w->mlabels, "worker=\"%s\"",
+             cr_metrics_label_escape(w->id.worker_id, id, sizeof id));
+    snprintf(lab, sizeof lab, "%s,host=\"%s\",device=\"%s\",arch=\"%s\"", w->mlabels,
+             cr_metrics_label_escape(w->id.host, host, sizeof host),
+             cr_metrics_label_escape(w->id.device, dev, sizeof dev),
+             cr_metrics_label_escape(w->arch, arch, sizeof arch));
+    cr_metrics_set(w->metrics, "crucible_worker_info", lab, 1);
+    cr_metrics_add(w->metrics, "crucible_worker_gpu_busy_seconds_total", w->mlabels, 0);
+    char err[512];
+    w->http = cr_metrics_http_new(w->cfg.metrics_addr, w->metrics, err, sizeof err);
+    if (!w->http) {
+        cr_error("worker: %s", err);
+        return CR_E_USAGE;
+    }
+    cr_info("worker: metrics on http://%s/metrics (port %d)", w->cfg.metrics_addr,
+            cr_metrics_http_port(w->http));
+    return 0;
+}
+
+/* The bucket of the current second, emptied when it held an older one. */
+static int s_window_slot(cr_worker_t *w, int64_t sec)
+{
+    int i = (int)(sec % S_WINDOW_S);
+    if (w->win_sec[i] != sec) {
+        w->win_sec[i] = sec;
+        w->busy_s[i] = 0;
+        w->evals[i] = 0;
+    }
+    return i;
+}
+
+static void s_metrics_record(cr_worker_t *w, const Crucible__RewardRecord *rec)
+{
+    if (!w->metrics)
+        return;
+    cr_jobmetrics_record(w->metrics, "crucible_worker", w->mlabels, rec);
+    double busy = (rec->verify ? rec->verify->seconds : 0) +
+                  (rec->profile ? rec->profile->seconds : 0);
+    if (!(busy >= 0))
+        busy = 0;
+    int i = s_window_slot(w, cr_time_mono_ms() / 1000);
+    w->busy_s[i] += busy;
+    w->evals[i]++;
+    cr_metrics_add(w->metrics, "crucible_worker_gpu_busy_seconds_total", w->mlabels, busy);
+}
+
+/* The gauges, as of now: called just before a scrape is answered. */
+static void s_metrics_refresh(cr_worker_t *w)
+{
+    int64_t now = cr_time_mono_ms(), sec = now / 1000;
+    double busy = 0, evals = 0;
+    for (int i = 0; i < S_WINDOW_S; i++)
+        if (sec - w->win_sec[i] < S_WINDOW_S) {
+            busy += w->busy_s[i];
+            evals += w->evals[i];
+        }
+    /* a worker up for less than the window divides by its uptime */
+    double span = (double)(now - w->started_ms) / 1000.0;
+    span = span < 1 ? 1 : span > S_WINDOW_S ? S_WINDOW_S : span;
+    cr_metrics_t *m = w->metrics;
+    cr_metrics_set(m, "crucible_worker_connected", w->mlabels, w->sock != NULL);
+    cr_metrics_set(m, "crucible_worker_in_flight", w->mlabels, w->in_flight);
+    cr_metrics_set(m, "crucible_worker_unacked", w->mlabels, w->nunacked);
+    cr_metrics_set(m, "crucible_worker_credit", w->mlabels,
+                   (double)(S_CREDIT_POOLS * w->cfg.compile_jobs + S_CREDIT_EXTRA));
+    cr_metrics_set(m, "crucible_worker_compile_jobs", w->mlabels, (double)w->cfg.compile_jobs);
+    cr_metrics_set(m, "crucible_worker_spares", w->mlabels, (double)w->cfg.spares);
+    cr_metrics_set(m, "crucible_worker_evaluations_per_second", w->mlabels, evals / span);
+    cr_metrics_set(m, "crucible_worker_gpu_busy_fraction", w->mlabels,
+                   busy / span > 1 ? 1 : busy / span);
+}
+
+/* ---- sizing from the machine ---- */
+
+/* Bytes of MemAvailable in /proc/meminfo; 0 when unknown. */
+static uint64_t s_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "re");
+    if (!f)
+        return 0;
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return (uint64_t)kb * 1024;
+}
+
+/* Sizes what the config left to us (compile-jobs 0, spares -1) from the
+ * machine as the worker finds it after binding: the cores it may use (for a
+ * GPU worker those local to its GPU, s_gpu_identity), host memory available
+ * and, for a cuda worker, free GPU memory. Every choice is logged with its
+ * inputs; an explicit setting is kept and logged as such. */
+static void s_autosize(cr_worker_t *w, uint64_t gpu_free)
+{
+    cpu_set_t set;
+    int ncpu = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    uint64_t mem = s_mem_available();
+    if (w->cfg.compile_jobs <= 0) {
+        /* one core stays free for the runner's timing thread */
+        int64_t n = ncpu > 1 ? ncpu - 1 : 1;
+        int64_t by_mem = mem ? (int64_t)(mem / S_COMPILE_MEM) : n;
+        if (by_mem < 1)
+            by_mem = 1;
+        w->cfg.compile_jobs = n < by_mem ? n : by_mem;
+        if (w->cfg.compile_jobs > 256)
+            w->cfg.compile_jobs = 256;
+        cr_info("worker: compile-jobs auto = %lld (%d usable core%s less 1 for timing; %.1f GiB "
+                "available allows %lld); set --compile-jobs to override",
+                (long long)w->cfg.compile_jobs, ncpu, ncpu == 1 ? "" : "s",
+                (double)mem / (1 << 30), (long long)by_mem);
+    } else {
+        cr_info("worker: compile-jobs %lld (set; %d usable cores)", (long long)w->cfg.compile_jobs,
+                ncpu);
+    }
+    if (w->cfg.spares < 0) {
+        int64_t n = S_SPARES_AUTO;
+        int64_t by_host = mem ? (int64_t)(mem / 4 / S_SPARE_HOST_MEM) : n; /* a quarter of it */
+        int64_t by_gpu = gpu_free ? (int64_t)(gpu_free / S_SPARE_GPU_MEM) - 1 : n; /* one runs */
+        if (by_host < n)
+            n = by_host;
+        if (by_gpu < n)
+            n = by_gpu;
+        if (n < 0)
+            n = 0;
+        w->cfg.spares = n;
+        cr_info("worker: spares auto = %lld (at most %d; %.1f GiB host memory available, "
+                "%s%.1f GiB GPU memory free); set --spares to override",
+                (long long)n, S_SPARES_AUTO, (double)mem / (1 << 30), gpu_free ? "" : "unknown: ",
+                (double)gpu_free / (1 << 30));
+    } else {
+        cr_info("worker: spares %lld (set)", (long long)w->cfg.spares);
+    }
+}
 
 /* ---- identity ---- */
 
@@ -353,6 +553,7 @@ static void s_handle_results(cr_worker_t *w)
         } else {
             u->rec = j->rec;
             j->rec = NULL;
+            s_metrics_record(w, u->rec);
             u->next = w->unacked; /* order does not matter: Acks name the result */
             w->unacked = u;
             w->nunacked++;
@@ -422,18 +623,27 @@ int cr_worker_run(cr_worker_t *w)
         if (!w->sock && cr_time_mono_ms() >= w->reconnect_at)
             s_connect(w);
         /* poll */
-        zmq_pollitem_t items[2] = {{.fd = w->evfd, .events = ZMQ_POLLIN},
-                                   {.socket = w->sock, .events = ZMQ_POLLIN}};
-        int rc = zmq_poll(items, w->sock ? 2 : 1, s_poll_timeout(w));
+        zmq_pollitem_t items[2 + 1 + CR_METRICS_HTTP_CONNS] = {
+            {.fd = w->evfd, .events = ZMQ_POLLIN}, {.socket = w->sock, .events = ZMQ_POLLIN}};
+        int n = w->sock ? 2 : 1;
+        int nhttp =
+            w->http ? cr_metrics_http_pollitems(w->http, items + n, 1 + CR_METRICS_HTTP_CONNS) : 0;
+        int rc = zmq_poll(items, n + nhttp, s_poll_timeout(w));
         if (rc < 0 && zmq_errno() != EINTR) {
             cr_error("poll failed: %s", zmq_strerror(zmq_errno()));
             return CR_E_ZMQ;
         }
         if (s_stopping(w))
             break;
-        /* coordinator, results, timers */
+        /* coordinator, results, metrics scrapes, timers */
         s_handle_coordinator(w);
         s_handle_results(w);
+        for (int k = n; k < n + nhttp; k++)
+            if (items[k].revents) {
+                s_metrics_refresh(w);
+                cr_metrics_http_handle(w->http);
+                break;
+            }
         s_cron(w);
     }
     cr_info("stopping: %d job%s in flight, %d result%s unacknowledged", w->in_flight,
@@ -461,8 +671,9 @@ const char *cr_worker_id(const cr_worker_t *w)
  * Without NVML the backend is kept only when --cuda-arch was given. Clocks
  * are reset at start only under a lock policy: a locking worker that died
  * may have left them locked, and an observing one must not touch them. */
-static void s_gpu_identity(cr_worker_t *w)
+static void s_gpu_identity(cr_worker_t *w, uint64_t *gpu_free)
 {
+    *gpu_free = 0;
     if (!cr_config_has_backend(w->cfg.backends, "cuda"))
         return;
     cr_nvml_t *n = NULL;
@@ -482,6 +693,8 @@ static void s_gpu_identity(cr_worker_t *w)
             snprintf(w->cfg.cuda_arch, sizeof w->cfg.cuda_arch, "sm_%d%d", info.cc_major,
                      info.cc_minor);
         snprintf(w->arch, sizeof w->arch, "%.64s", w->cfg.cuda_arch);
+        w->gpu_memory = info.mem_total;
+        *gpu_free = info.mem_free;
     }
     cr_nvml_pci_bus_id(n, bus, sizeof bus);
     if (strncmp(w->cfg.clock_policy, "lock:", 5) == 0 && bus[0]) {
@@ -536,7 +749,11 @@ cr_worker_t *cr_worker_new(const cr_config_t *cfg)
     snprintf(w->id.device, sizeof w->id.device, "cpu:%s", model); /* as the runner names it */
     struct utsname u;
     snprintf(w->arch, sizeof w->arch, "%s", uname(&u) == 0 ? u.machine : "unknown");
-    s_gpu_identity(w);
+    uint64_t gpu_free = 0;
+    s_gpu_identity(w, &gpu_free);
+    s_autosize(w, gpu_free);
+    if (s_metrics_init(w) != 0)
+        goto fail;
     {
         /* the work dir is checked before anything is built or run in it */
         char err[1024];
@@ -579,8 +796,7 @@ cr_worker_t *cr_worker_new(const cr_config_t *cfg)
         goto fail;
     cr_info("worker %s on %s (%s, %s): %lld compile thread%s with %s, runner %s",
             w->id.worker_id, w->id.host, w->id.device, w->arch,
-            (long long)(cfg->compile_jobs > 0 ? cfg->compile_jobs : 1),
-            cfg->compile_jobs > 1 ? "s" : "", cr_compile_compiler(w->pool),
+            (long long)w->cfg.compile_jobs, w->cfg.compile_jobs > 1 ? "s" : "", cr_compile_compiler(w->pool),
             cr_supervisor_runner(w->sup));
     return w;
 fail:
@@ -609,6 +825,8 @@ void cr_worker_destroy(cr_worker_t **self_p)
         zmq_ctx_term(w->ctx);
     if (w->evfd >= 0)
         close(w->evfd);
+    cr_metrics_http_destroy(&w->http);
+    cr_metrics_destroy(&w->metrics);
     pthread_mutex_destroy(&w->mu);
     free(w);
     *self_p = NULL;
@@ -696,6 +914,17 @@ static int s_gpu_list(const cr_config_t *cfg, unsigned *idx)
     return n;
 }
 
+/* HOST:PORT with PORT + i into buf (port 0 stays 0: each picks its own). */
+static const char *s_metrics_addr_plus(const char *addr, unsigned i, char *buf, size_t len)
+{
+    const char *colon = strrchr(addr, ':');
+    long port = colon ? strtol(colon + 1, NULL, 10) : 0;
+    if (!colon || port <= 0)
+        return addr;
+    snprintf(buf, len, "%.*s:%ld", (int)(colon - addr), addr, port + (long)i);
+    return buf;
+}
+
 /* argv for child GPU i: every worker setting as --name=value, so the child
  * reads exactly this config whatever its environment says. */
 static char **s_child_argv(const cr_config_t *cfg, const char *exe, const char *base, unsigned i)
@@ -719,6 +948,8 @@ static char **s_child_argv(const cr_config_t *cfg, const char *exe, const char *
             v = (snprintf(gv, sizeof gv, "%u", i), gv);
         else if (strcmp(row->name, "worker-id") == 0)
             v = (snprintf(gv, sizeof gv, "%.200s-g%u", base, i), gv);
+        else if (strcmp(row->name, "metrics-addr") == 0 && v[0])
+            v = s_metrics_addr_plus(v, i, gv, sizeof gv);
         else if (strcmp(row->name, "backends") == 0 && !cr_config_has_backend(cfg->backends, "cuda"))
             v = (snprintf(gv, sizeof gv, "%.200s,cuda", cfg->backends), gv);
         ok &= asprintf(&argv[n++], "--%s=%s", row->name, v) > 0;
