@@ -71,6 +71,14 @@ typedef struct {
     int dead;                           /* 1 when a send failed: reaped by s_subs_reap */
 } s_sub_t;
 
+/* A message kept until the turn's transaction commits (s_send). */
+typedef struct {
+    void *sock;        /* c->clients or c->workers */
+    cr_peer_t peer;    /* its destination */
+    uint8_t *buf;      /* owned packed envelope */
+    size_t len;        /* bytes */
+} s_outmsg_t;
+
 struct cr_coordinator {
     /* --- configuration --- */
     cr_config_t cfg;                /* copy; defaults filled where 0 */
@@ -88,6 +96,15 @@ struct cr_coordinator {
     size_t capsubs;                 /* entries allocated */
     size_t rr;                      /* dispatch starts at this worker: round robin */
     int dispatch_due;               /* 1 when jobs were queued or credit freed since dispatch */
+    /* --- the turn's transaction (group commit) --- */
+    int turn_open;                  /* 1 between s_turn_begin and s_turn_end */
+    int turn_lazy;                  /* 1: the turn's commit is synced only if it made records */
+    uint32_t turn_records;          /* records made since s_turn_begin */
+    const char *durability;         /* cfg.durability, "full" when unset */
+    s_outmsg_t *out;                /* owned: messages kept for after the commit */
+    size_t nout;                    /* entries used */
+    size_t capout;                  /* entries allocated */
+    size_t out_bytes;               /* bytes kept in out */
     /* --- timers --- */
     int64_t next_cron_ms;           /* monotonic ms of the next cron phase */
     int64_t next_check_ms;          /* monotonic ms of the next invariant check (debug) */
@@ -173,7 +190,7 @@ static int s_id_ok(const char *id, int may_be_empty)
     return 1;
 }
 
-static int s_send(void *sock, const cr_peer_t *peer, Crucible__Envelope *env)
+static int s_send_now(void *sock, const cr_peer_t *peer, Crucible__Envelope *env)
 {
     int rc = cr_wire_send(sock, peer, env);
     if (rc != 0) {
@@ -184,18 +201,58 @@ static int s_send(void *sock, const cr_peer_t *peer, Crucible__Envelope *env)
     return rc;
 }
 
-static void s_error(void *sock, const cr_peer_t *peer, int code, const char *batch_id,
-                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Sends env, or, while a turn's transaction is open, keeps it for after
+ * the commit: everything to clients (a record streamed, a SubmitAck, a
+ * status must describe committed state) and Acks to workers (a worker
+ * forgets a result once acknowledged, so the result must be durable
+ * first). Assigns and heartbeats go at once: an Assign whose commit is then
+ * lost names a job the store has QUEUED, and its result is refused as not
+ * the worker's (trust note 1). A kept message counts as sent here; a send
+ * that fails at the flush ends that client's subscriptions (s_outbox_flush). */
+static int s_send(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, Crucible__Envelope *env)
+{
+    if (!c->turn_open ||
+        (sock == c->workers && env->body_case != CRUCIBLE__ENVELOPE__BODY_ACK))
+        return s_send_now(sock, peer, env);
+    if (c->nout == c->capout) {
+        size_t cap = c->capout ? 2 * c->capout : 256;
+        void *g = realloc(c->out, cap * sizeof *c->out);
+        if (!g)
+            return -ENOMEM;
+        c->out = g;
+        c->capout = cap;
+    }
+    s_outmsg_t *m = &c->out[c->nout];
+    if (cr_wire_pack(env, &m->buf, &m->len) != 0)
+        return CR_E_ZMQ;
+    m->sock = sock;
+    m->peer = *peer;
+    c->out_bytes += m->len;
+    c->nout++;
+    return 0;
+}
 
-static void s_error(void *sock, const cr_peer_t *peer, int code, const char *batch_id,
-                    const char *fmt, ...)
+static void s_error(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, int code,
+                    const char *batch_id, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static void s_error(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, int code,
+                    const char *batch_id, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    cr_wire_send_error(sock, peer, cr_errname(code), msg, batch_id);
+    cr_wire_utf8_scrub(msg);
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Error err = CRUCIBLE__ERROR__INIT;
+    err.code = (char *)cr_errname(code);
+    err.message = msg;
+    err.batch_id = (char *)(batch_id ? batch_id : "");
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_ERROR;
+    env.error = &err;
+    s_send(c, sock, peer, &env);
 }
 
 /* The batch's stored options (unpacked; caller frees), or NULL. */
@@ -315,7 +372,7 @@ static void s_publish(cr_coordinator_t *c, const char *batch_id, Crucible__Envel
         s_sub_t *s = &c->subs[i];
         if (s->dead || strcmp(s->batch_id, batch_id) != 0)
             continue;
-        if (s_send(c->clients, &s->peer, env) != 0) {
+        if (s_send(c, c->clients, &s->peer, env) != 0) {
             char who[80];
             cr_info("subscriber %s of batch %s unreachable: subscription ended",
                     s_peer_name(&s->peer, who, sizeof who), batch_id);
@@ -408,7 +465,7 @@ static void s_group_done(cr_coordinator_t *c, const char *batch_id, const char *
     env.body_case = CRUCIBLE__ENVELOPE__BODY_GROUP_DONE;
     env.group_done = &gd;
     if (to)
-        s_send(c->clients, to, &env);
+        s_send(c, c->clients, to, &env);
     else
         s_publish(c, batch_id, &env);
 out:
@@ -448,7 +505,7 @@ static void s_batch_done(cr_coordinator_t *c, const char *batch_id, const cr_sto
     env.body_case = CRUCIBLE__ENVELOPE__BODY_BATCH_DONE;
     env.batch_done = &bd;
     if (to) {
-        s_send(c->clients, to, &env);
+        s_send(c, c->clients, to, &env);
         return;
     }
     s_publish(c, batch_id, &env);
@@ -462,6 +519,7 @@ static void s_batch_done(cr_coordinator_t *c, const char *batch_id, const cr_sto
  * group and the batch if this record completed them. */
 static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
 {
+    c->turn_records++;
     Crucible__Result res = CRUCIBLE__RESULT__INIT;
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
     res.record = (Crucible__RewardRecord *)rec;
@@ -492,7 +550,7 @@ static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
 
 static void s_worker_send(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__Envelope *env)
 {
-    s_send(c->workers, &w->peer, env);
+    s_send(c, c->workers, &w->peer, env);
 }
 
 static void s_send_cancel(cr_coordinator_t *c, cr_sched_worker_t *w, const char *batch_id,
@@ -568,7 +626,7 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
     s_peer_name(peer, who, sizeof who);
     if (!s_id_ok(r->worker_id, 0) || strlen(r->worker_id) > CR_SCHED_ID_MAX) {
         cr_warn("worker peer %s: Ready with an invalid worker_id: ignored", who);
-        s_error(c->workers, peer, CR_E_USAGE, "", "Ready: worker_id must be 1..%d bytes",
+        s_error(c, c->workers, peer, CR_E_USAGE, "", "Ready: worker_id must be 1..%d bytes",
                 CR_SCHED_ID_MAX);
         return;
     }
@@ -582,7 +640,7 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
             if (rc == CR_E_STATE)
                 cr_warn("worker peer %s: Ready as worker %s, which belongs to key %.12s…: "
                         "refused", who, r->worker_id, bound);
-            s_error(c->workers, peer, rc == CR_E_STATE ? CR_E_STATE : rc, "",
+            s_error(c, c->workers, peer, rc == CR_E_STATE ? CR_E_STATE : rc, "",
                     "Ready: worker id '%s' is bound to another key", r->worker_id);
             return;
         }
@@ -671,7 +729,7 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
 {
     if (!rec || !s_id_ok(rec->batch_id, 0) || !s_id_ok(rec->job_id, 0)) {
         cr_warn("worker %s: Result without a record or its batch/job ids: refused", w->id);
-        s_error(c->workers, &w->peer, CR_E_USAGE, "", "Result: record with batch_id and job_id "
+        s_error(c, c->workers, &w->peer, CR_E_USAGE, "", "Result: record with batch_id and job_id "
                                                       "required");
         return;
     }
@@ -787,7 +845,7 @@ static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
         d.reason = "unknown worker: send Ready";
         out.body_case = CRUCIBLE__ENVELOPE__BODY_DISCONNECT;
         out.disconnect = &d;
-        s_send(c->workers, peer, &out);
+        s_send(c, c->workers, peer, &out);
         return;
     }
     if (strcmp(w->peer.user, peer->user) != 0) {
@@ -802,7 +860,7 @@ static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
         cr_warn("worker %s: %s from its connection under another key: refused",
                 w->id, cr_wire_body_name(env));
         s_worker_lost(c, w, why);
-        s_error(c->workers, peer, CR_E_STATE, "", "this routing id belongs to another worker");
+        s_error(c, c->workers, peer, CR_E_STATE, "", "this routing id belongs to another worker");
         return;
     }
     if (w->unreachable)
@@ -825,7 +883,7 @@ static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     default:
         cr_warn("worker %s: unexpected %s on the workers endpoint", w->id,
                 cr_wire_body_name(env));
-        s_error(c->workers, peer, CR_E_USAGE, "", "unexpected %s on the workers endpoint",
+        s_error(c, c->workers, peer, CR_E_USAGE, "", "unexpected %s on the workers endpoint",
                 cr_wire_body_name(env));
         break;
     }
@@ -1020,7 +1078,7 @@ static int s_replay_record(const Crucible__RewardRecord *rec, void *arg)
     res.record = (Crucible__RewardRecord *)rec;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
     env.result = &res;
-    if (s_send(r->c->clients, r->to, &env) != 0) {
+    if (s_send(r->c, r->c->clients, r->to, &env) != 0) {
         r->failed = 1;
         return 1;
     }
@@ -1043,7 +1101,7 @@ static void s_subscribe(cr_coordinator_t *c, const cr_peer_t *peer, const char *
     if (rc == 0 && !s_may_see(peer, &b))
         rc = CR_E_NOT_FOUND; /* another client's batch: its existence is not revealed */
     if (rc != 0) {
-        s_error(c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : CR_E_STORE, batch_id,
+        s_error(c, c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : CR_E_STORE, batch_id,
                 "batch '%s': %s", batch_id, cr_strerror(rc));
         return;
     }
@@ -1078,12 +1136,12 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     size_t nerrors = 0;
 
     if (!s_id_ok(batch, 0)) {
-        s_error(c->clients, peer, CR_E_USAGE, "", "Submit: batch_id: must be 1..%d bytes of UTF-8 "
+        s_error(c, c->clients, peer, CR_E_USAGE, "", "Submit: batch_id: must be 1..%d bytes of UTF-8 "
                 "without control characters", CR_STORE_ID_MAX);
         return;
     }
     if (sub->n_jobs == 0) {
-        s_error(c->clients, peer, CR_E_USAGE, batch, "Submit: no jobs");
+        s_error(c, c->clients, peer, CR_E_USAGE, batch, "Submit: no jobs");
         return;
     }
     for (size_t i = 0; i < sub->n_jobs; i++) {
@@ -1093,7 +1151,7 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
                           : !s_id_ok(js->task, 1)     ? "task"
                                                       : NULL;
         if (bad) {
-            s_error(c->clients, peer, CR_E_USAGE, batch, "Submit: jobs[%zu].%s: must be at most "
+            s_error(c, c->clients, peer, CR_E_USAGE, batch, "Submit: jobs[%zu].%s: must be at most "
                     "%d bytes of UTF-8 without control characters (job_id non-empty)", i, bad,
                     CR_STORE_ID_MAX);
             return;
@@ -1101,7 +1159,7 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     }
     Crucible__JobOptions opts;
     if (s_resolve_options(c, sub->options, &opts, err, sizeof err) != 0) {
-        s_error(c->clients, peer, CR_E_USAGE, batch, "Submit: %s", err);
+        s_error(c, c->clients, peer, CR_E_USAGE, batch, "Submit: %s", err);
         return;
     }
 
@@ -1169,7 +1227,7 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     cr_store_batch_t before;
     int known = cr_store_batch_get(c->store, batch, &before) == 0;
     if (known && !s_may_see(peer, &before)) {
-        s_error(c->clients, peer, CR_E_DUPLICATE, batch, "Submit: batch id '%s' is taken", batch);
+        s_error(c, c->clients, peer, CR_E_DUPLICATE, batch, "Submit: batch id '%s' is taken", batch);
         goto out;
     }
     if (known)
@@ -1236,14 +1294,14 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     if (rc == CR_E_LIMIT) {
         cr_info("batch %s from %s refused: queue limit %lld (%llu queued with it)", batch, who,
                 (long long)c->cfg.queue_limit, (unsigned long long)queued);
-        s_error(c->clients, peer, CR_E_LIMIT, batch,
+        s_error(c, c->clients, peer, CR_E_LIMIT, batch,
                 "queue limit is %lld jobs per client: this submit would bring yours to %llu; "
                 "nothing was queued", (long long)c->cfg.queue_limit, (unsigned long long)queued);
         goto out;
     }
     if (rc != 0) {
         cr_error("batch %s from %s not stored: %s", batch, who, cr_strerror(rc));
-        s_error(c->clients, peer, rc, batch, "Submit not stored: %s", cr_strerror(rc));
+        s_error(c, c->clients, peer, rc, batch, "Submit not stored: %s", cr_strerror(rc));
         goto out;
     }
 
@@ -1260,7 +1318,7 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     ack.errors = (char **)errors;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK;
     env.submit_ack = &ack;
-    s_send(c->clients, peer, &env);
+    s_send(c, c->clients, peer, &env);
     cr_info("batch %s from %s: %u queued, %u duplicate, %u invalid task", batch, who, queued_new,
             n_dup, rejected);
     c->dispatch_due |= queued_new > 0;
@@ -1281,7 +1339,7 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
 
 nomem:
     cr_error("batch %s from %s: out of memory", batch, who);
-    s_error(c->clients, peer, -ENOMEM, batch, "Submit: coordinator out of memory");
+    s_error(c, c->clients, peer, -ENOMEM, batch, "Submit: coordinator out of memory");
 out:
     for (size_t i = 0; specs && i < sub->n_jobs; i++)
         free(specs[i]);
@@ -1332,7 +1390,7 @@ static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const cha
     Crucible__StatusReply r = CRUCIBLE__STATUS_REPLY__INIT;
     cr_store_counts_t counts;
     if (cr_store_counts(c->store, &counts) != 0) {
-        s_error(c->clients, peer, CR_E_STORE, batch_id, "status: database error");
+        s_error(c, c->clients, peer, CR_E_STORE, batch_id, "status: database error");
         return;
     }
     r.queue_depth = (uint32_t)counts.queued;
@@ -1347,7 +1405,7 @@ static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const cha
     s_flags_t flags = {0};
     Crucible__StatusReply__ByStatusEntry bse[CR_STORE_NSTATUS], *bsp[CR_STORE_NSTATUS];
     if (!wi || !wp || !backs) {
-        s_error(c->clients, peer, -ENOMEM, batch_id, "status: out of memory");
+        s_error(c, c->clients, peer, -ENOMEM, batch_id, "status: out of memory");
         goto out;
     }
     for (size_t i = 0; i < nw; i++) {
@@ -1374,7 +1432,7 @@ static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const cha
         if (rc == 0 && !s_may_see(peer, &b))
             rc = CR_E_NOT_FOUND;
         if (rc != 0) {
-            s_error(c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : CR_E_STORE,
+            s_error(c, c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : CR_E_STORE,
                     batch_id, "batch '%s': %s", batch_id, cr_strerror(rc));
             goto out;
         }
@@ -1401,7 +1459,7 @@ static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const cha
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_STATUS_REPLY;
     env.status_reply = &r;
-    s_send(c->clients, peer, &env);
+    s_send(c, c->clients, peer, &env);
 out:
     for (size_t i = 0; i < flags.n; i++)
         free(flags.e[i].key);
@@ -1437,7 +1495,7 @@ static void s_client_cancel(cr_coordinator_t *c, const cr_peer_t *peer, const Cr
     if (rc == 0)
         rc = cr_store_cancel(c->store, m->batch_id, m->job_id, s_on_cancelled, c, &n);
     if (rc != 0) {
-        s_error(c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : rc, m->batch_id,
+        s_error(c, c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : rc, m->batch_id,
                 "cancel %s%s%s: %s", m->batch_id, m->job_id[0] ? "/" : "", m->job_id,
                 cr_strerror(rc));
         return;
@@ -1451,7 +1509,7 @@ static void s_client_cancel(cr_coordinator_t *c, const cr_peer_t *peer, const Cr
     ack.cancelled = n;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_CANCEL_ACK;
     env.cancel_ack = &ack;
-    s_send(c->clients, peer, &env);
+    s_send(c, c->clients, peer, &env);
     /* A draining worker whose last job was just cancelled can go. */
     for (size_t i = cr_sched_count(c->sched); i-- > 0;) {
         cr_sched_worker_t *w = cr_sched_at(c->sched, i);
@@ -1484,7 +1542,7 @@ static void s_on_client_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     default:
         cr_warn("client %s: unexpected %s on the clients endpoint",
                 s_peer_name(peer, who, sizeof who), cr_wire_body_name(env));
-        s_error(c->clients, peer, CR_E_USAGE, "", "unexpected %s on the clients endpoint",
+        s_error(c, c->clients, peer, CR_E_USAGE, "", "unexpected %s on the clients endpoint",
                 cr_wire_body_name(env));
         break;
     }
@@ -1515,7 +1573,7 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
             char who[80];
             cr_warn("%s %s: message refused: field %s holds a NUL byte or invalid UTF-8", side,
                     s_peer_name(&peer, who, sizeof who), field);
-            s_error(sock, &peer, rc, "", "field %s: a NUL byte or invalid UTF-8: text fields "
+            s_error(c, sock, &peer, rc, "", "field %s: a NUL byte or invalid UTF-8: text fields "
                     "must be UTF-8 without NUL bytes", field);
             continue;
         }
@@ -1528,7 +1586,7 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
             cr_warn("%s %s: bad message (%s): answered %s", side,
                     s_peer_name(&peer, who, sizeof who), cr_strerror(rc), cr_errname(rc));
             if (peer.len)
-                s_error(sock, &peer, rc, "", "%s", cr_strerror(rc));
+                s_error(c, sock, &peer, rc, "", "%s", cr_strerror(rc));
             continue;
         }
         fn(c, &peer, env);
@@ -1548,7 +1606,7 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__J
     a.jobs = jobs;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
     env.assign = &a;
-    if (s_send(c->workers, &w->peer, &env) == 0) {
+    if (s_send(c, c->workers, &w->peer, &env) == 0) {
         cr_sched_assigned(w, (uint32_t)n);
         cr_debug("assigned %zu jobs to %s (%u in flight)", n, w->id, w->in_flight);
         return 0;
@@ -1766,7 +1824,7 @@ static void s_phase_cron(cr_coordinator_t *c)
         hb.sent_ms = (uint64_t)cr_time_now_ms();
         env.body_case = CRUCIBLE__ENVELOPE__BODY_HEARTBEAT;
         env.heartbeat = &hb;
-        if (!c->subs[i].dead && s_send(c->clients, &c->subs[i].peer, &env) != 0)
+        if (!c->subs[i].dead && s_send(c, c->clients, &c->subs[i].peer, &env) != 0)
             c->subs[i].dead = 1;
     }
     s_subs_reap(c);
@@ -1796,6 +1854,95 @@ static void s_phase_cron(cr_coordinator_t *c)
         }
     }
 #endif
+}
+
+/* ---- the turn's transaction ---- */
+
+/* Opens the transaction that every store change of the phases that follow
+ * joins: the results and records of one turn cost one commit (one fsync
+ * under durability full) instead of one each. lazy (the dispatch phase):
+ * the commit is not synced unless a record was made in it, because an
+ * assignment needs no durability (cr_store_recover puts every ASSIGNED job
+ * back in the queue) and the next synced commit makes it durable anyway. */
+static void s_turn_begin(cr_coordinator_t *c, int lazy)
+{
+    c->turn_lazy = lazy && strcmp(c->durability, "off") != 0;
+    c->turn_records = 0;
+    if (c->turn_lazy)
+        cr_store_set_durability(c->store, "off");
+    if (cr_store_begin(c->store) == 0)
+        c->turn_open = 1;
+}
+
+static void s_outbox_drop(cr_coordinator_t *c)
+{
+    for (size_t i = 0; i < c->nout; i++)
+        free(c->out[i].buf);
+    c->nout = 0;
+    c->out_bytes = 0;
+}
+
+/* Sends what the turn kept, now that it is durable. A client that cannot
+ * take a message (gone, or its queue full) loses its subscriptions: it
+ * resumes from the store with Subscribe{after_seq}. */
+static void s_outbox_flush(cr_coordinator_t *c)
+{
+    for (size_t i = 0; i < c->nout; i++) {
+        s_outmsg_t *m = &c->out[i];
+        if (zmq_send(m->sock, m->peer.bytes, m->peer.len, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
+            zmq_send(m->sock, m->buf, m->len, ZMQ_DONTWAIT) >= 0)
+            continue;
+        if (m->sock != c->clients)
+            continue; /* an Ack: the worker resends the result, which is acknowledged again */
+        for (size_t k = 0; k < c->nsubs; k++) {
+            s_sub_t *sub = &c->subs[k];
+            if (!sub->dead && sub->peer.len == m->peer.len &&
+                memcmp(sub->peer.bytes, m->peer.bytes, m->peer.len) == 0) {
+                char who[80];
+                cr_info("subscriber %s of batch %s unreachable: subscription ended",
+                        s_peer_name(&sub->peer, who, sizeof who), sub->batch_id);
+                sub->dead = 1;
+            }
+        }
+    }
+    s_outbox_drop(c);
+    s_subs_reap(c);
+}
+
+/* Commits the turn, then sends what it kept. When the commit fails nothing
+ * of the turn happened: its acknowledgements and records are dropped
+ * (workers resend their results, clients resubscribe after the last seq
+ * they have), and what the registry believes is set back to the store's. */
+static void s_turn_end(cr_coordinator_t *c)
+{
+    if (!c->turn_open)
+        return;
+    c->turn_open = 0;
+    if (c->turn_lazy && c->turn_records)
+        cr_store_set_durability(c->store, c->durability);
+    int rc = cr_store_commit(c->store);
+    if (c->turn_lazy && !c->turn_records)
+        cr_store_set_durability(c->store, c->durability);
+    if (rc == 0) {
+        s_outbox_flush(c);
+        return;
+    }
+    cr_store_rollback(c->store);
+    cr_error("turn not stored (%s): %zu acknowledgements and records dropped; workers resend, "
+             "subscribers resume", cr_strerror(rc), c->nout);
+    s_outbox_drop(c);
+    for (size_t i = 0; i < c->nsubs; i++)
+        c->subs[i].dead = 1;
+    s_subs_reap(c);
+    for (size_t i = 0; i < cr_sched_count(c->sched); i++) {
+        cr_sched_worker_t *w = cr_sched_at(c->sched, i);
+        cr_store_key_t *keys = NULL;
+        size_t n = 0;
+        if (cr_store_worker_jobs(c->store, w->id, &keys, &n) == 0)
+            w->in_flight = (uint32_t)n;
+        free(keys);
+    }
+    c->dispatch_due = 1;
 }
 
 /* ---- lifecycle ---- */
@@ -1866,6 +2013,12 @@ cr_coordinator_t *cr_coordinator_new(const cr_config_t *cfg)
         cr_error("coordinator: cannot open the database '%s'", c->cfg.db);
         goto fail;
     }
+    c->durability = c->cfg.durability[0] ? c->cfg.durability : "full";
+    if (cr_store_set_durability(c->store, c->durability) != 0) {
+        cr_error("coordinator: --durability '%s': expected full, normal or off",
+                 c->cfg.durability);
+        goto fail;
+    }
     c->sched = cr_sched_new();
     c->zctx = zmq_ctx_new();
     if (!c->sched || !c->zctx)
@@ -1924,16 +2077,24 @@ int cr_coordinator_run(cr_coordinator_t *c)
             cr_error("poll: %s", zmq_strerror(zmq_errno()));
             return CR_E_ZMQ;
         }
+        s_turn_begin(c, 0);
         /* handle workers, then clients */
         if (items[0].revents & ZMQ_POLLIN)
             s_phase_socket(c, c->workers, "worker", s_on_worker_msg);
         if (items[1].revents & ZMQ_POLLIN)
             s_phase_socket(c, c->clients, "client", s_on_client_msg);
-        /* dispatch */
-        s_phase_dispatch(c);
         /* cron */
         if (cr_time_mono_ms() >= c->next_cron_ms)
             s_phase_cron(c);
+        /* commit, then acknowledge and stream */
+        s_turn_end(c);
+        /* dispatch: after the Acks, so that a worker hears its result is
+         * safe before it hears of the job that takes the freed credit */
+        if (c->dispatch_due) {
+            s_turn_begin(c, 1);
+            s_phase_dispatch(c);
+            s_turn_end(c);
+        }
     }
     cr_info("coordinator stopping%s", s_signalled ? " on a signal" : "");
     return 0;
@@ -1953,6 +2114,8 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
     if (c->zctx)
         zmq_ctx_term(c->zctx);
     cr_sched_destroy(&c->sched);
+    s_outbox_drop(c);
+    free(c->out);
     cr_store_close(&c->store);
     free(c->subs);
     free(c);

@@ -55,10 +55,13 @@
  *   (8) A job that is not DONE names a stored task bundle (a job whose task
  *       was invalid is DONE at submit with task_hash "").
  *
- * Durability: WAL with synchronous=NORMAL survives a process crash at any
- * point (a power cut may lose the last transactions, never corrupt). A
- * result is acknowledged to the worker only after cr_store_complete returns,
- * so a result lost that way is resent by the worker.
+ * Durability: WAL with synchronous=FULL (the default; cr_store_set_durability)
+ * syncs the log at every commit, so a committed transaction survives a power
+ * cut; NORMAL survives a process crash at any point (a power cut may lose the
+ * last transactions, never corrupt). The coordinator puts a whole loop turn
+ * in one transaction and acknowledges results to workers and streams records
+ * to clients only after that commit, so whatever was acknowledged is durable
+ * to the level chosen, and a result lost before it is resent by its worker.
  */
 #include "store.h"
 
@@ -324,7 +327,7 @@ int cr_store_open(const char *path, cr_store_t **out)
     }
     sqlite3_busy_timeout(s->db, CR_STORE_BUSY_MS);
     char *msg = NULL;
-    if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
+    if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", NULL, NULL,
                      &msg) != SQLITE_OK ||
         sqlite3_exec(s->db, s_schema, NULL, NULL, &msg) != SQLITE_OK) {
         cr_error("store %s: schema: %s", path, msg ? msg : "?");
@@ -355,6 +358,17 @@ int cr_store_open(const char *path, cr_store_t **out)
 fail:
     cr_store_close(&s);
     return CR_E_STORE;
+}
+
+int cr_store_set_durability(cr_store_t *s, const char *level)
+{
+    const char *sql = strcmp(level, "full") == 0     ? "PRAGMA synchronous=FULL"
+                      : strcmp(level, "normal") == 0 ? "PRAGMA synchronous=NORMAL"
+                      : strcmp(level, "off") == 0    ? "PRAGMA synchronous=OFF"
+                                                     : NULL;
+    if (!sql)
+        return CR_E_USAGE;
+    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : s_fail(s, sql);
 }
 
 void cr_store_close(cr_store_t **self_p)

@@ -97,10 +97,15 @@ typedef void (*cr_store_flag_fn)(const char *flag, uint32_t count, void *arg);
 typedef void (*cr_store_group_fn)(const char *group_id, uint64_t last_seq, void *arg);
 
 /* Opens (creating if needed) the database at path, makes it and its -wal and
- * -shm files mode 0600 (they hold every source and verdict), sets WAL, synchronous=NORMAL
+ * -shm files mode 0600 (they hold every source and verdict), sets WAL, synchronous=FULL
  * and a busy timeout, creates the schema and runs cr_store_recover. Returns 0
  * and *out (close with cr_store_close), or CR_E_STORE (*out NULL). */
 int cr_store_open(const char *path, cr_store_t **out);
+
+/* What a committed transaction survives: "full" (a power cut: the WAL is
+ * synced at every commit; the default of cr_store_open), "normal" (a crash
+ * of the process) or "off". Returns 0, CR_E_USAGE (another word), CR_E_STORE. */
+int cr_store_set_durability(cr_store_t *s, const char *level);
 
 /* Closes and nulls *self_p. Safe on NULL. */
 void cr_store_close(cr_store_t **self_p);
