@@ -63,6 +63,10 @@
 /* A derived lease (--lease-s 0) adds this to the job's timeouts times the
  * holder's credit: a minute covers a loaded machine's start-up and upload. */
 #define CR_COORD_LEASE_MARGIN_MS 60000
+/* Cache buckets and entries (batch options, task bundles): a farm runs a few
+ * batches and a few hundred tasks at once; past the cap the cache refills. */
+#define CR_COORD_CACHE_BUCKETS 1024
+#define CR_COORD_CACHE_MAX 4096
 
 typedef struct {
     cr_peer_t peer;                     /* client connection on the clients socket; peer.user
@@ -70,6 +74,19 @@ typedef struct {
     char batch_id[CR_STORE_ID_MAX + 1]; /* batch it follows */
     int dead;                           /* 1 when a send failed: reaped by s_subs_reap */
 } s_sub_t;
+
+/* Cache of unpacked messages by key (s_cache_get). */
+typedef struct s_cache_ent {
+    struct s_cache_ent *next; /* bucket chain */
+    void *msg;                /* owned unpacked message */
+    char key[];               /* batch id or task hash */
+} s_cache_ent_t;
+
+typedef struct {
+    s_cache_ent_t *b[CR_COORD_CACHE_BUCKETS]; /* owned chains */
+    size_t n;                                 /* entries */
+    void (*free_fn)(void *msg);               /* frees one msg */
+} s_cache_t;
 
 /* A message kept until the turn's transaction commits (s_send). */
 typedef struct {
@@ -96,6 +113,9 @@ struct cr_coordinator {
     size_t capsubs;                 /* entries allocated */
     size_t rr;                      /* dispatch starts at this worker: round robin */
     int dispatch_due;               /* 1 when jobs were queued or credit freed since dispatch */
+    s_cache_t options;              /* batch id -> its JobOptions */
+    s_cache_t bundles;              /* task hash -> its TaskBundle */
+    s_cache_t totals;               /* batch id -> its job count (uint64_t) */
     /* --- the turn's transaction (group commit) --- */
     int turn_open;                  /* 1 between s_turn_begin and s_turn_end */
     int turn_lazy;                  /* 1: the turn's commit is synced only if it made records */
@@ -255,25 +275,137 @@ static void s_error(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, int 
     s_send(c, sock, peer, &env);
 }
 
-/* The batch's stored options (unpacked; caller frees), or NULL. */
+/* ---- caches: what never changes once stored ---- */
+
+/* A batch's options and a task bundle never change once stored (a known
+ * batch id or hash is left as it is), so the loop unpacks each once, not
+ * once per job. Chained hash buckets; past CR_COORD_CACHE_MAX entries the
+ * cache is emptied between turns (s_turn_begin: nothing handed out is held
+ * then) and refills from the store: it grows with what is in use, not with
+ * the history of the farm. */
+static uint32_t s_fnv(const char *k)
+{
+    uint32_t h = 2166136261u; /* FNV-1a 32-bit offset basis */
+    for (; *k; k++)
+        h = (h ^ (unsigned char)*k) * 16777619u;
+    return h;
+}
+
+static void *s_cache_get(s_cache_t *cache, const char *key)
+{
+    for (s_cache_ent_t *e = cache->b[s_fnv(key) % CR_COORD_CACHE_BUCKETS]; e; e = e->next)
+        if (strcmp(e->key, key) == 0)
+            return e->msg;
+    return NULL;
+}
+
+static void s_cache_clear(s_cache_t *cache)
+{
+    for (size_t i = 0; i < CR_COORD_CACHE_BUCKETS; i++) {
+        while (cache->b[i]) {
+            s_cache_ent_t *e = cache->b[i];
+            cache->b[i] = e->next;
+            cache->free_fn(e->msg);
+            free(e);
+        }
+    }
+    cache->n = 0;
+}
+
+/* Takes ownership of msg (freed with the cache's free_fn, also on failure). */
+static void *s_cache_put(s_cache_t *cache, const char *key, void *msg)
+{
+    size_t klen = strlen(key);
+    s_cache_ent_t *e = malloc(sizeof *e + klen + 1);
+    if (!e) {
+        cache->free_fn(msg);
+        return NULL;
+    }
+    memcpy(e->key, key, klen + 1);
+    e->msg = msg;
+    uint32_t b = s_fnv(key) % CR_COORD_CACHE_BUCKETS;
+    e->next = cache->b[b];
+    cache->b[b] = e;
+    cache->n++;
+    return msg;
+}
+
+static void s_free_options(void *m)
+{
+    crucible__job_options__free_unpacked(m, NULL);
+}
+
+static void s_free_bundle(void *m)
+{
+    crucible__task_bundle__free_unpacked(m, NULL);
+}
+
+/* The batch's stored options (the cache's: do not free; valid until the
+ * turn ends), or NULL. */
 static Crucible__JobOptions *s_batch_options(cr_coordinator_t *c, const char *batch_id)
 {
+    Crucible__JobOptions *o = s_cache_get(&c->options, batch_id);
+    if (o)
+        return o;
     uint8_t *blob = NULL;
     size_t len = 0;
     if (cr_store_batch_options(c->store, batch_id, &blob, &len) != 0)
         return NULL;
-    Crucible__JobOptions *o = crucible__job_options__unpack(NULL, len, blob);
+    o = crucible__job_options__unpack(NULL, len, blob);
     free(blob);
-    return o;
+    return o ? s_cache_put(&c->options, batch_id, o) : NULL;
+}
+
+/* The task bundle stored under hash, like s_batch_options. */
+static Crucible__TaskBundle *s_task_bundle(cr_coordinator_t *c, const char *hash)
+{
+    Crucible__TaskBundle *t = s_cache_get(&c->bundles, hash);
+    if (t)
+        return t;
+    uint8_t *blob = NULL;
+    size_t len = 0;
+    if (cr_store_task(c->store, hash, &blob, &len) != 0)
+        return NULL;
+    t = crucible__task_bundle__unpack(NULL, len, blob);
+    free(blob);
+    return t ? s_cache_put(&c->bundles, hash, t) : NULL;
+}
+
+static void s_cache_del(s_cache_t *cache, const char *key)
+{
+    for (s_cache_ent_t **pp = &cache->b[s_fnv(key) % CR_COORD_CACHE_BUCKETS]; *pp;
+         pp = &(*pp)->next) {
+        if (strcmp((*pp)->key, key) == 0) {
+            s_cache_ent_t *e = *pp;
+            *pp = e->next;
+            cache->free_fn(e->msg);
+            free(e);
+            cache->n--;
+            return;
+        }
+    }
+}
+
+/* The batch's job count (cached until its next Submit, the only thing that
+ * changes it): a record whose seq equals it completes the batch (seqs are
+ * 1..done, store.c invariant 7), so the others need no batch read. 0 when
+ * unknown. */
+static uint64_t s_batch_total(cr_coordinator_t *c, const char *batch_id)
+{
+    uint64_t *t = s_cache_get(&c->totals, batch_id);
+    if (t)
+        return *t;
+    cr_store_batch_t b;
+    if (cr_store_batch_get(c->store, batch_id, &b) != 0 || !(t = malloc(sizeof *t)))
+        return 0;
+    *t = b.total;
+    return s_cache_put(&c->totals, batch_id, t) ? *t : 0;
 }
 
 static uint32_t s_max_attempts(cr_coordinator_t *c, const char *batch_id)
 {
     Crucible__JobOptions *o = s_batch_options(c, batch_id);
-    uint32_t m = o && o->max_attempts ? o->max_attempts : (uint32_t)c->cfg.max_attempts;
-    if (o)
-        crucible__job_options__free_unpacked(o, NULL);
-    return m;
+    return o && o->max_attempts ? o->max_attempts : (uint32_t)c->cfg.max_attempts;
 }
 
 static void s_count_result(cr_coordinator_t *c)
@@ -538,7 +670,8 @@ static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
     /* Records made together (a cancel, a submit) are announced one by one
      * after they are all stored: only the last one completes the batch. */
     cr_store_batch_t b;
-    if (cr_store_batch_get(c->store, rec->batch_id, &b) == 0 && b.total > 0 &&
+    if (rec->seq == s_batch_total(c, rec->batch_id) &&
+        cr_store_batch_get(c->store, rec->batch_id, &b) == 0 && b.total > 0 &&
         b.done == b.total && b.last_seq == rec->seq) {
         cr_info("batch %s done: %u records", rec->batch_id, b.total);
         s_batch_done(c, rec->batch_id, &b, NULL);
@@ -824,8 +957,7 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
     s_on_record(c, rec);
     s_ack(c, w, rec);
 out:
-    if (opts)
-        crucible__job_options__free_unpacked(opts, NULL);
+    return;
 }
 
 static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env)
@@ -1235,6 +1367,7 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     else
         s_owner_of(peer, owner);
     uint64_t last_seq0 = known ? before.last_seq : 0;
+    s_cache_del(&c->totals, batch); /* this Submit may change it */
 
     /* One transaction: the batch, its tasks, its jobs, the INVALID_TASK
      * records, the limit check. Refused means nothing stays. */
@@ -1621,24 +1754,20 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__J
 typedef struct {
     Crucible__Job job;            /* points at the parts below */
     Crucible__JobSpec *spec;      /* owned (unpacked) */
-    Crucible__TaskBundle *task;   /* owned (unpacked) */
-    Crucible__JobOptions *opts;   /* owned (unpacked) */
-    char *name;                   /* the bundle's own name, restored before freeing */
+    Crucible__TaskBundle task;    /* the cached bundle, named as the job names it */
 } s_out_job_t;
 
-static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, uint32_t room)
+/* Assigns to w the queued jobs keys[0..n) (the oldest in its languages,
+ * fetched by s_phase_dispatch) that the scheduler's policy takes. */
+static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_store_key_t *keys,
+                              size_t n)
 {
-    const char *langs[CR_SCHED_MAX_BACKENDS];
-    for (int i = 0; i < w->nbackends; i++)
-        langs[i] = w->backends[i];
-    cr_store_key_t *keys = calloc(room, sizeof *keys);
-    s_out_job_t *out = calloc(room, sizeof *out);
-    Crucible__Job **ptrs = calloc(room, sizeof *ptrs);
-    const char **klangs = calloc(room, sizeof *klangs);
-    int *take = calloc(room, sizeof *take);
-    size_t n = 0, nout = 0;
-    if (!keys || !out || !ptrs || !klangs || !take ||
-        cr_store_next_queued(c->store, langs, (size_t)w->nbackends, room, keys, &n) != 0)
+    s_out_job_t *out = calloc(n ? n : 1, sizeof *out);
+    Crucible__Job **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+    const char **klangs = calloc(n ? n : 1, sizeof *klangs);
+    int *take = calloc(n ? n : 1, sizeof *take);
+    size_t nout = 0;
+    if (!out || !ptrs || !klangs || !take)
         n = 0;
     /* The store offers the oldest jobs in the worker's languages; the
      * scheduler's policy has the last word on which it takes. */
@@ -1646,18 +1775,18 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, uint32_
         klangs[i] = keys[i].language;
     if (n)
         cr_sched_pick(w, klangs, n, take);
+    int64_t now = cr_time_now_ms();
     for (size_t i = 0; i < n; i++) {
         if (!take[i])
             continue;
         cr_store_assigned_t a;
-        if (cr_store_assign(c->store, keys[i].batch_id, keys[i].job_id, w->id, cr_time_now_ms(),
-                            &a) != 0)
+        if (cr_store_assign_spec(c->store, keys[i].batch_id, keys[i].job_id, w->id, now, &a) != 0)
             continue;
         s_out_job_t *o = &out[nout];
         o->spec = crucible__job_spec__unpack(NULL, a.spec_len, a.spec);
-        o->task = crucible__task_bundle__unpack(NULL, a.task_len, a.task);
-        o->opts = crucible__job_options__unpack(NULL, a.options_len, a.options);
-        if (!o->spec || !o->task || !o->opts) {
+        Crucible__TaskBundle *tb = s_task_bundle(c, a.task_hash);
+        Crucible__JobOptions *opts = s_batch_options(c, keys[i].batch_id);
+        if (!o->spec || !tb || !opts) {
             /* Our own bytes do not decode: the job cannot run anywhere. */
             cr_error("job %s/%s: stored job does not decode", keys[i].batch_id, keys[i].job_id);
             Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
@@ -1672,24 +1801,20 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, uint32_
                 crucible__reward_record__free_unpacked(rec, NULL);
             if (o->spec)
                 crucible__job_spec__free_unpacked(o->spec, NULL);
-            if (o->task)
-                crucible__task_bundle__free_unpacked(o->task, NULL);
-            if (o->opts)
-                crucible__job_options__free_unpacked(o->opts, NULL);
             memset(o, 0, sizeof *o);
             cr_store_assigned_free(&a);
             continue;
         }
+        /* The bundle is stored by content; the job names it as submitted. */
+        o->task = *tb;
+        if (o->spec->task[0])
+            o->task.name = o->spec->task;
         crucible__job__init(&o->job);
         o->job.batch_id = keys[i].batch_id;
         o->job.spec = o->spec;
-        o->job.task = o->task;
-        o->job.options = o->opts;
+        o->job.task = &o->task;
+        o->job.options = opts;
         o->job.attempt = a.attempt;
-        /* The bundle is stored by content; the job names it as submitted. */
-        o->name = o->task->name;
-        if (o->spec->task[0])
-            o->task->name = o->spec->task;
         ptrs[nout++] = &o->job;
         cr_store_assigned_free(&a);
     }
@@ -1712,17 +1837,22 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, uint32_
         }
         bytes += sz;
     }
-    for (size_t i = 0; i < nout; i++) {
-        out[i].task->name = out[i].name; /* it pointed into the spec for the send */
+    for (size_t i = 0; i < nout; i++)
         crucible__job_spec__free_unpacked(out[i].spec, NULL);
-        crucible__job_options__free_unpacked(out[i].opts, NULL);
-        crucible__task_bundle__free_unpacked(out[i].task, NULL);
-    }
     free(take);
     free(klangs);
     free(ptrs);
     free(out);
-    free(keys);
+}
+
+/* A worker's languages as one word, so that workers serving the same ones
+ * share one fetch of the queue. */
+static void s_lang_sig(const cr_sched_worker_t *w, char *buf, size_t cap)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < w->nbackends && off + 1 < cap; i++)
+        off += (size_t)snprintf(buf + off, cap - off, "%s,", w->backends[i]);
 }
 
 static void s_phase_dispatch(cr_coordinator_t *c)
@@ -1732,13 +1862,45 @@ static void s_phase_dispatch(cr_coordinator_t *c)
     if (!c->dispatch_due)
         return;
     c->dispatch_due = 0;
+    /* One read of the queue serves every worker of the same languages (a
+     * farm is mostly one kind): its oldest jobs, as many as those workers
+     * have room for, handed out in round-robin order. */
     size_t n = cr_sched_count(c->sched);
+    char sig[CR_SCHED_MAX_BACKENDS * (CR_SCHED_BACKEND_MAX + 1) + 1] = "", wsig[sizeof sig];
+    cr_store_key_t *pool = NULL;
+    size_t npool = 0, used = 0;
     for (size_t k = 0; k < n; k++) {
         cr_sched_worker_t *w = cr_sched_at(c->sched, (c->rr + k) % n);
         uint32_t room = cr_sched_free_credit(w);
-        if (room && w->nbackends)
-            s_dispatch_worker(c, w, room);
+        if (!room || !w->nbackends)
+            continue;
+        s_lang_sig(w, wsig, sizeof wsig);
+        if (!pool || strcmp(wsig, sig) != 0) {
+            size_t want = 0;
+            for (size_t j = k; j < n; j++) {
+                cr_sched_worker_t *x = cr_sched_at(c->sched, (c->rr + j) % n);
+                char xsig[sizeof sig];
+                s_lang_sig(x, xsig, sizeof xsig);
+                if (x->nbackends && strcmp(xsig, wsig) == 0)
+                    want += cr_sched_free_credit(x);
+            }
+            free(pool);
+            pool = calloc(want ? want : 1, sizeof *pool);
+            const char *langs[CR_SCHED_MAX_BACKENDS];
+            for (int i = 0; i < w->nbackends; i++)
+                langs[i] = w->backends[i];
+            npool = used = 0;
+            if (!pool ||
+                cr_store_next_queued(c->store, langs, (size_t)w->nbackends, want, pool, &npool) != 0)
+                npool = 0;
+            snprintf(sig, sizeof sig, "%s", wsig);
+        }
+        size_t take = npool - used < room ? npool - used : room;
+        if (take)
+            s_dispatch_worker(c, w, pool + used, take);
+        used += take;
     }
+    free(pool);
     c->rr++;
 }
 
@@ -1751,8 +1913,6 @@ static int64_t s_lease_ms(cr_coordinator_t *c, const char *batch_id, uint32_t cr
     Crucible__JobOptions *o = s_batch_options(c, batch_id);
     double each = o ? o->compile_timeout_s + o->run_timeout_s
                     : c->cfg.compile_timeout_s + c->cfg.run_timeout_s;
-    if (o)
-        crucible__job_options__free_unpacked(o, NULL);
     if (!isfinite(each) || each < 0)
         each = 0;
     return (int64_t)(each * 1000.0) * (credit ? credit : 1) + CR_COORD_LEASE_MARGIN_MS;
@@ -1866,6 +2026,13 @@ static void s_phase_cron(cr_coordinator_t *c)
  * back in the queue) and the next synced commit makes it durable anyway. */
 static void s_turn_begin(cr_coordinator_t *c, int lazy)
 {
+    /* between turns nothing of the caches is held: the place to bound them */
+    if (c->options.n > CR_COORD_CACHE_MAX)
+        s_cache_clear(&c->options);
+    if (c->bundles.n > CR_COORD_CACHE_MAX)
+        s_cache_clear(&c->bundles);
+    if (c->totals.n > CR_COORD_CACHE_MAX)
+        s_cache_clear(&c->totals);
     c->turn_lazy = lazy && strcmp(c->durability, "off") != 0;
     c->turn_records = 0;
     if (c->turn_lazy)
@@ -2003,6 +2170,9 @@ cr_coordinator_t *cr_coordinator_new(const cr_config_t *cfg)
     if (c->cfg.max_credit <= 0 || c->cfg.max_credit > CR_SCHED_MAX_CREDIT)
         c->cfg.max_credit = CR_SCHED_MAX_CREDIT;
     atomic_init(&c->stop, 0);
+    c->options.free_fn = s_free_options;
+    c->bundles.free_fn = s_free_bundle;
+    c->totals.free_fn = free;
     c->dispatch_due = 1; /* the store may hold jobs from before a restart */
     if (cr_hash_global_init() != 0) {
         cr_error("coordinator: libsodium failed to initialise");
@@ -2116,6 +2286,12 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
     cr_sched_destroy(&c->sched);
     s_outbox_drop(c);
     free(c->out);
+    if (c->options.free_fn)
+        s_cache_clear(&c->options);
+    if (c->bundles.free_fn)
+        s_cache_clear(&c->bundles);
+    if (c->totals.free_fn)
+        s_cache_clear(&c->totals);
     cr_store_close(&c->store);
     free(c->subs);
     free(c);

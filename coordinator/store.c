@@ -320,7 +320,8 @@ int cr_store_open(const char *path, cr_store_t **out)
         goto fail;
     if (s_private(path, 1) != 0)
         goto fail;
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                      SQLITE_OPEN_NOMUTEX /* one thread uses it */, NULL) !=
         SQLITE_OK) {
         s_fail(s, "open");
         goto fail;
@@ -603,24 +604,22 @@ static int s_blob_of(cr_store_t *s, int which, const char *a, uint8_t **out, siz
     return rc;
 }
 
-int cr_store_assign(cr_store_t *s, const char *batch_id, const char *job_id,
-                    const char *worker_id, int64_t now_ms, cr_store_assigned_t *out)
+/* cr_store_assign, with the task bundle and options or (blobs 0) only the
+ * spec and the task's hash. Reads, then one write: no savepoint needed. */
+static int s_assign(cr_store_t *s, const char *batch_id, const char *job_id,
+                    const char *worker_id, int64_t now_ms, cr_store_assigned_t *out, int blobs)
 {
     cr_store_assigned_t a = {0};
     cr_store_job_info_t info;
-    char hash[CR_STORE_ID_MAX + 1];
-    int rc = cr_store_begin(s);
-    if (rc != 0)
-        return rc;
-    rc = s_job_row(s, batch_id, job_id, &info, out ? &a.spec : NULL, &a.spec_len, hash,
-                   sizeof hash);
+    int rc = s_job_row(s, batch_id, job_id, &info, out ? &a.spec : NULL, &a.spec_len,
+                       a.task_hash, sizeof a.task_hash);
     if (rc == 0 && info.state != CR_JOB_QUEUED)
         rc = CR_E_STATE;
     if (rc == 0 && (!worker_id || !worker_id[0]))
         rc = CR_E_USAGE;
-    if (rc == 0 && out)
-        rc = s_blob_of(s, Q_TASK_GET, hash, &a.task, &a.task_len);
-    if (rc == 0 && out)
+    if (rc == 0 && out && blobs)
+        rc = s_blob_of(s, Q_TASK_GET, a.task_hash, &a.task, &a.task_len);
+    if (rc == 0 && out && blobs)
         rc = s_blob_of(s, Q_BATCH_OPTS, batch_id, &a.options, &a.options_len);
     if (rc == 0) {
         sqlite3_stmt *st = s_q(s, Q_JOB_ASSIGN);
@@ -630,13 +629,29 @@ int cr_store_assign(cr_store_t *s, const char *batch_id, const char *job_id,
         sqlite3_bind_int64(st, 4, now_ms > 0 ? now_ms : 1);
         rc = s_run(s, st, "assign");
     }
-    rc = s_end(s, rc);
     a.attempt = info.attempt;
     if (rc != 0)
         cr_store_assigned_free(&a);
     if (out)
         *out = a;
     return rc;
+}
+
+int cr_store_assign(cr_store_t *s, const char *batch_id, const char *job_id,
+                    const char *worker_id, int64_t now_ms, cr_store_assigned_t *out)
+{
+    return s_assign(s, batch_id, job_id, worker_id, now_ms, out, 1);
+}
+
+int cr_store_assign_spec(cr_store_t *s, const char *batch_id, const char *job_id,
+                         const char *worker_id, int64_t now_ms, cr_store_assigned_t *out)
+{
+    return s_assign(s, batch_id, job_id, worker_id, now_ms, out, 0);
+}
+
+int cr_store_task(cr_store_t *s, const char *hash, uint8_t **blob, size_t *len)
+{
+    return s_blob_of(s, Q_TASK_GET, hash, blob, len);
 }
 
 /* ---- finishing: the one way a job becomes DONE ---- */

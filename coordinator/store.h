@@ -11,7 +11,9 @@
  * Records handed to callbacks are owned by the store and valid only during
  * the call. A callback called while rows are being read (cr_store_records,
  * cr_store_group_records, cr_store_groups_done) must not write to the store;
- * cr_store_cancel calls its callback after its transaction, so that one may. */
+ * cr_store_cancel calls its callback after its transaction, so that one may.
+ * A store is used by one thread at a time (it is opened without SQLite's
+ * mutexes). */
 #ifndef CR_STORE_H
 #define CR_STORE_H
 
@@ -79,6 +81,7 @@ typedef struct {
     uint8_t *options;   /* packed JobOptions of the batch; owned */
     size_t options_len; /* bytes */
     uint32_t attempt;   /* try number sent in the Job */
+    char task_hash[CR_STORE_ID_MAX + 1]; /* the bundle's key (cr_store_task) */
 } cr_store_assigned_t;
 
 typedef struct {
@@ -149,6 +152,15 @@ int cr_store_next_queued(cr_store_t *s, const char *const *langs, size_t nlangs,
 int cr_store_assign(cr_store_t *s, const char *batch_id, const char *job_id,
                     const char *worker_id, int64_t now_ms, cr_store_assigned_t *out);
 void cr_store_assigned_free(cr_store_assigned_t *a);
+
+/* cr_store_assign that fills only spec, attempt and task_hash of out (task
+ * and options NULL): for a caller that keeps bundles and options by key. */
+int cr_store_assign_spec(cr_store_t *s, const char *batch_id, const char *job_id,
+                         const char *worker_id, int64_t now_ms, cr_store_assigned_t *out);
+
+/* The packed TaskBundle stored under hash (heap copy; caller frees).
+ * 0 or CR_E_NOT_FOUND. */
+int cr_store_task(cr_store_t *s, const char *hash, uint8_t **blob, size_t *len);
 
 /* QUEUED|ASSIGNED → DONE with rec as its record. First record wins. rec must
  * own its strings (it came from an unpack): the store sets rec->seq to the
