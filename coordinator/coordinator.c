@@ -53,6 +53,9 @@
 /* Messages handled per socket per loop turn, so that a flood on one side
  * cannot starve the other or the dispatch phase. */
 #define CR_COORD_BURST 256
+/* ms one socket's phase may read for before the loop moves on: two such
+ * phases, cron and dispatch stay inside CR_COORD_TURN_BOUND_MS. */
+#define CR_COORD_PHASE_MS 15
 /* Most SubmitAck.errors lines: one per bad task, capped against a flood. */
 #define CR_COORD_MAX_ERRORS 64
 /* Throughput window: one bucket per second over a minute. */
@@ -63,6 +66,13 @@
 /* A derived lease (--lease-s 0) adds this to the job's timeouts times the
  * holder's credit: a minute covers a loaded machine's start-up and upload. */
 #define CR_COORD_LEASE_MARGIN_MS 60000
+/* Jobs per Submit when a hand-filled config leaves it 0: the settings
+ * table's default (common/config.c says why). */
+#define CR_COORD_MAX_SUBMIT_JOBS 2000
+/* A loop turn longer than this is the coordinator's own busy moment: its
+ * length is not held against the workers' liveness (s_clock_ms), and it is
+ * logged. The bound the loop keeps (bench/RESULTS.md measures it). */
+#define CR_COORD_TURN_BOUND_MS 50
 /* Cache buckets and entries (batch options, task bundles): a farm runs a few
  * batches and a few hundred tasks at once; past the cap the cache refills. */
 #define CR_COORD_CACHE_BUCKETS 1024
@@ -125,6 +135,8 @@ struct cr_coordinator {
     size_t nout;                    /* entries used */
     size_t capout;                  /* entries allocated */
     size_t out_bytes;               /* bytes kept in out */
+    int64_t busy_ms;                /* ms the loop spent in stretches over the turn bound */
+    int64_t longest_turn_ms;        /* the longest such stretch, ms */
     /* --- timers --- */
     int64_t next_cron_ms;           /* monotonic ms of the next cron phase */
     int64_t next_check_ms;          /* monotonic ms of the next invariant check (debug) */
@@ -406,6 +418,31 @@ static uint32_t s_max_attempts(cr_coordinator_t *c, const char *batch_id)
 {
     Crucible__JobOptions *o = s_batch_options(c, batch_id);
     return o && o->max_attempts ? o->max_attempts : (uint32_t)c->cfg.max_attempts;
+}
+
+/* The clock liveness is judged by: monotonic ms less the time the loop
+ * itself was stuck in turns longer than CR_COORD_TURN_BOUND_MS. Whatever a
+ * worker sent meanwhile waits in the socket unread; its silence then is
+ * ours, not the worker's, and must not make it lost. */
+static int64_t s_clock_ms(const cr_coordinator_t *c)
+{
+    return cr_time_mono_ms() - c->busy_ms;
+}
+
+/* Ends a stretch of the turn begun at *t0 (mono ms): a stretch over the
+ * bound is logged and counted as the loop's own busy time. */
+static void s_turn_mark(cr_coordinator_t *c, int64_t *t0, const char *what)
+{
+    int64_t now = cr_time_mono_ms(), d = now - *t0;
+    *t0 = now;
+    if (d <= CR_COORD_TURN_BOUND_MS)
+        return;
+    c->busy_ms += d;
+    if (d > c->longest_turn_ms) {
+        c->longest_turn_ms = d;
+        cr_warn("loop: %s took %lld ms, over the %d ms bound: not held against workers' liveness",
+                what, (long long)d, CR_COORD_TURN_BOUND_MS);
+    }
 }
 
 static void s_count_result(cr_coordinator_t *c)
@@ -816,7 +853,7 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
     snprintf(info.host, sizeof info.host, "%s", r->host);
     snprintf(info.device, sizeof info.device, "%s", r->device_name);
     int known = 0;
-    cr_sched_worker_t *w = cr_sched_register(c->sched, &info, cr_time_mono_ms(), &known);
+    cr_sched_worker_t *w = cr_sched_register(c->sched, &info, s_clock_ms(c), &known);
     c->dispatch_due = 1;
     if (!w) {
         cr_error("worker %s: cannot register: out of memory", r->worker_id);
@@ -997,7 +1034,7 @@ static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     }
     if (w->unreachable)
         c->dispatch_due = 1; /* it can take jobs again */
-    cr_sched_touch(w, cr_time_mono_ms());
+    cr_sched_touch(w, s_clock_ms(c));
     switch (env->body_case) {
     case CRUCIBLE__ENVELOPE__BODY_HEARTBEAT:
     case CRUCIBLE__ENVELOPE__BODY_ACK:
@@ -1689,7 +1726,8 @@ typedef void (*s_handler_fn)(cr_coordinator_t *c, const cr_peer_t *peer, Crucibl
  * not decode is answered with Error and logged with its peer. */
 static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_handler_fn fn)
 {
-    for (int i = 0; i < CR_COORD_BURST; i++) {
+    int64_t until = cr_time_mono_ms() + CR_COORD_PHASE_MS;
+    for (int i = 0; i < CR_COORD_BURST && cr_time_mono_ms() < until; i++) {
         cr_peer_t peer;
         memset(&peer, 0, sizeof peer);
         Crucible__Envelope *env = NULL;
@@ -1697,11 +1735,21 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
         /* clients' text must be NUL-free UTF-8 (trust note 4's hygiene);
          * workers' records may quote compiler output that is not */
         int rc = sock == c->clients
-                     ? cr_wire_recv_text(sock, &peer, (size_t)c->cfg.max_msg, &env, field,
-                                         sizeof field)
+                     ? cr_wire_recv_submit(sock, &peer, (size_t)c->cfg.max_msg,
+                                           (size_t)c->cfg.max_submit_jobs, &env, field,
+                                           sizeof field)
                      : cr_wire_recv_max(sock, &peer, (size_t)c->cfg.max_msg, &env);
         if (rc == -EAGAIN)
             return;
+        if (rc == CR_E_LIMIT) {
+            char who[80];
+            cr_warn("%s %s: Submit of more than %lld jobs refused undecoded", side,
+                    s_peer_name(&peer, who, sizeof who), (long long)c->cfg.max_submit_jobs);
+            s_error(c, sock, &peer, CR_E_LIMIT, "", "Submit: more than %lld jobs in one message "
+                    "(--max-submit-jobs); nothing was queued: send the batch in several Submits "
+                    "under the same batch id", (long long)c->cfg.max_submit_jobs);
+            continue;
+        }
         if (rc != 0 && field[0]) {
             char who[80];
             cr_warn("%s %s: message refused: field %s holds a NUL byte or invalid UTF-8", side,
@@ -1996,7 +2044,7 @@ static void s_phase_cron(cr_coordinator_t *c)
     s_phase_leases(c);
     cr_sched_worker_t *lost[64];
     size_t n;
-    while ((n = cr_sched_expire(c->sched, now, c->cfg.heartbeat_ms, c->cfg.liveness, lost,
+    while ((n = cr_sched_expire(c->sched, s_clock_ms(c), c->cfg.heartbeat_ms, c->cfg.liveness, lost,
                                 sizeof lost / sizeof lost[0])) > 0) {
         for (size_t i = 0; i < n; i++) {
             char why[64];
@@ -2167,6 +2215,8 @@ cr_coordinator_t *cr_coordinator_new(const cr_config_t *cfg)
         c->cfg.max_attempts = 3;
     if (c->cfg.max_msg <= 0 || c->cfg.max_msg > (int64_t)CR_WIRE_MAX_MSG)
         c->cfg.max_msg = CR_WIRE_MAX_MSG;
+    if (c->cfg.max_submit_jobs <= 0)
+        c->cfg.max_submit_jobs = CR_COORD_MAX_SUBMIT_JOBS;
     if (c->cfg.max_credit <= 0 || c->cfg.max_credit > CR_SCHED_MAX_CREDIT)
         c->cfg.max_credit = CR_SCHED_MAX_CREDIT;
     atomic_init(&c->stop, 0);
@@ -2247,26 +2297,32 @@ int cr_coordinator_run(cr_coordinator_t *c)
             cr_error("poll: %s", zmq_strerror(zmq_errno()));
             return CR_E_ZMQ;
         }
+        int64_t t0 = cr_time_mono_ms();
         s_turn_begin(c, 0);
         /* handle workers, then clients */
         if (items[0].revents & ZMQ_POLLIN)
             s_phase_socket(c, c->workers, "worker", s_on_worker_msg);
         if (items[1].revents & ZMQ_POLLIN)
             s_phase_socket(c, c->clients, "client", s_on_client_msg);
+        s_turn_mark(c, &t0, "handling messages");
         /* cron */
         if (cr_time_mono_ms() >= c->next_cron_ms)
             s_phase_cron(c);
         /* commit, then acknowledge and stream */
         s_turn_end(c);
+        s_turn_mark(c, &t0, "cron and commit");
         /* dispatch: after the Acks, so that a worker hears its result is
          * safe before it hears of the job that takes the freed credit */
         if (c->dispatch_due) {
             s_turn_begin(c, 1);
             s_phase_dispatch(c);
             s_turn_end(c);
+            s_turn_mark(c, &t0, "dispatch");
         }
     }
-    cr_info("coordinator stopping%s", s_signalled ? " on a signal" : "");
+    cr_info("coordinator stopping%s; longest turn %lld ms (bound %d ms)",
+            s_signalled ? " on a signal" : "", (long long)c->longest_turn_ms,
+            CR_COORD_TURN_BOUND_MS);
     return 0;
 }
 
