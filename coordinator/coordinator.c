@@ -53,6 +53,14 @@
 /* Messages handled per socket per loop turn, so that a flood on one side
  * cannot starve the other or the dispatch phase. */
 #define CR_COORD_BURST 256
+/* Records one catching-up subscriber is sent per loop turn (s_replay_step):
+ * well under the clients socket's high-water mark. */
+#define CR_COORD_REPLAY_STEP 512
+/* Messages queued to one client before a send to it fails and its
+ * subscriptions end (it resumes from the store after its last seq): this
+ * bounds the memory a reader that does not read can hold, whatever the
+ * batch's size. */
+#define CR_COORD_CLIENT_HWM 4096
 /* ms one socket's phase may read for before the loop moves on: two such
  * phases, cron and dispatch stay inside CR_COORD_TURN_BOUND_MS. */
 #define CR_COORD_PHASE_MS 15
@@ -83,6 +91,10 @@ typedef struct {
                                            is the key that subscribed ("" plaintext) */
     char batch_id[CR_STORE_ID_MAX + 1]; /* batch it follows */
     int dead;                           /* 1 when a send failed: reaped by s_subs_reap */
+    int replaying;                      /* 1 while it catches up from the store: live
+                                           records skip it, s_phase_replay sends them */
+    int follow;                         /* 1: stays live once caught up */
+    uint64_t after;                     /* replaying: records up to this seq were sent */
 } s_sub_t;
 
 /* Cache of unpacked messages by key (s_cache_get). */
@@ -516,9 +528,9 @@ static int s_sub_add(cr_coordinator_t *c, const cr_peer_t *peer, const char *bat
         c->capsubs = cap;
     }
     s_sub_t *s = &c->subs[c->nsubs++];
+    memset(s, 0, sizeof *s);
     s->peer = *peer;
     snprintf(s->batch_id, sizeof s->batch_id, "%s", batch_id);
-    s->dead = 0;
     return 0;
 }
 
@@ -539,7 +551,7 @@ static void s_publish(cr_coordinator_t *c, const char *batch_id, Crucible__Envel
 {
     for (size_t i = 0; i < c->nsubs; i++) {
         s_sub_t *s = &c->subs[i];
-        if (s->dead || strcmp(s->batch_id, batch_id) != 0)
+        if (s->dead || s->replaying || strcmp(s->batch_id, batch_id) != 0)
             continue;
         if (s_send(c, c->clients, &s->peer, env) != 0) {
             char who[80];
@@ -679,8 +691,8 @@ static void s_batch_done(cr_coordinator_t *c, const char *batch_id, const cr_sto
     }
     s_publish(c, batch_id, &env);
     for (size_t i = 0; i < c->nsubs; i++)
-        if (strcmp(c->subs[i].batch_id, batch_id) == 0)
-            c->subs[i].dead = 1;
+        if (!c->subs[i].replaying && strcmp(c->subs[i].batch_id, batch_id) == 0)
+            c->subs[i].dead = 1; /* a replaying one gets BatchDone when it catches up */
     s_subs_reap(c);
 }
 
@@ -1214,6 +1226,9 @@ typedef struct {
     size_t capgroups;      /* allocated */
     uint64_t after;        /* replay starts after this seq */
     int failed;            /* 1 when a send failed: stop */
+    size_t limit;          /* records to send in this step */
+    size_t n;              /* records sent */
+    uint64_t last;         /* seq of the last one sent */
 } s_replay_t;
 
 static void s_replay_group(const char *group_id, uint64_t last_seq, void *arg)
@@ -1254,14 +1269,75 @@ static int s_replay_record(const Crucible__RewardRecord *rec, void *arg)
     for (size_t i = 0; i < r->ngroups; i++)
         if (r->group_seq[i] == rec->seq)
             s_group_done(r->c, r->batch_id, r->groups[i], r->to, 0);
-    return 0;
+    r->last = rec->seq;
+    return ++r->n >= r->limit;
 }
 
 static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const char *batch_id);
 
-/* Replays the batch's records after after_seq to peer, then BatchDone when
- * the batch is complete, or else follows it (follow) or ends the replay
- * with a StatusReply of the batch (no follow: the client knows it has all). */
+/* One step of a subscriber's catch-up: up to CR_COORD_REPLAY_STEP stored
+ * records after sub->after, then, once it has them all, BatchDone when the
+ * batch is complete, or else live records (follow) or a StatusReply that
+ * ends it (no follow: the client knows it has all). A step is bounded, so
+ * a subscription from seq 0 to a batch of millions neither stalls the loop
+ * nor holds the batch in memory: it is served from the store, a step a
+ * turn, and the clients socket's high-water mark bounds what waits unread. */
+static void s_replay_step(cr_coordinator_t *c, s_sub_t *sub)
+{
+    s_replay_t r = {.c = c, .to = &sub->peer, .batch_id = sub->batch_id, .after = sub->after,
+                    .limit = CR_COORD_REPLAY_STEP, .last = sub->after};
+    if (cr_store_groups_done(c->store, sub->batch_id, s_replay_group, &r) == 0)
+        cr_store_records(c->store, sub->batch_id, sub->after, s_replay_record, &r);
+    free(r.groups);
+    free(r.group_seq);
+    sub->after = r.last;
+    if (r.failed) {
+        sub->dead = 1;
+        return;
+    }
+    if (r.n >= r.limit)
+        return; /* more next turn */
+    cr_store_batch_t b;
+    if (cr_store_batch_get(c->store, sub->batch_id, &b) != 0) {
+        sub->dead = 1;
+        return;
+    }
+    if (b.total > 0 && b.done == b.total) {
+        s_batch_done(c, sub->batch_id, &b, &sub->peer);
+        sub->dead = 1;
+    } else if (sub->follow) {
+        sub->replaying = 0;
+    } else {
+        s_status_reply(c, &sub->peer, sub->batch_id);
+        sub->dead = 1;
+    }
+}
+
+static int s_replay_pending(const cr_coordinator_t *c)
+{
+    for (size_t i = 0; i < c->nsubs; i++)
+        if (c->subs[i].replaying && !c->subs[i].dead)
+            return 1;
+    return 0;
+}
+
+/* The replay phase: a step for every subscriber still catching up. */
+static void s_phase_replay(cr_coordinator_t *c)
+{
+    int any = 0;
+    for (size_t i = 0; i < c->nsubs; i++) {
+        if (c->subs[i].replaying && !c->subs[i].dead) {
+            s_replay_step(c, &c->subs[i]);
+            any = 1;
+        }
+    }
+    if (any)
+        s_subs_reap(c);
+}
+
+/* Replays the batch's records after after_seq to peer (s_replay_step, the
+ * first step now, the rest in the following turns), then follows it or
+ * ends as s_replay_step says. */
 static void s_subscribe(cr_coordinator_t *c, const cr_peer_t *peer, const char *batch_id,
                         uint64_t after_seq, int follow)
 {
@@ -1276,19 +1352,16 @@ static void s_subscribe(cr_coordinator_t *c, const cr_peer_t *peer, const char *
     }
     s_sub_drop(c, peer, batch_id);
     s_subs_reap(c);
-    s_replay_t r = {.c = c, .to = peer, .batch_id = batch_id, .after = after_seq};
-    if (cr_store_groups_done(c->store, batch_id, s_replay_group, &r) == 0)
-        cr_store_records(c->store, batch_id, after_seq, s_replay_record, &r);
-    free(r.groups);
-    free(r.group_seq);
-    if (r.failed)
+    if (s_sub_add(c, peer, batch_id) != 0) {
+        s_error(c, c->clients, peer, -ENOMEM, batch_id, "subscribe: out of memory");
         return;
-    if (b.total > 0 && b.done == b.total)
-        s_batch_done(c, batch_id, &b, peer);
-    else if (follow)
-        s_sub_add(c, peer, batch_id);
-    else
-        s_status_reply(c, peer, batch_id);
+    }
+    s_sub_t *sub = &c->subs[c->nsubs - 1];
+    sub->replaying = 1;
+    sub->follow = follow != 0;
+    sub->after = after_seq;
+    s_replay_step(c, sub);
+    s_subs_reap(c);
 }
 
 static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Submit *sub)
@@ -2187,7 +2260,11 @@ static void *s_router(cr_coordinator_t *c, const char *endpoint, const char *sid
      * connection. Never on the clients side: there it would hand a client's
      * result stream to whoever connects with its routing id. */
     /* side is also the ZAP domain: each side has its own allow-list */
+    /* clients: a bounded queue per client (CR_COORD_CLIENT_HWM), set before
+     * the bind so that every connection's pipe gets it */
+    int hwm = CR_COORD_CLIENT_HWM;
     if (cr_wire_socket_caps(sock, (size_t)c->cfg.max_msg) != 0 ||
+        (!handover && zmq_setsockopt(sock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0) ||
         cr_curve_apply(sock, &c->curve) != 0 ||
         (c->curve.on && zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, side, strlen(side)) != 0) ||
         zmq_setsockopt(sock, ZMQ_ROUTER_MANDATORY, &one, sizeof one) != 0 ||
@@ -2288,7 +2365,7 @@ int cr_coordinator_run(cr_coordinator_t *c)
     while (!atomic_load(&c->stop) && !s_signalled) {
         /* poll */
         int64_t wait = c->next_cron_ms - cr_time_mono_ms();
-        if (wait < 0)
+        if (wait < 0 || s_replay_pending(c))
             wait = 0;
         zmq_pollitem_t items[2] = {{c->workers, 0, ZMQ_POLLIN, 0}, {c->clients, 0, ZMQ_POLLIN, 0}};
         if (zmq_poll(items, 2, (long)wait) < 0) {
@@ -2304,6 +2381,8 @@ int cr_coordinator_run(cr_coordinator_t *c)
             s_phase_socket(c, c->workers, "worker", s_on_worker_msg);
         if (items[1].revents & ZMQ_POLLIN)
             s_phase_socket(c, c->clients, "client", s_on_client_msg);
+        /* replay: subscribers catching up from the store, a step each */
+        s_phase_replay(c);
         s_turn_mark(c, &t0, "handling messages");
         /* cron */
         if (cr_time_mono_ms() >= c->next_cron_ms)
