@@ -443,9 +443,10 @@ void cr_cli_batch_id(const cr_config_t *cfg, const char *prefix, char *out, size
     cr_random_id(prefix, out, len);
 }
 
-int cr_cli_submit_batch(cr_client_t *c, const cr_config_t *cfg, const cr_jobset_t *js,
-                        const char *batch, int (*tick)(void *arg), void *arg,
-                        Crucible__Envelope **ack, char *err, size_t errlen)
+/* One Submit of jobs[off, off + n) of js, waiting for its SubmitAck. */
+static int s_submit_chunk(cr_client_t *c, const cr_config_t *cfg, const cr_jobset_t *js,
+                          size_t off, size_t n, const char *batch, int (*tick)(void *arg),
+                          void *arg, Crucible__Envelope **ack, char *err, size_t errlen)
 {
     *ack = NULL;
     Crucible__JobOptions opts;
@@ -455,7 +456,7 @@ int cr_cli_submit_batch(cr_client_t *c, const cr_config_t *cfg, const cr_jobset_
     double slice_s = 2.0 * (double)cr_cli_silence_ms(cfg) / 1000.0;
     int64_t start = cr_time_mono_ms();
     for (;;) {
-        int rc = cr_client_submit(c, batch, js->tasks, js->ntasks, js->jobs, js->njobs, &opts, 0);
+        int rc = cr_client_submit(c, batch, js->tasks, js->ntasks, js->jobs + off, n, &opts, 0);
         if (rc != 0) {
             snprintf(err, errlen, "%s%s", cr_strerror(rc),
                      rc == CR_E_TOO_BIG ? " (split the candidates, or raise --max-msg)" : "");
@@ -480,6 +481,34 @@ int cr_cli_submit_batch(cr_client_t *c, const cr_config_t *cfg, const cr_jobset_
             return CR_E_ZMQ;
         }
     }
+}
+
+int cr_cli_submit_batch(cr_client_t *c, const cr_config_t *cfg, const cr_jobset_t *js,
+                        const char *batch, int (*tick)(void *arg), void *arg,
+                        Crucible__Envelope **ack, char *err, size_t errlen)
+{
+    /* A coordinator takes at most --max-submit-jobs per Submit so that
+     * storing one never stalls its loop: a larger batch goes in several
+     * Submits of the same batch id, one after the other, and the last
+     * SubmitAck returned carries the counts of them all. */
+    uint32_t accepted = 0, duplicate = 0, rejected = 0;
+    size_t off = 0;
+    *ack = NULL;
+    do {
+        size_t n = js->njobs - off < CR_CLI_SUBMIT_CHUNK ? js->njobs - off : CR_CLI_SUBMIT_CHUNK;
+        cr_wire_free(ack);
+        int rc = s_submit_chunk(c, cfg, js, off, n, batch, tick, arg, ack, err, errlen);
+        if (rc != 0)
+            return rc;
+        accepted += (*ack)->submit_ack->accepted;
+        duplicate += (*ack)->submit_ack->duplicate;
+        rejected += (*ack)->submit_ack->rejected;
+        off += n;
+    } while (off < js->njobs);
+    (*ack)->submit_ack->accepted = accepted;
+    (*ack)->submit_ack->duplicate = duplicate;
+    (*ack)->submit_ack->rejected = rejected;
+    return 0;
 }
 
 int cr_cli_submit(int argc, char **argv)

@@ -112,7 +112,13 @@ int cr_cli_wait_reply(cr_client_t *c, double wait_s, int want, Crucible__Envelop
 /* The batch id: cfg->batch, or prefix + 12 random hex digits. */
 void cr_cli_batch_id(const cr_config_t *cfg, const char *prefix, char *out, size_t len);
 
-/* Submits js as batch with cfg's job options (no subscription) and waits
+/* Jobs per Submit that cr_cli_submit_batch sends: at most the coordinator's
+ * default --max-submit-jobs (common/config.c). */
+#define CR_CLI_SUBMIT_CHUNK 2000
+
+/* Submits js as batch with cfg's job options (no subscription), in Submits
+ * of at most CR_CLI_SUBMIT_CHUNK jobs (the counts of *ack are their sums),
+ * and waits
  * (cfg->wait_s, tick as for cr_cli_wait_reply) for the SubmitAck. When none
  * comes within twice cr_cli_silence_ms it reconnects and submits again:
  * resubmitting is idempotent (the jobs already stored count duplicate). Returns 0

@@ -62,6 +62,20 @@ const cr_conf_row_t cr_config_rows[] = {
     /* 64: ten times a default worker's credit (2 x compile-jobs + 2); 1024 is the scheduler's cap */
     ROW("max-credit", CR_CONF_INT, max_credit, "64", 1, 1024, CR_CMD_COORDINATOR,
         "jobs one worker may hold at once; a worker claiming more credit is clamped to this"),
+    /* full: the WAL is synced at every commit, and nothing is acknowledged to a worker or
+     * streamed to a client before its turn commits, so an acknowledged record survives a
+     * power cut; normal: synced at checkpoints (a crash of the process loses nothing, a
+     * power cut the last turns); off: the OS decides */
+    ROW("durability", CR_CONF_STR, durability, "full", 1, 0, CR_CMD_COORDINATOR,
+        "full, normal or off: what an acknowledged record survives (full: a power cut; "
+        "normal: a crash of the coordinator; off: nothing promised)"),
+    /* 2000: a Submit is stored in one step of the loop, and 2000 jobs take about 25 ms
+     * there, inside the loop's 50 ms bound (bench/RESULTS.md); `crucible submit` sends
+     * larger batches in Submits of CR_CLI_SUBMIT_CHUNK jobs */
+    ROW("max-submit-jobs", CR_CONF_INT, max_submit_jobs, "2000", 1, 1000000,
+        CR_CMD_COORDINATOR,
+        "jobs one Submit may carry; a larger one is refused whole with E_LIMIT (send the batch "
+        "in several Submits of the same batch id)"),
     /* worker */
     ROW("worker-id", CR_CONF_STR, worker_id, "", 1, 0, CR_CMD_WORKER,
         "worker id and ZeroMQ routing id; empty = <host>-<pid>; under CURVE the coordinator "
@@ -223,6 +237,10 @@ static const char *s_check_text(const cr_conf_row_t *r, const char *v)
                    ? NULL
                    : "expected observe, lock:base or lock:<MHz>";
     }
+    if (strcmp(n, "durability") == 0)
+        return strcmp(v, "full") == 0 || strcmp(v, "normal") == 0 || strcmp(v, "off") == 0
+                   ? NULL
+                   : "expected full, normal or off";
     if (strcmp(n, "format") == 0)
         return strcmp(v, "jsonl") == 0 || strcmp(v, "csv") == 0 || strcmp(v, "pb") == 0
                    ? NULL

@@ -48,6 +48,8 @@ typedef struct {
                                              0 = derived from the job's timeouts */
     int64_t max_credit;                   /* jobs one worker may hold at once; a Ready
                                              claiming more is clamped */
+    char durability[CR_CONFIG_STR];       /* "full" | "normal" | "off": SQLite synchronous */
+    int64_t max_submit_jobs;              /* jobs one Submit may carry */
     /* --- worker --- */
     char worker_id[CR_CONFIG_STR];        /* "" = <host>-<pid> */
     char work_dir[CR_CONFIG_STR];         /* build dirs, compile cache, scratch; "" = the

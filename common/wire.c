@@ -291,6 +291,19 @@ int cr_wire_recv_max(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope
     return cr_wire_recv_text(sock, peer, max, out, NULL, 0);
 }
 
+/* Submits of more jobs than this are refused undecoded (cr_wire_recv_text
+ * calls from cr_wire_recv_submit); 0 = no cap. Set only for that call. */
+static _Thread_local size_t s_max_jobs;
+
+int cr_wire_recv_submit(void *sock, cr_peer_t *peer, size_t max, size_t max_jobs,
+                        Crucible__Envelope **out, char *field, size_t cap)
+{
+    s_max_jobs = max_jobs;
+    int rc = cr_wire_recv_text(sock, peer, max, out, field, cap);
+    s_max_jobs = 0;
+    return rc;
+}
+
 int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope **out,
                       char *field, size_t cap)
 {
@@ -327,7 +340,12 @@ int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelop
         snprintf(peer->user, sizeof peer->user, "%s", user ? user : "");
     }
     int more = zmq_msg_more(&m);
-    int rc = cr_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), max, out);
+    int rc;
+    if (s_max_jobs && zmq_msg_size(&m) <= max &&
+        cr_wire_submit_jobs(zmq_msg_data(&m), zmq_msg_size(&m)) > s_max_jobs)
+        rc = CR_E_LIMIT; /* refused before decoding: the decoder's memory is per entry */
+    else
+        rc = cr_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), max, out);
     if (rc == 0 && field && cap) {
         const uint8_t *data = zmq_msg_data(&m);
         if (s_text_walk(data, data + zmq_msg_size(&m), &crucible__envelope__descriptor, 0, field,
@@ -345,6 +363,61 @@ int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelop
         return CR_E_DECODE;
     }
     return rc;
+}
+
+/* Walks one message's fields without decoding: counts the length-delimited
+ * fields numbered `want` and gives the first length-delimited field numbered
+ * `find` in *sub. -1 when the bytes are not protobuf. */
+static int s_scan(const uint8_t *p, const uint8_t *end, uint32_t find, const uint8_t **sub,
+                  size_t *sublen, uint32_t want, size_t *count)
+{
+    while (p < end) {
+        uint64_t key, v;
+        if (s_varint(&p, end, &key) != 0)
+            return -1;
+        switch (key & 7) {
+        case 0:
+            if (s_varint(&p, end, &v) != 0)
+                return -1;
+            break;
+        case 1:
+            if (end - p < 8)
+                return -1;
+            p += 8;
+            break;
+        case 5:
+            if (end - p < 4)
+                return -1;
+            p += 4;
+            break;
+        case 2:
+            if (s_varint(&p, end, &v) != 0 || v > (uint64_t)(end - p))
+                return -1;
+            if (sub && (key >> 3) == find && !*sub) {
+                *sub = p;
+                *sublen = (size_t)v;
+            }
+            if (count && (key >> 3) == want)
+                (*count)++;
+            p += v;
+            break;
+        default:
+            return -1;
+        }
+    }
+    return 0;
+}
+
+size_t cr_wire_submit_jobs(const void *data, size_t len)
+{
+    const uint8_t *p = data, *sub = NULL;
+    size_t sublen = 0, n = 0;
+    if (s_scan(p, p + len, CRUCIBLE__ENVELOPE__BODY_SUBMIT, &sub, &sublen, 0, NULL) != 0 || !sub)
+        return 0;
+    /* Submit.jobs is field 3 */
+    if (s_scan(sub, sub + sublen, 0, NULL, NULL, 3, &n) != 0)
+        return 0;
+    return n;
 }
 
 void cr_wire_send_error(void *sock, const cr_peer_t *peer, const char *code, const char *msg,

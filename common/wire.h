@@ -77,6 +77,18 @@ int cr_wire_recv_max(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope
  * CR_E_DECODE with field set to the field's path ("submit.jobs.job_id");
  * field is "" for every other outcome. For messages from clients: worker
  * records may carry compiler output that is not UTF-8. */
+/* cr_wire_recv_text that first counts the jobs of a Submit on the wire
+ * (cr_wire_submit_jobs) and refuses one with more than max_jobs (0 = no
+ * cap) without decoding it: CR_E_LIMIT, *out NULL, peer filled. A decoder
+ * allocates per entry, so a 64 MiB Submit of empty jobs would otherwise
+ * cost gigabytes and seconds before its count could be checked. */
+int cr_wire_recv_submit(void *sock, cr_peer_t *peer, size_t max, size_t max_jobs,
+                        Crucible__Envelope **out, char *field, size_t cap);
+
+/* Jobs in the Submit body of a packed envelope (0 when it is not a Submit
+ * or does not parse), read from the wire format without decoding. */
+size_t cr_wire_submit_jobs(const void *data, size_t len);
+
 int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope **out,
                       char *field, size_t cap);
 

@@ -55,6 +55,17 @@
 /* Messages handled per socket per loop turn, so that a flood on one side
  * cannot starve the other or the dispatch phase. */
 #define CR_COORD_BURST 256
+/* Records one catching-up subscriber is sent per loop turn (s_replay_step):
+ * well under the clients socket's high-water mark. */
+#define CR_COORD_REPLAY_STEP 512
+/* Messages queued to one client before a send to it fails and its
+ * subscriptions end (it resumes from the store after its last seq): this
+ * bounds the memory a reader that does not read can hold, whatever the
+ * batch's size. */
+#define CR_COORD_CLIENT_HWM 4096
+/* ms one socket's phase may read for before the loop moves on: two such
+ * phases, cron and dispatch stay inside CR_COORD_TURN_BOUND_MS. */
+#define CR_COORD_PHASE_MS 15
 /* Most SubmitAck.errors lines: one per bad task, capped against a flood. */
 #define CR_COORD_MAX_ERRORS 64
 /* Throughput window: one bucket per second over a minute. */
@@ -65,13 +76,49 @@
 /* A derived lease (--lease-s 0) adds this to the job's timeouts times the
  * holder's credit: a minute covers a loaded machine's start-up and upload. */
 #define CR_COORD_LEASE_MARGIN_MS 60000
+/* Jobs per Submit when a hand-filled config leaves it 0: the settings
+ * table's default (common/config.c says why). */
+#define CR_COORD_MAX_SUBMIT_JOBS 2000
+/* A loop turn longer than this is the coordinator's own busy moment: its
+ * length is not held against the workers' liveness (s_clock_ms), and it is
+ * logged. The bound the loop keeps (bench/RESULTS.md measures it). */
+#define CR_COORD_TURN_BOUND_MS 50
+/* Cache buckets and entries (batch options, task bundles): a farm runs a few
+ * batches and a few hundred tasks at once; past the cap the cache refills. */
+#define CR_COORD_CACHE_BUCKETS 1024
+#define CR_COORD_CACHE_MAX 4096
 
 typedef struct {
     cr_peer_t peer;                     /* client connection on the clients socket; peer.user
                                            is the key that subscribed ("" plaintext) */
     char batch_id[CR_STORE_ID_MAX + 1]; /* batch it follows */
     int dead;                           /* 1 when a send failed: reaped by s_subs_reap */
+    int replaying;                      /* 1 while it catches up from the store: live
+                                           records skip it, s_phase_replay sends them */
+    int follow;                         /* 1: stays live once caught up */
+    uint64_t after;                     /* replaying: records up to this seq were sent */
 } s_sub_t;
+
+/* Cache of unpacked messages by key (s_cache_get). */
+typedef struct s_cache_ent {
+    struct s_cache_ent *next; /* bucket chain */
+    void *msg;                /* owned unpacked message */
+    char key[];               /* batch id or task hash */
+} s_cache_ent_t;
+
+typedef struct {
+    s_cache_ent_t *b[CR_COORD_CACHE_BUCKETS]; /* owned chains */
+    size_t n;                                 /* entries */
+    void (*free_fn)(void *msg);               /* frees one msg */
+} s_cache_t;
+
+/* A message kept until the turn's transaction commits (s_send). */
+typedef struct {
+    void *sock;        /* c->clients or c->workers */
+    cr_peer_t peer;    /* its destination */
+    uint8_t *buf;      /* owned packed envelope */
+    size_t len;        /* bytes */
+} s_outmsg_t;
 
 struct cr_coordinator {
     /* --- configuration --- */
@@ -90,6 +137,20 @@ struct cr_coordinator {
     size_t capsubs;                 /* entries allocated */
     size_t rr;                      /* dispatch starts at this worker: round robin */
     int dispatch_due;               /* 1 when jobs were queued or credit freed since dispatch */
+    s_cache_t options;              /* batch id -> its JobOptions */
+    s_cache_t bundles;              /* task hash -> its TaskBundle */
+    s_cache_t totals;               /* batch id -> its job count (uint64_t) */
+    /* --- the turn's transaction (group commit) --- */
+    int turn_open;                  /* 1 between s_turn_begin and s_turn_end */
+    int turn_lazy;                  /* 1: the turn's commit is synced only if it made records */
+    uint32_t turn_records;          /* records made since s_turn_begin */
+    const char *durability;         /* cfg.durability, "full" when unset */
+    s_outmsg_t *out;                /* owned: messages kept for after the commit */
+    size_t nout;                    /* entries used */
+    size_t capout;                  /* entries allocated */
+    size_t out_bytes;               /* bytes kept in out */
+    int64_t busy_ms;                /* ms the loop spent in stretches over the turn bound */
+    int64_t longest_turn_ms;        /* the longest such stretch, ms */
     /* --- timers --- */
     int64_t next_cron_ms;           /* monotonic ms of the next cron phase */
     int64_t next_check_ms;          /* monotonic ms of the next invariant check (debug) */
@@ -178,7 +239,7 @@ static int s_id_ok(const char *id, int may_be_empty)
     return 1;
 }
 
-static int s_send(void *sock, const cr_peer_t *peer, Crucible__Envelope *env)
+static int s_send_now(void *sock, const cr_peer_t *peer, Crucible__Envelope *env)
 {
     int rc = cr_wire_send(sock, peer, env);
     if (rc != 0) {
@@ -189,39 +250,216 @@ static int s_send(void *sock, const cr_peer_t *peer, Crucible__Envelope *env)
     return rc;
 }
 
-static void s_error(void *sock, const cr_peer_t *peer, int code, const char *batch_id,
-                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Sends env, or, while a turn's transaction is open, keeps it for after
+ * the commit: everything to clients (a record streamed, a SubmitAck, a
+ * status must describe committed state) and Acks to workers (a worker
+ * forgets a result once acknowledged, so the result must be durable
+ * first). Assigns and heartbeats go at once: an Assign whose commit is then
+ * lost names a job the store has QUEUED, and its result is refused as not
+ * the worker's (trust note 1). A kept message counts as sent here; a send
+ * that fails at the flush ends that client's subscriptions (s_outbox_flush). */
+static int s_send(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, Crucible__Envelope *env)
+{
+    if (!c->turn_open ||
+        (sock == c->workers && env->body_case != CRUCIBLE__ENVELOPE__BODY_ACK))
+        return s_send_now(sock, peer, env);
+    if (c->nout == c->capout) {
+        size_t cap = c->capout ? 2 * c->capout : 256;
+        void *g = realloc(c->out, cap * sizeof *c->out);
+        if (!g)
+            return -ENOMEM;
+        c->out = g;
+        c->capout = cap;
+    }
+    s_outmsg_t *m = &c->out[c->nout];
+    if (cr_wire_pack(env, &m->buf, &m->len) != 0)
+        return CR_E_ZMQ;
+    m->sock = sock;
+    m->peer = *peer;
+    c->out_bytes += m->len;
+    c->nout++;
+    return 0;
+}
 
-static void s_error(void *sock, const cr_peer_t *peer, int code, const char *batch_id,
-                    const char *fmt, ...)
+static void s_error(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, int code,
+                    const char *batch_id, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static void s_error(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, int code,
+                    const char *batch_id, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    cr_wire_send_error(sock, peer, cr_errname(code), msg, batch_id);
+    cr_wire_utf8_scrub(msg);
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Error err = CRUCIBLE__ERROR__INIT;
+    err.code = (char *)cr_errname(code);
+    err.message = msg;
+    err.batch_id = (char *)(batch_id ? batch_id : "");
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_ERROR;
+    env.error = &err;
+    s_send(c, sock, peer, &env);
 }
 
-/* The batch's stored options (unpacked; caller frees), or NULL. */
+/* ---- caches: what never changes once stored ---- */
+
+/* A batch's options and a task bundle never change once stored (a known
+ * batch id or hash is left as it is), so the loop unpacks each once, not
+ * once per job. Chained hash buckets; past CR_COORD_CACHE_MAX entries the
+ * cache is emptied between turns (s_turn_begin: nothing handed out is held
+ * then) and refills from the store: it grows with what is in use, not with
+ * the history of the farm. */
+static uint32_t s_fnv(const char *k)
+{
+    uint32_t h = 2166136261u; /* FNV-1a 32-bit offset basis */
+    for (; *k; k++)
+        h = (h ^ (unsigned char)*k) * 16777619u;
+    return h;
+}
+
+static void *s_cache_get(s_cache_t *cache, const char *key)
+{
+    for (s_cache_ent_t *e = cache->b[s_fnv(key) % CR_COORD_CACHE_BUCKETS]; e; e = e->next)
+        if (strcmp(e->key, key) == 0)
+            return e->msg;
+    return NULL;
+}
+
+static void s_cache_clear(s_cache_t *cache)
+{
+    for (size_t i = 0; i < CR_COORD_CACHE_BUCKETS; i++) {
+        while (cache->b[i]) {
+            s_cache_ent_t *e = cache->b[i];
+            cache->b[i] = e->next;
+            cache->free_fn(e->msg);
+            free(e);
+        }
+    }
+    cache->n = 0;
+}
+
+/* Takes ownership of msg (freed with the cache's free_fn, also on failure). */
+static void *s_cache_put(s_cache_t *cache, const char *key, void *msg)
+{
+    size_t klen = strlen(key);
+    s_cache_ent_t *e = malloc(sizeof *e + klen + 1);
+    if (!e) {
+        cache->free_fn(msg);
+        return NULL;
+    }
+    memcpy(e->key, key, klen + 1);
+    e->msg = msg;
+    uint32_t b = s_fnv(key) % CR_COORD_CACHE_BUCKETS;
+    e->next = cache->b[b];
+    cache->b[b] = e;
+    cache->n++;
+    return msg;
+}
+
+static void s_free_options(void *m)
+{
+    crucible__job_options__free_unpacked(m, NULL);
+}
+
+static void s_free_bundle(void *m)
+{
+    crucible__task_bundle__free_unpacked(m, NULL);
+}
+
+/* The batch's stored options (the cache's: do not free; valid until the
+ * turn ends), or NULL. */
 static Crucible__JobOptions *s_batch_options(cr_coordinator_t *c, const char *batch_id)
 {
+    Crucible__JobOptions *o = s_cache_get(&c->options, batch_id);
+    if (o)
+        return o;
     uint8_t *blob = NULL;
     size_t len = 0;
     if (cr_store_batch_options(c->store, batch_id, &blob, &len) != 0)
         return NULL;
-    Crucible__JobOptions *o = crucible__job_options__unpack(NULL, len, blob);
+    o = crucible__job_options__unpack(NULL, len, blob);
     free(blob);
-    return o;
+    return o ? s_cache_put(&c->options, batch_id, o) : NULL;
+}
+
+/* The task bundle stored under hash, like s_batch_options. */
+static Crucible__TaskBundle *s_task_bundle(cr_coordinator_t *c, const char *hash)
+{
+    Crucible__TaskBundle *t = s_cache_get(&c->bundles, hash);
+    if (t)
+        return t;
+    uint8_t *blob = NULL;
+    size_t len = 0;
+    if (cr_store_task(c->store, hash, &blob, &len) != 0)
+        return NULL;
+    t = crucible__task_bundle__unpack(NULL, len, blob);
+    free(blob);
+    return t ? s_cache_put(&c->bundles, hash, t) : NULL;
+}
+
+static void s_cache_del(s_cache_t *cache, const char *key)
+{
+    for (s_cache_ent_t **pp = &cache->b[s_fnv(key) % CR_COORD_CACHE_BUCKETS]; *pp;
+         pp = &(*pp)->next) {
+        if (strcmp((*pp)->key, key) == 0) {
+            s_cache_ent_t *e = *pp;
+            *pp = e->next;
+            cache->free_fn(e->msg);
+            free(e);
+            cache->n--;
+            return;
+        }
+    }
+}
+
+/* The batch's job count (cached until its next Submit, the only thing that
+ * changes it): a record whose seq equals it completes the batch (seqs are
+ * 1..done, store.c invariant 7), so the others need no batch read. 0 when
+ * unknown. */
+static uint64_t s_batch_total(cr_coordinator_t *c, const char *batch_id)
+{
+    uint64_t *t = s_cache_get(&c->totals, batch_id);
+    if (t)
+        return *t;
+    cr_store_batch_t b;
+    if (cr_store_batch_get(c->store, batch_id, &b) != 0 || !(t = malloc(sizeof *t)))
+        return 0;
+    *t = b.total;
+    return s_cache_put(&c->totals, batch_id, t) ? *t : 0;
 }
 
 static uint32_t s_max_attempts(cr_coordinator_t *c, const char *batch_id)
 {
     Crucible__JobOptions *o = s_batch_options(c, batch_id);
-    uint32_t m = o && o->max_attempts ? o->max_attempts : (uint32_t)c->cfg.max_attempts;
-    if (o)
-        crucible__job_options__free_unpacked(o, NULL);
-    return m;
+    return o && o->max_attempts ? o->max_attempts : (uint32_t)c->cfg.max_attempts;
+}
+
+/* The clock liveness is judged by: monotonic ms less the time the loop
+ * itself was stuck in turns longer than CR_COORD_TURN_BOUND_MS. Whatever a
+ * worker sent meanwhile waits in the socket unread; its silence then is
+ * ours, not the worker's, and must not make it lost. */
+static int64_t s_clock_ms(const cr_coordinator_t *c)
+{
+    return cr_time_mono_ms() - c->busy_ms;
+}
+
+/* Ends a stretch of the turn begun at *t0 (mono ms): a stretch over the
+ * bound is logged and counted as the loop's own busy time. */
+static void s_turn_mark(cr_coordinator_t *c, int64_t *t0, const char *what)
+{
+    int64_t now = cr_time_mono_ms(), d = now - *t0;
+    *t0 = now;
+    if (d <= CR_COORD_TURN_BOUND_MS)
+        return;
+    c->busy_ms += d;
+    if (d > c->longest_turn_ms) {
+        c->longest_turn_ms = d;
+        cr_warn("loop: %s took %lld ms, over the %d ms bound: not held against workers' liveness",
+                what, (long long)d, CR_COORD_TURN_BOUND_MS);
+    }
 }
 
 static void s_count_result(cr_coordinator_t *c)
@@ -345,9 +583,9 @@ static int s_sub_add(cr_coordinator_t *c, const cr_peer_t *peer, const char *bat
         c->capsubs = cap;
     }
     s_sub_t *s = &c->subs[c->nsubs++];
+    memset(s, 0, sizeof *s);
     s->peer = *peer;
     snprintf(s->batch_id, sizeof s->batch_id, "%s", batch_id);
-    s->dead = 0;
     return 0;
 }
 
@@ -368,9 +606,9 @@ static void s_publish(cr_coordinator_t *c, const char *batch_id, Crucible__Envel
 {
     for (size_t i = 0; i < c->nsubs; i++) {
         s_sub_t *s = &c->subs[i];
-        if (s->dead || strcmp(s->batch_id, batch_id) != 0)
+        if (s->dead || s->replaying || strcmp(s->batch_id, batch_id) != 0)
             continue;
-        if (s_send(c->clients, &s->peer, env) != 0) {
+        if (s_send(c, c->clients, &s->peer, env) != 0) {
             char who[80];
             cr_info("subscriber %s of batch %s unreachable: subscription ended",
                     s_peer_name(&s->peer, who, sizeof who), batch_id);
@@ -463,7 +701,7 @@ static void s_group_done(cr_coordinator_t *c, const char *batch_id, const char *
     env.body_case = CRUCIBLE__ENVELOPE__BODY_GROUP_DONE;
     env.group_done = &gd;
     if (to)
-        s_send(c->clients, to, &env);
+        s_send(c, c->clients, to, &env);
     else
         s_publish(c, batch_id, &env);
 out:
@@ -503,13 +741,13 @@ static void s_batch_done(cr_coordinator_t *c, const char *batch_id, const cr_sto
     env.body_case = CRUCIBLE__ENVELOPE__BODY_BATCH_DONE;
     env.batch_done = &bd;
     if (to) {
-        s_send(c->clients, to, &env);
+        s_send(c, c->clients, to, &env);
         return;
     }
     s_publish(c, batch_id, &env);
     for (size_t i = 0; i < c->nsubs; i++)
-        if (strcmp(c->subs[i].batch_id, batch_id) == 0)
-            c->subs[i].dead = 1;
+        if (!c->subs[i].replaying && strcmp(c->subs[i].batch_id, batch_id) == 0)
+            c->subs[i].dead = 1; /* a replaying one gets BatchDone when it catches up */
     s_subs_reap(c);
 }
 
@@ -517,6 +755,7 @@ static void s_batch_done(cr_coordinator_t *c, const char *batch_id, const cr_sto
  * group and the batch if this record completed them. */
 static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
 {
+    c->turn_records++;
     Crucible__Result res = CRUCIBLE__RESULT__INIT;
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
     res.record = (Crucible__RewardRecord *)rec;
@@ -537,7 +776,8 @@ static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
     /* Records made together (a cancel, a submit) are announced one by one
      * after they are all stored: only the last one completes the batch. */
     cr_store_batch_t b;
-    if (cr_store_batch_get(c->store, rec->batch_id, &b) == 0 && b.total > 0 &&
+    if (rec->seq == s_batch_total(c, rec->batch_id) &&
+        cr_store_batch_get(c->store, rec->batch_id, &b) == 0 && b.total > 0 &&
         b.done == b.total && b.last_seq == rec->seq) {
         cr_info("batch %s done: %u records", rec->batch_id, b.total);
         s_batch_done(c, rec->batch_id, &b, NULL);
@@ -549,7 +789,7 @@ static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
 
 static void s_worker_send(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__Envelope *env)
 {
-    s_send(c->workers, &w->peer, env);
+    s_send(c, c->workers, &w->peer, env);
 }
 
 static void s_send_cancel(cr_coordinator_t *c, cr_sched_worker_t *w, const char *batch_id,
@@ -627,7 +867,7 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
     s_peer_name(peer, who, sizeof who);
     if (!s_id_ok(r->worker_id, 0) || strlen(r->worker_id) > CR_SCHED_ID_MAX) {
         cr_warn("worker peer %s: Ready with an invalid worker_id: ignored", who);
-        s_error(c->workers, peer, CR_E_USAGE, "", "Ready: worker_id must be 1..%d bytes",
+        s_error(c, c->workers, peer, CR_E_USAGE, "", "Ready: worker_id must be 1..%d bytes",
                 CR_SCHED_ID_MAX);
         return;
     }
@@ -641,7 +881,7 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
             if (rc == CR_E_STATE)
                 cr_warn("worker peer %s: Ready as worker %s, which belongs to key %.12s…: "
                         "refused", who, r->worker_id, bound);
-            s_error(c->workers, peer, rc == CR_E_STATE ? CR_E_STATE : rc, "",
+            s_error(c, c->workers, peer, rc == CR_E_STATE ? CR_E_STATE : rc, "",
                     "Ready: worker id '%s' is bound to another key", r->worker_id);
             return;
         }
@@ -684,7 +924,7 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
     snprintf(info.host, sizeof info.host, "%s", r->host);
     snprintf(info.device, sizeof info.device, "%s", r->device_name);
     int known = 0;
-    cr_sched_worker_t *w = cr_sched_register(c->sched, &info, cr_time_mono_ms(), &known);
+    cr_sched_worker_t *w = cr_sched_register(c->sched, &info, s_clock_ms(c), &known);
     c->dispatch_due = 1;
     if (!w) {
         cr_error("worker %s: cannot register: out of memory", r->worker_id);
@@ -730,7 +970,7 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
 {
     if (!rec || !s_id_ok(rec->batch_id, 0) || !s_id_ok(rec->job_id, 0)) {
         cr_warn("worker %s: Result without a record or its batch/job ids: refused", w->id);
-        s_error(c->workers, &w->peer, CR_E_USAGE, "", "Result: record with batch_id and job_id "
+        s_error(c, c->workers, &w->peer, CR_E_USAGE, "", "Result: record with batch_id and job_id "
                                                       "required");
         return;
     }
@@ -825,8 +1065,7 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
     s_on_record(c, rec);
     s_ack(c, w, rec);
 out:
-    if (opts)
-        crucible__job_options__free_unpacked(opts, NULL);
+    return;
 }
 
 static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env)
@@ -846,7 +1085,7 @@ static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
         d.reason = "unknown worker: send Ready";
         out.body_case = CRUCIBLE__ENVELOPE__BODY_DISCONNECT;
         out.disconnect = &d;
-        s_send(c->workers, peer, &out);
+        s_send(c, c->workers, peer, &out);
         return;
     }
     if (strcmp(w->peer.user, peer->user) != 0) {
@@ -861,12 +1100,12 @@ static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
         cr_warn("worker %s: %s from its connection under another key: refused",
                 w->id, cr_wire_body_name(env));
         s_worker_lost(c, w, why);
-        s_error(c->workers, peer, CR_E_STATE, "", "this routing id belongs to another worker");
+        s_error(c, c->workers, peer, CR_E_STATE, "", "this routing id belongs to another worker");
         return;
     }
     if (w->unreachable)
         c->dispatch_due = 1; /* it can take jobs again */
-    cr_sched_touch(w, cr_time_mono_ms());
+    cr_sched_touch(w, s_clock_ms(c));
     switch (env->body_case) {
     case CRUCIBLE__ENVELOPE__BODY_HEARTBEAT:
     case CRUCIBLE__ENVELOPE__BODY_ACK:
@@ -884,7 +1123,7 @@ static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     default:
         cr_warn("worker %s: unexpected %s on the workers endpoint", w->id,
                 cr_wire_body_name(env));
-        s_error(c->workers, peer, CR_E_USAGE, "", "unexpected %s on the workers endpoint",
+        s_error(c, c->workers, peer, CR_E_USAGE, "", "unexpected %s on the workers endpoint",
                 cr_wire_body_name(env));
         break;
     }
@@ -1046,6 +1285,9 @@ typedef struct {
     size_t capgroups;      /* allocated */
     uint64_t after;        /* replay starts after this seq */
     int failed;            /* 1 when a send failed: stop */
+    size_t limit;          /* records to send in this step */
+    size_t n;              /* records sent */
+    uint64_t last;         /* seq of the last one sent */
 } s_replay_t;
 
 static void s_replay_group(const char *group_id, uint64_t last_seq, void *arg)
@@ -1079,21 +1321,82 @@ static int s_replay_record(const Crucible__RewardRecord *rec, void *arg)
     res.record = (Crucible__RewardRecord *)rec;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
     env.result = &res;
-    if (s_send(r->c->clients, r->to, &env) != 0) {
+    if (s_send(r->c, r->c->clients, r->to, &env) != 0) {
         r->failed = 1;
         return 1;
     }
     for (size_t i = 0; i < r->ngroups; i++)
         if (r->group_seq[i] == rec->seq)
             s_group_done(r->c, r->batch_id, r->groups[i], r->to, 0);
-    return 0;
+    r->last = rec->seq;
+    return ++r->n >= r->limit;
 }
 
 static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const char *batch_id);
 
-/* Replays the batch's records after after_seq to peer, then BatchDone when
- * the batch is complete, or else follows it (follow) or ends the replay
- * with a StatusReply of the batch (no follow: the client knows it has all). */
+/* One step of a subscriber's catch-up: up to CR_COORD_REPLAY_STEP stored
+ * records after sub->after, then, once it has them all, BatchDone when the
+ * batch is complete, or else live records (follow) or a StatusReply that
+ * ends it (no follow: the client knows it has all). A step is bounded, so
+ * a subscription from seq 0 to a batch of millions neither stalls the loop
+ * nor holds the batch in memory: it is served from the store, a step a
+ * turn, and the clients socket's high-water mark bounds what waits unread. */
+static void s_replay_step(cr_coordinator_t *c, s_sub_t *sub)
+{
+    s_replay_t r = {.c = c, .to = &sub->peer, .batch_id = sub->batch_id, .after = sub->after,
+                    .limit = CR_COORD_REPLAY_STEP, .last = sub->after};
+    if (cr_store_groups_done(c->store, sub->batch_id, s_replay_group, &r) == 0)
+        cr_store_records(c->store, sub->batch_id, sub->after, s_replay_record, &r);
+    free(r.groups);
+    free(r.group_seq);
+    sub->after = r.last;
+    if (r.failed) {
+        sub->dead = 1;
+        return;
+    }
+    if (r.n >= r.limit)
+        return; /* more next turn */
+    cr_store_batch_t b;
+    if (cr_store_batch_get(c->store, sub->batch_id, &b) != 0) {
+        sub->dead = 1;
+        return;
+    }
+    if (b.total > 0 && b.done == b.total) {
+        s_batch_done(c, sub->batch_id, &b, &sub->peer);
+        sub->dead = 1;
+    } else if (sub->follow) {
+        sub->replaying = 0;
+    } else {
+        s_status_reply(c, &sub->peer, sub->batch_id);
+        sub->dead = 1;
+    }
+}
+
+static int s_replay_pending(const cr_coordinator_t *c)
+{
+    for (size_t i = 0; i < c->nsubs; i++)
+        if (c->subs[i].replaying && !c->subs[i].dead)
+            return 1;
+    return 0;
+}
+
+/* The replay phase: a step for every subscriber still catching up. */
+static void s_phase_replay(cr_coordinator_t *c)
+{
+    int any = 0;
+    for (size_t i = 0; i < c->nsubs; i++) {
+        if (c->subs[i].replaying && !c->subs[i].dead) {
+            s_replay_step(c, &c->subs[i]);
+            any = 1;
+        }
+    }
+    if (any)
+        s_subs_reap(c);
+}
+
+/* Replays the batch's records after after_seq to peer (s_replay_step, the
+ * first step now, the rest in the following turns), then follows it or
+ * ends as s_replay_step says. */
 static void s_subscribe(cr_coordinator_t *c, const cr_peer_t *peer, const char *batch_id,
                         uint64_t after_seq, int follow)
 {
@@ -1102,25 +1405,22 @@ static void s_subscribe(cr_coordinator_t *c, const cr_peer_t *peer, const char *
     if (rc == 0 && !s_may_see(peer, &b))
         rc = CR_E_NOT_FOUND; /* another client's batch: its existence is not revealed */
     if (rc != 0) {
-        s_error(c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : CR_E_STORE, batch_id,
+        s_error(c, c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : CR_E_STORE, batch_id,
                 "batch '%s': %s", batch_id, cr_strerror(rc));
         return;
     }
     s_sub_drop(c, peer, batch_id);
     s_subs_reap(c);
-    s_replay_t r = {.c = c, .to = peer, .batch_id = batch_id, .after = after_seq};
-    if (cr_store_groups_done(c->store, batch_id, s_replay_group, &r) == 0)
-        cr_store_records(c->store, batch_id, after_seq, s_replay_record, &r);
-    free(r.groups);
-    free(r.group_seq);
-    if (r.failed)
+    if (s_sub_add(c, peer, batch_id) != 0) {
+        s_error(c, c->clients, peer, -ENOMEM, batch_id, "subscribe: out of memory");
         return;
-    if (b.total > 0 && b.done == b.total)
-        s_batch_done(c, batch_id, &b, peer);
-    else if (follow)
-        s_sub_add(c, peer, batch_id);
-    else
-        s_status_reply(c, peer, batch_id);
+    }
+    s_sub_t *sub = &c->subs[c->nsubs - 1];
+    sub->replaying = 1;
+    sub->follow = follow != 0;
+    sub->after = after_seq;
+    s_replay_step(c, sub);
+    s_subs_reap(c);
 }
 
 static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Submit *sub)
@@ -1137,12 +1437,12 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     size_t nerrors = 0;
 
     if (!s_id_ok(batch, 0)) {
-        s_error(c->clients, peer, CR_E_USAGE, "", "Submit: batch_id: must be 1..%d bytes of UTF-8 "
+        s_error(c, c->clients, peer, CR_E_USAGE, "", "Submit: batch_id: must be 1..%d bytes of UTF-8 "
                 "without control characters", CR_STORE_ID_MAX);
         return;
     }
     if (sub->n_jobs == 0) {
-        s_error(c->clients, peer, CR_E_USAGE, batch, "Submit: no jobs");
+        s_error(c, c->clients, peer, CR_E_USAGE, batch, "Submit: no jobs");
         return;
     }
     for (size_t i = 0; i < sub->n_jobs; i++) {
@@ -1152,7 +1452,7 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
                           : !s_id_ok(js->task, 1)     ? "task"
                                                       : NULL;
         if (bad) {
-            s_error(c->clients, peer, CR_E_USAGE, batch, "Submit: jobs[%zu].%s: must be at most "
+            s_error(c, c->clients, peer, CR_E_USAGE, batch, "Submit: jobs[%zu].%s: must be at most "
                     "%d bytes of UTF-8 without control characters (job_id non-empty)", i, bad,
                     CR_STORE_ID_MAX);
             return;
@@ -1160,7 +1460,7 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     }
     Crucible__JobOptions opts;
     if (s_resolve_options(c, sub->options, &opts, err, sizeof err) != 0) {
-        s_error(c->clients, peer, CR_E_USAGE, batch, "Submit: %s", err);
+        s_error(c, c->clients, peer, CR_E_USAGE, batch, "Submit: %s", err);
         return;
     }
 
@@ -1228,7 +1528,7 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     cr_store_batch_t before;
     int known = cr_store_batch_get(c->store, batch, &before) == 0;
     if (known && !s_may_see(peer, &before)) {
-        s_error(c->clients, peer, CR_E_DUPLICATE, batch, "Submit: batch id '%s' is taken", batch);
+        s_error(c, c->clients, peer, CR_E_DUPLICATE, batch, "Submit: batch id '%s' is taken", batch);
         goto out;
     }
     if (known)
@@ -1236,6 +1536,7 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     else
         s_owner_of(peer, owner);
     uint64_t last_seq0 = known ? before.last_seq : 0;
+    s_cache_del(&c->totals, batch); /* this Submit may change it */
 
     /* One transaction: the batch, its tasks, its jobs, the INVALID_TASK
      * records, the limit check. Refused means nothing stays. */
@@ -1295,14 +1596,14 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     if (rc == CR_E_LIMIT) {
         cr_info("batch %s from %s refused: queue limit %lld (%llu queued with it)", batch, who,
                 (long long)c->cfg.queue_limit, (unsigned long long)queued);
-        s_error(c->clients, peer, CR_E_LIMIT, batch,
+        s_error(c, c->clients, peer, CR_E_LIMIT, batch,
                 "queue limit is %lld jobs per client: this submit would bring yours to %llu; "
                 "nothing was queued", (long long)c->cfg.queue_limit, (unsigned long long)queued);
         goto out;
     }
     if (rc != 0) {
         cr_error("batch %s from %s not stored: %s", batch, who, cr_strerror(rc));
-        s_error(c->clients, peer, rc, batch, "Submit not stored: %s", cr_strerror(rc));
+        s_error(c, c->clients, peer, rc, batch, "Submit not stored: %s", cr_strerror(rc));
         goto out;
     }
 
@@ -1319,7 +1620,7 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     ack.errors = (char **)errors;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK;
     env.submit_ack = &ack;
-    s_send(c->clients, peer, &env);
+    s_send(c, c->clients, peer, &env);
     cr_info("batch %s from %s: %u queued, %u duplicate, %u invalid task", batch, who, queued_new,
             n_dup, rejected);
     c->dispatch_due |= queued_new > 0;
@@ -1340,7 +1641,7 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
 
 nomem:
     cr_error("batch %s from %s: out of memory", batch, who);
-    s_error(c->clients, peer, -ENOMEM, batch, "Submit: coordinator out of memory");
+    s_error(c, c->clients, peer, -ENOMEM, batch, "Submit: coordinator out of memory");
 out:
     for (size_t i = 0; specs && i < sub->n_jobs; i++)
         free(specs[i]);
@@ -1391,7 +1692,7 @@ static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const cha
     Crucible__StatusReply r = CRUCIBLE__STATUS_REPLY__INIT;
     cr_store_counts_t counts;
     if (cr_store_counts(c->store, &counts) != 0) {
-        s_error(c->clients, peer, CR_E_STORE, batch_id, "status: database error");
+        s_error(c, c->clients, peer, CR_E_STORE, batch_id, "status: database error");
         return;
     }
     r.queue_depth = (uint32_t)counts.queued;
@@ -1406,7 +1707,7 @@ static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const cha
     s_flags_t flags = {0};
     Crucible__StatusReply__ByStatusEntry bse[CR_STORE_NSTATUS], *bsp[CR_STORE_NSTATUS];
     if (!wi || !wp || !backs) {
-        s_error(c->clients, peer, -ENOMEM, batch_id, "status: out of memory");
+        s_error(c, c->clients, peer, -ENOMEM, batch_id, "status: out of memory");
         goto out;
     }
     for (size_t i = 0; i < nw; i++) {
@@ -1433,7 +1734,7 @@ static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const cha
         if (rc == 0 && !s_may_see(peer, &b))
             rc = CR_E_NOT_FOUND;
         if (rc != 0) {
-            s_error(c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : CR_E_STORE,
+            s_error(c, c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : CR_E_STORE,
                     batch_id, "batch '%s': %s", batch_id, cr_strerror(rc));
             goto out;
         }
@@ -1460,7 +1761,7 @@ static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const cha
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_STATUS_REPLY;
     env.status_reply = &r;
-    s_send(c->clients, peer, &env);
+    s_send(c, c->clients, peer, &env);
 out:
     for (size_t i = 0; i < flags.n; i++)
         free(flags.e[i].key);
@@ -1496,7 +1797,7 @@ static void s_client_cancel(cr_coordinator_t *c, const cr_peer_t *peer, const Cr
     if (rc == 0)
         rc = cr_store_cancel(c->store, m->batch_id, m->job_id, s_on_cancelled, c, &n);
     if (rc != 0) {
-        s_error(c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : rc, m->batch_id,
+        s_error(c, c->clients, peer, rc == CR_E_NOT_FOUND ? CR_E_NOT_FOUND : rc, m->batch_id,
                 "cancel %s%s%s: %s", m->batch_id, m->job_id[0] ? "/" : "", m->job_id,
                 cr_strerror(rc));
         return;
@@ -1510,7 +1811,7 @@ static void s_client_cancel(cr_coordinator_t *c, const cr_peer_t *peer, const Cr
     ack.cancelled = n;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_CANCEL_ACK;
     env.cancel_ack = &ack;
-    s_send(c->clients, peer, &env);
+    s_send(c, c->clients, peer, &env);
     /* A draining worker whose last job was just cancelled can go. */
     for (size_t i = cr_sched_count(c->sched); i-- > 0;) {
         cr_sched_worker_t *w = cr_sched_at(c->sched, i);
@@ -1543,7 +1844,7 @@ static void s_on_client_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     default:
         cr_warn("client %s: unexpected %s on the clients endpoint",
                 s_peer_name(peer, who, sizeof who), cr_wire_body_name(env));
-        s_error(c->clients, peer, CR_E_USAGE, "", "unexpected %s on the clients endpoint",
+        s_error(c, c->clients, peer, CR_E_USAGE, "", "unexpected %s on the clients endpoint",
                 cr_wire_body_name(env));
         break;
     }
@@ -1557,7 +1858,8 @@ typedef void (*s_handler_fn)(cr_coordinator_t *c, const cr_peer_t *peer, Crucibl
  * not decode is answered with Error and logged with its peer. */
 static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_handler_fn fn)
 {
-    for (int i = 0; i < CR_COORD_BURST; i++) {
+    int64_t until = cr_time_mono_ms() + CR_COORD_PHASE_MS;
+    for (int i = 0; i < CR_COORD_BURST && cr_time_mono_ms() < until; i++) {
         cr_peer_t peer;
         memset(&peer, 0, sizeof peer);
         Crucible__Envelope *env = NULL;
@@ -1565,16 +1867,26 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
         /* clients' text must be NUL-free UTF-8 (trust note 4's hygiene);
          * workers' records may quote compiler output that is not */
         int rc = sock == c->clients
-                     ? cr_wire_recv_text(sock, &peer, (size_t)c->cfg.max_msg, &env, field,
-                                         sizeof field)
+                     ? cr_wire_recv_submit(sock, &peer, (size_t)c->cfg.max_msg,
+                                           (size_t)c->cfg.max_submit_jobs, &env, field,
+                                           sizeof field)
                      : cr_wire_recv_max(sock, &peer, (size_t)c->cfg.max_msg, &env);
         if (rc == -EAGAIN)
             return;
+        if (rc == CR_E_LIMIT) {
+            char who[80];
+            cr_warn("%s %s: Submit of more than %lld jobs refused undecoded", side,
+                    s_peer_name(&peer, who, sizeof who), (long long)c->cfg.max_submit_jobs);
+            s_error(c, sock, &peer, CR_E_LIMIT, "", "Submit: more than %lld jobs in one message "
+                    "(--max-submit-jobs); nothing was queued: send the batch in several Submits "
+                    "under the same batch id", (long long)c->cfg.max_submit_jobs);
+            continue;
+        }
         if (rc != 0 && field[0]) {
             char who[80];
             cr_warn("%s %s: message refused: field %s holds a NUL byte or invalid UTF-8", side,
                     s_peer_name(&peer, who, sizeof who), field);
-            s_error(sock, &peer, rc, "", "field %s: a NUL byte or invalid UTF-8: text fields "
+            s_error(c, sock, &peer, rc, "", "field %s: a NUL byte or invalid UTF-8: text fields "
                     "must be UTF-8 without NUL bytes", field);
             continue;
         }
@@ -1587,7 +1899,7 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
             cr_warn("%s %s: bad message (%s): answered %s", side,
                     s_peer_name(&peer, who, sizeof who), cr_strerror(rc), cr_errname(rc));
             if (peer.len)
-                s_error(sock, &peer, rc, "", "%s", cr_strerror(rc));
+                s_error(c, sock, &peer, rc, "", "%s", cr_strerror(rc));
             continue;
         }
         fn(c, &peer, env);
@@ -1607,7 +1919,7 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__J
     a.jobs = jobs;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
     env.assign = &a;
-    if (s_send(c->workers, &w->peer, &env) == 0) {
+    if (s_send(c, c->workers, &w->peer, &env) == 0) {
         cr_sched_assigned(w, (uint32_t)n);
         cr_debug("assigned %zu jobs to %s (%u in flight)", n, w->id, w->in_flight);
         return 0;
@@ -1622,24 +1934,20 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__J
 typedef struct {
     Crucible__Job job;            /* points at the parts below */
     Crucible__JobSpec *spec;      /* owned (unpacked) */
-    Crucible__TaskBundle *task;   /* owned (unpacked) */
-    Crucible__JobOptions *opts;   /* owned (unpacked) */
-    char *name;                   /* the bundle's own name, restored before freeing */
+    Crucible__TaskBundle task;    /* the cached bundle, named as the job names it */
 } s_out_job_t;
 
-static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, uint32_t room)
+/* Assigns to w the queued jobs keys[0..n) (the oldest in its languages,
+ * fetched by s_phase_dispatch) that the scheduler's policy takes. */
+static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_store_key_t *keys,
+                              size_t n)
 {
-    const char *langs[CR_SCHED_MAX_BACKENDS];
-    for (int i = 0; i < w->nbackends; i++)
-        langs[i] = w->backends[i];
-    cr_store_key_t *keys = calloc(room, sizeof *keys);
-    s_out_job_t *out = calloc(room, sizeof *out);
-    Crucible__Job **ptrs = calloc(room, sizeof *ptrs);
-    const char **klangs = calloc(room, sizeof *klangs);
-    int *take = calloc(room, sizeof *take);
-    size_t n = 0, nout = 0;
-    if (!keys || !out || !ptrs || !klangs || !take ||
-        cr_store_next_queued(c->store, langs, (size_t)w->nbackends, room, keys, &n) != 0)
+    s_out_job_t *out = calloc(n ? n : 1, sizeof *out);
+    Crucible__Job **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+    const char **klangs = calloc(n ? n : 1, sizeof *klangs);
+    int *take = calloc(n ? n : 1, sizeof *take);
+    size_t nout = 0;
+    if (!out || !ptrs || !klangs || !take)
         n = 0;
     /* The store offers the oldest jobs in the worker's languages; the
      * scheduler's policy has the last word on which it takes. */
@@ -1647,18 +1955,18 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, uint32_
         klangs[i] = keys[i].language;
     if (n)
         cr_sched_pick(w, klangs, n, take);
+    int64_t now = cr_time_now_ms();
     for (size_t i = 0; i < n; i++) {
         if (!take[i])
             continue;
         cr_store_assigned_t a;
-        if (cr_store_assign(c->store, keys[i].batch_id, keys[i].job_id, w->id, cr_time_now_ms(),
-                            &a) != 0)
+        if (cr_store_assign_spec(c->store, keys[i].batch_id, keys[i].job_id, w->id, now, &a) != 0)
             continue;
         s_out_job_t *o = &out[nout];
         o->spec = crucible__job_spec__unpack(NULL, a.spec_len, a.spec);
-        o->task = crucible__task_bundle__unpack(NULL, a.task_len, a.task);
-        o->opts = crucible__job_options__unpack(NULL, a.options_len, a.options);
-        if (!o->spec || !o->task || !o->opts) {
+        Crucible__TaskBundle *tb = s_task_bundle(c, a.task_hash);
+        Crucible__JobOptions *opts = s_batch_options(c, keys[i].batch_id);
+        if (!o->spec || !tb || !opts) {
             /* Our own bytes do not decode: the job cannot run anywhere. */
             cr_error("job %s/%s: stored job does not decode", keys[i].batch_id, keys[i].job_id);
             Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
@@ -1673,24 +1981,20 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, uint32_
                 crucible__reward_record__free_unpacked(rec, NULL);
             if (o->spec)
                 crucible__job_spec__free_unpacked(o->spec, NULL);
-            if (o->task)
-                crucible__task_bundle__free_unpacked(o->task, NULL);
-            if (o->opts)
-                crucible__job_options__free_unpacked(o->opts, NULL);
             memset(o, 0, sizeof *o);
             cr_store_assigned_free(&a);
             continue;
         }
+        /* The bundle is stored by content; the job names it as submitted. */
+        o->task = *tb;
+        if (o->spec->task[0])
+            o->task.name = o->spec->task;
         crucible__job__init(&o->job);
         o->job.batch_id = keys[i].batch_id;
         o->job.spec = o->spec;
-        o->job.task = o->task;
-        o->job.options = o->opts;
+        o->job.task = &o->task;
+        o->job.options = opts;
         o->job.attempt = a.attempt;
-        /* The bundle is stored by content; the job names it as submitted. */
-        o->name = o->task->name;
-        if (o->spec->task[0])
-            o->task->name = o->spec->task;
         ptrs[nout++] = &o->job;
         cr_store_assigned_free(&a);
     }
@@ -1713,17 +2017,22 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, uint32_
         }
         bytes += sz;
     }
-    for (size_t i = 0; i < nout; i++) {
-        out[i].task->name = out[i].name; /* it pointed into the spec for the send */
+    for (size_t i = 0; i < nout; i++)
         crucible__job_spec__free_unpacked(out[i].spec, NULL);
-        crucible__job_options__free_unpacked(out[i].opts, NULL);
-        crucible__task_bundle__free_unpacked(out[i].task, NULL);
-    }
     free(take);
     free(klangs);
     free(ptrs);
     free(out);
-    free(keys);
+}
+
+/* A worker's languages as one word, so that workers serving the same ones
+ * share one fetch of the queue. */
+static void s_lang_sig(const cr_sched_worker_t *w, char *buf, size_t cap)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < w->nbackends && off + 1 < cap; i++)
+        off += (size_t)snprintf(buf + off, cap - off, "%s,", w->backends[i]);
 }
 
 static void s_phase_dispatch(cr_coordinator_t *c)
@@ -1733,13 +2042,45 @@ static void s_phase_dispatch(cr_coordinator_t *c)
     if (!c->dispatch_due)
         return;
     c->dispatch_due = 0;
+    /* One read of the queue serves every worker of the same languages (a
+     * farm is mostly one kind): its oldest jobs, as many as those workers
+     * have room for, handed out in round-robin order. */
     size_t n = cr_sched_count(c->sched);
+    char sig[CR_SCHED_MAX_BACKENDS * (CR_SCHED_BACKEND_MAX + 1) + 1] = "", wsig[sizeof sig];
+    cr_store_key_t *pool = NULL;
+    size_t npool = 0, used = 0;
     for (size_t k = 0; k < n; k++) {
         cr_sched_worker_t *w = cr_sched_at(c->sched, (c->rr + k) % n);
         uint32_t room = cr_sched_free_credit(w);
-        if (room && w->nbackends)
-            s_dispatch_worker(c, w, room);
+        if (!room || !w->nbackends)
+            continue;
+        s_lang_sig(w, wsig, sizeof wsig);
+        if (!pool || strcmp(wsig, sig) != 0) {
+            size_t want = 0;
+            for (size_t j = k; j < n; j++) {
+                cr_sched_worker_t *x = cr_sched_at(c->sched, (c->rr + j) % n);
+                char xsig[sizeof sig];
+                s_lang_sig(x, xsig, sizeof xsig);
+                if (x->nbackends && strcmp(xsig, wsig) == 0)
+                    want += cr_sched_free_credit(x);
+            }
+            free(pool);
+            pool = calloc(want ? want : 1, sizeof *pool);
+            const char *langs[CR_SCHED_MAX_BACKENDS];
+            for (int i = 0; i < w->nbackends; i++)
+                langs[i] = w->backends[i];
+            npool = used = 0;
+            if (!pool ||
+                cr_store_next_queued(c->store, langs, (size_t)w->nbackends, want, pool, &npool) != 0)
+                npool = 0;
+            snprintf(sig, sizeof sig, "%s", wsig);
+        }
+        size_t take = npool - used < room ? npool - used : room;
+        if (take)
+            s_dispatch_worker(c, w, pool + used, take);
+        used += take;
     }
+    free(pool);
     c->rr++;
 }
 
@@ -1752,8 +2093,6 @@ static int64_t s_lease_ms(cr_coordinator_t *c, const char *batch_id, uint32_t cr
     Crucible__JobOptions *o = s_batch_options(c, batch_id);
     double each = o ? o->compile_timeout_s + o->run_timeout_s
                     : c->cfg.compile_timeout_s + c->cfg.run_timeout_s;
-    if (o)
-        crucible__job_options__free_unpacked(o, NULL);
     if (!isfinite(each) || each < 0)
         each = 0;
     return (int64_t)(each * 1000.0) * (credit ? credit : 1) + CR_COORD_LEASE_MARGIN_MS;
@@ -1825,7 +2164,7 @@ static void s_phase_cron(cr_coordinator_t *c)
         hb.sent_ms = (uint64_t)cr_time_now_ms();
         env.body_case = CRUCIBLE__ENVELOPE__BODY_HEARTBEAT;
         env.heartbeat = &hb;
-        if (!c->subs[i].dead && s_send(c->clients, &c->subs[i].peer, &env) != 0)
+        if (!c->subs[i].dead && s_send(c, c->clients, &c->subs[i].peer, &env) != 0)
             c->subs[i].dead = 1;
     }
     s_subs_reap(c);
@@ -1837,7 +2176,7 @@ static void s_phase_cron(cr_coordinator_t *c)
     s_phase_leases(c);
     cr_sched_worker_t *lost[64];
     size_t n;
-    while ((n = cr_sched_expire(c->sched, now, c->cfg.heartbeat_ms, c->cfg.liveness, lost,
+    while ((n = cr_sched_expire(c->sched, s_clock_ms(c), c->cfg.heartbeat_ms, c->cfg.liveness, lost,
                                 sizeof lost / sizeof lost[0])) > 0) {
         for (size_t i = 0; i < n; i++) {
             char why[64];
@@ -1855,6 +2194,102 @@ static void s_phase_cron(cr_coordinator_t *c)
         }
     }
 #endif
+}
+
+/* ---- the turn's transaction ---- */
+
+/* Opens the transaction that every store change of the phases that follow
+ * joins: the results and records of one turn cost one commit (one fsync
+ * under durability full) instead of one each. lazy (the dispatch phase):
+ * the commit is not synced unless a record was made in it, because an
+ * assignment needs no durability (cr_store_recover puts every ASSIGNED job
+ * back in the queue) and the next synced commit makes it durable anyway. */
+static void s_turn_begin(cr_coordinator_t *c, int lazy)
+{
+    /* between turns nothing of the caches is held: the place to bound them */
+    if (c->options.n > CR_COORD_CACHE_MAX)
+        s_cache_clear(&c->options);
+    if (c->bundles.n > CR_COORD_CACHE_MAX)
+        s_cache_clear(&c->bundles);
+    if (c->totals.n > CR_COORD_CACHE_MAX)
+        s_cache_clear(&c->totals);
+    c->turn_lazy = lazy && strcmp(c->durability, "off") != 0;
+    c->turn_records = 0;
+    if (c->turn_lazy)
+        cr_store_set_durability(c->store, "off");
+    if (cr_store_begin(c->store) == 0)
+        c->turn_open = 1;
+}
+
+static void s_outbox_drop(cr_coordinator_t *c)
+{
+    for (size_t i = 0; i < c->nout; i++)
+        free(c->out[i].buf);
+    c->nout = 0;
+    c->out_bytes = 0;
+}
+
+/* Sends what the turn kept, now that it is durable. A client that cannot
+ * take a message (gone, or its queue full) loses its subscriptions: it
+ * resumes from the store with Subscribe{after_seq}. */
+static void s_outbox_flush(cr_coordinator_t *c)
+{
+    for (size_t i = 0; i < c->nout; i++) {
+        s_outmsg_t *m = &c->out[i];
+        if (zmq_send(m->sock, m->peer.bytes, m->peer.len, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
+            zmq_send(m->sock, m->buf, m->len, ZMQ_DONTWAIT) >= 0)
+            continue;
+        if (m->sock != c->clients)
+            continue; /* an Ack: the worker resends the result, which is acknowledged again */
+        for (size_t k = 0; k < c->nsubs; k++) {
+            s_sub_t *sub = &c->subs[k];
+            if (!sub->dead && sub->peer.len == m->peer.len &&
+                memcmp(sub->peer.bytes, m->peer.bytes, m->peer.len) == 0) {
+                char who[80];
+                cr_info("subscriber %s of batch %s unreachable: subscription ended",
+                        s_peer_name(&sub->peer, who, sizeof who), sub->batch_id);
+                sub->dead = 1;
+            }
+        }
+    }
+    s_outbox_drop(c);
+    s_subs_reap(c);
+}
+
+/* Commits the turn, then sends what it kept. When the commit fails nothing
+ * of the turn happened: its acknowledgements and records are dropped
+ * (workers resend their results, clients resubscribe after the last seq
+ * they have), and what the registry believes is set back to the store's. */
+static void s_turn_end(cr_coordinator_t *c)
+{
+    if (!c->turn_open)
+        return;
+    c->turn_open = 0;
+    if (c->turn_lazy && c->turn_records)
+        cr_store_set_durability(c->store, c->durability);
+    int rc = cr_store_commit(c->store);
+    if (c->turn_lazy && !c->turn_records)
+        cr_store_set_durability(c->store, c->durability);
+    if (rc == 0) {
+        s_outbox_flush(c);
+        return;
+    }
+    cr_store_rollback(c->store);
+    cr_error("turn not stored (%s): %zu acknowledgements and records dropped; workers resend, "
+             "subscribers resume", cr_strerror(rc), c->nout);
+    s_outbox_drop(c);
+    for (size_t i = 0; i < c->nsubs; i++)
+        c->subs[i].dead = 1;
+    s_subs_reap(c);
+    for (size_t i = 0; i < cr_sched_count(c->sched); i++) {
+        cr_sched_worker_t *w = cr_sched_at(c->sched, i);
+        cr_store_key_t *keys = NULL;
+        size_t n = 0;
+        if (cr_store_worker_jobs(c->store, w->id, &keys, &n) == 0)
+            w->in_flight = (uint32_t)n;
+        free(keys);
+    }
+    c->dispatch_due = 1;
 }
 
 /* ---- lifecycle ---- */
@@ -1884,7 +2319,11 @@ static void *s_router(cr_coordinator_t *c, const char *endpoint, const char *sid
      * connection. Never on the clients side: there it would hand a client's
      * result stream to whoever connects with its routing id. */
     /* side is also the ZAP domain: each side has its own allow-list */
+    /* clients: a bounded queue per client (CR_COORD_CLIENT_HWM), set before
+     * the bind so that every connection's pipe gets it */
+    int hwm = CR_COORD_CLIENT_HWM;
     if (cr_wire_socket_caps(sock, (size_t)c->cfg.max_msg) != 0 ||
+        (!handover && zmq_setsockopt(sock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0) ||
         cr_curve_apply(sock, &c->curve) != 0 ||
         (c->curve.on && zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, side, strlen(side)) != 0) ||
         zmq_setsockopt(sock, ZMQ_ROUTER_MANDATORY, &one, sizeof one) != 0 ||
@@ -1912,9 +2351,14 @@ cr_coordinator_t *cr_coordinator_new(const cr_config_t *cfg)
         c->cfg.max_attempts = 3;
     if (c->cfg.max_msg <= 0 || c->cfg.max_msg > (int64_t)CR_WIRE_MAX_MSG)
         c->cfg.max_msg = CR_WIRE_MAX_MSG;
+    if (c->cfg.max_submit_jobs <= 0)
+        c->cfg.max_submit_jobs = CR_COORD_MAX_SUBMIT_JOBS;
     if (c->cfg.max_credit <= 0 || c->cfg.max_credit > CR_SCHED_MAX_CREDIT)
         c->cfg.max_credit = CR_SCHED_MAX_CREDIT;
     atomic_init(&c->stop, 0);
+    c->options.free_fn = s_free_options;
+    c->bundles.free_fn = s_free_bundle;
+    c->totals.free_fn = free;
     c->dispatch_due = 1; /* the store may hold jobs from before a restart */
     if (cr_hash_global_init() != 0) {
         cr_error("coordinator: libsodium failed to initialise");
@@ -1923,6 +2367,12 @@ cr_coordinator_t *cr_coordinator_new(const cr_config_t *cfg)
     cr_random_bytes(s_tag_key, sizeof s_tag_key);
     if (!c->cfg.db[0] || cr_store_open(c->cfg.db, &c->store) != 0) {
         cr_error("coordinator: cannot open the database '%s'", c->cfg.db);
+        goto fail;
+    }
+    c->durability = c->cfg.durability[0] ? c->cfg.durability : "full";
+    if (cr_store_set_durability(c->store, c->durability) != 0) {
+        cr_error("coordinator: --durability '%s': expected full, normal or off",
+                 c->cfg.durability);
         goto fail;
     }
     c->sched = cr_sched_new();
@@ -1974,7 +2424,7 @@ int cr_coordinator_run(cr_coordinator_t *c)
     while (!atomic_load(&c->stop) && !s_signalled) {
         /* poll */
         int64_t wait = c->next_cron_ms - cr_time_mono_ms();
-        if (wait < 0)
+        if (wait < 0 || s_replay_pending(c))
             wait = 0;
         zmq_pollitem_t items[2 + 1 + CR_METRICS_HTTP_CONNS] = {{c->workers, 0, ZMQ_POLLIN, 0},
                                                                {c->clients, 0, ZMQ_POLLIN, 0}};
@@ -1987,6 +2437,8 @@ int cr_coordinator_run(cr_coordinator_t *c)
             cr_error("poll: %s", zmq_strerror(zmq_errno()));
             return CR_E_ZMQ;
         }
+        int64_t t0 = cr_time_mono_ms();
+        s_turn_begin(c, 0);
         /* handle workers, then clients */
         if (items[0].revents & ZMQ_POLLIN)
             s_phase_socket(c, c->workers, "worker", s_on_worker_msg);
@@ -1999,13 +2451,27 @@ int cr_coordinator_run(cr_coordinator_t *c)
                 cr_metrics_http_handle(c->metrics_http);
                 break;
             }
-        /* dispatch */
-        s_phase_dispatch(c);
+        /* replay: subscribers catching up from the store, a step each */
+        s_phase_replay(c);
+        s_turn_mark(c, &t0, "handling messages");
         /* cron */
         if (cr_time_mono_ms() >= c->next_cron_ms)
             s_phase_cron(c);
+        /* commit, then acknowledge and stream */
+        s_turn_end(c);
+        s_turn_mark(c, &t0, "cron and commit");
+        /* dispatch: after the Acks, so that a worker hears its result is
+         * safe before it hears of the job that takes the freed credit */
+        if (c->dispatch_due) {
+            s_turn_begin(c, 1);
+            s_phase_dispatch(c);
+            s_turn_end(c);
+            s_turn_mark(c, &t0, "dispatch");
+        }
     }
-    cr_info("coordinator stopping%s", s_signalled ? " on a signal" : "");
+    cr_info("coordinator stopping%s; longest turn %lld ms (bound %d ms)",
+            s_signalled ? " on a signal" : "", (long long)c->longest_turn_ms,
+            CR_COORD_TURN_BOUND_MS);
     return 0;
 }
 
@@ -2025,6 +2491,14 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
     if (c->zctx)
         zmq_ctx_term(c->zctx);
     cr_sched_destroy(&c->sched);
+    s_outbox_drop(c);
+    free(c->out);
+    if (c->options.free_fn)
+        s_cache_clear(&c->options);
+    if (c->bundles.free_fn)
+        s_cache_clear(&c->bundles);
+    if (c->totals.free_fn)
+        s_cache_clear(&c->totals);
     cr_store_close(&c->store);
     free(c->subs);
     free(c);

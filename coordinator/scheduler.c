@@ -27,7 +27,55 @@ struct cr_sched {
     s_hist_t *hist;  /* owned loss histories, [0, nhist) */
     size_t nhist;    /* ids with a history */
     uint32_t drain_after; /* 0 = never drain; <= CR_SCHED_LOSS_RING */
+    /* hash indexes into w[] (open addressing, linear probing, -1 empty),
+     * rebuilt on register and remove (rare) so that a message's lookup is
+     * O(1) at a thousand workers instead of a scan */
+    int32_t *by_id;       /* owned, nidx slots */
+    int32_t *by_peer;     /* owned, nidx slots */
+    size_t nidx;          /* slots: a power of two >= 2n */
 };
+
+static uint32_t s_hash(const void *p, size_t len)
+{
+    const unsigned char *b = p;
+    uint32_t h = 2166136261u; /* FNV-1a 32-bit */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
+/* Rebuilds both indexes. On ENOMEM they are dropped and lookups scan. */
+static void s_reindex(cr_sched_t *s)
+{
+    size_t want = 16;
+    while (want < 2 * s->n)
+        want *= 2;
+    if (want != s->nidx) {
+        free(s->by_id);
+        free(s->by_peer);
+        s->by_id = malloc(want * sizeof *s->by_id);
+        s->by_peer = malloc(want * sizeof *s->by_peer);
+        s->nidx = s->by_id && s->by_peer ? want : 0;
+        if (!s->nidx) {
+            free(s->by_id), free(s->by_peer);
+            s->by_id = s->by_peer = NULL;
+            return;
+        }
+    }
+    memset(s->by_id, 0xff, s->nidx * sizeof *s->by_id);
+    memset(s->by_peer, 0xff, s->nidx * sizeof *s->by_peer);
+    size_t mask = s->nidx - 1;
+    for (size_t i = 0; i < s->n; i++) {
+        size_t k = s_hash(s->w[i]->id, strlen(s->w[i]->id)) & mask;
+        while (s->by_id[k] >= 0)
+            k = (k + 1) & mask;
+        s->by_id[k] = (int32_t)i;
+        k = s_hash(s->w[i]->peer.bytes, s->w[i]->peer.len) & mask;
+        while (s->by_peer[k] >= 0)
+            k = (k + 1) & mask;
+        s->by_peer[k] = (int32_t)i;
+    }
+}
 
 /* 1 when no other registered worker that shares a backend with w can take
  * jobs: draining w would then stall its language's queue, so an unhealthy
@@ -61,6 +109,8 @@ void cr_sched_destroy(cr_sched_t **self_p)
         free(s->w[i]);
     free(s->w);
     free(s->hist);
+    free(s->by_id);
+    free(s->by_peer);
     free(s);
     *self_p = NULL;
 }
@@ -133,6 +183,13 @@ int cr_sched_note_result(cr_sched_t *s, cr_sched_worker_t *w, int infra)
 
 cr_sched_worker_t *cr_sched_find(cr_sched_t *s, const char *id)
 {
+    if (s->nidx) {
+        size_t mask = s->nidx - 1;
+        for (size_t k = s_hash(id, strlen(id)) & mask; s->by_id[k] >= 0; k = (k + 1) & mask)
+            if (strcmp(s->w[s->by_id[k]]->id, id) == 0)
+                return s->w[s->by_id[k]];
+        return NULL;
+    }
     for (size_t i = 0; i < s->n; i++)
         if (strcmp(s->w[i]->id, id) == 0)
             return s->w[i];
@@ -141,6 +198,16 @@ cr_sched_worker_t *cr_sched_find(cr_sched_t *s, const char *id)
 
 cr_sched_worker_t *cr_sched_find_peer(cr_sched_t *s, const cr_peer_t *peer)
 {
+    if (s->nidx) {
+        size_t mask = s->nidx - 1;
+        for (size_t k = s_hash(peer->bytes, peer->len) & mask; s->by_peer[k] >= 0;
+             k = (k + 1) & mask) {
+            const cr_peer_t *p = &s->w[s->by_peer[k]]->peer;
+            if (p->len == peer->len && memcmp(p->bytes, peer->bytes, p->len) == 0)
+                return s->w[s->by_peer[k]];
+        }
+        return NULL;
+    }
     for (size_t i = 0; i < s->n; i++) {
         const cr_peer_t *p = &s->w[i]->peer;
         if (p->len == peer->len && memcmp(p->bytes, peer->bytes, p->len) == 0)
@@ -197,6 +264,7 @@ cr_sched_worker_t *cr_sched_register(cr_sched_t *s, const cr_sched_worker_t *inf
                  !s_last_healthy(s, w);
     w->last_seen_ms = now_ms;
     w->done = done;
+    s_reindex(s);
     return w;
 }
 
@@ -260,6 +328,7 @@ void cr_sched_remove(cr_sched_t *s, cr_sched_worker_t *w)
         if (s->w[i] == w) {
             free(w);
             s->w[i] = s->w[--s->n];
+            s_reindex(s);
             return;
         }
     }

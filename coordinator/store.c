@@ -55,10 +55,13 @@
  *   (8) A job that is not DONE names a stored task bundle (a job whose task
  *       was invalid is DONE at submit with task_hash "").
  *
- * Durability: WAL with synchronous=NORMAL survives a process crash at any
- * point (a power cut may lose the last transactions, never corrupt). A
- * result is acknowledged to the worker only after cr_store_complete returns,
- * so a result lost that way is resent by the worker.
+ * Durability: WAL with synchronous=FULL (the default; cr_store_set_durability)
+ * syncs the log at every commit, so a committed transaction survives a power
+ * cut; NORMAL survives a process crash at any point (a power cut may lose the
+ * last transactions, never corrupt). The coordinator puts a whole loop turn
+ * in one transaction and acknowledges results to workers and streams records
+ * to clients only after that commit, so whatever was acknowledged is durable
+ * to the level chosen, and a result lost before it is resent by its worker.
  */
 #include "store.h"
 
@@ -317,14 +320,15 @@ int cr_store_open(const char *path, cr_store_t **out)
         goto fail;
     if (s_private(path, 1) != 0)
         goto fail;
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                      SQLITE_OPEN_NOMUTEX /* one thread uses it */, NULL) !=
         SQLITE_OK) {
         s_fail(s, "open");
         goto fail;
     }
     sqlite3_busy_timeout(s->db, CR_STORE_BUSY_MS);
     char *msg = NULL;
-    if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
+    if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", NULL, NULL,
                      &msg) != SQLITE_OK ||
         sqlite3_exec(s->db, s_schema, NULL, NULL, &msg) != SQLITE_OK) {
         cr_error("store %s: schema: %s", path, msg ? msg : "?");
@@ -355,6 +359,17 @@ int cr_store_open(const char *path, cr_store_t **out)
 fail:
     cr_store_close(&s);
     return CR_E_STORE;
+}
+
+int cr_store_set_durability(cr_store_t *s, const char *level)
+{
+    const char *sql = strcmp(level, "full") == 0     ? "PRAGMA synchronous=FULL"
+                      : strcmp(level, "normal") == 0 ? "PRAGMA synchronous=NORMAL"
+                      : strcmp(level, "off") == 0    ? "PRAGMA synchronous=OFF"
+                                                     : NULL;
+    if (!sql)
+        return CR_E_USAGE;
+    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : s_fail(s, sql);
 }
 
 void cr_store_close(cr_store_t **self_p)
@@ -589,24 +604,22 @@ static int s_blob_of(cr_store_t *s, int which, const char *a, uint8_t **out, siz
     return rc;
 }
 
-int cr_store_assign(cr_store_t *s, const char *batch_id, const char *job_id,
-                    const char *worker_id, int64_t now_ms, cr_store_assigned_t *out)
+/* cr_store_assign, with the task bundle and options or (blobs 0) only the
+ * spec and the task's hash. Reads, then one write: no savepoint needed. */
+static int s_assign(cr_store_t *s, const char *batch_id, const char *job_id,
+                    const char *worker_id, int64_t now_ms, cr_store_assigned_t *out, int blobs)
 {
     cr_store_assigned_t a = {0};
     cr_store_job_info_t info;
-    char hash[CR_STORE_ID_MAX + 1];
-    int rc = cr_store_begin(s);
-    if (rc != 0)
-        return rc;
-    rc = s_job_row(s, batch_id, job_id, &info, out ? &a.spec : NULL, &a.spec_len, hash,
-                   sizeof hash);
+    int rc = s_job_row(s, batch_id, job_id, &info, out ? &a.spec : NULL, &a.spec_len,
+                       a.task_hash, sizeof a.task_hash);
     if (rc == 0 && info.state != CR_JOB_QUEUED)
         rc = CR_E_STATE;
     if (rc == 0 && (!worker_id || !worker_id[0]))
         rc = CR_E_USAGE;
-    if (rc == 0 && out)
-        rc = s_blob_of(s, Q_TASK_GET, hash, &a.task, &a.task_len);
-    if (rc == 0 && out)
+    if (rc == 0 && out && blobs)
+        rc = s_blob_of(s, Q_TASK_GET, a.task_hash, &a.task, &a.task_len);
+    if (rc == 0 && out && blobs)
         rc = s_blob_of(s, Q_BATCH_OPTS, batch_id, &a.options, &a.options_len);
     if (rc == 0) {
         sqlite3_stmt *st = s_q(s, Q_JOB_ASSIGN);
@@ -616,13 +629,29 @@ int cr_store_assign(cr_store_t *s, const char *batch_id, const char *job_id,
         sqlite3_bind_int64(st, 4, now_ms > 0 ? now_ms : 1);
         rc = s_run(s, st, "assign");
     }
-    rc = s_end(s, rc);
     a.attempt = info.attempt;
     if (rc != 0)
         cr_store_assigned_free(&a);
     if (out)
         *out = a;
     return rc;
+}
+
+int cr_store_assign(cr_store_t *s, const char *batch_id, const char *job_id,
+                    const char *worker_id, int64_t now_ms, cr_store_assigned_t *out)
+{
+    return s_assign(s, batch_id, job_id, worker_id, now_ms, out, 1);
+}
+
+int cr_store_assign_spec(cr_store_t *s, const char *batch_id, const char *job_id,
+                         const char *worker_id, int64_t now_ms, cr_store_assigned_t *out)
+{
+    return s_assign(s, batch_id, job_id, worker_id, now_ms, out, 0);
+}
+
+int cr_store_task(cr_store_t *s, const char *hash, uint8_t **blob, size_t *len)
+{
+    return s_blob_of(s, Q_TASK_GET, hash, blob, len);
 }
 
 /* ---- finishing: the one way a job becomes DONE ---- */

@@ -11,7 +11,9 @@
  * Records handed to callbacks are owned by the store and valid only during
  * the call. A callback called while rows are being read (cr_store_records,
  * cr_store_group_records, cr_store_groups_done) must not write to the store;
- * cr_store_cancel calls its callback after its transaction, so that one may. */
+ * cr_store_cancel calls its callback after its transaction, so that one may.
+ * A store is used by one thread at a time (it is opened without SQLite's
+ * mutexes). */
 #ifndef CR_STORE_H
 #define CR_STORE_H
 
@@ -79,6 +81,7 @@ typedef struct {
     uint8_t *options;   /* packed JobOptions of the batch; owned */
     size_t options_len; /* bytes */
     uint32_t attempt;   /* try number sent in the Job */
+    char task_hash[CR_STORE_ID_MAX + 1]; /* the bundle's key (cr_store_task) */
 } cr_store_assigned_t;
 
 typedef struct {
@@ -97,10 +100,15 @@ typedef void (*cr_store_flag_fn)(const char *flag, uint32_t count, void *arg);
 typedef void (*cr_store_group_fn)(const char *group_id, uint64_t last_seq, void *arg);
 
 /* Opens (creating if needed) the database at path, makes it and its -wal and
- * -shm files mode 0600 (they hold every source and verdict), sets WAL, synchronous=NORMAL
+ * -shm files mode 0600 (they hold every source and verdict), sets WAL, synchronous=FULL
  * and a busy timeout, creates the schema and runs cr_store_recover. Returns 0
  * and *out (close with cr_store_close), or CR_E_STORE (*out NULL). */
 int cr_store_open(const char *path, cr_store_t **out);
+
+/* What a committed transaction survives: "full" (a power cut: the WAL is
+ * synced at every commit; the default of cr_store_open), "normal" (a crash
+ * of the process) or "off". Returns 0, CR_E_USAGE (another word), CR_E_STORE. */
+int cr_store_set_durability(cr_store_t *s, const char *level);
 
 /* Closes and nulls *self_p. Safe on NULL. */
 void cr_store_close(cr_store_t **self_p);
@@ -144,6 +152,15 @@ int cr_store_next_queued(cr_store_t *s, const char *const *langs, size_t nlangs,
 int cr_store_assign(cr_store_t *s, const char *batch_id, const char *job_id,
                     const char *worker_id, int64_t now_ms, cr_store_assigned_t *out);
 void cr_store_assigned_free(cr_store_assigned_t *a);
+
+/* cr_store_assign that fills only spec, attempt and task_hash of out (task
+ * and options NULL): for a caller that keeps bundles and options by key. */
+int cr_store_assign_spec(cr_store_t *s, const char *batch_id, const char *job_id,
+                         const char *worker_id, int64_t now_ms, cr_store_assigned_t *out);
+
+/* The packed TaskBundle stored under hash (heap copy; caller frees).
+ * 0 or CR_E_NOT_FOUND. */
+int cr_store_task(cr_store_t *s, const char *hash, uint8_t **blob, size_t *len);
 
 /* QUEUED|ASSIGNED → DONE with rec as its record. First record wins. rec must
  * own its strings (it came from an unpack): the store sets rec->seq to the

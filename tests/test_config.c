@@ -23,6 +23,7 @@ static const char *s_text_value(const cr_conf_row_t *r)
         {"log-level", "debug"},
         {"backends", "c,cuda"},
         {"gpus", "0,2"},
+        {"durability", "normal"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strcmp(map[i][0], r->name) == 0)

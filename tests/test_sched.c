@@ -13,6 +13,8 @@
 #include "wire.h"
 
 #include <pthread.h>
+#include <sqlite3.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +229,7 @@ typedef struct {
  * ended the test early. */
 static s_env_t s_env;
 static int64_t s_drain_after; /* cfg.drain_after of the next s_start; 0 = off */
+static int64_t s_max_submit; /* cfg.max_submit_jobs of the next s_start; 0 = default */
 
 static void *s_loop(void *arg)
 {
@@ -248,6 +251,7 @@ static void s_start(s_env_t *e, int64_t queue_limit, int64_t heartbeat_ms)
     cfg->heartbeat_ms = heartbeat_ms;
     cfg->liveness = 3;
     cfg->drain_after = s_drain_after;
+    cfg->max_submit_jobs = s_max_submit;
     cfg->max_msg = 1 << 20;
     cfg->compile_timeout_s = 30;
     cfg->run_timeout_s = 60;
@@ -988,6 +992,157 @@ Test(coordinator, failing_worker_is_drained, .timeout = 60)
     cr_assert_eq(env->assign->jobs[0]->attempt, 3);
     cr_wire_free(&env);
     zmq_close(w2);
+    zmq_close(w);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
+/* ---- farm scale (issue 20): group commit, bounded steps ---- */
+
+/* Submits n jobs "j<i>" of task vector_add with a one-byte source. */
+static void s_submit_many(void *sock, const char *batch, size_t n)
+{
+    Crucible__TaskBundle good = CRUCIBLE__TASK_BUNDLE__INIT;
+    good.name = "vector_add";
+    good.task_json = (char *)s_task_json;
+    good.reference_source = "void solve(const float *a, const float *b, float *c, int n)"
+                            "{ for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }";
+    Crucible__TaskBundle *tb[1] = {&good};
+    Crucible__JobSpec *specs = calloc(n, sizeof *specs);
+    Crucible__JobSpec **sp = calloc(n, sizeof *sp);
+    char (*ids)[16] = calloc(n, sizeof *ids);
+    cr_assert(specs && sp && ids);
+    for (size_t i = 0; i < n; i++) {
+        crucible__job_spec__init(&specs[i]);
+        snprintf(ids[i], sizeof ids[i], "j%zu", i);
+        specs[i].job_id = ids[i];
+        specs[i].task = "vector_add";
+        specs[i].source = "x";
+        sp[i] = &specs[i];
+    }
+    Crucible__Submit sub = CRUCIBLE__SUBMIT__INIT;
+    sub.batch_id = (char *)batch;
+    sub.n_tasks = 1;
+    sub.tasks = tb;
+    sub.n_jobs = n;
+    sub.jobs = sp;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT;
+    env.submit = &sub;
+    s_send(sock, &env);
+    free(specs);
+    free(sp);
+    free(ids);
+}
+
+Test(coordinator, oversized_submit_refused_undecoded, .timeout = 60)
+{
+    s_start(&s_env, 0, 1000); /* max-submit-jobs: the default, 2000 */
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    s_submit_many(cl, "big", 2001);
+    Crucible__Envelope *env = EXPECT(cl, ERROR);
+    cr_assert_not_null(env);
+    cr_assert_str_eq(env->error->code, "E_LIMIT");
+    cr_assert_not_null(strstr(env->error->message, "--max-submit-jobs"), "%s",
+                       env->error->message);
+    cr_wire_free(&env);
+    s_status_req(cl, "big");
+    env = EXPECT(cl, ERROR);
+    cr_assert_not_null(env);
+    cr_assert_str_eq(env->error->code, "E_NOT_FOUND", "nothing of a refused submit stays");
+    cr_wire_free(&env);
+    /* at the limit it is taken */
+    s_submit_many(cl, "big", 2000);
+    env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->submit_ack->accepted, 2000);
+    cr_wire_free(&env);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
+/* A Submit that keeps the loop busy longer than the liveness window
+ * (100 ms x 3) must not make a worker that kept beating lost: its beats
+ * waited in the socket while the loop was ours. */
+Test(coordinator, big_submit_does_not_lose_workers, .timeout = 120)
+{
+    s_max_submit = 14000;
+    s_start(&s_env, 0, 100);
+    s_max_submit = 0;
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
+    s_ready(w, "w1", 1);
+    usleep(200000);
+    s_submit_many(cl, "huge", 14000);
+    int acked = 0, disconnects = 0, assigns = 0;
+    int64_t end = cr_time_mono_ms() + 60000, after_ack = 0;
+    while (cr_time_mono_ms() < end && (!after_ack || cr_time_mono_ms() < after_ack)) {
+        s_heartbeat(w);
+        zmq_pollitem_t it[2] = {{cl, 0, ZMQ_POLLIN, 0}, {w, 0, ZMQ_POLLIN, 0}};
+        zmq_poll(it, 2, 50);
+        Crucible__Envelope *env = NULL;
+        while (cr_wire_recv(cl, NULL, &env) != -EAGAIN) {
+            if (env && env->body_case == CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK) {
+                acked = 1;
+                after_ack = cr_time_mono_ms() + 1000; /* beats on a while: cron runs */
+            }
+            cr_wire_free(&env);
+        }
+        while (cr_wire_recv(w, NULL, &env) != -EAGAIN) {
+            if (env && env->body_case == CRUCIBLE__ENVELOPE__BODY_DISCONNECT)
+                disconnects++;
+            if (env && env->body_case == CRUCIBLE__ENVELOPE__BODY_ASSIGN)
+                assigns++;
+            cr_wire_free(&env);
+        }
+    }
+    cr_assert(acked, "no SubmitAck");
+    cr_assert_eq(disconnects, 0, "the worker was declared lost during the submit");
+    cr_assert_gt(assigns, 0, "the worker got no job after the submit");
+    zmq_close(w);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
+/* Group commit: a worker hears Ack only for a result the store holds. */
+Test(coordinator, acked_results_are_stored, .timeout = 60)
+{
+    s_start(&s_env, 0, 1000);
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
+    s_ready(w, "w1", 8);
+    s_submit_many(cl, "gc", 8);
+    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    int got = 0;
+    while (got < 8) {
+        env = EXPECT(w, ASSIGN);
+        cr_assert_not_null(env);
+        got += (int)env->assign->n_jobs;
+        cr_wire_free(&env);
+    }
+    for (int i = 0; i < 8; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "j%d", i);
+        s_result(w, "gc", id, 1, CRUCIBLE__STATUS__STATUS_OK, 1.0);
+    }
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open_v2(s_env.cfg.db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    for (int i = 0; i < 8; i++) {
+        env = EXPECT(w, ACK);
+        cr_assert_not_null(env);
+        sqlite3_stmt *st = NULL;
+        cr_assert_eq(sqlite3_prepare_v2(db, "SELECT state FROM jobs WHERE batch_id = 'gc' AND "
+                                            "job_id = ?1", -1, &st, NULL), SQLITE_OK);
+        sqlite3_bind_text(st, 1, env->ack->job_id, -1, SQLITE_TRANSIENT);
+        cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+        cr_assert_eq(sqlite3_column_int(st, 0), 2, "job %s acknowledged before it was stored",
+                     env->ack->job_id);
+        sqlite3_finalize(st);
+        cr_wire_free(&env);
+    }
+    sqlite3_close(db);
     zmq_close(w);
     zmq_close(cl);
     s_stop(&s_env);
