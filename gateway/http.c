@@ -27,6 +27,7 @@
 #include <time.h>
 
 #define S_MAX_JOBS 100000  /* jobs in one native submit: the coordinator's queue-limit default */
+#define S_DRAIN_MAX 4     /* an oversized body is read up to 4 x --max-body, then cut */
 #define S_KEEPALIVE_MS 15000 /* a stream's sign of life: under common proxies' 60 s idle cut */
 
 /* ------------------------------------------------------------ text buffer */
@@ -1168,6 +1169,7 @@ static enum MHD_Result s_slime(cr__gw_t *g, struct MHD_Connection *conn, json_t 
 typedef struct {
     s_buf_t body;    /* the request body so far */
     int too_big;     /* it passed --max-body */
+    size_t seen;     /* body bytes received, kept or not */
     int64_t t0_ns;   /* monotonic, first call */
 } s_req_t;
 
@@ -1288,14 +1290,18 @@ static enum MHD_Result s_handler(void *cls, struct MHD_Connection *conn, const c
                                "Content-Type must be application/json (got %.80s)",
                                ct ? ct : "none");
             const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+            /* too big: read and dropped, then 413, so a client that sends
+             * the whole body before reading still gets the answer */
             if (cl && strtoull(cl, NULL, 10) > (unsigned long long)g->cfg->max_body)
-                return s_error(conn, 413, "too_large", "the body exceeds --max-body (%lld bytes)",
-                               (long long)g->cfg->max_body);
+                rq->too_big = 1;
         }
         return MHD_YES;
     }
     if (*upload_size) {
-        if (rq->body.n + *upload_size > (size_t)g->cfg->max_body)
+        rq->seen += *upload_size;
+        if (rq->seen > S_DRAIN_MAX * (size_t)g->cfg->max_body)
+            return MHD_NO; /* past any honest mistake: the connection is closed */
+        if (rq->too_big || rq->body.n + *upload_size > (size_t)g->cfg->max_body)
             rq->too_big = 1;
         else
             s_put(&rq->body, upload, *upload_size);
