@@ -1179,10 +1179,15 @@ static int s_auth_ok(cr__gw_t *g, struct MHD_Connection *conn)
     if (g->ntokens == 0)
         return 1;
     const char *a = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-    if (!a || strncasecmp(a, "Bearer ", 7) != 0)
+    /* ?token=: for trainers whose remote-reward client sends no headers
+     * (OpenRLHF, slime); docs/gateway.md says what it costs */
+    const char *t = a && strncasecmp(a, "Bearer ", 7) == 0 ? a + 7
+                    : a ? NULL
+                        : MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token");
+    if (!t)
         return 0;
     char hex[CR_HASH_HEX_LEN + 1];
-    cr_hash_hex(a + 7, strlen(a + 7), hex);
+    cr_hash_hex(t, strlen(t), hex);
     int ok = 0;
     for (size_t i = 0; i < g->ntokens; i++) {
         unsigned char d = 0;

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
-from ._adapt import Coalescer, client_from_env, group_of, score_step, task_name
+from ._adapt import client_from_env, group_of, score_step, task_name
 
 
 def _tasks(n: int, kwargs: Any) -> List[Optional[str]]:
