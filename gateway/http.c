@@ -1054,24 +1054,22 @@ static enum MHD_Result s_remote(cr__gw_t *g, struct MHD_Connection *conn, int sh
             s_puts(&o, "null"); /* no reward: an infrastructure failure, never 0 */
         }
     } else {
-        s_puts(&o, "{\"rewards\":[");
+        /* OpenRLHF reads "rewards" (or "scores", by its score_key): the same list */
+        s_buf_t rw = {0};
         for (size_t i = 0; i < n; i++) {
             cr__gw_batch_t *b = bs[i];
-            s_puts(&o, i ? "," : "");
+            s_puts(&rw, i ? "," : "");
             if (b->rec && b->rec[0] && b->has_reward[0])
-                s_put_num(&o, b->reward_v[0]);
+                s_put_num(&rw, b->reward_v[0]);
             else
-                s_puts(&o, "null");
+                s_puts(&rw, "null");
         }
+        s_printf(&o, "%s", "{\"rewards\":[");
+        s_puts(&o, rw.p ? rw.p : "");
         s_puts(&o, "],\"scores\":[");
-        for (size_t i = 0; i < n; i++) {
-            cr__gw_batch_t *b = bs[i];
-            s_puts(&o, i ? "," : "");
-            if (b->rec && b->rec[0] && b->has_reward[0])
-                s_put_num(&o, b->reward_v[0]);
-            else
-                s_puts(&o, "null");
-        }
+        s_puts(&o, rw.p ? rw.p : "");
+        o.oom |= rw.oom;
+        free(rw.p);
         s_puts(&o, "],\"extra_logs\":{\"status\":[");
         for (size_t i = 0; i < n; i++) {
             cr__gw_batch_t *b = bs[i];
