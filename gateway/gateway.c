@@ -205,6 +205,8 @@ int cr_gateway_main(const cr_config_t *cfg)
     void *daemon = NULL;
     char err[1024];
     cr_hash_global_init();
+    if (!(g.by_id = json_object()))
+        goto out;
     if (cfg->tasks[0] && s_load_tasks(&g, cfg->tasks) != 0)
         goto out;
     if (cfg->token_file[0] && s_load_tokens(&g, cfg->token_file) != 0)
@@ -272,6 +274,7 @@ out:
         free(g.tokens[i]);
     free(g.tokens);
     free(g.status_json);
+    json_decref(g.by_id);
     if (g.wake_fd >= 0)
         close(g.wake_fd);
     if (cond)

@@ -90,6 +90,7 @@ typedef struct {
     pthread_cond_t cond;           /* broadcast on any change a handler may wait for */
     int wake_fd;                   /* eventfd: handlers -> broker */
     cr__gw_batch_t *batches;       /* the table, owned */
+    json_t *by_id;                 /* batch id -> entry address (an integer), owned */
     size_t nbatches;
     Crucible__TaskBundle **loaded; /* --tasks bundles, owned; immutable after start */
     size_t nloaded;

@@ -20,10 +20,8 @@
 
 cr__gw_batch_t *cr__gw_find(cr__gw_t *g, const char *id)
 {
-    for (cr__gw_batch_t *b = g->batches; b; b = b->next)
-        if (strcmp(b->id, id) == 0)
-            return b;
-    return NULL;
+    json_t *v = json_object_get(g->by_id, id);
+    return v ? (cr__gw_batch_t *)(intptr_t)json_integer_value(v) : NULL;
 }
 
 cr__gw_batch_t *cr__gw_add(cr__gw_t *g, const char *id)
@@ -37,6 +35,10 @@ cr__gw_batch_t *cr__gw_add(cr__gw_t *g, const char *id)
     b->errors = json_array();
     b->t_created_ms = cr_time_mono_ms();
     if (!b->index || !b->groups || !b->errors) {
+        cr__gw_batch_free(b);
+        return NULL;
+    }
+    if (json_object_set_new(g->by_id, b->id, json_integer((json_int_t)(intptr_t)b)) != 0) {
         cr__gw_batch_free(b);
         return NULL;
     }
@@ -403,6 +405,7 @@ static void s_cron(cr__gw_t *g)
         if (b->refs == 0 && finished && b->t_finished_ms && now - b->t_finished_ms > keep) {
             *pp = b->next;
             g->nbatches--;
+            json_object_del(g->by_id, b->id);
             cr__gw_batch_free(b);
         } else {
             pp = &b->next;
