@@ -110,6 +110,26 @@ int cr_client_reconnect(cr_client_t *c)
     return 0;
 }
 
+void *cr_client_socket(cr_client_t *c)
+{
+    return c->sock;
+}
+
+void cr_client_job_options(const cr_config_t *cfg, Crucible__JobOptions *o)
+{
+    crucible__job_options__init(o);
+    o->time_budget_s = cfg->time_budget_s;
+    o->rse_target = cfg->rse_target;
+    o->compile_timeout_s = cfg->compile_timeout_s;
+    o->run_timeout_s = cfg->run_timeout_s;
+    o->queue_timeout_s = cfg->queue_timeout_s;
+    o->reward = (char *)cfg->reward;
+    o->ref_policy = strcmp(cfg->ref_policy, "cached") == 0 ? CRUCIBLE__REF_POLICY__REF_CACHED
+                                                           : CRUCIBLE__REF_POLICY__REF_INTERLEAVED;
+    o->clock_policy = (char *)cfg->clock_policy;
+    o->max_attempts = (uint32_t)cfg->max_attempts;
+}
+
 /* Packs env and checks it against the client's cap before sending. */
 static int s_send(cr_client_t *c, Crucible__Envelope *env)
 {
@@ -251,6 +271,17 @@ static int s_read_in(const char *dir, const char *name, char **out, char *err, s
     return rc;
 }
 
+void cr_client_bundle_hash(Crucible__TaskBundle *b)
+{
+    cr_hash_global_init();
+    cr_hash_t h;
+    cr_hash_init(&h);
+    cr_hash_update_str(&h, b->task_json);
+    cr_hash_update_str(&h, b->reference_source);
+    cr_hash_update_str(&h, b->baseline_source);
+    cr_hash_final_hex(&h, b->hash);
+}
+
 int cr_client_task_bundle(const char *dir, Crucible__TaskBundle **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -300,13 +331,7 @@ int cr_client_task_bundle(const char *dir, Crucible__TaskBundle **out, char *err
         rc = s_read_in(dir, json_string_value(base), &b->baseline_source, err, errlen);
     if (rc != 0)
         goto done;
-    cr_hash_global_init();
-    cr_hash_t h;
-    cr_hash_init(&h);
-    cr_hash_update_str(&h, b->task_json);
-    cr_hash_update_str(&h, b->reference_source);
-    cr_hash_update_str(&h, b->baseline_source);
-    cr_hash_final_hex(&h, b->hash);
+    cr_client_bundle_hash(b);
     *out = b;
     b = NULL;
 done:

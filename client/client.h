@@ -57,6 +57,14 @@ int cr_client_status(cr_client_t *c, const char *batch_id);
 /* Sends Cancel{batch_id, job_id} (job_id "" or NULL = the whole batch). 0 or CR_E_ZMQ. */
 int cr_client_cancel(cr_client_t *c, const char *batch_id, const char *job_id);
 
+/* The client's DEALER socket, for zmq_poll beside other sockets or fds
+ * (then cr_client_recv with timeout 0). Borrowed: it changes on
+ * cr_client_reconnect. */
+void *cr_client_socket(cr_client_t *c);
+
+/* Batch job options from the config (strings borrowed from cfg). */
+void cr_client_job_options(const cr_config_t *cfg, Crucible__JobOptions *o);
+
 /* Waits up to timeout_ms (-1 = forever) for one message. Returns 0 and *out
  * (release with cr_wire_free); -EAGAIN when nothing came in time; -EINTR
  * when a signal interrupted the wait; CR_E_DECODE / CR_E_TOO_BIG /
@@ -76,6 +84,11 @@ int cr_client_recv(cr_client_t *c, int timeout_ms, Crucible__Envelope **out);
  * crucible__task_bundle__free_unpacked), or a negative code with err naming
  * the file and what is wrong. */
 int cr_client_task_bundle(const char *dir, Crucible__TaskBundle **out, char *err, size_t errlen);
+
+/* Writes into b->hash (which must hold CR_HASH_HEX_LEN + 1 bytes) the hex BLAKE2b
+ * of task_json, reference_source and baseline_source, as
+ * cr_client_task_bundle does for a folder (inline tasks get the same). */
+void cr_client_bundle_hash(Crucible__TaskBundle *b);
 
 /* What one submit carries: the bundles and the jobs, both owned. */
 typedef struct {

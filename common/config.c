@@ -22,14 +22,14 @@
     {name, type, offsetof(cr_config_t, field), def, lo, hi, cmds, help}
 
 /* Commands that take job options: they become the batch defaults. */
-#define JOBOPT (CR_CMD_SUBMIT | CR_CMD_RUN | CR_CMD_WORKER | CR_CMD_COORDINATOR)
+#define JOBOPT (CR_CMD_SUBMIT | CR_CMD_RUN | CR_CMD_WORKER | CR_CMD_COORDINATOR | CR_CMD_GATEWAY)
 /* Commands that start or are local cluster processes. */
 #define CLUSTER (CR_CMD_COORDINATOR | CR_CMD_WORKER | CR_CMD_RUN)
 
 const cr_conf_row_t cr_config_rows[] = {
     /* endpoints */
     ROW("clients-endpoint", CR_CONF_STR, clients_endpoint, "tcp://127.0.0.1:5555", 1, 0,
-        CR_CMD_COORDINATOR | CR_CMD_CLIENT,
+        CR_CMD_COORDINATOR | CR_CMD_CLIENT | CR_CMD_GATEWAY,
         "ZeroMQ endpoint for clients: the coordinator binds it, clients connect (ipc:// takes "
         "a path, made 0600; abstract ipc://@name is refused)"),
     ROW("workers-endpoint", CR_CONF_STR, workers_endpoint, "tcp://127.0.0.1:5556", 1, 0,
@@ -41,13 +41,13 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("queue-limit", CR_CONF_INT, queue_limit, "100000", 1, 1e9, CR_CMD_COORDINATOR,
         "jobs one client may have queued; a larger submit is refused whole"),
     ROW("max-attempts", CR_CONF_INT, max_attempts, "3", 1, 100,
-        CR_CMD_COORDINATOR | CR_CMD_SUBMIT | CR_CMD_RUN,
+        CR_CMD_COORDINATOR | CR_CMD_SUBMIT | CR_CMD_RUN | CR_CMD_GATEWAY,
         "tries of a job before it is recorded INFRA_ERROR"),
     ROW("heartbeat-ms", CR_CONF_INT, heartbeat_ms, "1000", 10, 600000,
-        CLUSTER | CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_REPORT,
+        CLUSTER | CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_REPORT | CR_CMD_GATEWAY,
         "milliseconds between heartbeats, both ways (clients: the coordinator's)"),
     ROW("liveness", CR_CONF_INT, liveness, "3", 1, 100,
-        CLUSTER | CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_REPORT,
+        CLUSTER | CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_REPORT | CR_CMD_GATEWAY,
         "missed heartbeats before a peer is declared lost (clients: then reconnect)"),
     ROW("drain-after", CR_CONF_INT, drain_after, "3", 0, 16, CR_CMD_COORDINATOR,
         "drain a worker (no new jobs) lost this many times in 10 minutes, or whose runs "
@@ -136,7 +136,7 @@ const cr_conf_row_t cr_config_rows[] = {
         "seconds a runner may take (verify and timing); then it is killed: TIMEOUT; a "
         "worker's is a cap that a job's options may lower, never raise"),
     ROW("queue-timeout-s", CR_CONF_DOUBLE, queue_timeout_s, "0", 0, 1e7,
-        CR_CMD_COORDINATOR | CR_CMD_SUBMIT | CR_CMD_RUN,
+        CR_CMD_COORDINATOR | CR_CMD_SUBMIT | CR_CMD_RUN | CR_CMD_GATEWAY,
         "seconds a job may wait for a worker; then it is recorded INFRA_ERROR; 0 = no limit"),
     ROW("time-budget-s", CR_CONF_DOUBLE, time_budget_s, "1.0", 0.001, 3600, JOBOPT,
         "seconds of timing per bench case at most"),
@@ -165,22 +165,50 @@ const cr_conf_row_t cr_config_rows[] = {
     /* watch and results always stream to the end: following is what they are for */
     ROW("follow", CR_CONF_BOOL, follow, "0", 0, 1, CR_CMD_SUBMIT,
         "after submitting, show progress until the batch is done"),
+    /* gateway: the HTTP front door for trainers (gateway/gateway.h, docs/gateway.md) */
+    ROW("listen", CR_CONF_STR, listen, "127.0.0.1:8470", 1, 0, CR_CMD_GATEWAY,
+        "HTTP address:port to listen on; a non-loopback address needs --token-file"),
+    ROW("tasks", CR_CONF_STR, tasks, "", 1, 0, CR_CMD_GATEWAY,
+        "a task folder, or a folder of task folders, that jobs and remote-reward labels name "
+        "(inline tasks need none)"),
+    ROW("token-file", CR_CONF_STR, token_file, "", 1, 0, CR_CMD_GATEWAY,
+        "file of bearer tokens, one a line (# lines are comments): every request must carry "
+        "Authorization: Bearer <token>; required off loopback"),
+    ROW("tls-cert", CR_CONF_STR, tls_cert, "", 1, 0, CR_CMD_GATEWAY,
+        "PEM certificate file: serve HTTPS (with --tls-key); empty = plain HTTP (put a TLS "
+        "proxy in front off the host)"),
+    ROW("tls-key", CR_CONF_STR, tls_key, "", 1, 0, CR_CMD_GATEWAY,
+        "PEM private key file of --tls-cert"),
+    /* 25: under slime's 30 s client timeout; a retry of a request that timed out joins the same job */
+    ROW("request-timeout-s", CR_CONF_DOUBLE, request_timeout_s, "25", 0.05, 86400, CR_CMD_GATEWAY,
+        "seconds a request waits for its records when it names no timeout (?timeout_s= or "
+        "X-Crucible-Timeout-S); then 504 (remote reward) or what is done so far"),
+    /* 64 MiB: the coordinator's largest message (max-msg) */
+    ROW("max-body", CR_CONF_INT, max_body, "67108864", 1024, 1073741824, CR_CMD_GATEWAY,
+        "largest request body in bytes; a larger one is answered 413"),
+    ROW("max-connections", CR_CONF_INT, max_connections, "2048", 4, 65536, CR_CMD_GATEWAY,
+        "HTTP connections served at once (one thread each); more wait in the kernel's backlog"),
+    ROW("keep-s", CR_CONF_DOUBLE, keep_s, "3600", 1, 1e7, CR_CMD_GATEWAY,
+        "seconds a finished batch stays in the gateway's memory (its records stay in the "
+        "coordinator's database)"),
     /* security: CURVE with allow-lists, or plaintext on loopback only (common/curve.h) */
-    ROW("key", CR_CONF_STR, key, "", 1, 0, CR_CMD_COORDINATOR | CR_CMD_WORKER | CR_CMD_CLIENT,
+    ROW("key", CR_CONF_STR, key, "", 1, 0,
+        CR_CMD_COORDINATOR | CR_CMD_WORKER | CR_CMD_CLIENT | CR_CMD_GATEWAY,
         "this process's CURVE secret key file (crucible keygen); empty = plaintext, "
         "loopback/ipc endpoints only"),
-    ROW("server-key", CR_CONF_STR, server_key, "", 1, 0, CR_CMD_WORKER | CR_CMD_CLIENT,
+    ROW("server-key", CR_CONF_STR, server_key, "", 1, 0,
+        CR_CMD_WORKER | CR_CMD_CLIENT | CR_CMD_GATEWAY,
         "the coordinator's CURVE public key file (with --key)"),
     ROW("allow-clients", CR_CONF_STR, allow_clients, "", 1, 0, CR_CMD_COORDINATOR,
         "file of client public keys let in: one z85 key a line, lines starting # are comments"),
     ROW("allow-workers", CR_CONF_STR, allow_workers, "", 1, 0, CR_CMD_COORDINATOR,
         "file of worker public keys let in: one z85 key a line, lines starting # are comments"),
     ROW("insecure", CR_CONF_BOOL, insecure, "0", 0, 1,
-        CR_CMD_COORDINATOR | CR_CMD_WORKER | CR_CMD_CLIENT,
+        CR_CMD_COORDINATOR | CR_CMD_WORKER | CR_CMD_CLIENT | CR_CMD_GATEWAY,
         "allow plain TCP (no CURVE): needed for tcp:// without keys; loopback only unless "
         "--insecure-force; an error together with --key"),
     ROW("insecure-force", CR_CONF_BOOL, insecure_force, "0", 0, 1,
-        CR_CMD_COORDINATOR | CR_CMD_WORKER | CR_CMD_CLIENT,
+        CR_CMD_COORDINATOR | CR_CMD_WORKER | CR_CMD_CLIENT | CR_CMD_GATEWAY,
         "allow plain TCP on any endpoint (traffic and peers unauthenticated); an error "
         "together with --key"),
     /* general */

@@ -24,9 +24,10 @@ enum {
     CR_CMD_CANCEL = 1 << 7,
     CR_CMD_TASK = 1 << 8,
     CR_CMD_REPORT = 1 << 9,
+    CR_CMD_GATEWAY = 1 << 10,
     CR_CMD_CLIENT = CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_STATUS | CR_CMD_CANCEL |
                     CR_CMD_REPORT,
-    CR_CMD_ALL = 0x3ff,
+    CR_CMD_ALL = 0x7ff,
 };
 
 #define CR_CONFIG_STR 256 /* bytes for every string setting */
@@ -86,6 +87,16 @@ typedef struct {
     int64_t workers;                      /* run: local workers to start */
     char log_dir[CR_CONFIG_STR];          /* run: keep the local cluster's logs here; "" = not kept */
     int64_t follow;                       /* submit: keep streaming until done (watch/results always do) */
+    /* --- gateway (gateway/gateway.h) --- */
+    char listen[CR_CONFIG_STR];           /* HTTP address:port the gateway listens on */
+    char tasks[CR_CONFIG_STR];            /* task folders that jobs may name */
+    char token_file[CR_CONFIG_STR];       /* bearer tokens, one a line; "" = none */
+    char tls_cert[CR_CONFIG_STR];         /* PEM certificate; "" = plain HTTP */
+    char tls_key[CR_CONFIG_STR];          /* PEM private key of tls_cert */
+    double request_timeout_s;             /* s a request waits when the caller names no timeout */
+    int64_t max_body;                     /* bytes of one request body at most */
+    int64_t max_connections;              /* HTTP connections served at once */
+    double keep_s;                        /* s a finished batch stays in the gateway's memory */
     /* --- security (common/curve.h) --- */
     char key[CR_CONFIG_STR];              /* own CURVE secret key file; "" = no CURVE */
     char server_key[CR_CONFIG_STR];       /* clients, workers: the coordinator's public key file */

@@ -10,6 +10,7 @@ libprotobuf-c-dev protobuf-c-compiler
 libjansson-dev libsqlite3-dev sqlite3
 libcriterion-dev libhwloc-dev hwloc
 libcurl4-openssl-dev libseccomp-dev
+libmicrohttpd-dev
 python3 clang
 python3-yaml systemd prometheus chromium
 slurmctld slurmd slurm-client munge"

@@ -5,6 +5,7 @@
 #include "coordinator.h"
 #include "error.h"
 #include "file.h"
+#include "gateway.h"
 #include "hash.h"
 #include "log.h"
 #include "record.h"
@@ -78,21 +79,6 @@ int cr_cli_parse(const char *name, unsigned cmd, const char *usage, int min_pos,
     cr_log_parse_level(cfg->log_level, &level); /* validated by the table */
     cr_log_set_level(level);
     return -1;
-}
-
-void cr_cli_job_options(const cr_config_t *cfg, Crucible__JobOptions *o)
-{
-    crucible__job_options__init(o);
-    o->time_budget_s = cfg->time_budget_s;
-    o->rse_target = cfg->rse_target;
-    o->compile_timeout_s = cfg->compile_timeout_s;
-    o->run_timeout_s = cfg->run_timeout_s;
-    o->queue_timeout_s = cfg->queue_timeout_s;
-    o->reward = (char *)cfg->reward;
-    o->ref_policy = strcmp(cfg->ref_policy, "cached") == 0 ? CRUCIBLE__REF_POLICY__REF_CACHED
-                                                           : CRUCIBLE__REF_POLICY__REF_INTERLEAVED;
-    o->clock_policy = (char *)cfg->clock_policy;
-    o->max_attempts = (uint32_t)cfg->max_attempts;
 }
 
 static volatile sig_atomic_t s_interrupted;
@@ -450,7 +436,7 @@ static int s_submit_chunk(cr_client_t *c, const cr_config_t *cfg, const cr_jobse
 {
     *ack = NULL;
     Crucible__JobOptions opts;
-    cr_cli_job_options(cfg, &opts);
+    cr_client_job_options(cfg, &opts);
     /* Twice the silence: a large submit keeps a live coordinator busy a while,
      * and a needless resubmit costs a second pass over the jobs. */
     double slice_s = 2.0 * (double)cr_cli_silence_ms(cfg) / 1000.0;
@@ -844,4 +830,19 @@ int cr_cli_worker(int argc, char **argv)
         return cr_worker_main_gpus(&cfg, exe);
     }
     return cr_worker_main(&cfg);
+}
+
+int cr_cli_gateway(int argc, char **argv)
+{
+    static const char usage[] =
+        "crucible gateway [--listen ADDR:PORT] [--tasks DIR] [--token-file FILE] [options]\n"
+        "  an HTTP/JSON front door for trainers, in front of the coordinator at\n"
+        "  --clients-endpoint: the native API (/v1/batches...) and the remote-reward\n"
+        "  shapes of OpenRLHF (/reward/openrlhf) and slime (/reward/slime); docs/gateway.md";
+    cr_config_t cfg;
+    int npos, x = cr_cli_parse("gateway", CR_CMD_GATEWAY, usage, 0, 0, argc, argv, &cfg, &npos);
+    if (x >= 0)
+        return x;
+    cr_log_set_role("gateway");
+    return cr_gateway_main(&cfg);
 }

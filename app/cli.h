@@ -28,9 +28,6 @@ enum { CR_EXIT_OK = 0, CR_EXIT_FAIL = 1, CR_EXIT_USAGE = 2 };
 int cr_cli_parse(const char *name, unsigned cmd, const char *usage, int min_pos, int max_pos,
                  int argc, char **argv, cr_config_t *cfg, int *npos);
 
-/* Batch job options from the config (strings borrowed from cfg). */
-void cr_cli_job_options(const cr_config_t *cfg, Crucible__JobOptions *o);
-
 /* Installs SIGINT/SIGTERM handlers that only set a flag (no SA_RESTART, so a
  * blocking wait returns early); cr_cli_interrupted() reads it. */
 void cr_cli_catch_signals(void);
@@ -137,5 +134,6 @@ int cr_cli_cancel(int argc, char **argv);
 int cr_cli_task(int argc, char **argv);
 int cr_cli_coordinator(int argc, char **argv);
 int cr_cli_worker(int argc, char **argv);
+int cr_cli_gateway(int argc, char **argv);
 
 #endif
