@@ -55,6 +55,17 @@ static char *s_crucible(void)
 }
 #define CRUCIBLE s_crucible()
 #define SUITE s_env_or("CR_HACKS_DIR", "tests/hacks")
+static char s_suite_buf[600];
+/* The suite's folder: CR_HACKS_DIR as given when absolute (a suite the
+ * build generates, tests/redteam), else below the source tree. */
+static const char *s_suite(void)
+{
+    const char *d = SUITE;
+    if (d[0] == '/')
+        return d;
+    snprintf(s_suite_buf, sizeof s_suite_buf, "%s/%s", SRC, d);
+    return s_suite_buf;
+}
 #define S_MAX 256 /* candidates per language: far above the ~60 there are */
 
 /* docs/hacks.md's rows, by number. */
@@ -114,7 +125,7 @@ TestSuite(hacks, .fini = s_fini, .timeout = 590);
  * else tasks/examples/<name>. */
 static void s_task_dir(const char *name, char *out, size_t len)
 {
-    snprintf(out, len, "%s/%s/tasks/%s", SRC, SUITE, name);
+    snprintf(out, len, "%s/tasks/%s", s_suite(), name);
     char tj[700];
     snprintf(tj, sizeof tj, "%s/task.json", out);
     if (!cr_file_exists(tj))
@@ -132,7 +143,7 @@ static void s_task_dir(const char *name, char *out, size_t len)
 static void s_load_expected(const char *sub)
 {
     char dir[512], path[600];
-    snprintf(dir, sizeof dir, "%s/%s/%s%s%s", SRC, SUITE, s_lang, sub[0] ? "/" : "", sub);
+    snprintf(dir, sizeof dir, "%s/%s%s%s", s_suite(), s_lang, sub[0] ? "/" : "", sub);
     snprintf(path, sizeof path, "%s/expected.json", dir);
     if (sub[0] && !cr_file_exists(path))
         return; /* a suite without honest kernels (tests/redteam) */
@@ -202,7 +213,7 @@ static void s_make_jobset(cr_jobset_t *js)
         snprintf(link, sizeof link, "%s/%s", tasks, c->task);
         if (access(link, F_OK) != 0)
             cr_assert_eq(symlink(dir, link), 0, "%s", link);
-        snprintf(file, sizeof file, "%s/%s/%s/%s%s%s", SRC, SUITE, s_lang, c->sub,
+        snprintf(file, sizeof file, "%s/%s/%s%s%s", s_suite(), s_lang, c->sub,
                  c->sub[0] ? "/" : "", c->file);
         json_t *line = json_pack("{s:s, s:s, s:s}", "task", c->task, "file", file, "job_id",
                                  c->job_id);

@@ -1,10 +1,17 @@
 #!/bin/sh
-# Builds tests/redteam/c/NAME.c from tests/redteam/src/NAME.c: its header
-# comment, then the kit, then its body (everything after the first line that
-# reads "/* body */"). Each candidate is submitted alone, so each carries the kit.
+# Builds the red-team suite into OUT (the build folder's redteam/, by CMake):
+# OUT/c/NAME.c from tests/redteam/src/NAME.c (its header comment, then the
+# kit, then its body: everything after the first line that reads
+# "/* body */"), and OUT/c/expected.json. Each candidate is submitted alone,
+# so each carries the kit; only the sources are kept in the repository.
+#   sh tests/redteam/src/make.sh OUT
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: make.sh OUT}
+mkdir -p "$out/c"
 for f in "$here"/[0-9]*.c; do
-    out="$here/../c/$(basename "$f")"
-    { sed '/^\/\* body \*\//,$d' "$f"; cat "$here/kit.h"; echo; sed '1,/^\/\* body \*\//d' "$f"; } >"$out"
+    dst="$out/c/$(basename "$f")"
+    { sed '/^\/\* body \*\//,$d' "$f"; cat "$here/kit.h"; echo; sed '1,/^\/\* body \*\//d' "$f"; } >"$dst.tmp"
+    mv "$dst.tmp" "$dst"
 done
+cp "$here/../expected-c.json" "$out/c/expected.json"
