@@ -29,9 +29,12 @@
  *    (without threads) no other thread. A task that allows threads is timed
  *    by the wall clock instead, from just before SIGCONT to the moment
  *    waitid reports it stopped: its threads' CPU times would add up. Either
- *    way, the empty command (PING) measured before the object is loaded is
- *    this executor's own cost of a command, taken off every call's time;
- *    reference and candidate pay it alike. */
+ *    way, the empty command (PING) measured before the object is loaded,
+ *    the fastest of S_CALIBRATE_N, is this executor's least cost of a
+ *    command, taken off every call's time; reference and candidate pay it
+ *    alike. What remains of the command's cost (its jitter above that least
+ *    cost) stays in the sample: a call far shorter than it is measured long,
+ *    never absurdly short. */
 #define _GNU_SOURCE
 #include "exec.h"
 
@@ -67,7 +70,7 @@ _Static_assert(CR_EXEC_MAX_ARGS == CR_TASK_MAX_PARAMS, "one argument per task pa
 #define S_SLEEP_NS 10000000       /* 10 ms sleeps on done: a dead executor is seen that soon */
 #define S_FREEZE_S 5.0            /* s: SIGSTOP takes microseconds; 5 s means it never will */
 #define S_CALIBRATE_WARM 8        /* empty commands not counted (first-touch costs) */
-#define S_CALIBRATE_N 64          /* counted: the median of 64 is stable to ~0.1 us here */
+#define S_CALIBRATE_N 64          /* counted: the fastest of 64 */
 
 struct cr_exec {
     pid_t pid;              /* the executor; 0 once reaped */
@@ -84,7 +87,7 @@ struct cr_exec {
     int spin;               /* 1: another core is free to spin on */
     int wall;               /* 1: time by the wall clock (threads); 0: by CPU time (note 3) */
     int stat_fd;            /* /proc/<pid>/schedstat, open; -1 = unreadable (then wall) */
-    double overhead_us;     /* the empty command's median time */
+    double overhead_us;     /* us: the empty command's least cost (note 3) */
     uint64_t base_handlers; /* SigCgt after the sandbox, before any load */
     cr_exec_fault_t fault;  /* the first fault; kind 0 while none */
 };
@@ -365,9 +368,13 @@ static void s_calibrate(cr_exec_t *x)
         if (i >= S_CALIBRATE_WARM)
             v[n++] = us;
     }
+    /* The fastest, not the median: what is taken off every sample must be a
+     * lower bound of a command's own cost, or calls shorter than its jitter
+     * would come out at nothing (a 1 us call less a median that half the
+     * commands undercut) and their speedups absurd. */
     cr_stats_t st;
     if (cr_stats_compute(v, n, &st) == 0)
-        x->overhead_us = st.median;
+        x->overhead_us = st.min;
 }
 
 /* ---------------------------------------------------------------- /proc */

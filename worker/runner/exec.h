@@ -7,8 +7,8 @@
  * by the judge itself, between two moments the executor is frozen: by the
  * CPU time the kernel charged the executor (tasks without threads), or the
  * wall clock from letting it run to the kernel's report that it is stopped
- * again (tasks with threads); less this executor's own cost of an empty
- * command measured before any client code was loaded (exec.c note 3).
+ * again (tasks with threads); less this executor's least cost of an empty
+ * command, measured before any client code was loaded (exec.c note 3).
  * Nothing an executor writes back is believed, except as evidence against
  * it.
  *
@@ -110,7 +110,8 @@ uint64_t cr_exec_extra_handlers(const cr_exec_t *x);
  * (RLIMIT_AS; 0 = none), in bytes. Returns 0, or -1 when unreadable. */
 int cr_exec_memory(const cr_exec_t *x, uint64_t *peak, uint64_t *cap);
 
-/* The empty command's cost (us) measured at start, taken off every call. */
+/* The empty command's least cost (us) measured at start, taken off every
+ * call. */
 double cr_exec_overhead_us(const cr_exec_t *x);
 
 /* What the executor said of its sandbox: 1 = a private network namespace.
