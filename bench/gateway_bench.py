@@ -67,11 +67,21 @@ def main():
     cl = Cluster(workers=a.workers, max_body=64 << 20)
     client = Client(cl.url, cl.token, timeout=1800)
     rows = []
+
+    def row(*r):
+        """One way's line, printed as soon as it is measured (a run cut
+        short still says what it measured)."""
+        rows.append(r)
+        w, sec, g, o, e = r
+        print(f"| {w} | {sec:.1f} | {g}/{a.n} | {o} | {e} |", flush=True)
+
+    print("| way | wall (s) | records | gateway time per request | note |")
+    print("|---|---|---|---|---|", flush=True)
     try:
         t0 = time.monotonic()
         warm = client.score(step(a.n, "warm"), timeout=1800)
-        rows.append(("warm-up (python, compile caches cold)", time.monotonic() - t0,
-                     sum(r is not None for r in warm.records), "", ""))
+        row("warm-up (python, compile caches cold)", time.monotonic() - t0,
+            sum(r is not None for r in warm.records), "", "")
         for way in a.ways.split(","):
             jobs = step(a.n, way)
             h0 = health(cl)
@@ -116,13 +126,9 @@ def main():
                 tot = (h1["remote_reward_overhead_us"] * h1["remote_reward_requests"]
                        - h0["remote_reward_overhead_us"] * h0["remote_reward_requests"])
                 over = f"{tot / dn:.0f} µs"
-            rows.append((way, wall, got, over, extra))
+            row(way, wall, got, over, extra)
     finally:
         cl.stop()
-    print(f"| way | wall (s) | records | gateway time per request | note |")
-    print("|---|---|---|---|---|")
-    for w, s, g, o, e in rows:
-        print(f"| {w} | {s:.1f} | {g}/{a.n} | {o} | {e} |")
 
 
 if __name__ == "__main__":
