@@ -50,6 +50,7 @@ typedef struct s_req {
     size_t sse_off;            /* stream: bytes of resp parsed */
     int sse_done;              /* stream: data: [DONE] seen */
     int sse_bad;               /* stream: a data line that is not a chunk */
+    int sse_events;            /* stream: data lines seen */
     s_buf_t *acc;              /* stream: content per choice, n of them */
     char **fin;                /* stream: finish_reason per choice, owned */
     int64_t ptok, ctok;        /* stream: usage; -1 = none */
@@ -236,6 +237,7 @@ static void s_sse_parse(s_req_t *r)
         if (strncmp(line, "data:", 5) != 0)
             continue;
         const char *d = line + 5 + (line[5] == ' ');
+        r->sse_events++;
         if (strcmp(d, "[DONE]") == 0) {
             r->sse_done = 1;
             continue;
@@ -329,7 +331,7 @@ static int s_start(cr_http_t *h, s_req_t *r, int ep)
     free(r->resp.p);
     memset(&r->resp, 0, sizeof r->resp);
     r->sse_off = 0;
-    r->sse_done = r->sse_bad = 0;
+    r->sse_done = r->sse_bad = r->sse_events = 0;
     r->ptok = r->ctok = -1;
     r->retry_after_ms = 0;
     if (h->o.stream) {
@@ -476,10 +478,10 @@ static void s_finish(cr_http_t *h, s_req_t *r, CURLcode cc)
             s_buf_add(&r->resp, "\n", 1);
             s_sse_parse(r);
         }
-        if (r->sse_bad) {
+        if (r->sse_bad || !r->sse_events) {
             retry = "invalid";
             h->st.retry_invalid++;
-            snprintf(why, sizeof why, "%s: a stream chunk is not JSON", h->ep[r->ep].url);
+            snprintf(why, sizeof why, "%s: not an event stream of JSON chunks", h->ep[r->ep].url);
         } else if (!r->sse_done) {
             retry = "connection";
             h->st.retry_conn++;
