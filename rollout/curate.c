@@ -3,8 +3,9 @@
  *
  * Order of the verdicts (one precedence rule, first match wins): duplicate
  * (same task and normalised source as an earlier solution: never judged),
- * no record, infrastructure outcome, not OK (the status), hack flag, slower
- * than --min-speedup, kept. */
+ * no record, infrastructure outcome, hack (HACK_DETECTED, or OK with a hack
+ * flag), not OK (the status; its flags named in why), slower than
+ * --min-speedup, kept. */
 #define _GNU_SOURCE
 #include "rollout.h"
 
@@ -127,14 +128,18 @@ static void s_verdict(const cr_config_t *cfg, const s_curate_t *c, size_t i, cha
     } else if (cr_status_is_infra(r->status)) {
         *reason = "infra";
         snprintf(why, len, "%s: %.200s", cr_status_name(r->status), r->message);
-    } else if (r->n_hack_flags || r->status == CRUCIBLE__STATUS__STATUS_HACK_DETECTED) {
+    } else if (r->status == CRUCIBLE__STATUS__STATUS_HACK_DETECTED ||
+               (r->status == CRUCIBLE__STATUS__STATUS_OK && r->n_hack_flags)) {
         *reason = "hack";
         size_t n = (size_t)snprintf(why, len, "%s, flagged:", cr_status_name(r->status));
         for (size_t k = 0; k < r->n_hack_flags && n < len; k++)
             n += (size_t)snprintf(why + n, len - n, " %s", r->hack_flags[k]);
     } else if (r->status != CRUCIBLE__STATUS__STATUS_OK) {
         *reason = cr_status_name(r->status);
-        snprintf(why, len, "%s: %.200s", cr_status_name(r->status), r->message);
+        size_t n = (size_t)snprintf(why, len, "%s: %.200s", cr_status_name(r->status), r->message);
+        for (size_t k = 0; k < r->n_hack_flags && n < len; k++)
+            n += (size_t)snprintf(why + n, len - n, "%s%s", k ? ", " : "; flagged: ",
+                                  r->hack_flags[k]);
     } else if (s < cfg->min_speedup) {
         *reason = "slow";
         snprintf(why, len, "correct but slow: speedup %.2fx < --min-speedup %.2fx", s,

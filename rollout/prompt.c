@@ -225,12 +225,15 @@ static char *s_json(const Crucible__RewardRecord *rec, size_t cut)
     if (!c)
         return NULL;
     char *m = s_cut(c->message, cut), *l = c->compile ? s_cut(c->compile->log, cut) : NULL;
+    /* an empty string of an unpacked message is protobuf-c's static one: never freed */
     if (m) {
-        free(c->message);
+        if (c->message != protobuf_c_empty_string)
+            free(c->message);
         c->message = m;
     }
     if (l) {
-        free(c->compile->log);
+        if (c->compile->log != protobuf_c_empty_string)
+            free(c->compile->log);
         c->compile->log = l;
     }
     char *j = cr_record_to_json(c), *out = NULL;

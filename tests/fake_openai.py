@@ -5,7 +5,7 @@ Speaks the real protocol: POST /v1/chat/completions with n, usage fields, and
 server-sent-event streaming (stream: true; usage in a last chunk with
 stream_options.include_usage; data: [DONE]). It answers with kernels taken
 from tasks/examples/<task>/candidates, so the judge's feedback loop runs for
-real: on turn 1 choice i gets fast, slow, wrong, broken (i mod 4); every
+real: on turn 1 the k-th choice served for a task gets fast, slow, wrong, broken (k mod 4); every
 later turn follows the previous answer: broken -> wrong -> slow -> fast.
 The previous answer is read back from the conversation ("Attempt: <file>").
 
@@ -39,8 +39,11 @@ def candidate(root, task, name):
         return f.read()
 
 
-def plan(messages, index):
-    """The candidate for this choice: turn 1 by index, later turns after the last answer."""
+first_turns = {}  # task -> first-turn choices served: one request per sample still varies
+
+
+def plan(messages, index, task=None):
+    """The candidate for this choice: turn 1 by order of arrival, later turns after the last answer."""
     last = None
     for m in messages:
         if m.get("role") == "assistant":
@@ -48,7 +51,10 @@ def plan(messages, index):
             if hit:
                 last = hit.group(1)
     if last is None:
-        return ORDER[index % len(ORDER)]
+        with lock:
+            k = first_turns.get(task, 0)
+            first_turns[task] = k + 1
+        return ORDER[k % len(ORDER)]
     return NEXT.get(last, "fast")
 
 
@@ -140,7 +146,7 @@ class Handler(BaseHTTPRequestHandler):
         n = int(req.get("n") or 1)
         texts = []
         for i in range(n):
-            name = plan(messages, i)
+            name = plan(messages, i, task)
             texts.append("Attempt: %s.c\nHere is the kernel.\n```c\n%s```\n" %
                          (name, candidate(self.server.root, task, name)))
         prompt_tokens = sum(len(m.get("content") or "") for m in messages) // 4
