@@ -72,7 +72,7 @@ int cr_cli_rollout(int argc, char **argv)
         fprintf(stderr, "crucible rollout: libcurl did not start\n");
         return CR_EXIT_FAIL;
     }
-    int rc = cfg.judge ? s_start("rollout", &cfg, &c) : 0;
+    int rc = !cfg.no_judge ? s_start("rollout", &cfg, &c) : 0;
     if (rc == 0)
         rc = cr_rollout_run(&cfg, argv[0], c.local ? c.local->clients_endpoint : NULL, s_tick, &c);
     cr_local_stop(&c.local);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # rollout_bench.sh — the rollout driver's own cost against tests/fake_openai.py,
-# the judge excluded (--judge 0): requests per second and driver CPU per turn.
+# the judge excluded (--no-judge): requests per second and driver CPU per turn.
 # usage: bench/rollout_bench.sh [BUILD_DIR] [SAMPLES] [CONCURRENCY] [STREAM 0|1]
 set -eu
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +20,7 @@ cd "$TMP"
 python3 - "$BIN" "$SRC/tasks/examples" "$PORT" "$SAMPLES" "$CONC" "$S" <<'PY'
 import resource, subprocess, sys, time, json
 bin_, tasks, port, samples, conc, s = sys.argv[1:7]
-args = [bin_, "rollout", tasks, "--judge=0", "--endpoints=http://127.0.0.1:%s/v1" % port,
+args = [bin_, "rollout", tasks, "--no-judge", "--endpoints=http://127.0.0.1:%s/v1" % port,
         "--samples=%s" % samples, "--turns=3", "--concurrency=%s" % conc, "--out=b.jsonl",
         "--sample-mode=n", "--log-level=warn"] + ([s] if s else [])
 t0 = time.monotonic()

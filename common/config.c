@@ -264,9 +264,9 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("local-workers", CR_CONF_INT, local_workers, "0", 0, 256, DRIVER,
         "start an embedded coordinator and this many local workers (as crucible run); 0 = "
         "use the coordinator at --clients-endpoint"),
-    ROW("judge", CR_CONF_BOOL, judge, "1", 0, 1, CR_CMD_ROLLOUT,
-        "judge each turn; 0 = no cluster: every sample runs --turns turns unjudged, with "
-        "a fixed feedback sentence (the driver's benchmark)"),
+    ROW("no-judge", CR_CONF_BOOL, no_judge, "0", 0, 1, CR_CMD_ROLLOUT,
+        "judge nothing and reach no cluster: every sample runs --turns turns unjudged, with a "
+        "fixed feedback sentence (the driver's benchmark)"),
     ROW("min-speedup", CR_CONF_DOUBLE, min_speedup, "1.0", 0, 1e6, CR_CMD_CURATE,
         "keep a correct solution only when at least this fast against the reference"),
     ROW("report", CR_CONF_STR, report, "", 1, 0, CR_CMD_CURATE,

@@ -126,7 +126,7 @@ typedef struct {
     char prompt_template[CR_CONFIG_STR];  /* template file; "" = built in */
     char hardware[CR_CONFIG_STR];         /* hardware named in the prompt; "" = from backends */
     int64_t local_workers;                /* start an embedded cluster of this many workers; 0 = none */
-    int64_t judge;                        /* 0: turns are not judged (the driver's benchmark) */
+    int64_t no_judge;                     /* 1: turns are not judged (the driver's benchmark) */
     double min_speedup;                   /* curate: keep OK solutions at least this fast */
     char report[CR_CONFIG_STR];           /* curate: report file; "" = <out>.report.json */
     /* --- security (common/curve.h) --- */

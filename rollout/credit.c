@@ -2,6 +2,7 @@
 #include "credit.h"
 
 #include "error.h"
+#include "reward.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,33 +27,17 @@ static void s_best(double gamma, const double *s, int n, double *ret)
 }
 
 static const struct {
-    const char *name; /* without version */
-    int version;      /* current version; bumped whenever the numbers change */
+    cr_formula_key_t key; /* name@version, as the reward formulas */
     s_credit_fn fn;
 } s_formulas[] = {
-    {"discounted", 1, s_discounted},
-    {"best", 1, s_best},
+    {{"discounted", 1}, s_discounted},
+    {{"best", 1}, s_best},
 };
 
-/* "name" or "name@version" (the current version only): the index, or -1. */
 static int s_find(const char *spec)
 {
-    if (!spec || !*spec)
-        spec = "discounted";
-    const char *at = strchr(spec, '@');
-    size_t len = at ? (size_t)(at - spec) : strlen(spec);
-    for (size_t i = 0; i < sizeof s_formulas / sizeof s_formulas[0]; i++) {
-        if (strlen(s_formulas[i].name) != len || strncmp(s_formulas[i].name, spec, len) != 0)
-            continue;
-        if (at) {
-            char *end = NULL;
-            long v = strtol(at + 1, &end, 10);
-            if (!at[1] || *end || v != s_formulas[i].version)
-                return -1;
-        }
-        return (int)i;
-    }
-    return -1;
+    return cr_formula_find(spec, "discounted", s_formulas,
+                           sizeof s_formulas / sizeof s_formulas[0], sizeof s_formulas[0]);
 }
 
 int cr_credit_known(const char *spec)
@@ -65,7 +50,7 @@ int cr_credit_name(const char *spec, char *out, size_t len)
     int i = s_find(spec);
     if (i < 0)
         return CR_E_USAGE;
-    snprintf(out, len, "%s@%d", s_formulas[i].name, s_formulas[i].version);
+    snprintf(out, len, "%s@%d", s_formulas[i].key.name, s_formulas[i].key.version);
     return 0;
 }
 

@@ -59,7 +59,7 @@ typedef struct {
     cr_traj_t *trajs;             /* ntasks * samples, owned */
     size_t ntrajs;
     cr_http_t *http;              /* owned */
-    cr_judge_t *judge;            /* owned; NULL with --judge 0 */
+    cr_judge_t *judge;            /* owned; NULL with --no-judge */
     cr_wal_t wal;
     cr_traj_meta_t meta;
     char rollout_id[CR_CONFIG_STR];
@@ -196,7 +196,7 @@ static void s_after_judged(s_driver_t *d, cr_traj_t *t)
     t->state = CR_TRAJ_NEED_LLM;
 }
 
-/* Without a judge (--judge 0): the turn ends with a fixed sentence. */
+/* Without a judge (--no-judge): the turn ends with a fixed sentence. */
 static void s_unjudged(s_driver_t *d, cr_traj_t *t)
 {
     cr_turn_t *u = &t->turns[t->nturns - 1];
@@ -608,7 +608,7 @@ int cr_rollout_run(const cr_config_t *cfg, const char *tasks_dir, const char *en
         s_close(&d);
         return CR_E_USAGE;
     }
-    if (cfg->judge) {
+    if (!cfg->no_judge) {
         if (!(d.judge = cr_judge_new(cfg, endpoint, d.rollout_id, s_on_record, &d))) {
             fprintf(stderr, "crucible rollout: cannot reach the coordinator\n");
             s_close(&d);

@@ -202,8 +202,9 @@ static char *s_slurp(const char *name)
 
 static json_t *s_get_stats(int port)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "curl -s http://127.0.0.1:%d/stats", port);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "python3 -c 'import urllib.request as u; "
+             "print(u.urlopen(\"http://127.0.0.1:%d/stats\").read().decode())'", port);
     FILE *p = popen(cmd, "r");
     char buf[4096] = "";
     size_t n = fread(buf, 1, sizeof buf - 1, p);
