@@ -135,5 +135,8 @@ int cr_cli_task(int argc, char **argv);
 int cr_cli_coordinator(int argc, char **argv);
 int cr_cli_worker(int argc, char **argv);
 int cr_cli_gateway(int argc, char **argv);
+/* rollout_cmd.c */
+int cr_cli_rollout(int argc, char **argv);
+int cr_cli_curate(int argc, char **argv);
 
 #endif

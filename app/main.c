@@ -63,6 +63,8 @@ static const s_command_t s_commands[] = {
     {"task", cr_cli_task, "task check DIR...: validate task folders"},
     {"coordinator", cr_cli_coordinator, "run the coordinator (queue, scheduler, store)"},
     {"worker", cr_cli_worker, "run a worker (compile pool and judge) for this machine"},
+    {"rollout", cr_cli_rollout, "sample the policy (OpenAI-compatible servers), judge every turn, write trajectories"},
+    {"curate", cr_cli_curate, "judge a corpus of solutions; keep the correct, fast, distinct ones as SFT JSONL"},
     {"gateway", cr_cli_gateway, "run the HTTP/JSON gateway for trainers (native API, OpenRLHF, slime)"},
     {"keygen", s_keygen, "keygen --out PREFIX: a CURVE key pair for --key and the allow-lists"},
 };

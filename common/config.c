@@ -22,7 +22,10 @@
     {name, type, offsetof(cr_config_t, field), def, lo, hi, cmds, help}
 
 /* Commands that take job options: they become the batch defaults. */
-#define JOBOPT (CR_CMD_SUBMIT | CR_CMD_RUN | CR_CMD_WORKER | CR_CMD_COORDINATOR | CR_CMD_GATEWAY)
+#define JOBOPT (CR_CMD_SUBMIT | CR_CMD_RUN | CR_CMD_WORKER | CR_CMD_COORDINATOR | CR_CMD_GATEWAY | \
+                CR_CMD_ROLLOUT | CR_CMD_CURATE)
+/* Commands that judge through a cluster they reach or start themselves. */
+#define DRIVER (CR_CMD_ROLLOUT | CR_CMD_CURATE)
 /* Commands that start or are local cluster processes. */
 #define CLUSTER (CR_CMD_COORDINATOR | CR_CMD_WORKER | CR_CMD_RUN)
 
@@ -41,13 +44,13 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("queue-limit", CR_CONF_INT, queue_limit, "100000", 1, 1e9, CR_CMD_COORDINATOR,
         "jobs one client may have queued; a larger submit is refused whole"),
     ROW("max-attempts", CR_CONF_INT, max_attempts, "3", 1, 100,
-        CR_CMD_COORDINATOR | CR_CMD_SUBMIT | CR_CMD_RUN | CR_CMD_GATEWAY,
+        CR_CMD_COORDINATOR | CR_CMD_SUBMIT | CR_CMD_RUN | CR_CMD_GATEWAY | DRIVER,
         "tries of a job before it is recorded INFRA_ERROR"),
     ROW("heartbeat-ms", CR_CONF_INT, heartbeat_ms, "1000", 10, 600000,
-        CLUSTER | CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_REPORT | CR_CMD_GATEWAY,
+        CLUSTER | DRIVER | CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_REPORT | CR_CMD_GATEWAY,
         "milliseconds between heartbeats, both ways (clients: the coordinator's)"),
     ROW("liveness", CR_CONF_INT, liveness, "3", 1, 100,
-        CLUSTER | CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_REPORT | CR_CMD_GATEWAY,
+        CLUSTER | DRIVER | CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_REPORT | CR_CMD_GATEWAY,
         "missed heartbeats before a peer is declared lost (clients: then reconnect)"),
     ROW("drain-after", CR_CONF_INT, drain_after, "3", 0, 16, CR_CMD_COORDINATOR,
         "drain a worker (no new jobs) lost this many times in 10 minutes, or whose runs "
@@ -92,7 +95,7 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("compile-memory-mb", CR_CONF_INT, compile_memory_mb, "8192", 0, 1e7,
         CR_CMD_WORKER | CR_CMD_RUN,
         "address space of each compiler process, in MiB; 0 = no cap (docs/security.md)"),
-    ROW("cc", CR_CONF_STR, cc, "cc", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
+    ROW("cc", CR_CONF_STR, cc, "cc", 1, 0, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
         "C compiler for the c backend"),
     ROW("nvcc", CR_CONF_STR, nvcc, "nvcc", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
         "CUDA compiler for the cuda backend"),
@@ -103,13 +106,13 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("gpus", CR_CONF_STR, gpus, "", 1, 0, CR_CMD_WORKER,
         "all, or a comma list of NVML indices: one cuda worker per GPU (id <worker-id>-g<i>), "
         "each bound to its GPU's cores; empty = just --gpu"),
-    ROW("runner", CR_CONF_STR, runner, "", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
+    ROW("runner", CR_CONF_STR, runner, "", 1, 0, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
         "crucible-runner path; empty = next to the crucible binary"),
-    ROW("backends", CR_CONF_STR, backends, "c", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
+    ROW("backends", CR_CONF_STR, backends, "c", 1, 0, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
         "comma list of backends the worker serves (c, cuda)"),
     /* 0: a fixed 2 left a 16-core GPU host's GPU waiting for compiles (worker/worker.c,
      * s_autosize, says how it is sized) */
-    ROW("compile-jobs", CR_CONF_INT, compile_jobs, "0", 0, 256, CR_CMD_WORKER | CR_CMD_RUN,
+    ROW("compile-jobs", CR_CONF_INT, compile_jobs, "0", 0, 256, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
         "compiler processes a worker runs at once; 0 = auto: the cores the worker may use "
         "(those local to its GPU) less one for the timing thread, at most one per GiB of "
         "available memory; the choice is logged"),
@@ -136,7 +139,7 @@ const cr_conf_row_t cr_config_rows[] = {
         "seconds a runner may take (verify and timing); then it is killed: TIMEOUT; a "
         "worker's is a cap that a job's options may lower, never raise"),
     ROW("queue-timeout-s", CR_CONF_DOUBLE, queue_timeout_s, "0", 0, 1e7,
-        CR_CMD_COORDINATOR | CR_CMD_SUBMIT | CR_CMD_RUN | CR_CMD_GATEWAY,
+        CR_CMD_COORDINATOR | CR_CMD_SUBMIT | CR_CMD_RUN | CR_CMD_GATEWAY | DRIVER,
         "seconds a job may wait for a worker; then it is recorded INFRA_ERROR; 0 = no limit"),
     ROW("time-budget-s", CR_CONF_DOUBLE, time_budget_s, "1.0", 0.001, 3600, JOBOPT,
         "seconds of timing per bench case at most"),
@@ -149,17 +152,19 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("clock-policy", CR_CONF_STR, clock_policy, "observe", 1, 0, JOBOPT,
         "GPU clocks: observe, lock:base or lock:<MHz> (locking needs root)"),
     /* client */
-    ROW("batch", CR_CONF_STR, batch, "", 1, 0, CR_CMD_SUBMIT | CR_CMD_RUN,
+    ROW("batch", CR_CONF_STR, batch, "", 1, 0, CR_CMD_SUBMIT | CR_CMD_RUN | DRIVER,
         "batch id; empty = generated"),
-    ROW("format", CR_CONF_STR, format, "jsonl", 1, 0, CR_CMD_RESULTS,
-        "results format: jsonl, csv or pb (length-delimited RewardRecord)"),
-    ROW("out", CR_CONF_STR, out, "", 1, 0, CR_CMD_RESULTS | CR_CMD_RUN | CR_CMD_REPORT,
+    ROW("format", CR_CONF_STR, format, "jsonl", 1, 0, CR_CMD_RESULTS | CR_CMD_ROLLOUT,
+        "results format: jsonl, csv or pb (length-delimited RewardRecord); rollout: jsonl or pb "
+        "(length-delimited Trajectory)"),
+    ROW("out", CR_CONF_STR, out, "", 1, 0, CR_CMD_RESULTS | CR_CMD_RUN | CR_CMD_REPORT | DRIVER,
         "results file; empty = stdout (run: crucible-results.jsonl; report: the HTML file, "
-        "empty = report-<batch>.html)"),
+        "empty = report-<batch>.html; rollout: trajectories, empty = trajectories.jsonl, its "
+        "write-ahead log beside it as <out>.wal; curate: the SFT JSONL, empty = sft.jsonl)"),
     ROW("wait-s", CR_CONF_DOUBLE, wait_s, "0", 0, 1e7, CR_CMD_CLIENT | CR_CMD_RUN,
         "give up after this many seconds; 0 = wait as long as it takes"),
     ROW("workers", CR_CONF_INT, workers, "2", 1, 256, CR_CMD_RUN, "local workers to start"),
-    ROW("log-dir", CR_CONF_STR, log_dir, "", 1, 0, CR_CMD_RUN,
+    ROW("log-dir", CR_CONF_STR, log_dir, "", 1, 0, CR_CMD_RUN | DRIVER,
         "keep the local cluster's logs (coordinator.log, worker-w<k>.log) in this folder; "
         "empty = removed with the cluster"),
     /* watch and results always stream to the end: following is what they are for */
@@ -191,6 +196,81 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("keep-s", CR_CONF_DOUBLE, keep_s, "3600", 1, 1e7, CR_CMD_GATEWAY,
         "seconds a finished batch stays in the gateway's memory (its records stay in the "
         "coordinator's database)"),
+    /* rollout and curate: the driver against OpenAI-compatible servers (docs/rollout.md) */
+    ROW("endpoints", CR_CONF_STR, endpoints, "http://127.0.0.1:8000/v1", 1, 0, CR_CMD_ROLLOUT,
+        "comma list of OpenAI-compatible base URLs (vLLM, SGLang, llama.cpp server); requests "
+        "go to POST <url>/chat/completions, spread over them by requests in flight"),
+    ROW("model", CR_CONF_STR, model, "default", 1, 0, CR_CMD_ROLLOUT,
+        "the model name sent in every request"),
+    ROW("api-key-file", CR_CONF_STR, api_key_file, "", 1, 0, CR_CMD_ROLLOUT,
+        "file whose first line is the API key (sent as Authorization: Bearer); never on the "
+        "command line; empty = --api-key-env"),
+    ROW("api-key-env", CR_CONF_STR, api_key_env, "OPENAI_API_KEY", 1, 0, CR_CMD_ROLLOUT,
+        "environment variable holding the API key when there is no --api-key-file; unset = "
+        "no Authorization header"),
+    /* 4: published multi-turn recipes keep a few requests at once per server */
+    ROW("concurrency", CR_CONF_INT, concurrency, "4", 1, 4096, CR_CMD_ROLLOUT,
+        "requests in flight per endpoint at most"),
+    ROW("samples", CR_CONF_INT, samples, "4", 1, 1024, CR_CMD_ROLLOUT,
+        "samples per task, one GRPO group (group id <rollout>/<task>)"),
+    ROW("turns", CR_CONF_INT, turns, "3", 1, 64, CR_CMD_ROLLOUT,
+        "turns per sample at most: after each the judge's feedback is appended and the model "
+        "tries again"),
+    ROW("sample-mode", CR_CONF_STR, sample_mode, "n", 1, 0, CR_CMD_ROLLOUT,
+        "n: a group's first turn is one request with n = --samples; single: one request per "
+        "sample"),
+    ROW("stream", CR_CONF_BOOL, stream, "0", 0, 1, CR_CMD_ROLLOUT,
+        "ask for server-sent events (stream: true, usage in the last chunk)"),
+    ROW("temperature", CR_CONF_DOUBLE, temperature, "1.0", 0, 10, CR_CMD_ROLLOUT,
+        "sampling temperature"),
+    ROW("top-p", CR_CONF_DOUBLE, top_p, "1.0", 0, 1, CR_CMD_ROLLOUT, "nucleus sampling top_p"),
+    ROW("max-tokens", CR_CONF_INT, max_tokens, "4096", 1, 1e7, CR_CMD_ROLLOUT,
+        "max_tokens of every request"),
+    ROW("llm-timeout-s", CR_CONF_DOUBLE, llm_timeout_s, "600", 0.05, 86400, CR_CMD_ROLLOUT,
+        "seconds one HTTP request may take in all; then it is retried"),
+    ROW("retries", CR_CONF_INT, retries, "6", 0, 100, CR_CMD_ROLLOUT,
+        "retries of one request after 408, 429, 5xx, a dropped connection, a timeout or an "
+        "answer that is not valid JSON; then the sample ends with stop llm_error"),
+    /* 500 ms doubling to 30 s: the shape of OpenAI's own client (0.5 s .. 8 s) with room for
+     * an overloaded server's Retry-After */
+    ROW("backoff-ms", CR_CONF_INT, backoff_ms, "500", 0, 600000, CR_CMD_ROLLOUT,
+        "first retry's backoff in ms, doubled per retry, full jitter; Retry-After wins when "
+        "longer"),
+    ROW("backoff-max-ms", CR_CONF_INT, backoff_max_ms, "30000", 0, 3600000, CR_CMD_ROLLOUT,
+        "backoff cap in ms"),
+    ROW("feedback", CR_CONF_STR, feedback, "sentences", 1, 0, CR_CMD_ROLLOUT,
+        "feedback template after a judged turn: sentences (fixed sentences) or json (the "
+        "judge's record)"),
+    /* 24000 characters: about 6k tokens, inside every served context beside max-tokens */
+    ROW("history-chars", CR_CONF_INT, history_chars, "24000", 1000, 1e9, CR_CMD_ROLLOUT,
+        "characters of a conversation sent at most: the oldest turns after the prompt are "
+        "dropped first"),
+    /* 800: the cut published multi-turn recipes make of compiler output */
+    ROW("error-chars", CR_CONF_INT, error_chars, "800", 50, 1e6, CR_CMD_ROLLOUT,
+        "characters of a compile log or judge message quoted in feedback"),
+    ROW("target-speedup", CR_CONF_DOUBLE, target_speedup, "1.0", 0, 1e6, CR_CMD_ROLLOUT,
+        "a sample stops once a turn is OK with at least this speedup (else at --turns)"),
+    ROW("credit", CR_CONF_STR, credit, "discounted", 1, 0, CR_CMD_ROLLOUT,
+        "credit formula over turns: discounted (R_t = S_t + gamma R_t+1) or best (best reward "
+        "of this turn and later), optionally @version"),
+    ROW("gamma", CR_CONF_DOUBLE, gamma, "0.8", 0, 1, CR_CMD_ROLLOUT,
+        "discount of the discounted return"),
+    ROW("prompt-template", CR_CONF_STR, prompt_template, "", 1, 0, DRIVER,
+        "prompt template file ({task} {language} {hardware} {signature} {prompt}); empty = "
+        "the built-in one (docs/rollout.md)"),
+    ROW("hardware", CR_CONF_STR, hardware, "", 1, 0, DRIVER,
+        "hardware the prompt names; empty = from the task's language (a CPU core, an NVIDIA "
+        "GPU)"),
+    ROW("local-workers", CR_CONF_INT, local_workers, "0", 0, 256, DRIVER,
+        "start an embedded coordinator and this many local workers (as crucible run); 0 = "
+        "use the coordinator at --clients-endpoint"),
+    ROW("no-judge", CR_CONF_BOOL, no_judge, "0", 0, 1, CR_CMD_ROLLOUT,
+        "judge nothing and reach no cluster: every sample runs --turns turns unjudged, with a "
+        "fixed feedback sentence (the driver's benchmark)"),
+    ROW("min-speedup", CR_CONF_DOUBLE, min_speedup, "1.0", 0, 1e6, CR_CMD_CURATE,
+        "keep a correct solution only when at least this fast against the reference"),
+    ROW("report", CR_CONF_STR, report, "", 1, 0, CR_CMD_CURATE,
+        "curate report (JSON: kept and dropped, each with why); empty = <out>.report.json"),
     /* security: CURVE with allow-lists, or plaintext on loopback only (common/curve.h) */
     ROW("key", CR_CONF_STR, key, "", 1, 0,
         CR_CMD_COORDINATOR | CR_CMD_WORKER | CR_CMD_CLIENT | CR_CMD_GATEWAY,
@@ -269,6 +349,11 @@ static const char *s_check_text(const cr_conf_row_t *r, const char *v)
         return strcmp(v, "full") == 0 || strcmp(v, "normal") == 0 || strcmp(v, "off") == 0
                    ? NULL
                    : "expected full, normal or off";
+    if (strcmp(n, "sample-mode") == 0)
+        return strcmp(v, "n") == 0 || strcmp(v, "single") == 0 ? NULL : "expected n or single";
+    if (strcmp(n, "feedback") == 0)
+        return strcmp(v, "sentences") == 0 || strcmp(v, "json") == 0 ? NULL
+                                                                   : "expected sentences or json";
     if (strcmp(n, "format") == 0)
         return strcmp(v, "jsonl") == 0 || strcmp(v, "csv") == 0 || strcmp(v, "pb") == 0
                    ? NULL

@@ -25,9 +25,11 @@ enum {
     CR_CMD_TASK = 1 << 8,
     CR_CMD_REPORT = 1 << 9,
     CR_CMD_GATEWAY = 1 << 10,
+    CR_CMD_ROLLOUT = 1 << 11,
+    CR_CMD_CURATE = 1 << 12,
     CR_CMD_CLIENT = CR_CMD_SUBMIT | CR_CMD_WATCH | CR_CMD_RESULTS | CR_CMD_STATUS | CR_CMD_CANCEL |
-                    CR_CMD_REPORT,
-    CR_CMD_ALL = 0x7ff,
+                    CR_CMD_REPORT | CR_CMD_ROLLOUT | CR_CMD_CURATE,
+    CR_CMD_ALL = 0x1fff,
 };
 
 #define CR_CONFIG_STR 256 /* bytes for every string setting */
@@ -97,6 +99,36 @@ typedef struct {
     int64_t max_body;                     /* bytes of one request body at most */
     int64_t max_connections;              /* HTTP connections served at once */
     double keep_s;                        /* s a finished batch stays in the gateway's memory */
+    /* --- rollout and curate (rollout/rollout.h, docs/rollout.md) --- */
+    char endpoints[CR_CONFIG_STR];        /* comma list of OpenAI-compatible base URLs (.../v1) */
+    char model[CR_CONFIG_STR];            /* "model" of every request */
+    char api_key_file[CR_CONFIG_STR];     /* file holding the API key; "" = api_key_env */
+    char api_key_env[CR_CONFIG_STR];      /* environment variable holding the API key */
+    int64_t concurrency;                  /* requests in flight per endpoint at most */
+    int64_t samples;                      /* samples per task: one GRPO group */
+    int64_t turns;                        /* turns per sample at most */
+    char sample_mode[CR_CONFIG_STR];      /* "n": one request with n for a group's first turn;
+                                             "single": one request per sample */
+    int64_t stream;                       /* ask for server-sent events */
+    double temperature;                   /* sampling temperature */
+    double top_p;                         /* nucleus sampling */
+    int64_t max_tokens;                   /* completion tokens per request at most */
+    double llm_timeout_s;                 /* s one HTTP request may take, whole */
+    int64_t retries;                      /* retries of one request (408/429/5xx, connection) */
+    int64_t backoff_ms;                   /* ms: first retry's backoff, doubled per retry */
+    int64_t backoff_max_ms;               /* ms: backoff cap */
+    char feedback[CR_CONFIG_STR];         /* "sentences" | "json" */
+    int64_t history_chars;                /* characters of a conversation kept at most */
+    int64_t error_chars;                  /* characters of a compiler or judge message kept */
+    double target_speedup;                /* stop a sample at OK with at least this speedup */
+    char credit[CR_CONFIG_STR];           /* credit formula, name[@version] */
+    double gamma;                         /* discount of the discounted return */
+    char prompt_template[CR_CONFIG_STR];  /* template file; "" = built in */
+    char hardware[CR_CONFIG_STR];         /* hardware named in the prompt; "" = from backends */
+    int64_t local_workers;                /* start an embedded cluster of this many workers; 0 = none */
+    int64_t no_judge;                     /* 1: turns are not judged (the driver's benchmark) */
+    double min_speedup;                   /* curate: keep OK solutions at least this fast */
+    char report[CR_CONFIG_STR];           /* curate: report file; "" = <out>.report.json */
     /* --- security (common/curve.h) --- */
     char key[CR_CONFIG_STR];              /* own CURVE secret key file; "" = no CURVE */
     char server_key[CR_CONFIG_STR];       /* clients, workers: the coordinator's public key file */

@@ -24,7 +24,8 @@
     X(ZMQ,         -10014, "ZeroMQ error")                                  \
     X(USAGE,       -10015, "invalid usage")                                 \
     X(CHILD,       -10016, "child process failed")                          \
-    X(EXEC,        -10017, "an executor stopped serving the judge")
+    X(EXEC,        -10017, "an executor stopped serving the judge")         \
+    X(HTTP,        -10018, "HTTP request failed")
 
 enum {
 #define CR__ERR_ENUM(name, val, msg) CR_E_##name = (val),

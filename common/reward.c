@@ -51,34 +51,40 @@ static s_terms_t s_drkernel(int ok, int hacked, double s)
 }
 
 static const struct {
-    const char *name;  /* without version */
-    int version;       /* current version; bumped whenever the numbers change */
+    cr_formula_key_t key; /* name@version */
     s_formula_fn fn;
 } s_formulas[] = {
-    {"default", 1, s_default},
-    {"kevin", 2, s_kevin},     /* 2: a hack flag zeroes the correct term too */
-    {"drkernel", 2, s_drkernel}, /* 2: likewise */
+    {{"default", 1}, s_default},
+    {{"kevin", 2}, s_kevin},       /* 2: a hack flag zeroes the correct term too */
+    {{"drkernel", 2}, s_drkernel}, /* 2: likewise */
 };
 
-/* Finds "name" or "name@version" (the version must be the current one). */
-static int s_find(const char *spec)
+int cr_formula_find(const char *spec, const char *def, const void *table, size_t n,
+                    size_t stride)
 {
     if (!spec || !*spec)
-        spec = "default";
+        spec = def;
     const char *at = strchr(spec, '@');
     size_t len = at ? (size_t)(at - spec) : strlen(spec);
-    for (size_t i = 0; i < sizeof s_formulas / sizeof s_formulas[0]; i++) {
-        if (strlen(s_formulas[i].name) != len || strncmp(s_formulas[i].name, spec, len) != 0)
+    for (size_t i = 0; i < n; i++) {
+        const cr_formula_key_t *k = (const cr_formula_key_t *)((const char *)table + i * stride);
+        if (strlen(k->name) != len || strncmp(k->name, spec, len) != 0)
             continue;
         if (at) {
             char *end = NULL;
             long v = strtol(at + 1, &end, 10);
-            if (!at[1] || *end || v != s_formulas[i].version)
+            if (!at[1] || *end || v != k->version)
                 return -1;
         }
         return (int)i;
     }
     return -1;
+}
+
+static int s_find(const char *spec)
+{
+    return cr_formula_find(spec, "default", s_formulas, sizeof s_formulas / sizeof s_formulas[0],
+                           sizeof s_formulas[0]);
 }
 
 int cr_reward_known(const char *name)
@@ -92,14 +98,14 @@ int cr_reward_apply(Crucible__RewardRecord *rec, const char *formula)
     if (i < 0)
         return CR_E_USAGE;
     Crucible__RewardComponents *c = malloc(sizeof *c);
-    char *fname = malloc(strlen(s_formulas[i].name) + 16);
+    char *fname = malloc(strlen(s_formulas[i].key.name) + 16);
     if (!c || !fname) {
         free(c);
         free(fname);
         return -ENOMEM;
     }
     crucible__reward_components__init(c);
-    sprintf(fname, "%s@%d", s_formulas[i].name, s_formulas[i].version);
+    sprintf(fname, "%s@%d", s_formulas[i].key.name, s_formulas[i].key.version);
     c->formula = fname;
 
     int infra = cr_status_is_infra(rec->status);

@@ -26,6 +26,19 @@ int cr_reward_apply(Crucible__RewardRecord *rec, const char *formula);
 /* 1 when name names a known formula. */
 int cr_reward_known(const char *name);
 
+/* The head of an entry of a table of named, versioned formulas (the reward
+ * formulas here, the credit formulas of rollout/credit.h). */
+typedef struct {
+    const char *name; /* without version */
+    int version;      /* current version; bumped whenever the numbers change */
+} cr_formula_key_t;
+
+/* The index in table (n entries of stride bytes, each starting with a
+ * cr_formula_key_t) of spec, "name" or "name@version" (the current version
+ * only); NULL or "" is def. -1 when none matches. */
+int cr_formula_find(const char *spec, const char *def, const void *table, size_t n,
+                    size_t stride);
+
 /* Group-relative advantages: adv[i] = (r[i] - mean) / (std + 1e-6) over the
  * members with a reward; members without (has[i] == 0) get 0. */
 void cr_reward_advantages(const double *r, const int *has, int n, double *adv);

@@ -18,7 +18,8 @@
  * not start (logged, naming the setting at fault). */
 int cr_gateway_main(const cr_config_t *cfg);
 
-/* The kernel source in a model's completion: the last fenced block (```c,
+/* The kernel source in a model's completion (common/extract.h, cr_extract_kernel:
+ * the same rule as the rollout driver): the last fenced block (```c,
  * ```cuda, ```cpp, ... or bare) that mentions solve, else the last fenced
  * block, else the whole text; an unclosed last fence runs to the end. For a
  * C task (c_language), `extern "C"` before a declaration is dropped, as C

@@ -24,6 +24,8 @@ static const char *s_text_value(const cr_conf_row_t *r)
         {"backends", "c,cuda"},
         {"gpus", "0,2"},
         {"durability", "normal"},
+        {"sample-mode", "single"},
+        {"feedback", "json"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strcmp(map[i][0], r->name) == 0)
