@@ -592,23 +592,36 @@ Test(runner, speedup_is_against_the_baseline)
     s_done(rec, &r);
 }
 
-/* --preload (supervisor.c note 5): a spare loads the objects the next
- * request will likely name; the request then judges as ever, whether the
- * object was the one it names, another, or one that cannot be loaded, and
- * the runner says which. Misuse is a usage error. */
+/* --preload (supervisor.c note 5): a spare reads ahead the objects the next
+ * request will likely name, and never loads them: their constructors are
+ * client code, which runs only in the sandbox (docs/security.md). The
+ * request then judges as ever, whether the object was the one it names,
+ * another, or one that cannot be read, and the runner says which. Misuse is
+ * a usage error. */
 Test(runner, preloaded_objects_change_no_verdict)
 {
     s_write("honest.c", s_honest);
     s_build("honest.c", "honest.so", NULL);
     s_build("honest.c", "other.so", NULL); /* an object the request does not name */
-    char *ref = cr_file_join(s_dir, "reference.so"), *other = cr_file_join(s_dir, "other.so");
+    /* a "reference" whose constructor leaves a mark where the runner, as
+     * root and outside the sandbox, could write */
+    char *mark = cr_file_join(s_dir, "ctor_ran");
+    char ctor[1024];
+    snprintf(ctor, sizeof ctor,
+             "#include <fcntl.h>\n#include <unistd.h>\n%s\n"
+             "__attribute__((constructor)) static void s_mark(void)\n"
+             "{ int fd = open(\"%s\", O_CREAT | O_WRONLY, 0644); if (fd >= 0) close(fd); }\n",
+             s_honest, mark);
+    s_write("ctor.c", ctor);
+    s_build("ctor.c", "ctor.so", NULL);
+    char *ref = cr_file_join(s_dir, "reference.so"), *other = cr_file_join(s_dir, "ctor.so");
     struct {
         char *opts[6];
         const char *log;
     } runs[] = {
-        {{"--prestart", "c", "--preload", ref, NULL}, "prestart: preloaded "},
-        {{"--prestart", "c", "--preload", other, "--preload", ref}, "prestart: preloaded "},
-        {{"--prestart", "c", "--preload", "/nonexistent/ref.so", NULL}, "not preloaded"},
+        {{"--prestart", "c", "--preload", ref, NULL}, "read ahead (loaded inside the sandbox"},
+        {{"--prestart", "c", "--preload", other, "--preload", ref}, "read ahead (loaded inside"},
+        {{"--prestart", "c", "--preload", "/nonexistent/ref.so", NULL}, "not read ahead"},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         s_runner_opts = runs[i].opts;
@@ -620,7 +633,10 @@ Test(runner, preloaded_objects_change_no_verdict)
         cr_expect(r.err && strstr(r.err, runs[i].log), "run %zu: no '%s' in: %s", i,
                   runs[i].log, r.err ? r.err : "");
         s_done(rec, &r);
+        cr_expect_not(cr_file_exists(mark), "run %zu: a preloaded object's constructor ran "
+                      "outside the sandbox", i);
     }
+    free(mark);
     char *no_prestart[] = {RUNNER, "--preload", ref, NULL};
     char *three[] = {RUNNER, "--prestart", "c", "--preload", ref, "--preload", ref,
                      "--preload", ref, NULL};

@@ -44,13 +44,11 @@
  *       next job, one that died while waiting is skipped (or a fresh one
  *       started), and destroy kills them.
  *     - Preload: a spare started while a job runs is given that job's
- *       reference and baseline objects (`--preload`) and loads them after
- *       its context. The next job is most often of the same task (a GRPO
- *       group), and a reference that links cuBLAS took 0.07 s to load in
- *       every matmul_bf16 runner, 0.34 s in the first (session 10), on the
- *       GPU's critical path. An object the next request does not name stays
- *       loaded and unused (references are the task's code, not the
- *       candidate's). A runner started for the job at hand preloads nothing.
+ *       reference and baseline objects (`--preload`) and reads them into
+ *       the page cache; it does not load them: their constructors are
+ *       client code, which runs only inside the sandbox the request sets up
+ *       (docs/security.md). The next job is most often of the same task (a
+ *       GRPO group). A runner started for the job at hand preloads nothing.
  *     A spare's pid enters the kill slot only when it gets a job, so Cancel
  *     never hits an idle spare; its run timeout counts from the request,
  *     not the start.

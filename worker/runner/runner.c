@@ -74,10 +74,11 @@ static const char s_usage[] =
     "                      CUDA context, NVML, the judge's buffers and the CUPTI\n"
     "                      subscription), so a worker can start the next runner\n"
     "                      while the current one measures.\n"
-    "  --preload OBJECT    with --prestart: load OBJECT (a reference or baseline\n"
+    "  --preload OBJECT    with --prestart: read OBJECT (a reference or baseline\n"
     "                      shared object the next request is likely to name)\n"
-    "                      before reading the request; at most 2; a failure is\n"
-    "                      only logged.\n"
+    "                      into the page cache before reading the request; it is\n"
+    "                      loaded only inside the sandbox; at most 2; a failure\n"
+    "                      is only logged.\n"
     "  --park              after the report, close stdout and sleep 2 s before\n"
     "                      exiting: a worker that sees this kills the runner and\n"
     "                      goes on while the kernel tears the process down.\n"
@@ -247,6 +248,24 @@ static void s_exec_verdict(Crucible__RewardRecord *rec, const cr_exec_t *x, int 
     }
 }
 
+/* The link audit (audit.h) reads the candidate's object before any of its
+ * code can run (constructors run inside dlopen). Returns 1 when it passed;
+ * 0 with the verdict on rec: HACK_DETECTED / link_audit, or RUNTIME_ERROR
+ * for an object it cannot read. */
+static int s_audit(const Crucible__RunnerRequest *req, const cr_task_t *task,
+                   Crucible__RewardRecord *rec)
+{
+    char err[1024] = "";
+    int audit = cr_audit_check(req->candidate_so, task, err, sizeof err);
+    if (audit < 0)
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: link audit: %s", err);
+    if (audit > 0) {
+        cr_judge_flag(rec, "link_audit");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "link audit: %s", err);
+    }
+    return audit == 0;
+}
+
 /* crucible-executor beside this program. */
 static void s_executor_path(char *out, size_t len)
 {
@@ -341,18 +360,8 @@ static void s_judge_cpu(const Crucible__RunnerRequest *req, cr_task_t *task, cr_
         deadline = t0 + (int64_t)(o->run_timeout_s * S_DEADLINE_SHARE * 1e9);
     s_pick_cpus(req->cpu, &exec_cpu, &j->judge_cpu, &j->ncpu);
 
-    /* The link audit (audit.h) reads the candidate's object before any of
-     * its code can run: constructors run inside dlopen. */
-    int audit = cr_audit_check(req->candidate_so, task, err, sizeof err);
-    if (audit < 0) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: link audit: %s", err);
+    if (!s_audit(req, task, rec))
         return;
-    }
-    if (audit > 0) {
-        cr_judge_flag(rec, "link_audit");
-        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "link audit: %s", err);
-        return;
-    }
     if (!(ref = s_executor(req, task, CR_JUDGE_ROLE_REFERENCE, req->reference_so, exec_cpu,
                            deadline, j, rec)))
         goto done;
@@ -398,9 +407,10 @@ done:
     cr_exec_destroy(&ref);
 }
 
-/* The CUDA backend, in this process (docs/judge.md says what is left to
- * move): the reference and baseline are loaded before the sandbox, the
- * candidate inside it. */
+/* The CUDA backend, in this process (docs/judge.md §5 says what is left to
+ * move): the reference, the baseline and the candidate are all loaded inside
+ * the sandbox, after the CUDA context (client code never runs as root or
+ * unconfined), the candidate last. */
 #ifdef CR_WITH_CUDA
 static void s_judge_cuda(const Crucible__RunnerRequest *req, cr_task_t *task,
                          Crucible__RewardRecord *rec)
@@ -410,39 +420,27 @@ static void s_judge_cuda(const Crucible__RunnerRequest *req, cr_task_t *task,
     void *h_ref = NULL, *h_base = NULL, *h_cand = NULL;
     const Crucible__JobOptions *o = req->options;
     cr_task_entry_fn ref, base, cand;
-    int64_t ph[5] = {cr_time_mono_ns(), 0, 0, 0, 0}; /* start, reference, audit, sandbox, candidate */
-    if (!(ref = s_load(req->reference_so, &h_ref, err, sizeof err))) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "reference: %s", err);
+    int64_t ph[5] = {cr_time_mono_ns(), 0, 0, 0, 0}; /* start, audit, sandbox, objects, candidate */
+    if (!s_audit(req, task, rec))
         return;
-    }
-    base = ref;
-    if (req->baseline_so && req->baseline_so[0] &&
-        !(base = s_load(req->baseline_so, &h_base, err, sizeof err))) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "baseline: %s", err);
-        return;
-    }
     ph[1] = cr_time_mono_ns();
-    int audit = cr_audit_check(req->candidate_so, task, err, sizeof err);
-    if (audit < 0) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: link audit: %s", err);
-        return;
-    }
-    if (audit > 0) {
-        cr_judge_flag(rec, "link_audit");
-        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "link audit: %s", err);
-        return;
-    }
-    ph[2] = cr_time_mono_ns();
-    /* The sandbox (sandbox.h): candidate code runs only inside it. The
-     * object is held open first, so that it stays loadable when its
-     * directories are closed to the sandbox uid or under the scratch tmpfs. */
-    char cand_so[64];
+    /* The sandbox (sandbox.h): client code runs only inside it. The objects
+     * are held open first, so that they stay loadable when their directories
+     * are closed to the sandbox uid or under the scratch tmpfs. */
+    char ref_so[64], base_so[64] = "", cand_so[64];
+    int has_base = req->baseline_so && req->baseline_so[0];
     cr_sandbox_report_t sb;
     cr_sandbox_opts_t sbo = {
         .scratch_dir = req->scratch_dir, .uid = req->sandbox_uid, .threads = 1, .cap_memory = 0,
         .stay_root = o && o->clock_policy && !strncmp(o->clock_policy, "lock:", 5)
                          ? "clock policy lock:* locks and resets clocks through NVML, as root"
                          : NULL};
+    if ((rc = cr_sandbox_hold(req->reference_so, ref_so, sizeof ref_so)) != 0 ||
+        (has_base && (rc = cr_sandbox_hold(req->baseline_so, base_so, sizeof base_so)) != 0)) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "reference or baseline: "
+                    "cannot open its object: %s", cr_strerror(rc));
+        return;
+    }
     if ((rc = cr_sandbox_hold(req->candidate_so, cand_so, sizeof cand_so)) != 0) {
         s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "candidate: cannot open %s: %s",
                     req->candidate_so, cr_strerror(rc));
@@ -459,13 +457,23 @@ static void s_judge_cuda(const Crucible__RunnerRequest *req, cr_task_t *task,
         return;
     }
     rec->sandboxed_net = sb.net;
+    ph[2] = cr_time_mono_ns();
+    if (!(ref = s_load(ref_so, &h_ref, err, sizeof err))) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "reference: %s", err);
+        return;
+    }
+    base = ref;
+    if (has_base && !(base = s_load(base_so, &h_base, err, sizeof err))) {
+        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "baseline: %s", err);
+        return;
+    }
     ph[3] = cr_time_mono_ns();
     if (!(cand = s_load(cand_so, &h_cand, err, sizeof err))) {
         s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: %s", err);
         return;
     }
     ph[4] = cr_time_mono_ns();
-    cr_info("seconds before judging: reference loaded %.3f, audit %.3f, sandbox %.3f, "
+    cr_info("seconds before judging: audit %.3f, sandbox %.3f, reference loaded %.3f, "
             "candidate loaded %.3f", (double)(ph[1] - ph[0]) / 1e9, (double)(ph[2] - ph[1]) / 1e9,
             (double)(ph[3] - ph[2]) / 1e9, (double)(ph[4] - ph[3]) / 1e9);
     /* It reads seed, options, cpu, verify_only and the cached reference
@@ -624,20 +632,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "crucible-runner: --preload needs --prestart\n%s", s_usage);
         return 2;
     }
-    /* After the backend (a CUDA reference's constructors register its
-     * kernels with the runtime), as s_judge will load it: the request's load
-     * of the same path then finds it loaded. Never closed; the process ends
-     * after its one job. */
+    /* Read ahead, never loaded: an object's constructors are client code,
+     * which runs only inside the sandbox, and a prestarted runner is not in
+     * it yet. Reading the file now keeps it in the page cache for the load. */
     for (int k = 0; k < npreload; k++) {
-        int64_t t0 = cr_time_mono_ns();
-        void *h;
-        char why[256];
-        if (s_load(preload[k], &h, why, sizeof why))
-            cr_info("prestart: preloaded %s in %.3f s", preload[k],
-                    (double)(cr_time_mono_ns() - t0) / 1e9);
-        else
-            cr_info("prestart: %s not preloaded (%s); loaded if the request names it",
-                    preload[k], why);
+        int fd = open(preload[k], O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            cr_info("prestart: %s not read ahead: %s", preload[k], strerror(errno));
+            continue;
+        }
+        posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+        close(fd);
+        cr_info("prestart: %s read ahead (loaded inside the sandbox with the request)",
+                preload[k]);
     }
 
     Crucible__RewardRecord *rec = malloc(sizeof *rec);
