@@ -22,8 +22,21 @@ for p in $PKGS; do
     fi
 done
 
+# The Kubernetes manifests' schema check (tests/deploy/k8s_check.sh) runs on
+# the API's own OpenAPI schemas, from the npm registry, pinned.
+npm_deps() {
+    d="$(dirname "$0")/../tests/deploy/k8s-schema"
+    [ -d "$d/node_modules/kubernetes-models" ] ||
+        (cd "$d" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
+# node and npm: the machine's own where it has them (the image's NodeSource
+# build bundles npm, which Debian's npm package conflicts with), else Debian's
+command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
+
 if [ -z "$missing" ]; then
     echo "install-deps: all packages present"
+    npm_deps
     exit 0
 fi
 
@@ -32,3 +45,4 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 echo "install-deps: installing:$missing"
 $SUDO apt-get update -q
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing
+npm_deps

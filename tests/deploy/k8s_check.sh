@@ -1,7 +1,8 @@
 #!/bin/sh
 # deploy/k8s/: every manifest passes tests/deploy/k8s_check.py (a strict
-# structural check: no Kubernetes schema validator is packaged in Debian);
-# the check is first shown to refuse broken copies.
+# structural check: unknown fields, GPU limits, probes) and the Kubernetes
+# API's own OpenAPI schemas (tests/deploy/k8s-schema/validate.mjs); each check
+# is first shown to refuse a broken copy.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 CHK="$CR_SRC/tests/deploy/k8s_check.py"
@@ -15,3 +16,12 @@ if $PY "$CHK" "$M/namespace.yaml" "$M/secrets.example.yaml" "$T/c.yaml" "$M/work
     fail "a misspelt field was accepted"
 fi
 $PY "$CHK" "$M"/*.yaml || fail "deploy/k8s does not pass"
+# the Kubernetes API's own schemas (npm kubernetes-models, installed by
+# deploy/install-deps.sh): types, required fields, enums
+V="$CR_SRC/tests/deploy/k8s-schema/validate.mjs"
+command -v node >/dev/null || fail "node is not installed (deploy/install-deps.sh)"
+sed 's/replicas: 1/replicas: one/' "$M/coordinator.yaml" >"$T/r.yaml"
+if node "$V" "$T/r.yaml" >/dev/null 2>&1; then
+    fail "the schema check accepted replicas: one"
+fi
+node "$V" "$M"/*.yaml || fail "deploy/k8s does not pass the Kubernetes schemas"
