@@ -83,6 +83,9 @@
  * length is not held against the workers' liveness (s_clock_ms), and it is
  * logged. The bound the loop keeps (bench/RESULTS.md measures it). */
 #define CR_COORD_TURN_BOUND_MS 50
+/* Workers sent a heartbeat per loop turn: a sweep over a thousand workers
+ * takes 8 turns, each well under a millisecond of sends. */
+#define CR_COORD_BEAT_SLICE 128
 /* Cache buckets and entries (batch options, task bundles): a farm runs a few
  * batches and a few hundred tasks at once; past the cap the cache refills. */
 #define CR_COORD_CACHE_BUCKETS 1024
@@ -153,6 +156,8 @@ struct cr_coordinator {
     int64_t longest_turn_ms;        /* the longest such stretch, ms */
     /* --- timers --- */
     int64_t next_cron_ms;           /* monotonic ms of the next cron phase */
+    int beating;                    /* 1 while a sweep of heartbeats is under way */
+    size_t beat_next;               /* the sweep's next worker, by cr_sched_at index */
     int64_t next_check_ms;          /* monotonic ms of the next invariant check (debug) */
     /* --- throughput --- */
     uint32_t tp_count[CR_COORD_TP_SECONDS]; /* results per second, by second % 60 */
@@ -1500,6 +1505,10 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
                 b = &bundles[k];
         jobs[i].job_id = js->job_id;
         jobs[i].group_id = js->group_id;
+        jobs[i].has_keys = 1; /* the store keeps these in memory, not decoding the spec */
+        jobs[i].task = js->task;
+        jobs[i].sample_index = js->sample_index;
+        jobs[i].turn = js->turn;
         jobs[i].task_hash = b && b->valid ? b->hash : "";
         jobs[i].language = b && b->valid ? b->language : "";
         if (!b) {
@@ -2098,55 +2107,60 @@ static int64_t s_lease_ms(cr_coordinator_t *c, const char *batch_id, uint32_t cr
     return (int64_t)(each * 1000.0) * (credit ? credit : 1) + CR_COORD_LEASE_MARGIN_MS;
 }
 
+/* One assigned job in the lease scan (s_phase_leases). */
+static int s_lease_check(const cr_store_lease_t *l, void *arg)
+{
+    cr_coordinator_t *c = arg;
+    int64_t now = cr_time_now_ms();
+    cr_sched_worker_t *w = cr_sched_find(c->sched, l->worker_id);
+    int64_t lease = s_lease_ms(c, l->key.batch_id, w ? w->credit : 1);
+    if (w && now - l->t_assigned <= lease)
+        return 0;
+    char why[320];
+    if (w)
+        snprintf(why, sizeof why, "lease of %lld s ran out on worker %s",
+                 (long long)(lease / 1000), w->id);
+    else
+        snprintf(why, sizeof why, "held by worker %s, which is gone", l->worker_id);
+    Crucible__RewardRecord *rec = NULL;
+    int rc = cr_store_requeue(c->store, l->key.batch_id, l->key.job_id,
+                              s_max_attempts(c, l->key.batch_id), why, &rec);
+    if (rc != 0)
+        return 0;
+    cr_warn("job %s/%s attempt %u: %s: %s", l->key.batch_id, l->key.job_id, l->attempt, why,
+            rec ? "attempts spent, recorded INFRA_ERROR" : "requeued");
+    if (w) {
+        cr_sched_finished(w);
+        s_send_cancel(c, w, l->key.batch_id, l->key.job_id);
+    }
+    c->dispatch_due = 1;
+    if (rec) {
+        s_on_record(c, rec);
+        crucible__reward_record__free_unpacked(rec, NULL);
+    }
+    return 0;
+}
+
 /* Requeues (the try counted) every assigned job whose lease ran out or
  * whose holder is not registered any more, and tells a registered holder
  * to cancel it: a worker that keeps beating but never answers does not
- * keep its jobs. Records made on the way (attempts spent) are announced. */
+ * keep its jobs. Records made on the way (attempts spent) are announced.
+ * The leases are the store's memory: no SQL is read. */
 static void s_phase_leases(cr_coordinator_t *c)
 {
-    cr_store_lease_t *l = NULL;
-    size_t n = 0;
-    int64_t now = cr_time_now_ms();
-    if (cr_store_assigned_list(c->store, &l, &n) != 0)
-        return;
-    for (size_t i = 0; i < n; i++) {
-        cr_sched_worker_t *w = cr_sched_find(c->sched, l[i].worker_id);
-        int64_t lease = s_lease_ms(c, l[i].key.batch_id, w ? w->credit : 1);
-        if (w && now - l[i].t_assigned <= lease)
-            continue;
-        char why[320];
-        if (w)
-            snprintf(why, sizeof why, "lease of %lld s ran out on worker %s",
-                     (long long)(lease / 1000), w->id);
-        else
-            snprintf(why, sizeof why, "held by worker %s, which is gone", l[i].worker_id);
-        Crucible__RewardRecord *rec = NULL;
-        int rc = cr_store_requeue(c->store, l[i].key.batch_id, l[i].key.job_id,
-                                  s_max_attempts(c, l[i].key.batch_id), why, &rec);
-        if (rc != 0)
-            continue;
-        cr_warn("job %s/%s attempt %u: %s: %s", l[i].key.batch_id, l[i].key.job_id,
-                l[i].attempt, why, rec ? "attempts spent, recorded INFRA_ERROR" : "requeued");
-        if (w) {
-            cr_sched_finished(w);
-            s_send_cancel(c, w, l[i].key.batch_id, l[i].key.job_id);
-        }
-        c->dispatch_due = 1;
-        if (rec) {
-            s_on_record(c, rec);
-            crucible__reward_record__free_unpacked(rec, NULL);
-        }
-    }
-    free(l);
+    cr_store_leases_each(c->store, s_lease_check, c);
 }
 
-static void s_phase_cron(cr_coordinator_t *c)
+/* Heartbeats to the workers of the current sweep, CR_COORD_BEAT_SLICE a
+ * turn from where the last turn stopped: a beat to thousands of workers is
+ * spread over turns instead of holding one. A worker removed meanwhile
+ * shifts the order, so one may be skipped or beaten twice in a sweep: its
+ * liveness counts several beats, and it beats us itself. */
+static void s_phase_beats(cr_coordinator_t *c)
 {
-    int64_t now = cr_time_mono_ms();
-    c->next_cron_ms = now + c->cfg.heartbeat_ms;
-    c->dispatch_due = 1; /* a safety net: whatever was missed is retried each beat */
-    for (size_t i = 0; i < cr_sched_count(c->sched); i++) {
-        cr_sched_worker_t *w = cr_sched_at(c->sched, i);
+    size_t n = cr_sched_count(c->sched), end = c->beat_next + CR_COORD_BEAT_SLICE;
+    for (; c->beat_next < n && c->beat_next < end; c->beat_next++) {
+        cr_sched_worker_t *w = cr_sched_at(c->sched, c->beat_next);
         Crucible__Heartbeat hb = CRUCIBLE__HEARTBEAT__INIT;
         Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
         hb.sent_ms = (uint64_t)cr_time_now_ms();
@@ -2155,6 +2169,18 @@ static void s_phase_cron(cr_coordinator_t *c)
         env.heartbeat = &hb;
         s_worker_send(c, w, &env);
     }
+    if (c->beat_next >= n)
+        c->beating = 0;
+}
+
+static void s_phase_cron(cr_coordinator_t *c)
+{
+    int64_t now = cr_time_mono_ms();
+    c->next_cron_ms = now + c->cfg.heartbeat_ms;
+    c->dispatch_due = 1; /* a safety net: whatever was missed is retried each beat */
+    c->beating = 1; /* a new sweep of heartbeats: s_phase_beats, a slice a turn */
+    c->beat_next = 0;
+    s_phase_beats(c);
     /* Subscribers hear a beat too: a client that hears nothing for liveness
      * beats reconnects and resubscribes after its last seq (a restart forgets
      * subscriptions). A failed send ends the subscription, as in s_publish. */
@@ -2424,7 +2450,7 @@ int cr_coordinator_run(cr_coordinator_t *c)
     while (!atomic_load(&c->stop) && !s_signalled) {
         /* poll */
         int64_t wait = c->next_cron_ms - cr_time_mono_ms();
-        if (wait < 0 || s_replay_pending(c))
+        if (wait < 0 || c->beating || s_replay_pending(c))
             wait = 0;
         zmq_pollitem_t items[2 + 1 + CR_METRICS_HTTP_CONNS] = {{c->workers, 0, ZMQ_POLLIN, 0},
                                                                {c->clients, 0, ZMQ_POLLIN, 0}};
@@ -2457,6 +2483,8 @@ int cr_coordinator_run(cr_coordinator_t *c)
         /* cron */
         if (cr_time_mono_ms() >= c->next_cron_ms)
             s_phase_cron(c);
+        else if (c->beating)
+            s_phase_beats(c);
         /* commit, then acknowledge and stream */
         s_turn_end(c);
         s_turn_mark(c, &t0, "cron and commit");

@@ -115,12 +115,16 @@ static const char s_schema[] =
     X(RECOVER, "UPDATE jobs SET state = 0, worker_id = '' WHERE state = 1")               \
     X(BATCH_ADD, "INSERT OR IGNORE INTO batches(batch_id, owner, options, created)"       \
                  " VALUES(?1, ?2, ?3, ?4)")                                               \
-    X(BATCH_GET, "SELECT total, done, last_seq, created, owner FROM batches"              \
-                 " WHERE batch_id = ?1")                                                  \
     X(BATCH_OPTS, "SELECT options FROM batches WHERE batch_id = ?1")                      \
-    X(BATCH_TOTAL, "UPDATE batches SET total = total + ?2 WHERE batch_id = ?1")           \
-    X(BATCH_SEQ, "UPDATE batches SET last_seq = last_seq + 1, done = done + 1"            \
-                 " WHERE batch_id = ?1 RETURNING last_seq")                               \
+    X(BATCH_SET, "UPDATE batches SET total = ?2, done = ?3, last_seq = ?4"                \
+                 " WHERE batch_id = ?1")                                                  \
+    X(LOAD_BATCHES, "SELECT batch_id, owner, options, created, total, done, last_seq"     \
+                    " FROM batches")                                                      \
+    X(LOAD_JOBS, "SELECT rowid, batch_id, job_id, language, task_hash, spec, group_id,"   \
+                 " attempt, t_submitted, t_assigned FROM jobs WHERE state < 2"            \
+                 " ORDER BY rowid")                                                       \
+    X(SPEC_GET, "SELECT spec FROM jobs WHERE rowid = ?1")                                 \
+    X(JOB_REQUEUE, "UPDATE jobs SET attempt = ?2, t_assigned = ?3 WHERE rowid = ?1")      \
     X(TASK_ADD, "INSERT OR IGNORE INTO tasks(hash, name, bundle) VALUES(?1, ?2, ?3)")     \
     X(TASK_HAS, "SELECT 1 FROM tasks WHERE hash = ?1")                                    \
     X(TASK_GET, "SELECT bundle FROM tasks WHERE hash = ?1")                               \
@@ -129,42 +133,18 @@ static const char s_schema[] =
     X(JOB_GET, "SELECT state, attempt, worker_id, group_id, language, t_submitted,"       \
                " t_assigned, coalesce(seq, 0), spec, task_hash FROM jobs"                 \
                " WHERE batch_id = ?1 AND job_id = ?2")                                    \
-    X(JOB_ASSIGN, "UPDATE jobs SET state = 1, worker_id = ?3, t_assigned = ?4"            \
-                  " WHERE batch_id = ?1 AND job_id = ?2")                                 \
-    X(JOB_QUEUE, "UPDATE jobs SET state = 0, worker_id = '', attempt = ?3"                \
-                 " WHERE batch_id = ?1 AND job_id = ?2")                                  \
-    X(JOB_FINISH, "UPDATE jobs SET state = 2, seq = ?3, status = ?4, flags = ?5,"         \
-                  " record = ?6 WHERE batch_id = ?1 AND job_id = ?2")                     \
+    X(JOB_FINISH, "UPDATE jobs SET state = 2, seq = ?2, status = ?3, flags = ?4,"         \
+                  " record = ?5, worker_id = ?6, t_assigned = ?7 WHERE rowid = ?1")       \
     X(JOB_RECORD, "SELECT record FROM jobs WHERE batch_id = ?1 AND job_id = ?2"           \
                   " AND state = 2")                                                       \
     X(JOB_SET_RECORD, "UPDATE jobs SET record = ?3 WHERE batch_id = ?1 AND job_id = ?2")  \
-    X(NEXT, "SELECT rowid, batch_id, job_id, language FROM jobs WHERE state = 0"          \
-            " AND language = ?1"                                                          \
-            " ORDER BY rowid LIMIT ?2")                                                   \
-    X(UNFINISHED, "SELECT job_id FROM jobs WHERE batch_id = ?1 AND state < 2"             \
-                  " ORDER BY rowid")                                                      \
     X(RECORDS, "SELECT record FROM jobs WHERE batch_id = ?1 AND seq > ?2 ORDER BY seq")   \
-    X(OPEN_BATCHES, "SELECT batch_id, options FROM batches WHERE done < total")           \
-    /* waiting since submission, or since the last assignment of a requeued job */        \
-    X(STALE_QUEUED, "SELECT job_id, max(t_submitted, t_assigned) FROM jobs"               \
-                    " WHERE batch_id = ?1 AND state = 0"                                  \
-                    " AND max(t_submitted, t_assigned) < ?2 ORDER BY rowid")              \
     X(WORKER_KEY_ADD, "INSERT OR IGNORE INTO worker_keys(worker_id, key, first_seen)"       \
                       " VALUES(?1, ?2, ?3)")                                              \
     X(WORKER_KEY_GET, "SELECT key FROM worker_keys WHERE worker_id = ?1")                 \
-    X(ASSIGNED, "SELECT batch_id, job_id, language, worker_id, t_assigned, attempt"       \
-                " FROM jobs WHERE state = 1 ORDER BY rowid")                              \
-    X(WORKER_JOBS, "SELECT batch_id, job_id, language FROM jobs WHERE state = 1"          \
-                   " AND worker_id = ?1"                                                  \
-                   " ORDER BY rowid")                                                     \
-    X(COUNTS, "SELECT (SELECT count(*) FROM jobs WHERE state = 0),"                       \
-              " (SELECT count(*) FROM jobs WHERE state = 1),"                             \
-              " (SELECT coalesce(sum(done), 0) FROM batches)")                            \
     X(BY_STATUS, "SELECT status, count(*) FROM jobs WHERE batch_id = ?1 AND state = 2"    \
                  " GROUP BY status")                                                      \
     X(FLAGS, "SELECT flags FROM jobs WHERE batch_id = ?1 AND state = 2 AND flags <> ''")  \
-    X(OWNER_QUEUED, "SELECT count(*) FROM batches b JOIN jobs j ON j.batch_id = b.batch_id" \
-                    " WHERE b.owner = ?1 AND j.state = 0")                                \
     X(GROUP_STATE, "SELECT count(*), count(seq), coalesce(max(seq), 0) FROM jobs"         \
                    " WHERE batch_id = ?1 AND group_id = ?2")                              \
     X(GROUP_RECORDS, "SELECT record FROM jobs WHERE batch_id = ?1 AND group_id = ?2"      \
@@ -186,10 +166,101 @@ static const char *const s_sql[] = {
 #undef CR__STORE_TEXT
 };
 
+/* ---- live state in memory (design notes, "Memory and log") ---- */
+
+typedef struct s_batch s_batch_t;
+
+/* A job that is not DONE. Strings marked interned live in s->interned until
+ * the store closes (worker ids, task names and hashes: a farm has few). */
+typedef struct s_job {
+    struct s_job *hnext;          /* hash chain (s->jobs) */
+    struct s_job *qprev, *qnext;  /* QUEUED: its language's queue; ASSIGNED: s->assigned */
+    struct s_job *bprev, *bnext;  /* its batch's live jobs, in rowid order */
+    s_batch_t *batch;             /* the batch; never freed before its jobs */
+    int64_t rowid;                /* the jobs row */
+    int64_t t_submitted;          /* ms since the epoch */
+    int64_t t_assigned;           /* ms since the epoch of the last assignment; 0 = never */
+    const char *worker;           /* ASSIGNED: holder (interned); NULL otherwise */
+    const char *task;             /* JobSpec.task (interned) */
+    const char *task_hash;        /* bundle key (interned); "" for none */
+    char *group_id;               /* owned; NULL = none */
+    uint32_t attempt;             /* as stored */
+    uint32_t sample_index;        /* JobSpec.sample_index */
+    uint32_t turn;                /* JobSpec.turn */
+    uint8_t state;                /* CR_JOB_QUEUED or CR_JOB_ASSIGNED */
+    uint8_t lang;                 /* index into s->langs */
+    uint8_t dead;                 /* 1 once DONE (in the graveyard until the commit) */
+    char job_id[];                /* the job id */
+} s_job_t;
+
+struct s_batch {
+    s_batch_t *hnext;             /* hash chain (s->batches) */
+    s_job_t *head, *tail;         /* live jobs, in rowid order */
+    uint32_t total;               /* jobs in the batch */
+    uint32_t done;                /* jobs with a record */
+    uint64_t last_seq;            /* highest seq given */
+    uint32_t queued;              /* jobs QUEUED (for the per-owner queue limit) */
+    int64_t created_ms;           /* ms since the epoch */
+    double queue_timeout_s;       /* JobOptions.queue_timeout_s; 0 = none */
+    int dirty;                    /* 1: counters differ from the batches row (s_flush) */
+    char *owner;                  /* owned */
+    char id[];                    /* batch id */
+};
+
+/* One language's queue: QUEUED jobs in rowid (= submission) order. */
+typedef struct {
+    char name[CR_STORE_LANG_MAX + 1]; /* language */
+    s_job_t *head, *tail;             /* first and last job */
+    size_t n;                         /* jobs in it */
+} s_lang_t;
+
+/* What a job was before a change, for cr_store_rollback. */
+typedef struct {
+    int op;                   /* S_UNDO_* */
+    s_job_t *job;             /* the job changed (S_UNDO_JOB, S_UNDO_NEW) */
+    s_batch_t *batch;         /* the batch changed (S_UNDO_BATCH, S_UNDO_BATCH_NEW) */
+    uint8_t state;            /* job fields as they were */
+    uint32_t attempt;
+    int64_t t_assigned;
+    const char *worker;
+    uint32_t total, done, queued; /* batch counters as they were */
+    uint64_t last_seq;
+} s_undo_t;
+
+enum { S_UNDO_JOB, S_UNDO_NEW, S_UNDO_BATCH, S_UNDO_BATCH_NEW };
+
+typedef struct s_intern {
+    struct s_intern *next;    /* chain */
+    char s[];                 /* the string */
+} s_intern_t;
+
+#define S_INTERN_BUCKETS 1024 /* worker ids, task names and hashes: a farm's few thousand */
+#define S_BATCH_BUCKETS 1024  /* batches open at once: a few; history grows slowly */
+#define S_MAX_DEPTH 64        /* savepoints nested: the coordinator uses three */
+
 struct cr_store {
     sqlite3 *db;                 /* owned connection */
     sqlite3_stmt *q[Q__COUNT];   /* owned prepared statements, by Q_* */
     char *path;                  /* owned copy of the file name, for logs */
+    /* --- live state (memory; the database is the log it recovers from) --- */
+    s_job_t **jobs;              /* owned hash of live jobs by (batch, job id) */
+    size_t njobs;                /* live jobs */
+    size_t capjobs;              /* buckets, a power of two */
+    s_batch_t *batches[S_BATCH_BUCKETS]; /* owned hash of every batch */
+    s_lang_t *langs;             /* owned queues, one per language */
+    size_t nlangs;               /* used */
+    s_job_t *assigned_head;      /* ASSIGNED jobs, in assignment order */
+    s_job_t *assigned_tail;
+    size_t nassigned;            /* jobs in it */
+    s_intern_t *interned[S_INTERN_BUCKETS]; /* owned strings */
+    /* --- transactions --- */
+    int depth;                   /* savepoints open */
+    size_t marks[S_MAX_DEPTH];   /* undo length at each savepoint's begin */
+    s_undo_t *undo;              /* owned log of changes since the outermost begin */
+    size_t nundo, capundo;
+    s_job_t **grave;             /* owned: jobs made DONE in the open transaction */
+    size_t ngrave, capgrave;
+    int any_dirty;               /* 1: some batch is dirty */
 };
 
 /* ---- helpers ---- */
@@ -259,35 +330,6 @@ static int s_set_str(char **field, const char *v)
     return 0;
 }
 
-int cr_store_begin(cr_store_t *s)
-{
-    return s_run(s, s_q(s, Q_BEGIN), "begin");
-}
-
-int cr_store_commit(cr_store_t *s)
-{
-    return s_run(s, s_q(s, Q_RELEASE), "commit");
-}
-
-void cr_store_rollback(cr_store_t *s)
-{
-    /* ROLLBACK TO keeps the savepoint open; RELEASE then pops it. */
-    s_run(s, s_q(s, Q_ROLLBACK), "rollback");
-    s_run(s, s_q(s, Q_RELEASE), "rollback release");
-}
-
-/* Finishes a transaction begun with cr_store_begin: commit when rc is 0. */
-static int s_end(cr_store_t *s, int rc)
-{
-    if (rc == 0) {
-        rc = cr_store_commit(s);
-        if (rc == 0)
-            return 0;
-    }
-    cr_store_rollback(s);
-    return rc;
-}
-
 /* ---- open / close / recover ---- */
 
 /* Makes path (created, when create, empty) mode 0600: the database holds
@@ -308,6 +350,590 @@ static int s_private(const char *path, int create)
     close(fd);
     return 0;
 }
+
+int cr_store_set_durability(cr_store_t *s, const char *level)
+{
+    const char *sql = strcmp(level, "full") == 0     ? "PRAGMA synchronous=FULL"
+                      : strcmp(level, "normal") == 0 ? "PRAGMA synchronous=NORMAL"
+                      : strcmp(level, "off") == 0    ? "PRAGMA synchronous=OFF"
+                                                     : NULL;
+    if (!sql)
+        return CR_E_USAGE;
+    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : s_fail(s, sql);
+}
+
+
+/* ---- memory: interned strings, hashes, lists ---- */
+
+static uint64_t s_fnv(const char *k, uint64_t h)
+{
+    for (; *k; k++)
+        h = (h ^ (unsigned char)*k) * 1099511628211ull; /* FNV-1a 64-bit prime */
+    return h;
+}
+#define S_FNV_BASIS 14695981039346656037ull /* FNV-1a 64-bit offset basis */
+
+/* The store's copy of str (kept until the store closes), or NULL on ENOMEM. */
+static const char *s_intern(cr_store_t *s, const char *str)
+{
+    if (!str)
+        str = "";
+    size_t b = s_fnv(str, S_FNV_BASIS) % S_INTERN_BUCKETS;
+    for (s_intern_t *e = s->interned[b]; e; e = e->next)
+        if (strcmp(e->s, str) == 0)
+            return e->s;
+    size_t len = strlen(str);
+    s_intern_t *e = malloc(sizeof *e + len + 1);
+    if (!e)
+        return NULL;
+    memcpy(e->s, str, len + 1);
+    e->next = s->interned[b];
+    s->interned[b] = e;
+    return e->s;
+}
+
+static s_batch_t *s_batch_find(cr_store_t *s, const char *id)
+{
+    for (s_batch_t *b = s->batches[s_fnv(id, S_FNV_BASIS) % S_BATCH_BUCKETS]; b; b = b->hnext)
+        if (strcmp(b->id, id) == 0)
+            return b;
+    return NULL;
+}
+
+static size_t s_job_bucket(const cr_store_t *s, const s_batch_t *b, const char *job_id)
+{
+    return (size_t)(s_fnv(job_id, s_fnv(b->id, S_FNV_BASIS)) & (s->capjobs - 1));
+}
+
+static s_job_t *s_job_find(cr_store_t *s, const char *batch_id, const char *job_id)
+{
+    s_batch_t *b = batch_id ? s_batch_find(s, batch_id) : NULL;
+    if (!b || !job_id || !s->capjobs)
+        return NULL;
+    for (s_job_t *j = s->jobs[s_job_bucket(s, b, job_id)]; j; j = j->hnext)
+        if (j->batch == b && strcmp(j->job_id, job_id) == 0)
+            return j;
+    return NULL;
+}
+
+/* Doubles the job hash when it is full. 0 or -ENOMEM (the old one stays). */
+static int s_jobs_grow(cr_store_t *s)
+{
+    if (s->njobs < s->capjobs)
+        return 0;
+    size_t cap = s->capjobs ? 2 * s->capjobs : 4096;
+    s_job_t **h = calloc(cap, sizeof *h);
+    if (!h)
+        return -ENOMEM;
+    size_t old = s->capjobs;
+    s_job_t **oh = s->jobs;
+    s->jobs = h;
+    s->capjobs = cap;
+    for (size_t i = 0; i < old; i++)
+        while (oh[i]) {
+            s_job_t *j = oh[i];
+            oh[i] = j->hnext;
+            size_t k = s_job_bucket(s, j->batch, j->job_id);
+            j->hnext = h[k];
+            h[k] = j;
+        }
+    free(oh);
+    return 0;
+}
+
+static void s_hash_del(cr_store_t *s, s_job_t *j)
+{
+    for (s_job_t **pp = &s->jobs[s_job_bucket(s, j->batch, j->job_id)]; *pp; pp = &(*pp)->hnext)
+        if (*pp == j) {
+            *pp = j->hnext;
+            s->njobs--;
+            return;
+        }
+}
+
+static void s_hash_add(cr_store_t *s, s_job_t *j)
+{
+    size_t k = s_job_bucket(s, j->batch, j->job_id);
+    j->hnext = s->jobs[k];
+    s->jobs[k] = j;
+    s->njobs++;
+}
+
+/* The queue of language (made when new); -1 on ENOMEM or more than 255. */
+static int s_lang(cr_store_t *s, const char *language)
+{
+    for (size_t i = 0; i < s->nlangs; i++)
+        if (strcmp(s->langs[i].name, language) == 0)
+            return (int)i;
+    if (s->nlangs >= 255)
+        return -1;
+    void *g = realloc(s->langs, (s->nlangs + 1) * sizeof *s->langs);
+    if (!g)
+        return -1;
+    s->langs = g;
+    s_lang_t *l = &s->langs[s->nlangs];
+    memset(l, 0, sizeof *l);
+    snprintf(l->name, sizeof l->name, "%s", language);
+    return (int)s->nlangs++;
+}
+
+/* Into its language's queue at its rowid's place: at the tail for a new
+ * job, near the head for a requeued one (older than most of the queue). */
+static void s_queue_link(cr_store_t *s, s_job_t *j)
+{
+    s_lang_t *l = &s->langs[j->lang];
+    s_job_t *after = l->tail;
+    while (after && after->rowid > j->rowid)
+        after = after->qprev;
+    j->qprev = after;
+    j->qnext = after ? after->qnext : l->head;
+    if (j->qnext)
+        j->qnext->qprev = j;
+    else
+        l->tail = j;
+    if (after)
+        after->qnext = j;
+    else
+        l->head = j;
+    l->n++;
+    j->batch->queued++;
+}
+
+static void s_queue_unlink(cr_store_t *s, s_job_t *j)
+{
+    s_lang_t *l = &s->langs[j->lang];
+    if (j->qprev)
+        j->qprev->qnext = j->qnext;
+    else
+        l->head = j->qnext;
+    if (j->qnext)
+        j->qnext->qprev = j->qprev;
+    else
+        l->tail = j->qprev;
+    j->qprev = j->qnext = NULL;
+    l->n--;
+    j->batch->queued--;
+}
+
+static void s_assigned_link(cr_store_t *s, s_job_t *j)
+{
+    j->qnext = NULL;
+    j->qprev = s->assigned_tail;
+    if (s->assigned_tail)
+        s->assigned_tail->qnext = j;
+    else
+        s->assigned_head = j;
+    s->assigned_tail = j;
+    s->nassigned++;
+}
+
+static void s_assigned_unlink(cr_store_t *s, s_job_t *j)
+{
+    if (j->qprev)
+        j->qprev->qnext = j->qnext;
+    else
+        s->assigned_head = j->qnext;
+    if (j->qnext)
+        j->qnext->qprev = j->qprev;
+    else
+        s->assigned_tail = j->qprev;
+    j->qprev = j->qnext = NULL;
+    s->nassigned--;
+}
+
+/* Links j (state set) where its state puts it. */
+static void s_state_link(cr_store_t *s, s_job_t *j)
+{
+    if (j->state == CR_JOB_QUEUED)
+        s_queue_link(s, j);
+    else
+        s_assigned_link(s, j);
+}
+
+static void s_state_unlink(cr_store_t *s, s_job_t *j)
+{
+    if (j->state == CR_JOB_QUEUED)
+        s_queue_unlink(s, j);
+    else
+        s_assigned_unlink(s, j);
+}
+
+static void s_batch_link(s_job_t *j)
+{
+    s_batch_t *b = j->batch;
+    j->bnext = NULL;
+    j->bprev = b->tail;
+    if (b->tail)
+        b->tail->bnext = j;
+    else
+        b->head = j;
+    b->tail = j;
+}
+
+static void s_batch_unlink(s_job_t *j)
+{
+    s_batch_t *b = j->batch;
+    if (j->bprev)
+        j->bprev->bnext = j->bnext;
+    else
+        b->head = j->bnext;
+    if (j->bnext)
+        j->bnext->bprev = j->bprev;
+    else
+        b->tail = j->bprev;
+    j->bprev = j->bnext = NULL;
+}
+
+static void s_job_free(s_job_t *j)
+{
+    if (!j)
+        return;
+    free(j->group_id);
+    free(j);
+}
+
+/* ---- memory: the undo log (cr_store_rollback) ---- */
+
+/* Remembers what j or b was before the change about to be made; outside a
+ * transaction there is nothing to roll back to. 0 or -ENOMEM. */
+static int s_undo_push(cr_store_t *s, int op, s_job_t *j, s_batch_t *b)
+{
+    if (s->depth == 0)
+        return 0;
+    if (s->nundo == s->capundo) {
+        size_t cap = s->capundo ? 2 * s->capundo : 1024;
+        void *g = realloc(s->undo, cap * sizeof *s->undo);
+        if (!g)
+            return -ENOMEM;
+        s->undo = g;
+        s->capundo = cap;
+    }
+    s_undo_t *u = &s->undo[s->nundo++];
+    memset(u, 0, sizeof *u);
+    u->op = op;
+    u->job = j;
+    u->batch = b;
+    if (j) {
+        u->state = j->state;
+        u->attempt = j->attempt;
+        u->t_assigned = j->t_assigned;
+        u->worker = j->worker;
+    }
+    if (b) {
+        u->total = b->total;
+        u->done = b->done;
+        u->queued = b->queued;
+        u->last_seq = b->last_seq;
+    }
+    return 0;
+}
+
+static void s_batch_free(s_batch_t *b)
+{
+    if (!b)
+        return;
+    free(b->owner);
+    free(b);
+}
+
+static void s_batch_unhash(cr_store_t *s, s_batch_t *b)
+{
+    for (s_batch_t **pp = &s->batches[s_fnv(b->id, S_FNV_BASIS) % S_BATCH_BUCKETS]; *pp;
+         pp = &(*pp)->hnext)
+        if (*pp == b) {
+            *pp = b->hnext;
+            return;
+        }
+}
+
+/* Undoes the log back to length mark, newest first. */
+static void s_undo_to(cr_store_t *s, size_t mark)
+{
+    while (s->nundo > mark) {
+        s_undo_t *u = &s->undo[--s->nundo];
+        s_job_t *j = u->job;
+        switch (u->op) {
+        case S_UNDO_NEW: /* the job was added: it goes */
+            s_state_unlink(s, j);
+            s_batch_unlink(j);
+            s_hash_del(s, j);
+            s_job_free(j);
+            break;
+        case S_UNDO_JOB:
+            if (j->dead) { /* it went DONE: back to life */
+                j->dead = 0;
+                s_hash_add(s, j);
+                s_batch_link(j);
+                for (size_t i = 0; i < s->ngrave; i++)
+                    if (s->grave[i] == j)
+                        s->grave[i] = NULL;
+            } else {
+                s_state_unlink(s, j);
+            }
+            j->state = u->state;
+            j->attempt = u->attempt;
+            j->t_assigned = u->t_assigned;
+            j->worker = u->worker;
+            s_state_link(s, j);
+            break;
+        case S_UNDO_BATCH:
+            u->batch->total = u->total;
+            u->batch->done = u->done;
+            u->batch->queued = u->queued;
+            u->batch->last_seq = u->last_seq;
+            break;
+        case S_UNDO_BATCH_NEW:
+            s_batch_unhash(s, u->batch);
+            s_batch_free(u->batch);
+            break;
+        }
+    }
+}
+
+/* Writes the counters of dirty batches to their rows (one UPDATE a batch).
+ * Called before anything reads batches or records through SQL and at the
+ * outermost commit, so the log always agrees with memory once committed. */
+static int s_flush(cr_store_t *s)
+{
+    if (!s->any_dirty)
+        return 0;
+    for (size_t i = 0; i < S_BATCH_BUCKETS; i++)
+        for (s_batch_t *b = s->batches[i]; b; b = b->hnext) {
+            if (!b->dirty)
+                continue;
+            sqlite3_stmt *st = s_q(s, Q_BATCH_SET);
+            s_text(st, 1, b->id);
+            sqlite3_bind_int64(st, 2, b->total);
+            sqlite3_bind_int64(st, 3, b->done);
+            sqlite3_bind_int64(st, 4, (sqlite3_int64)b->last_seq);
+            if (s_run(s, st, "batch counters") != 0)
+                return CR_E_STORE;
+            b->dirty = 0;
+        }
+    s->any_dirty = 0;
+    return 0;
+}
+
+static void s_dirty(cr_store_t *s, s_batch_t *b)
+{
+    b->dirty = 1;
+    s->any_dirty = 1;
+}
+
+/* The transaction is over (committed, or none was open): what it made
+ * DONE is freed and its undo log forgotten. */
+static void s_settle(cr_store_t *s)
+{
+    if (s->depth > 0)
+        return;
+    for (size_t i = 0; i < s->ngrave; i++)
+        s_job_free(s->grave[i]);
+    s->ngrave = 0;
+    s->nundo = 0;
+}
+
+int cr_store_begin(cr_store_t *s)
+{
+    if (s->depth >= S_MAX_DEPTH)
+        return CR_E_STATE;
+    int rc = s_run(s, s_q(s, Q_BEGIN), "begin");
+    if (rc == 0)
+        s->marks[s->depth++] = s->nundo;
+    return rc;
+}
+
+int cr_store_commit(cr_store_t *s)
+{
+    if (s->depth == 0)
+        return CR_E_STATE;
+    /* the outermost commit writes the counters inside its transaction */
+    if (s->depth == 1 && s_flush(s) != 0)
+        return CR_E_STORE;
+    int rc = s_run(s, s_q(s, Q_RELEASE), "commit");
+    if (rc != 0)
+        return rc; /* still open: the caller rolls back */
+    s->depth--;
+    s_settle(s);
+    return 0;
+}
+
+void cr_store_rollback(cr_store_t *s)
+{
+    if (s->depth == 0)
+        return;
+    /* ROLLBACK TO keeps the savepoint open; RELEASE then pops it. */
+    s_run(s, s_q(s, Q_ROLLBACK), "rollback");
+    s_run(s, s_q(s, Q_RELEASE), "rollback release");
+    s_undo_to(s, s->marks[--s->depth]);
+    /* the rows went back to what they held at the begin, which may be
+     * older than memory's counters then: write them all again */
+    for (size_t i = 0; i < S_BATCH_BUCKETS; i++)
+        for (s_batch_t *b = s->batches[i]; b; b = b->hnext)
+            s_dirty(s, b);
+    s_settle(s);
+    if (s->depth == 0)
+        s_flush(s);
+}
+
+/* Finishes a transaction begun with cr_store_begin: commit when rc is 0. */
+static int s_end(cr_store_t *s, int rc)
+{
+    if (rc == 0) {
+        rc = cr_store_commit(s);
+        if (rc == 0)
+            return 0;
+    }
+    cr_store_rollback(s);
+    return rc;
+}
+
+/* ---- memory: loading from the log ---- */
+
+/* A batch in memory from its row's fields. NULL on ENOMEM. */
+static s_batch_t *s_batch_new(cr_store_t *s, const char *id, const char *owner,
+                              const uint8_t *options, size_t options_len, int64_t created)
+{
+    size_t len = strlen(id);
+    s_batch_t *b = calloc(1, sizeof *b + len + 1);
+    if (!b || !(b->owner = strdup(owner ? owner : ""))) {
+        free(b);
+        return NULL;
+    }
+    memcpy(b->id, id, len + 1);
+    b->created_ms = created;
+    Crucible__JobOptions *o = crucible__job_options__unpack(NULL, options_len, options);
+    if (o && isfinite(o->queue_timeout_s) && o->queue_timeout_s > 0)
+        b->queue_timeout_s = o->queue_timeout_s;
+    if (o)
+        crucible__job_options__free_unpacked(o, NULL);
+    size_t k = s_fnv(id, S_FNV_BASIS) % S_BATCH_BUCKETS;
+    b->hnext = s->batches[k];
+    s->batches[k] = b;
+    return b;
+}
+
+/* A live job in memory, QUEUED (linked into its queue and batch). */
+static s_job_t *s_job_new(cr_store_t *s, s_batch_t *b, int64_t rowid, const char *job_id,
+                          const char *language, const char *task_hash, const char *task,
+                          const char *group_id, uint32_t sample_index, uint32_t turn,
+                          uint32_t attempt, int64_t t_submitted, int64_t t_assigned)
+{
+    size_t len = strlen(job_id);
+    int lang = s_lang(s, language ? language : "");
+    if (lang < 0 || s_jobs_grow(s) != 0)
+        return NULL;
+    s_job_t *j = calloc(1, sizeof *j + len + 1);
+    if (!j)
+        return NULL;
+    memcpy(j->job_id, job_id, len + 1);
+    j->batch = b;
+    j->rowid = rowid;
+    j->lang = (uint8_t)lang;
+    j->task_hash = s_intern(s, task_hash);
+    j->task = s_intern(s, task);
+    if (group_id && group_id[0] && !(j->group_id = strdup(group_id))) {
+        free(j);
+        return NULL;
+    }
+    if (!j->task_hash || !j->task) {
+        s_job_free(j);
+        return NULL;
+    }
+    j->sample_index = sample_index;
+    j->turn = turn;
+    j->attempt = attempt;
+    j->t_submitted = t_submitted;
+    j->t_assigned = t_assigned;
+    j->state = CR_JOB_QUEUED;
+    s_hash_add(s, j);
+    s_batch_link(j);
+    s_queue_link(s, j);
+    return j;
+}
+
+/* Reads every batch and every job that is not DONE into memory (after
+ * ASSIGNED rows of an older version were made QUEUED). */
+static int s_load(cr_store_t *s)
+{
+    int step;
+    sqlite3_stmt *st = s_q(s, Q_LOAD_BATCHES);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        s_batch_t *b = s_batch_new(s, (const char *)sqlite3_column_text(st, 0),
+                                   (const char *)sqlite3_column_text(st, 1),
+                                   sqlite3_column_blob(st, 2),
+                                   (size_t)sqlite3_column_bytes(st, 2),
+                                   sqlite3_column_int64(st, 3));
+        if (!b) {
+            sqlite3_reset(st);
+            return -ENOMEM;
+        }
+        b->total = (uint32_t)sqlite3_column_int64(st, 4);
+        b->done = (uint32_t)sqlite3_column_int64(st, 5);
+        b->last_seq = (uint64_t)sqlite3_column_int64(st, 6);
+    }
+    sqlite3_reset(st);
+    if (step != SQLITE_DONE)
+        return s_fail(s, "load batches");
+    st = s_q(s, Q_LOAD_JOBS);
+    int rc = 0;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        s_batch_t *b = s_batch_find(s, (const char *)sqlite3_column_text(st, 1));
+        if (!b)
+            continue; /* invariant (6) broken: cr_store_check names it */
+        Crucible__JobSpec *js = crucible__job_spec__unpack(
+            NULL, (size_t)sqlite3_column_bytes(st, 5), sqlite3_column_blob(st, 5));
+        if (!s_job_new(s, b, sqlite3_column_int64(st, 0),
+                       (const char *)sqlite3_column_text(st, 2),
+                       (const char *)sqlite3_column_text(st, 3),
+                       (const char *)sqlite3_column_text(st, 4), js ? js->task : "",
+                       (const char *)sqlite3_column_text(st, 6), js ? js->sample_index : 0,
+                       js ? js->turn : 0, (uint32_t)sqlite3_column_int64(st, 7),
+                       sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 9)))
+            rc = -ENOMEM;
+        if (js)
+            crucible__job_spec__free_unpacked(js, NULL);
+    }
+    sqlite3_reset(st);
+    if (rc == 0 && step != SQLITE_DONE && step != SQLITE_ROW)
+        rc = s_fail(s, "load jobs");
+    return rc;
+}
+
+static void s_unload(cr_store_t *s)
+{
+    for (size_t i = 0; i < s->capjobs; i++)
+        while (s->jobs[i]) {
+            s_job_t *j = s->jobs[i];
+            s->jobs[i] = j->hnext;
+            s_job_free(j);
+        }
+    free(s->jobs);
+    s->jobs = NULL;
+    s->capjobs = s->njobs = 0;
+    for (size_t i = 0; i < S_BATCH_BUCKETS; i++)
+        while (s->batches[i]) {
+            s_batch_t *b = s->batches[i];
+            s->batches[i] = b->hnext;
+            s_batch_free(b);
+        }
+    for (size_t i = 0; i < S_INTERN_BUCKETS; i++)
+        while (s->interned[i]) {
+            s_intern_t *e = s->interned[i];
+            s->interned[i] = e->next;
+            free(e);
+        }
+    free(s->langs);
+    s->langs = NULL;
+    s->nlangs = 0;
+    for (size_t i = 0; i < s->ngrave; i++)
+        s_job_free(s->grave[i]);
+    free(s->grave);
+    free(s->undo);
+    s->grave = NULL;
+    s->undo = NULL;
+}
+
+/* ---- open / close / recover ---- */
 
 int cr_store_open(const char *path, cr_store_t **out)
 {
@@ -349,11 +975,16 @@ int cr_store_open(const char *path, cr_store_t **out)
         if (snprintf(side, sizeof side, "%s%s", path, i ? "-shm" : "-wal") < (int)sizeof side &&
             s_private(side, 0) != 0)
             goto fail;
-    uint32_t n = 0;
-    if (cr_store_recover(s, &n) != 0)
+    /* rows an older version left ASSIGNED go back to the queue first */
+    if (s_run(s, s_q(s, Q_RECOVER), "recover") != 0)
         goto fail;
-    if (n)
-        cr_info("store %s: %u assigned jobs back in the queue after a restart", path, n);
+    if (s_load(s) != 0) {
+        cr_error("store %s: cannot load the live jobs into memory", path);
+        goto fail;
+    }
+    if (s->njobs)
+        cr_info("store %s: %zu jobs not done, all queued (assignments do not survive a restart)",
+                path, s->njobs);
     *out = s;
     return 0;
 fail:
@@ -361,22 +992,16 @@ fail:
     return CR_E_STORE;
 }
 
-int cr_store_set_durability(cr_store_t *s, const char *level)
-{
-    const char *sql = strcmp(level, "full") == 0     ? "PRAGMA synchronous=FULL"
-                      : strcmp(level, "normal") == 0 ? "PRAGMA synchronous=NORMAL"
-                      : strcmp(level, "off") == 0    ? "PRAGMA synchronous=OFF"
-                                                     : NULL;
-    if (!sql)
-        return CR_E_USAGE;
-    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : s_fail(s, sql);
-}
-
 void cr_store_close(cr_store_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
     cr_store_t *s = *self_p;
+    while (s->depth > 0)
+        cr_store_rollback(s);
+    if (s->db)
+        s_flush(s);
+    s_unload(s);
     for (int i = 0; i < Q__COUNT; i++)
         sqlite3_finalize(s->q[i]);
     if (s->db)
@@ -388,9 +1013,20 @@ void cr_store_close(cr_store_t **self_p)
 
 int cr_store_recover(cr_store_t *s, uint32_t *n)
 {
+    uint32_t k = 0;
     int rc = s_run(s, s_q(s, Q_RECOVER), "recover");
+    while (rc == 0 && s->assigned_head) {
+        s_job_t *j = s->assigned_head;
+        if ((rc = s_undo_push(s, S_UNDO_JOB, j, NULL)) != 0)
+            break;
+        s_assigned_unlink(s, j);
+        j->state = CR_JOB_QUEUED;
+        j->worker = NULL;
+        s_queue_link(s, j);
+        k++;
+    }
     if (n)
-        *n = rc == 0 ? (uint32_t)sqlite3_changes(s->db) : 0;
+        *n = rc == 0 ? k : 0;
     return rc;
 }
 
@@ -405,8 +1041,14 @@ int cr_store_add_batch(cr_store_t *s, const char *batch_id, const char *owner,
     s_blob(st, 3, options, options_len);
     sqlite3_bind_int64(st, 4, now_ms);
     int rc = s_run(s, st, "add batch");
+    int fresh = rc == 0 && sqlite3_changes(s->db) > 0;
+    if (fresh) {
+        s_batch_t *b = s_batch_new(s, batch_id, owner, options, options_len, now_ms);
+        rc = b ? s_undo_push(s, S_UNDO_BATCH_NEW, NULL, b) : -ENOMEM;
+    }
     if (is_new)
-        *is_new = rc == 0 && sqlite3_changes(s->db) > 0;
+        *is_new = rc == 0 && fresh;
+    s_settle(s);
     return rc;
 }
 
@@ -433,6 +1075,7 @@ static int s_exists(cr_store_t *s, int which, const char *a, const char *b)
     return rc == SQLITE_DONE ? 0 : s_fail(s, "lookup");
 }
 
+
 int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jobs, size_t n,
                       int64_t now_ms, uint32_t *n_new, uint32_t *n_dup)
 {
@@ -440,11 +1083,9 @@ int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jo
     int rc = cr_store_begin(s);
     if (rc != 0)
         return rc;
-    rc = s_exists(s, Q_BATCH_OPTS, batch_id, NULL);
-    if (rc == 0)
-        rc = CR_E_NOT_FOUND;
-    else if (rc == 1)
-        rc = 0;
+    s_batch_t *b = s_batch_find(s, batch_id);
+    rc = b ? s_undo_push(s, S_UNDO_BATCH, NULL, b) : CR_E_NOT_FOUND;
+    const char *known_hash = NULL; /* the last hash found in tasks: a Submit has few */
     for (size_t i = 0; rc == 0 && i < n; i++) {
         cr_store_job_in_t *j = &jobs[i];
         j->is_new = 0;
@@ -452,12 +1093,18 @@ int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jo
             rc = CR_E_USAGE;
             break;
         }
-        if (j->task_hash && j->task_hash[0]) {
+        if (j->task_hash && j->task_hash[0] &&
+            !(known_hash && strcmp(known_hash, j->task_hash) == 0)) {
             int has = s_exists(s, Q_TASK_HAS, j->task_hash, NULL);
             if (has <= 0) {
                 rc = has < 0 ? has : CR_E_USAGE;
                 break;
             }
+            known_hash = j->task_hash;
+        }
+        if (s_job_find(s, batch_id, j->job_id)) {
+            dup++; /* live: known without asking SQLite */
+            continue;
         }
         sqlite3_stmt *st = s_q(s, Q_JOB_ADD);
         s_text(st, 1, batch_id);
@@ -468,19 +1115,40 @@ int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jo
         s_text(st, 6, j->group_id);
         sqlite3_bind_int64(st, 7, now_ms);
         rc = s_run(s, st, "add job");
-        if (rc == 0) {
-            j->is_new = sqlite3_changes(s->db) > 0;
-            if (j->is_new)
-                added++;
-            else
-                dup++;
+        if (rc != 0)
+            break;
+        if (sqlite3_changes(s->db) == 0) {
+            dup++; /* DONE before */
+            continue;
         }
+        const char *task = j->task;
+        uint32_t sample = j->sample_index, turn = j->turn;
+        Crucible__JobSpec *js = NULL;
+        if (!j->has_keys && (js = crucible__job_spec__unpack(NULL, j->spec_len, j->spec))) {
+            task = js->task;
+            sample = js->sample_index;
+            turn = js->turn;
+        }
+        s_job_t *m = s_job_new(s, b, sqlite3_last_insert_rowid(s->db), j->job_id, j->language,
+                               j->task_hash, task, j->group_id, sample, turn, 1, now_ms, 0);
+        if (js)
+            crucible__job_spec__free_unpacked(js, NULL);
+        rc = m ? s_undo_push(s, S_UNDO_NEW, m, NULL) : -ENOMEM;
+        if (rc != 0) {
+            if (m) { /* not in the log: taken out by hand */
+                s_queue_unlink(s, m);
+                s_batch_unlink(m);
+                s_hash_del(s, m);
+                s_job_free(m);
+            }
+            break;
+        }
+        j->is_new = 1;
+        added++;
     }
     if (rc == 0 && added) {
-        sqlite3_stmt *st = s_q(s, Q_BATCH_TOTAL);
-        s_text(st, 1, batch_id);
-        sqlite3_bind_int64(st, 2, added);
-        rc = s_run(s, st, "batch total");
+        b->total += added;
+        s_dirty(s, b);
     }
     rc = s_end(s, rc);
     if (rc != 0) {
@@ -497,15 +1165,22 @@ int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jo
 
 /* ---- reading one job ---- */
 
-/* Reads a job row; with spec != NULL also a heap copy of its spec, with
- * task_hash != NULL its task hash (64 bytes). */
-static int s_job_row(cr_store_t *s, const char *batch_id, const char *job_id,
-                     cr_store_job_info_t *out, uint8_t **spec, size_t *spec_len, char *task_hash,
-                     size_t hash_cap)
+static void s_info_of(const s_job_t *j, cr_store_job_info_t *out)
 {
     memset(out, 0, sizeof *out);
-    if (spec)
-        *spec = NULL;
+    out->state = (cr_job_state_t)j->state;
+    out->attempt = j->attempt;
+    snprintf(out->worker_id, sizeof out->worker_id, "%s", j->worker ? j->worker : "");
+    snprintf(out->group_id, sizeof out->group_id, "%s", j->group_id ? j->group_id : "");
+    out->t_submitted = j->t_submitted;
+    out->t_assigned = j->t_assigned;
+}
+
+/* A job that is not live: DONE (from its row) or unknown. */
+static int s_job_row(cr_store_t *s, const char *batch_id, const char *job_id,
+                     cr_store_job_info_t *out)
+{
+    memset(out, 0, sizeof *out);
     sqlite3_stmt *st = s_q(s, Q_JOB_GET);
     s_text(st, 1, batch_id);
     s_text(st, 2, job_id);
@@ -522,19 +1197,25 @@ static int s_job_row(cr_store_t *s, const char *batch_id, const char *job_id,
     out->t_submitted = sqlite3_column_int64(st, 5);
     out->t_assigned = sqlite3_column_int64(st, 6);
     out->seq = (uint64_t)sqlite3_column_int64(st, 7);
-    rc = 0;
-    if (spec)
-        rc = s_dup_blob(st, 8, spec, spec_len);
-    if (task_hash)
-        s_copy(task_hash, hash_cap, sqlite3_column_text(st, 9));
     sqlite3_reset(st);
-    return rc;
+    if (out->state != CR_JOB_DONE) {
+        /* a row not DONE is live and in memory (invariant (9)) */
+        cr_error("store %s: job %s/%s is not DONE in the log but not live in memory", s->path,
+                 batch_id, job_id);
+        return CR_E_STATE;
+    }
+    return 0;
 }
 
 int cr_store_job_get(cr_store_t *s, const char *batch_id, const char *job_id,
                      cr_store_job_info_t *out)
 {
-    return s_job_row(s, batch_id, job_id, out, NULL, NULL, NULL, 0);
+    s_job_t *j = s_job_find(s, batch_id, job_id);
+    if (!j)
+        return s_job_row(s, batch_id, job_id, out);
+    s_info_of(j, out);
+    snprintf(out->language, sizeof out->language, "%s", s->langs[j->lang].name);
+    return 0;
 }
 
 /* ---- queue ---- */
@@ -542,43 +1223,29 @@ int cr_store_job_get(cr_store_t *s, const char *batch_id, const char *job_id,
 int cr_store_next_queued(cr_store_t *s, const char *const *langs, size_t nlangs, size_t limit,
                          cr_store_key_t *out, size_t *n)
 {
-    /* One indexed walk per language, merged by rowid: a worker serves one or
-     * two backends, so this stays a handful of index probes. */
-    int64_t *rowids = limit ? calloc(limit, sizeof *rowids) : NULL;
-    size_t have = 0;
-    int rc = 0;
-    if (limit && !rowids)
-        return -ENOMEM;
-    for (size_t l = 0; l < nlangs && rc == 0; l++) {
-        sqlite3_stmt *st = s_q(s, Q_NEXT);
-        s_text(st, 1, langs[l]);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
-        int step;
-        while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-            int64_t rid = sqlite3_column_int64(st, 0);
-            /* insertion into the sorted first-`limit` list */
-            size_t pos = have;
-            while (pos > 0 && rowids[pos - 1] > rid)
-                pos--;
-            if (pos >= limit)
-                break; /* rows come in rowid order: the rest are later still */
-            size_t last = have < limit ? have : limit - 1;
-            memmove(&rowids[pos + 1], &rowids[pos], (last - pos) * sizeof *rowids);
-            memmove(&out[pos + 1], &out[pos], (last - pos) * sizeof *out);
-            rowids[pos] = rid;
-            s_copy(out[pos].batch_id, sizeof out[pos].batch_id, sqlite3_column_text(st, 1));
-            s_copy(out[pos].job_id, sizeof out[pos].job_id, sqlite3_column_text(st, 2));
-            s_copy(out[pos].language, sizeof out[pos].language, sqlite3_column_text(st, 3));
-            if (have < limit)
-                have++;
-        }
-        if (step != SQLITE_ROW && step != SQLITE_DONE)
-            rc = s_fail(s, "next queued");
-        sqlite3_reset(st);
+    /* The heads of the worker's languages' queues, merged by rowid. */
+    s_job_t *cur[CR_STORE_MAX_LANGS];
+    size_t nq = 0, have = 0;
+    for (size_t l = 0; l < nlangs && nq < CR_STORE_MAX_LANGS; l++)
+        for (size_t i = 0; i < s->nlangs; i++)
+            if (strcmp(s->langs[i].name, langs[l]) == 0 && s->langs[i].head)
+                cur[nq++] = s->langs[i].head;
+    while (have < limit) {
+        size_t best = nq;
+        for (size_t i = 0; i < nq; i++)
+            if (cur[i] && (best == nq || cur[i]->rowid < cur[best]->rowid))
+                best = i;
+        if (best == nq)
+            break;
+        s_job_t *j = cur[best];
+        snprintf(out[have].batch_id, sizeof out[have].batch_id, "%s", j->batch->id);
+        snprintf(out[have].job_id, sizeof out[have].job_id, "%s", j->job_id);
+        snprintf(out[have].language, sizeof out[have].language, "%s", s->langs[j->lang].name);
+        have++;
+        cur[best] = j->qnext;
     }
-    free(rowids);
-    *n = rc == 0 ? have : 0;
-    return rc;
+    *n = have;
+    return 0;
 }
 
 void cr_store_assigned_free(cr_store_assigned_t *a)
@@ -603,52 +1270,6 @@ static int s_blob_of(cr_store_t *s, int which, const char *a, uint8_t **out, siz
     sqlite3_reset(st);
     return rc;
 }
-
-/* cr_store_assign, with the task bundle and options or (blobs 0) only the
- * spec and the task's hash. Reads, then one write: no savepoint needed. */
-static int s_assign(cr_store_t *s, const char *batch_id, const char *job_id,
-                    const char *worker_id, int64_t now_ms, cr_store_assigned_t *out, int blobs)
-{
-    cr_store_assigned_t a = {0};
-    cr_store_job_info_t info;
-    int rc = s_job_row(s, batch_id, job_id, &info, out ? &a.spec : NULL, &a.spec_len,
-                       a.task_hash, sizeof a.task_hash);
-    if (rc == 0 && info.state != CR_JOB_QUEUED)
-        rc = CR_E_STATE;
-    if (rc == 0 && (!worker_id || !worker_id[0]))
-        rc = CR_E_USAGE;
-    if (rc == 0 && out && blobs)
-        rc = s_blob_of(s, Q_TASK_GET, a.task_hash, &a.task, &a.task_len);
-    if (rc == 0 && out && blobs)
-        rc = s_blob_of(s, Q_BATCH_OPTS, batch_id, &a.options, &a.options_len);
-    if (rc == 0) {
-        sqlite3_stmt *st = s_q(s, Q_JOB_ASSIGN);
-        s_text(st, 1, batch_id);
-        s_text(st, 2, job_id);
-        s_text(st, 3, worker_id);
-        sqlite3_bind_int64(st, 4, now_ms > 0 ? now_ms : 1);
-        rc = s_run(s, st, "assign");
-    }
-    a.attempt = info.attempt;
-    if (rc != 0)
-        cr_store_assigned_free(&a);
-    if (out)
-        *out = a;
-    return rc;
-}
-
-int cr_store_assign(cr_store_t *s, const char *batch_id, const char *job_id,
-                    const char *worker_id, int64_t now_ms, cr_store_assigned_t *out)
-{
-    return s_assign(s, batch_id, job_id, worker_id, now_ms, out, 1);
-}
-
-int cr_store_assign_spec(cr_store_t *s, const char *batch_id, const char *job_id,
-                         const char *worker_id, int64_t now_ms, cr_store_assigned_t *out)
-{
-    return s_assign(s, batch_id, job_id, worker_id, now_ms, out, 0);
-}
-
 int cr_store_task(cr_store_t *s, const char *hash, uint8_t **blob, size_t *len)
 {
     return s_blob_of(s, Q_TASK_GET, hash, blob, len);
@@ -672,41 +1293,91 @@ static void s_join_flags(const Crucible__RewardRecord *rec, char *buf, size_t ca
     }
 }
 
-/* Makes the job DONE with rec (inside the caller's transaction): fills the
- * keys from the stored spec, takes the next seq of the batch, stores. */
-static int s_finish(cr_store_t *s, const cr_store_job_info_t *info, const uint8_t *spec,
-                    size_t spec_len, Crucible__RewardRecord *rec)
+/* cr_store_assign, with the task bundle and options or (blobs 0) only the
+ * spec and the task's hash. In memory; the one read is the spec, by rowid. */
+static int s_assign(cr_store_t *s, const char *batch_id, const char *job_id,
+                    const char *worker_id, int64_t now_ms, cr_store_assigned_t *out, int blobs)
 {
-    /* A spec that does not decode (never seen: we packed it) must still let
-     * the job end, so the record then keeps the keys it came with. */
-    Crucible__JobSpec *js = crucible__job_spec__unpack(NULL, spec_len, spec);
+    cr_store_assigned_t a = {0};
+    s_job_t *j = s_job_find(s, batch_id, job_id);
     int rc = 0;
-    if (js) {
-        rc = s_set_str(&rec->task, js->task);
-        if (rc == 0)
-            rc = s_set_str(&rec->group_id, js->group_id);
-        rec->sample_index = js->sample_index;
-        rec->turn = js->turn;
-        crucible__job_spec__free_unpacked(js, NULL);
-        if (rc != 0)
-            return rc;
-    } else {
-        cr_error("store %s: job %s/%s: stored spec does not decode", s->path, rec->batch_id,
-                 rec->job_id);
+    if (!j) {
+        cr_store_job_info_t info;
+        rc = s_job_row(s, batch_id, job_id, &info);
+        rc = rc == 0 ? CR_E_STATE : rc; /* DONE */
+    } else if (j->state != CR_JOB_QUEUED) {
+        rc = CR_E_STATE;
+    } else if (!worker_id || !worker_id[0]) {
+        rc = CR_E_USAGE;
     }
-    rec->t_submitted = info->t_submitted;
-    rec->t_assigned = info->t_assigned;
-    if (rec->attempt == 0)
-        rec->attempt = info->attempt;
+    const char *worker = rc == 0 ? s_intern(s, worker_id) : NULL;
+    if (rc == 0 && !worker)
+        rc = -ENOMEM;
+    if (rc == 0 && out) {
+        snprintf(a.task_hash, sizeof a.task_hash, "%s", j->task_hash);
+        sqlite3_stmt *st = s_q(s, Q_SPEC_GET);
+        sqlite3_bind_int64(st, 1, j->rowid);
+        int step = sqlite3_step(st);
+        rc = step == SQLITE_ROW ? s_dup_blob(st, 0, &a.spec, &a.spec_len)
+                                : step == SQLITE_DONE ? CR_E_NOT_FOUND : s_fail(s, "spec");
+        sqlite3_reset(st);
+    }
+    if (rc == 0 && out && blobs)
+        rc = s_blob_of(s, Q_TASK_GET, a.task_hash, &a.task, &a.task_len);
+    if (rc == 0 && out && blobs)
+        rc = s_blob_of(s, Q_BATCH_OPTS, batch_id, &a.options, &a.options_len);
+    if (rc == 0)
+        rc = s_undo_push(s, S_UNDO_JOB, j, NULL);
+    if (rc == 0) {
+        /* no write: the log keeps it QUEUED, which is what a restart makes it */
+        s_queue_unlink(s, j);
+        j->state = CR_JOB_ASSIGNED;
+        j->worker = worker;
+        j->t_assigned = now_ms > 0 ? now_ms : 1;
+        s_assigned_link(s, j);
+        a.attempt = j->attempt;
+    }
+    if (rc != 0)
+        cr_store_assigned_free(&a);
+    if (out)
+        *out = a;
+    s_settle(s);
+    return rc;
+}
 
-    sqlite3_stmt *st = s_q(s, Q_BATCH_SEQ);
-    s_text(st, 1, rec->batch_id);
-    int step = sqlite3_step(st);
-    uint64_t seq = step == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
-    sqlite3_reset(st);
-    if (step != SQLITE_ROW)
-        return s_fail(s, "next seq");
-    rec->seq = seq;
+int cr_store_assign(cr_store_t *s, const char *batch_id, const char *job_id,
+                    const char *worker_id, int64_t now_ms, cr_store_assigned_t *out)
+{
+    return s_assign(s, batch_id, job_id, worker_id, now_ms, out, 1);
+}
+
+int cr_store_assign_spec(cr_store_t *s, const char *batch_id, const char *job_id,
+                         const char *worker_id, int64_t now_ms, cr_store_assigned_t *out)
+{
+    return s_assign(s, batch_id, job_id, worker_id, now_ms, out, 0);
+}
+
+
+/* ---- finishing: the one way a job becomes DONE ---- */
+
+/* Makes the live job j DONE with rec (inside the caller's transaction): the
+ * keys from memory, the batch's next seq from memory, one UPDATE of its row
+ * by rowid. j leaves memory (the graveyard keeps it until the commit). */
+static int s_finish(cr_store_t *s, s_job_t *j, Crucible__RewardRecord *rec)
+{
+    int rc = s_set_str(&rec->task, j->task);
+    if (rc == 0)
+        rc = s_set_str(&rec->group_id, j->group_id ? j->group_id : "");
+    if (rc != 0)
+        return rc;
+    rec->sample_index = j->sample_index;
+    rec->turn = j->turn;
+    rec->t_submitted = j->t_submitted;
+    rec->t_assigned = j->t_assigned;
+    if (rec->attempt == 0)
+        rec->attempt = j->attempt;
+    s_batch_t *b = j->batch;
+    rec->seq = b->last_seq + 1;
 
     uint8_t *blob = NULL;
     size_t len = 0;
@@ -715,93 +1386,149 @@ static int s_finish(cr_store_t *s, const cr_store_job_info_t *info, const uint8_
         return rc;
     char flags[1024];
     s_join_flags(rec, flags, sizeof flags);
-    st = s_q(s, Q_JOB_FINISH);
-    s_text(st, 1, rec->batch_id);
-    s_text(st, 2, rec->job_id);
-    sqlite3_bind_int64(st, 3, (sqlite3_int64)seq);
-    sqlite3_bind_int(st, 4, rec->status);
-    s_text(st, 5, flags);
-    s_blob(st, 6, blob, len);
+    sqlite3_stmt *st = s_q(s, Q_JOB_FINISH);
+    sqlite3_bind_int64(st, 1, j->rowid);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)rec->seq);
+    sqlite3_bind_int(st, 3, rec->status);
+    s_text(st, 4, flags);
+    s_blob(st, 5, blob, len);
+    s_text(st, 6, j->worker ? j->worker : "");
+    sqlite3_bind_int64(st, 7, j->t_assigned);
     rc = s_run(s, st, "finish job");
     free(blob);
-    return rc;
+    if (rc == 0 && s->depth > 0 && s->ngrave == s->capgrave) {
+        size_t cap = s->capgrave ? 2 * s->capgrave : 1024;
+        void *g = realloc(s->grave, cap * sizeof *s->grave);
+        if (g) {
+            s->grave = g;
+            s->capgrave = cap;
+        } else {
+            rc = -ENOMEM;
+        }
+    }
+    if (rc == 0)
+        rc = s_undo_push(s, S_UNDO_BATCH, NULL, b);
+    if (rc == 0)
+        rc = s_undo_push(s, S_UNDO_JOB, j, NULL);
+    if (rc != 0)
+        return rc; /* the caller rolls the row back */
+    b->last_seq = rec->seq;
+    b->done++;
+    s_dirty(s, b);
+    s_state_unlink(s, j);
+    s_batch_unlink(j);
+    s_hash_del(s, j);
+    j->dead = 1;
+    if (s->depth > 0)
+        s->grave[s->ngrave++] = j;
+    else
+        s_job_free(j);
+    return 0;
 }
 
 int cr_store_complete(cr_store_t *s, Crucible__RewardRecord *rec, cr_store_job_info_t *prev)
 {
     cr_store_job_info_t info;
-    uint8_t *spec = NULL;
-    size_t spec_len = 0;
     if (!rec->batch_id || !rec->job_id)
         return CR_E_USAGE;
+    s_job_t *j = s_job_find(s, rec->batch_id, rec->job_id);
+    if (!j) {
+        /* not live: DONE (first record wins) or unknown */
+        int rc = s_job_row(s, rec->batch_id, rec->job_id, &info);
+        if (prev) {
+            if (rc == 0)
+                *prev = info;
+            else
+                memset(prev, 0, sizeof *prev);
+        }
+        return rc == 0 ? CR_E_DUPLICATE : rc;
+    }
+    s_info_of(j, &info);
+    snprintf(info.language, sizeof info.language, "%s", s->langs[j->lang].name);
     int rc = cr_store_begin(s);
-    if (rc != 0)
-        return rc;
-    rc = s_job_row(s, rec->batch_id, rec->job_id, &info, &spec, &spec_len, NULL, 0);
-    if (rc == 0 && info.state == CR_JOB_DONE)
-        rc = CR_E_DUPLICATE;
     if (rc == 0)
-        rc = s_finish(s, &info, spec, spec_len, rec);
-    free(spec);
+        rc = s_end(s, s_finish(s, j, rec));
     if (prev) {
-        if (rc == 0 || rc == CR_E_DUPLICATE)
+        if (rc == 0)
             *prev = info;
         else
             memset(prev, 0, sizeof *prev);
     }
-    return s_end(s, rc);
+    return rc;
 }
 
 /* A record the store writes itself (INFRA_ERROR, CANCELLED): keys and the
  * verdict; s_finish adds the rest. Heap-owned (free_unpacked). */
-static Crucible__RewardRecord *s_make_record(const char *batch_id, const char *job_id,
-                                             const cr_store_job_info_t *info, int status,
-                                             const char *message)
+static Crucible__RewardRecord *s_make_record(const s_job_t *j, int status, const char *message)
 {
     Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
-    r.batch_id = (char *)batch_id;
-    r.job_id = (char *)job_id;
-    r.attempt = info->attempt;
+    r.batch_id = (char *)j->batch->id;
+    r.job_id = (char *)j->job_id;
+    r.attempt = j->attempt;
     r.status = (Crucible__Status)status;
     r.message = (char *)message;
-    r.worker_id = (char *)info->worker_id;
+    r.worker_id = (char *)(j->worker ? j->worker : "");
     r.t_finished = cr_time_now_ms();
     return cr_wire_record_dup(&r);
 }
 
 /* ---- requeue / unassign ---- */
 
+/* The live job, or the error for one that is not: CR_E_STATE when DONE. */
+static s_job_t *s_live(cr_store_t *s, const char *batch_id, const char *job_id, int *rc)
+{
+    s_job_t *j = s_job_find(s, batch_id, job_id);
+    if (j) {
+        *rc = 0;
+        return j;
+    }
+    cr_store_job_info_t info;
+    *rc = s_job_row(s, batch_id, job_id, &info);
+    if (*rc == 0)
+        *rc = CR_E_STATE;
+    return NULL;
+}
+
 int cr_store_requeue(cr_store_t *s, const char *batch_id, const char *job_id,
                      uint32_t max_attempts, const char *why, Crucible__RewardRecord **done)
 {
-    cr_store_job_info_t info;
-    uint8_t *spec = NULL;
-    size_t spec_len = 0;
     Crucible__RewardRecord *rec = NULL;
     if (done)
         *done = NULL;
-    int rc = cr_store_begin(s);
+    int rc;
+    s_job_t *j = s_live(s, batch_id, job_id, &rc);
+    if (rc == 0 && j->state != CR_JOB_ASSIGNED)
+        rc = CR_E_STATE;
     if (rc != 0)
         return rc;
-    rc = s_job_row(s, batch_id, job_id, &info, &spec, &spec_len, NULL, 0);
-    if (rc == 0 && info.state != CR_JOB_ASSIGNED)
-        rc = CR_E_STATE;
-    if (rc == 0 && info.attempt >= max_attempts) {
+    rc = cr_store_begin(s);
+    if (rc != 0)
+        return rc;
+    if (j->attempt >= max_attempts) {
         char msg[512];
         /* quarantined: a job whose every try took its worker down is poison;
          * it is not offered again, and the record says so */
         snprintf(msg, sizeof msg, "quarantined: worker lost on %u attempts (max-attempts %u; "
-                 "last: %s)", info.attempt, max_attempts, why && why[0] ? why : "no reason given");
-        rec = s_make_record(batch_id, job_id, &info, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, msg);
-        rc = rec ? s_finish(s, &info, spec, spec_len, rec) : -ENOMEM;
-    } else if (rc == 0) {
-        sqlite3_stmt *st = s_q(s, Q_JOB_QUEUE);
-        s_text(st, 1, batch_id);
-        s_text(st, 2, job_id);
-        sqlite3_bind_int64(st, 3, (sqlite3_int64)info.attempt + 1);
+                 "last: %s)", j->attempt, max_attempts, why && why[0] ? why : "no reason given");
+        rec = s_make_record(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, msg);
+        rc = rec ? s_finish(s, j, rec) : -ENOMEM;
+    } else {
+        /* the try counts: written, so that a restart keeps the count */
+        sqlite3_stmt *st = s_q(s, Q_JOB_REQUEUE);
+        sqlite3_bind_int64(st, 1, j->rowid);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)j->attempt + 1);
+        sqlite3_bind_int64(st, 3, j->t_assigned);
         rc = s_run(s, st, "requeue");
+        if (rc == 0)
+            rc = s_undo_push(s, S_UNDO_JOB, j, NULL);
+        if (rc == 0) {
+            s_assigned_unlink(s, j);
+            j->state = CR_JOB_QUEUED;
+            j->worker = NULL;
+            j->attempt++;
+            s_queue_link(s, j);
+        }
     }
-    free(spec);
     rc = s_end(s, rc);
     if (rc != 0 || !done) {
         if (rec)
@@ -815,21 +1542,21 @@ int cr_store_requeue(cr_store_t *s, const char *batch_id, const char *job_id,
 
 int cr_store_unassign(cr_store_t *s, const char *batch_id, const char *job_id)
 {
-    cr_store_job_info_t info;
-    int rc = cr_store_begin(s);
-    if (rc != 0)
-        return rc;
-    rc = s_job_row(s, batch_id, job_id, &info, NULL, NULL, NULL, 0);
-    if (rc == 0 && info.state != CR_JOB_ASSIGNED)
+    int rc;
+    s_job_t *j = s_live(s, batch_id, job_id, &rc);
+    if (rc == 0 && j->state != CR_JOB_ASSIGNED)
         rc = CR_E_STATE;
+    if (rc == 0)
+        rc = s_undo_push(s, S_UNDO_JOB, j, NULL);
     if (rc == 0) {
-        sqlite3_stmt *st = s_q(s, Q_JOB_QUEUE);
-        s_text(st, 1, batch_id);
-        s_text(st, 2, job_id);
-        sqlite3_bind_int64(st, 3, info.attempt);
-        rc = s_run(s, st, "unassign");
+        /* nothing was written when it was assigned: nothing to write back */
+        s_assigned_unlink(s, j);
+        j->state = CR_JOB_QUEUED;
+        j->worker = NULL;
+        s_queue_link(s, j);
     }
-    return s_end(s, rc);
+    s_settle(s);
+    return rc;
 }
 
 /* ---- cancel ---- */
@@ -842,70 +1569,44 @@ typedef struct {
 int cr_store_cancel(cr_store_t *s, const char *batch_id, const char *job_id, cr_store_done_fn fn,
                     void *arg, uint32_t *n)
 {
-    char (*ids)[CR_STORE_ID_MAX + 1] = NULL;
     s_cancelled_t *done = NULL;
-    size_t nids = 0, ndone = 0;
+    size_t ndone = 0;
     if (n)
         *n = 0;
+    s_batch_t *b = s_batch_find(s, batch_id);
+    if (!b)
+        return CR_E_NOT_FOUND;
+    s_job_t *one = NULL;
+    if (job_id && job_id[0]) {
+        one = s_job_find(s, batch_id, job_id);
+        if (!one) {
+            cr_store_job_info_t info;
+            int rc = s_job_row(s, batch_id, job_id, &info);
+            return rc == 0 ? 0 : rc; /* DONE already: nothing to cancel */
+        }
+    }
+    size_t want = 0;
+    for (s_job_t *j = one ? one : b->head; j; j = one ? NULL : j->bnext)
+        want++;
+    if (want && !(done = calloc(want, sizeof *done)))
+        return -ENOMEM;
     int rc = cr_store_begin(s);
-    if (rc != 0)
+    if (rc != 0) {
+        free(done);
         return rc;
-    int has = s_exists(s, Q_BATCH_OPTS, batch_id, NULL);
-    rc = has < 0 ? has : has == 0 ? CR_E_NOT_FOUND : 0;
-    if (rc == 0 && job_id && job_id[0]) {
-        cr_store_job_info_t info;
-        rc = s_job_row(s, batch_id, job_id, &info, NULL, NULL, NULL, 0);
-        if (rc == 0 && info.state != CR_JOB_DONE) {
-            ids = calloc(1, sizeof *ids);
-            rc = ids ? 0 : -ENOMEM;
-            if (ids)
-                snprintf(ids[nids++], sizeof ids[0], "%s", job_id);
-        }
-    } else if (rc == 0) {
-        /* collect first: the updates below must not run under this cursor */
-        size_t cap = 0;
-        sqlite3_stmt *st = s_q(s, Q_UNFINISHED);
-        s_text(st, 1, batch_id);
-        int step;
-        while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-            if (nids == cap) {
-                cap = cap ? 2 * cap : 64;
-                void *g = realloc(ids, cap * sizeof *ids);
-                if (!g) {
-                    rc = -ENOMEM;
-                    break;
-                }
-                ids = g;
-            }
-            s_copy(ids[nids++], sizeof ids[0], sqlite3_column_text(st, 0));
-        }
-        if (rc == 0 && step != SQLITE_DONE)
-            rc = s_fail(s, "cancel list");
-        sqlite3_reset(st);
     }
-    if (rc == 0 && nids) {
-        done = calloc(nids, sizeof *done);
-        rc = done ? 0 : -ENOMEM;
-    }
-    for (size_t i = 0; rc == 0 && i < nids; i++) {
-        cr_store_job_info_t info;
-        uint8_t *spec = NULL;
-        size_t spec_len = 0;
-        rc = s_job_row(s, batch_id, ids[i], &info, &spec, &spec_len, NULL, 0);
-        Crucible__RewardRecord *rec = NULL;
-        if (rc == 0) {
-            rec = s_make_record(batch_id, ids[i], &info, CRUCIBLE__STATUS__STATUS_CANCELLED,
-                                info.state == CR_JOB_ASSIGNED ? "cancelled while running"
-                                                              : "cancelled while queued");
-            rc = rec ? s_finish(s, &info, spec, spec_len, rec) : -ENOMEM;
-        }
-        free(spec);
-        if (rec) {
-            done[ndone].rec = rec;
+    s_job_t *next = NULL;
+    for (s_job_t *j = one ? one : b->head; rc == 0 && j; j = one ? NULL : next) {
+        next = j->bnext; /* j leaves the batch's list */
+        Crucible__RewardRecord *rec = s_make_record(
+            j, CRUCIBLE__STATUS__STATUS_CANCELLED,
+            j->state == CR_JOB_ASSIGNED ? "cancelled while running" : "cancelled while queued");
+        if (rec)
             snprintf(done[ndone].worker, sizeof done[ndone].worker, "%s",
-                     info.state == CR_JOB_ASSIGNED ? info.worker_id : "");
-            ndone++;
-        }
+                     j->state == CR_JOB_ASSIGNED && j->worker ? j->worker : "");
+        rc = rec ? s_finish(s, j, rec) : -ENOMEM;
+        if (rec)
+            done[ndone++].rec = rec;
     }
     rc = s_end(s, rc);
     for (size_t i = 0; i < ndone; i++) {
@@ -916,111 +1617,55 @@ int cr_store_cancel(cr_store_t *s, const char *batch_id, const char *job_id, cr_
     if (n && rc == 0)
         *n = (uint32_t)ndone;
     free(done);
-    free(ids);
     return rc;
 }
 
 /* ---- queue timeout ---- */
 
-typedef struct {
-    char batch[CR_STORE_ID_MAX + 1]; /* batch id */
-    char job[CR_STORE_ID_MAX + 1];   /* job id */
-    int64_t since;                   /* ms since the epoch it has waited from */
-    double limit_s;                  /* the batch's queue_timeout_s */
-} s_stale_t;
-
-/* Appends the stale QUEUED jobs of one batch to *v (grown by doubling). */
-static int s_stale_collect(cr_store_t *s, const char *batch_id, double limit_s, int64_t now_ms,
-                           s_stale_t **v, size_t *n, size_t *cap)
-{
-    int rc = 0, step;
-    sqlite3_stmt *st = s_q(s, Q_STALE_QUEUED);
-    s_text(st, 1, batch_id);
-    sqlite3_bind_int64(st, 2, now_ms - (int64_t)(limit_s * 1000.0));
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == *cap) {
-            size_t nc = *cap ? 2 * *cap : 64;
-            void *g = realloc(*v, nc * sizeof **v);
-            if (!g) {
-                rc = -ENOMEM;
-                break;
-            }
-            *v = g;
-            *cap = nc;
-        }
-        s_stale_t *e = &(*v)[(*n)++];
-        snprintf(e->batch, sizeof e->batch, "%s", batch_id);
-        s_copy(e->job, sizeof e->job, sqlite3_column_text(st, 0));
-        e->since = sqlite3_column_int64(st, 1);
-        e->limit_s = limit_s;
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = s_fail(s, "stale queued list");
-    sqlite3_reset(st);
-    return rc;
-}
-
 int cr_store_expire_queued(cr_store_t *s, int64_t now_ms, cr_store_done_fn fn, void *arg,
                            uint32_t *n)
 {
-    s_stale_t *batches = NULL, *jobs = NULL;
-    size_t nb = 0, capb = 0, nj = 0, capj = 0, ndone = 0;
     Crucible__RewardRecord **done = NULL;
+    size_t ndone = 0, cap = 0;
     if (n)
         *n = 0;
-    int rc = cr_store_begin(s);
-    if (rc != 0)
-        return rc;
-    /* batches with a queue timeout first: the updates must not run under a cursor */
-    sqlite3_stmt *st = s_q(s, Q_OPEN_BATCHES);
-    int step;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        Crucible__JobOptions *o = crucible__job_options__unpack(
-            NULL, (size_t)sqlite3_column_bytes(st, 1), sqlite3_column_blob(st, 1));
-        double lim = o && isfinite(o->queue_timeout_s) ? o->queue_timeout_s : 0;
-        if (o)
-            crucible__job_options__free_unpacked(o, NULL);
-        if (!(lim > 0))
-            continue;
-        if (nb == capb) {
-            capb = capb ? 2 * capb : 16;
-            void *g = realloc(batches, capb * sizeof *batches);
-            if (!g) {
-                rc = -ENOMEM;
-                break;
+    int rc = 0, open = 0;
+    /* only batches with a queue timeout and jobs left are walked */
+    for (size_t i = 0; rc == 0 && i < S_BATCH_BUCKETS; i++)
+        for (s_batch_t *b = s->batches[i]; rc == 0 && b; b = b->hnext) {
+            if (!(b->queue_timeout_s > 0) || !b->queued)
+                continue;
+            int64_t limit = (int64_t)(b->queue_timeout_s * 1000.0);
+            s_job_t *next = NULL;
+            for (s_job_t *j = b->head; rc == 0 && j; j = next) {
+                next = j->bnext;
+                /* waiting since submission, or since the last assignment of a requeued job */
+                int64_t since = j->t_submitted > j->t_assigned ? j->t_submitted : j->t_assigned;
+                if (j->state != CR_JOB_QUEUED || since >= now_ms - limit)
+                    continue;
+                if (!open && (rc = cr_store_begin(s)) != 0)
+                    break;
+                open = 1;
+                if (ndone == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    void *g = realloc(done, cap * sizeof *done);
+                    if (!g) {
+                        rc = -ENOMEM;
+                        break;
+                    }
+                    done = g;
+                }
+                char msg[160];
+                snprintf(msg, sizeof msg, "queued for %.0f s without a worker (queue timeout %g s)",
+                         (double)(now_ms - since) / 1000.0, b->queue_timeout_s);
+                done[ndone] = s_make_record(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, msg);
+                rc = done[ndone] ? s_finish(s, j, done[ndone]) : -ENOMEM;
+                if (done[ndone])
+                    ndone++;
             }
-            batches = g;
         }
-        s_copy(batches[nb].batch, sizeof batches[nb].batch, sqlite3_column_text(st, 0));
-        batches[nb++].limit_s = lim;
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = s_fail(s, "open batches");
-    sqlite3_reset(st);
-    for (size_t i = 0; rc == 0 && i < nb; i++)
-        rc = s_stale_collect(s, batches[i].batch, batches[i].limit_s, now_ms, &jobs, &nj, &capj);
-    if (rc == 0 && nj) {
-        done = calloc(nj, sizeof *done);
-        rc = done ? 0 : -ENOMEM;
-    }
-    for (size_t i = 0; rc == 0 && i < nj; i++) {
-        cr_store_job_info_t info;
-        uint8_t *spec = NULL;
-        size_t spec_len = 0;
-        rc = s_job_row(s, jobs[i].batch, jobs[i].job, &info, &spec, &spec_len, NULL, 0);
-        if (rc == 0) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "queued for %.0f s without a worker (queue timeout %g s)",
-                     (double)(now_ms - jobs[i].since) / 1000.0, jobs[i].limit_s);
-            done[ndone] = s_make_record(jobs[i].batch, jobs[i].job, &info,
-                                        CRUCIBLE__STATUS__STATUS_INFRA_ERROR, msg);
-            rc = done[ndone] ? s_finish(s, &info, spec, spec_len, done[ndone]) : -ENOMEM;
-            if (done[ndone])
-                ndone++;
-        }
-        free(spec);
-    }
-    rc = s_end(s, rc);
+    if (open)
+        rc = s_end(s, rc);
     for (size_t i = 0; i < ndone; i++) {
         if (rc == 0 && fn)
             fn(done[i], "", arg);
@@ -1029,8 +1674,6 @@ int cr_store_expire_queued(cr_store_t *s, int64_t now_ms, cr_store_done_fn fn, v
     if (n && rc == 0)
         *n = (uint32_t)ndone;
     free(done);
-    free(jobs);
-    free(batches);
     return rc;
 }
 
@@ -1062,6 +1705,8 @@ static int s_each_record(cr_store_t *s, sqlite3_stmt *st, cr_store_record_fn fn,
 int cr_store_records(cr_store_t *s, const char *batch_id, uint64_t after_seq,
                      cr_store_record_fn fn, void *arg)
 {
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     sqlite3_stmt *st = s_q(s, Q_RECORDS);
     s_text(st, 1, batch_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)after_seq);
@@ -1071,6 +1716,8 @@ int cr_store_records(cr_store_t *s, const char *batch_id, uint64_t after_seq,
 int cr_store_group_records(cr_store_t *s, const char *batch_id, const char *group_id,
                            cr_store_record_fn fn, void *arg)
 {
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     sqlite3_stmt *st = s_q(s, Q_GROUP_RECORDS);
     s_text(st, 1, batch_id);
     s_text(st, 2, group_id);
@@ -1101,115 +1748,106 @@ int cr_store_worker_key(cr_store_t *s, const char *worker_id, const char *key, i
     return strcmp(bound, key) == 0 ? 0 : CR_E_STATE;
 }
 
-int cr_store_assigned_list(cr_store_t *s, cr_store_lease_t **out, size_t *n)
+static int s_cmp_lease(const void *a, const void *b)
 {
-    cr_store_lease_t *v = NULL;
-    size_t have = 0, cap = 0;
-    int rc = 0, step;
-    sqlite3_stmt *st = s_q(s, Q_ASSIGNED);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (have == cap) {
-            cap = cap ? 2 * cap : 16;
-            void *g = realloc(v, cap * sizeof *v);
-            if (!g) {
-                rc = -ENOMEM;
-                break;
-            }
-            v = g;
-        }
-        cr_store_lease_t *l = &v[have++];
-        s_copy(l->key.batch_id, sizeof l->key.batch_id, sqlite3_column_text(st, 0));
-        s_copy(l->key.job_id, sizeof l->key.job_id, sqlite3_column_text(st, 1));
-        s_copy(l->key.language, sizeof l->key.language, sqlite3_column_text(st, 2));
-        s_copy(l->worker_id, sizeof l->worker_id, sqlite3_column_text(st, 3));
-        l->t_assigned = sqlite3_column_int64(st, 4);
-        l->attempt = (uint32_t)sqlite3_column_int64(st, 5);
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = s_fail(s, "assigned jobs");
-    sqlite3_reset(st);
-    if (rc != 0) {
-        free(v);
-        v = NULL;
-        have = 0;
-    }
-    *out = v;
-    *n = have;
-    return rc;
+    int64_t x = ((const cr_store_lease_t *)a)->t_assigned, y = ((const cr_store_lease_t *)b)->t_assigned;
+    return x < y ? -1 : x > y;
 }
 
+int cr_store_assigned_list(cr_store_t *s, cr_store_lease_t **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!s->nassigned)
+        return 0;
+    cr_store_lease_t *v = malloc(s->nassigned * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    size_t have = 0;
+    for (s_job_t *j = s->assigned_head; j; j = j->qnext) {
+        cr_store_lease_t *l = &v[have++];
+        snprintf(l->key.batch_id, sizeof l->key.batch_id, "%s", j->batch->id);
+        snprintf(l->key.job_id, sizeof l->key.job_id, "%s", j->job_id);
+        snprintf(l->key.language, sizeof l->key.language, "%s", s->langs[j->lang].name);
+        snprintf(l->worker_id, sizeof l->worker_id, "%s", j->worker);
+        l->t_assigned = j->t_assigned;
+        l->attempt = j->attempt;
+    }
+    qsort(v, have, sizeof *v, s_cmp_lease); /* rolled-back ones may be out of order */
+    *out = v;
+    *n = have;
+    return 0;
+}
+
+int cr_store_leases_each(cr_store_t *s, cr_store_lease_fn fn, void *arg)
+{
+    for (s_job_t *j = s->assigned_head, *next; j; j = next) {
+        next = j->qnext;
+        cr_store_lease_t l;
+        snprintf(l.key.batch_id, sizeof l.key.batch_id, "%s", j->batch->id);
+        snprintf(l.key.job_id, sizeof l.key.job_id, "%s", j->job_id);
+        snprintf(l.key.language, sizeof l.key.language, "%s", s->langs[j->lang].name);
+        snprintf(l.worker_id, sizeof l.worker_id, "%s", j->worker);
+        l.t_assigned = j->t_assigned;
+        l.attempt = j->attempt;
+        if (fn(&l, arg))
+            break;
+    }
+    return 0;
+}
 int cr_store_worker_jobs(cr_store_t *s, const char *worker_id, cr_store_key_t **keys, size_t *n)
 {
     cr_store_key_t *k = NULL;
     size_t have = 0, cap = 0;
-    int rc = 0, step;
-    sqlite3_stmt *st = s_q(s, Q_WORKER_JOBS);
-    s_text(st, 1, worker_id);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    for (s_job_t *j = s->assigned_head; j; j = j->qnext) {
+        if (strcmp(j->worker, worker_id) != 0)
+            continue;
         if (have == cap) {
             cap = cap ? 2 * cap : 16;
             void *g = realloc(k, cap * sizeof *k);
             if (!g) {
-                rc = -ENOMEM;
-                break;
+                free(k);
+                *keys = NULL;
+                *n = 0;
+                return -ENOMEM;
             }
             k = g;
         }
-        s_copy(k[have].batch_id, sizeof k[have].batch_id, sqlite3_column_text(st, 0));
-        s_copy(k[have].job_id, sizeof k[have].job_id, sqlite3_column_text(st, 1));
-        s_copy(k[have].language, sizeof k[have].language, sqlite3_column_text(st, 2));
+        snprintf(k[have].batch_id, sizeof k[have].batch_id, "%s", j->batch->id);
+        snprintf(k[have].job_id, sizeof k[have].job_id, "%s", j->job_id);
+        snprintf(k[have].language, sizeof k[have].language, "%s", s->langs[j->lang].name);
         have++;
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = s_fail(s, "worker jobs");
-    sqlite3_reset(st);
-    if (rc != 0) {
-        free(k);
-        k = NULL;
-        have = 0;
     }
     *keys = k;
     *n = have;
-    return rc;
+    return 0;
 }
-
 /* ---- counts ---- */
 
 int cr_store_counts(cr_store_t *s, cr_store_counts_t *out)
 {
-    /* Index ranges for the live states and the batches' counters for DONE:
-     * the cost follows the queue, not the history. */
     memset(out, 0, sizeof *out);
-    sqlite3_stmt *st = s_q(s, Q_COUNTS);
-    int step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
-        out->queued = (uint64_t)sqlite3_column_int64(st, 0);
-        out->assigned = (uint64_t)sqlite3_column_int64(st, 1);
-        out->done = (uint64_t)sqlite3_column_int64(st, 2);
-    }
-    sqlite3_reset(st);
-    return step == SQLITE_ROW ? 0 : s_fail(s, "counts");
+    for (size_t i = 0; i < s->nlangs; i++)
+        out->queued += s->langs[i].n;
+    out->assigned = s->nassigned;
+    for (size_t i = 0; i < S_BATCH_BUCKETS; i++)
+        for (s_batch_t *b = s->batches[i]; b; b = b->hnext)
+            out->done += b->done;
+    return 0;
 }
-
 int cr_store_batch_get(cr_store_t *s, const char *batch_id, cr_store_batch_t *out)
 {
     memset(out, 0, sizeof *out);
-    sqlite3_stmt *st = s_q(s, Q_BATCH_GET);
-    s_text(st, 1, batch_id);
-    int step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
-        out->total = (uint32_t)sqlite3_column_int64(st, 0);
-        out->done = (uint32_t)sqlite3_column_int64(st, 1);
-        out->last_seq = (uint64_t)sqlite3_column_int64(st, 2);
-        out->created_ms = sqlite3_column_int64(st, 3);
-        s_copy(out->owner, sizeof out->owner, sqlite3_column_text(st, 4));
-    }
-    sqlite3_reset(st);
-    if (step == SQLITE_ROW)
-        return 0;
-    return step == SQLITE_DONE ? CR_E_NOT_FOUND : s_fail(s, "batch");
+    s_batch_t *b = batch_id ? s_batch_find(s, batch_id) : NULL;
+    if (!b)
+        return CR_E_NOT_FOUND;
+    out->total = b->total;
+    out->done = b->done;
+    out->last_seq = b->last_seq;
+    out->created_ms = b->created_ms;
+    snprintf(out->owner, sizeof out->owner, "%s", b->owner);
+    return 0;
 }
-
 int cr_store_batch_options(cr_store_t *s, const char *batch_id, uint8_t **blob, size_t *len)
 {
     *blob = NULL;
@@ -1225,6 +1863,8 @@ typedef struct {
 int cr_store_batch_counts(cr_store_t *s, const char *batch_id,
                           uint32_t by_status[CR_STORE_NSTATUS], cr_store_flag_fn fn, void *arg)
 {
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     sqlite3_stmt *st = s_q(s, Q_BY_STATUS);
     s_text(st, 1, batch_id);
     int step;
@@ -1279,19 +1919,20 @@ int cr_store_batch_counts(cr_store_t *s, const char *batch_id,
 
 int cr_store_queued_by_owner(cr_store_t *s, const char *owner, uint64_t *n)
 {
-    sqlite3_stmt *st = s_q(s, Q_OWNER_QUEUED);
-    s_text(st, 1, owner);
-    int step = sqlite3_step(st);
-    *n = step == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
-    sqlite3_reset(st);
-    return step == SQLITE_ROW ? 0 : s_fail(s, "owner queued");
+    *n = 0;
+    for (size_t i = 0; i < S_BATCH_BUCKETS; i++)
+        for (s_batch_t *b = s->batches[i]; b; b = b->hnext)
+            if (b->queued && strcmp(b->owner, owner) == 0)
+                *n += b->queued;
+    return 0;
 }
-
 /* ---- groups ---- */
 
 int cr_store_group_state(cr_store_t *s, const char *batch_id, const char *group_id,
                          uint32_t *members, uint32_t *done, uint64_t *last_seq)
 {
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     sqlite3_stmt *st = s_q(s, Q_GROUP_STATE);
     s_text(st, 1, batch_id);
     s_text(st, 2, group_id);
@@ -1305,6 +1946,8 @@ int cr_store_group_state(cr_store_t *s, const char *batch_id, const char *group_
 
 int cr_store_groups_done(cr_store_t *s, const char *batch_id, cr_store_group_fn fn, void *arg)
 {
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     sqlite3_stmt *st = s_q(s, Q_GROUPS_DONE);
     s_text(st, 1, batch_id);
     int step;
@@ -1316,6 +1959,8 @@ int cr_store_groups_done(cr_store_t *s, const char *batch_id, cr_store_group_fn 
 
 int cr_store_set_advantage(cr_store_t *s, const char *batch_id, const char *job_id, double adv)
 {
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     uint8_t *blob = NULL;
     size_t len = 0;
     Crucible__RewardRecord *rec = NULL;
@@ -1364,9 +2009,8 @@ static const struct {
     {"(3) a QUEUED job has no worker, seq or record",
      "SELECT batch_id, job_id FROM jobs WHERE state = 0 AND"
      " (worker_id <> '' OR seq IS NOT NULL OR record IS NOT NULL)"},
-    {"(4) an ASSIGNED job has a worker and t_assigned, no seq or record",
-     "SELECT batch_id, job_id FROM jobs WHERE state = 1 AND"
-     " (worker_id = '' OR t_assigned <= 0 OR seq IS NOT NULL OR record IS NOT NULL)"},
+    {"(4) no row is ASSIGNED: assignments live in memory only",
+     "SELECT batch_id, job_id FROM jobs WHERE state = 1"},
     {"(5) a DONE job has one record and a seq >= 1",
      "SELECT batch_id, job_id FROM jobs WHERE state = 2 AND"
      " (record IS NULL OR seq IS NULL OR seq < 1)"},
@@ -1386,8 +2030,80 @@ static const struct {
      " (SELECT 1 FROM tasks t WHERE t.hash = j.task_hash)"},
 };
 
+/* (9) and (10): memory against the log. */
+static int s_check_memory(cr_store_t *s, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+    size_t rows = 0, queued = 0, assigned = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT batch_id, job_id, attempt FROM jobs WHERE state < 2",
+                           -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "check memory: %s", sqlite3_errmsg(s->db));
+        return CR_E_STORE;
+    }
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        const char *b = (const char *)sqlite3_column_text(st, 0);
+        const char *j = (const char *)sqlite3_column_text(st, 1);
+        s_job_t *m = s_job_find(s, b, j);
+        rows++;
+        if (!m || m->attempt != (uint32_t)sqlite3_column_int64(st, 2)) {
+            snprintf(err, errlen, "invariant (9) broken by %s/%s: %s", b, j,
+                     m ? "attempt differs from memory's" : "not DONE in the log, not live in memory");
+            rc = CR_E_STATE;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < s->capjobs; i++)
+        for (s_job_t *m = s->jobs[i]; m; m = m->hnext) {
+            int ok = m->state == CR_JOB_QUEUED ? !m->worker
+                                               : m->state == CR_JOB_ASSIGNED && m->worker &&
+                                                     m->worker[0] && m->t_assigned > 0;
+            if (!ok || m->attempt < 1) {
+                snprintf(err, errlen, "invariant (9) broken by %s/%s: live %s job without %s",
+                         m->batch->id, m->job_id, m->state ? "ASSIGNED" : "QUEUED",
+                         m->state ? "a worker and t_assigned" : "an empty worker");
+                return CR_E_STATE;
+            }
+            if (m->state == CR_JOB_QUEUED)
+                queued++;
+            else
+                assigned++;
+        }
+    size_t inq = 0;
+    for (size_t i = 0; i < s->nlangs; i++)
+        inq += s->langs[i].n;
+    if (rows != s->njobs || queued != inq || assigned != s->nassigned) {
+        snprintf(err, errlen, "invariant (9) broken: %zu rows not DONE, %zu live jobs (%zu queued "
+                 "of %zu in the queues, %zu assigned of %zu leased)", rows, s->njobs, queued, inq,
+                 assigned, s->nassigned);
+        return CR_E_STATE;
+    }
+    if (sqlite3_prepare_v2(s->db, "SELECT batch_id, total, done, last_seq FROM batches", -1, &st,
+                           NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "check memory: %s", sqlite3_errmsg(s->db));
+        return CR_E_STORE;
+    }
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(st, 0);
+        s_batch_t *b = s_batch_find(s, id);
+        if (!b || b->total != (uint32_t)sqlite3_column_int64(st, 1) ||
+            b->done != (uint32_t)sqlite3_column_int64(st, 2) ||
+            b->last_seq != (uint64_t)sqlite3_column_int64(st, 3)) {
+            snprintf(err, errlen, "invariant (10) broken by %s/: its counters in memory differ "
+                     "from its row", id);
+            rc = CR_E_STATE;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int cr_store_check(cr_store_t *s, char *err, size_t errlen)
 {
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     for (size_t i = 0; i < sizeof s_checks / sizeof s_checks[0]; i++) {
         sqlite3_stmt *st = NULL;
         if (sqlite3_prepare_v2(s->db, s_checks[i].sql, -1, &st, NULL) != SQLITE_OK) {
@@ -1436,5 +2152,5 @@ int cr_store_check(cr_store_t *s, char *err, size_t errlen)
         crucible__reward_record__free_unpacked(rec, NULL);
     }
     sqlite3_finalize(st);
-    return rc;
+    return rc == 0 ? s_check_memory(s, err, errlen) : rc;
 }
