@@ -83,6 +83,14 @@
  * length is not held against the workers' liveness (s_clock_ms), and it is
  * logged. The bound the loop keeps (bench/RESULTS.md measures it). */
 #define CR_COORD_TURN_BOUND_MS 50
+/* ms a subscriber whose queue was full waits before its catch-up from the
+ * store tries again: a few turns, so a reader that does not read costs one
+ * bounded step now and then, not a step every turn. */
+#define CR_COORD_SLOW_RETRY_MS 100
+/* Replies (SubmitAck, StatusReply, Error) kept for clients whose queue was
+ * full, all clients together: past it a reply is dropped (the client's
+ * request times out and is resent; Submits are idempotent). */
+#define CR_COORD_CARRY_MAX 4096
 /* Workers sent a heartbeat per loop turn: a sweep over a thousand workers
  * takes 8 turns, each well under a millisecond of sends. */
 #define CR_COORD_BEAT_SLICE 128
@@ -100,6 +108,10 @@ typedef struct {
                                            records skip it, s_phase_replay sends them */
     int follow;                         /* 1: stays live once caught up */
     uint64_t after;                     /* replaying: records up to this seq were sent */
+    uint64_t id;                        /* unique in the process: outbox messages name it */
+    uint64_t sent_seq;                  /* the last record its connection took */
+    int64_t retry_ms;                   /* mono ms before which its catch-up waits: its
+                                           queue was full (s_outbox_flush) */
 } s_sub_t;
 
 /* Cache of unpacked messages by key (s_cache_get). */
@@ -121,6 +133,8 @@ typedef struct {
     cr_peer_t peer;    /* its destination */
     uint8_t *buf;      /* owned packed envelope */
     size_t len;        /* bytes */
+    uint64_t sub;      /* the subscription it belongs to (s_sub_t.id); 0 = none */
+    uint64_t seq;      /* the record's seq when it is a Result; else 0 */
 } s_outmsg_t;
 
 struct cr_coordinator {
@@ -152,6 +166,11 @@ struct cr_coordinator {
     size_t nout;                    /* entries used */
     size_t capout;                  /* entries allocated */
     size_t out_bytes;               /* bytes kept in out */
+    uint64_t tag_sub;               /* subscription the messages being kept belong to */
+    uint64_t next_sub_id;           /* last s_sub_t.id given */
+    s_outmsg_t *carry;              /* owned: replies a full client queue refused, sent
+                                       again at the next flush (at most CR_COORD_CARRY_MAX) */
+    size_t ncarry;                  /* entries used */
     int64_t busy_ms;                /* ms the loop spent in stretches over the turn bound */
     int64_t longest_turn_ms;        /* the longest such stretch, ms */
     /* --- timers --- */
@@ -281,6 +300,11 @@ static int s_send(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, Crucib
         return CR_E_ZMQ;
     m->sock = sock;
     m->peer = *peer;
+    m->sub = sock == c->clients ? c->tag_sub : 0;
+    m->seq = env->body_case == CRUCIBLE__ENVELOPE__BODY_RESULT && env->result &&
+                     env->result->record
+                 ? env->result->record->seq
+                 : 0;
     c->out_bytes += m->len;
     c->nout++;
     return 0;
@@ -590,6 +614,7 @@ static int s_sub_add(cr_coordinator_t *c, const cr_peer_t *peer, const char *bat
     s_sub_t *s = &c->subs[c->nsubs++];
     memset(s, 0, sizeof *s);
     s->peer = *peer;
+    s->id = ++c->next_sub_id;
     snprintf(s->batch_id, sizeof s->batch_id, "%s", batch_id);
     return 0;
 }
@@ -613,7 +638,10 @@ static void s_publish(cr_coordinator_t *c, const char *batch_id, Crucible__Envel
         s_sub_t *s = &c->subs[i];
         if (s->dead || s->replaying || strcmp(s->batch_id, batch_id) != 0)
             continue;
-        if (s_send(c, c->clients, &s->peer, env) != 0) {
+        c->tag_sub = s->id;
+        int rc = s_send(c, c->clients, &s->peer, env);
+        c->tag_sub = 0;
+        if (rc != 0) {
             char who[80];
             cr_info("subscriber %s of batch %s unreachable: subscription ended",
                     s_peer_name(&s->peer, who, sizeof who), batch_id);
@@ -1350,19 +1378,24 @@ static void s_replay_step(cr_coordinator_t *c, s_sub_t *sub)
 {
     s_replay_t r = {.c = c, .to = &sub->peer, .batch_id = sub->batch_id, .after = sub->after,
                     .limit = CR_COORD_REPLAY_STEP, .last = sub->after};
+    c->tag_sub = sub->id;
     if (cr_store_groups_done(c->store, sub->batch_id, s_replay_group, &r) == 0)
         cr_store_records(c->store, sub->batch_id, sub->after, s_replay_record, &r);
     free(r.groups);
     free(r.group_seq);
     sub->after = r.last;
     if (r.failed) {
+        c->tag_sub = 0;
         sub->dead = 1;
         return;
     }
-    if (r.n >= r.limit)
+    if (r.n >= r.limit) {
+        c->tag_sub = 0;
         return; /* more next turn */
+    }
     cr_store_batch_t b;
     if (cr_store_batch_get(c->store, sub->batch_id, &b) != 0) {
+        c->tag_sub = 0;
         sub->dead = 1;
         return;
     }
@@ -1375,12 +1408,14 @@ static void s_replay_step(cr_coordinator_t *c, s_sub_t *sub)
         s_status_reply(c, &sub->peer, sub->batch_id);
         sub->dead = 1;
     }
+    c->tag_sub = 0;
 }
 
 static int s_replay_pending(const cr_coordinator_t *c)
 {
+    int64_t now = cr_time_mono_ms();
     for (size_t i = 0; i < c->nsubs; i++)
-        if (c->subs[i].replaying && !c->subs[i].dead)
+        if (c->subs[i].replaying && !c->subs[i].dead && c->subs[i].retry_ms <= now)
             return 1;
     return 0;
 }
@@ -1389,8 +1424,9 @@ static int s_replay_pending(const cr_coordinator_t *c)
 static void s_phase_replay(cr_coordinator_t *c)
 {
     int any = 0;
+    int64_t now = cr_time_mono_ms();
     for (size_t i = 0; i < c->nsubs; i++) {
-        if (c->subs[i].replaying && !c->subs[i].dead) {
+        if (c->subs[i].replaying && !c->subs[i].dead && c->subs[i].retry_ms <= now) {
             s_replay_step(c, &c->subs[i]);
             any = 1;
         }
@@ -1424,6 +1460,7 @@ static void s_subscribe(cr_coordinator_t *c, const cr_peer_t *peer, const char *
     sub->replaying = 1;
     sub->follow = follow != 0;
     sub->after = after_seq;
+    sub->sent_seq = after_seq;
     s_replay_step(c, sub);
     s_subs_reap(c);
 }
@@ -2190,8 +2227,10 @@ static void s_phase_cron(cr_coordinator_t *c)
         hb.sent_ms = (uint64_t)cr_time_now_ms();
         env.body_case = CRUCIBLE__ENVELOPE__BODY_HEARTBEAT;
         env.heartbeat = &hb;
+        c->tag_sub = c->subs[i].id;
         if (!c->subs[i].dead && s_send(c, c->clients, &c->subs[i].peer, &env) != 0)
             c->subs[i].dead = 1;
+        c->tag_sub = 0;
     }
     s_subs_reap(c);
     /* queue timeout: jobs that waited too long for a worker end INFRA_ERROR */
@@ -2255,26 +2294,96 @@ static void s_outbox_drop(cr_coordinator_t *c)
     c->out_bytes = 0;
 }
 
-/* Sends what the turn kept, now that it is durable. A client that cannot
- * take a message (gone, or its queue full) loses its subscriptions: it
- * resumes from the store with Subscribe{after_seq}. */
+static s_sub_t *s_sub_by_id(cr_coordinator_t *c, uint64_t id)
+{
+    for (size_t k = 0; id && k < c->nsubs; k++)
+        if (c->subs[k].id == id)
+            return &c->subs[k];
+    return NULL;
+}
+
+/* Sends one kept message. 0, or the zmq errno (EAGAIN: the peer's queue is
+ * full; EHOSTUNREACH: it is gone). */
+static int s_outmsg_send(const s_outmsg_t *m)
+{
+    if (zmq_send(m->sock, m->peer.bytes, m->peer.len, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
+        zmq_send(m->sock, m->buf, m->len, ZMQ_DONTWAIT) >= 0)
+        return 0;
+    return zmq_errno();
+}
+
+/* Keeps a reply a full client queue refused for the next flush; takes m's
+ * buffer (freed when the carry is full). */
+static void s_carry(cr_coordinator_t *c, s_outmsg_t *m)
+{
+    if (!c->carry && !(c->carry = calloc(CR_COORD_CARRY_MAX, sizeof *c->carry)))
+        c->ncarry = CR_COORD_CARRY_MAX;
+    if (c->ncarry >= CR_COORD_CARRY_MAX) {
+        cr_debug("a reply to a client whose queue is full dropped (%d kept already)",
+                 CR_COORD_CARRY_MAX);
+        free(m->buf);
+    } else {
+        c->carry[c->ncarry++] = *m;
+    }
+    m->buf = NULL;
+}
+
+/* Sends what the turn kept, now that it is durable; first the replies kept
+ * from earlier turns. A subscriber whose queue is full (a reader slower
+ * than the batch) is not dropped: the rest of its messages are, and it
+ * catches up from the store after the last record its connection took
+ * (s_replay_step, one bounded step at a time), so what waits for it is
+ * bounded by its queue's high-water mark, whatever the batch's size. A
+ * subscriber that is gone ends. */
 static void s_outbox_flush(cr_coordinator_t *c)
 {
+    size_t nc = c->ncarry;
+    c->ncarry = 0;
+    for (size_t i = 0; i < nc; i++) {
+        s_outmsg_t m = c->carry[i];
+        int e = s_outmsg_send(&m);
+        if (e == EAGAIN)
+            s_carry(c, &m);
+        else
+            free(m.buf);
+    }
+    int64_t now = cr_time_mono_ms();
     for (size_t i = 0; i < c->nout; i++) {
         s_outmsg_t *m = &c->out[i];
-        if (zmq_send(m->sock, m->peer.bytes, m->peer.len, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
-            zmq_send(m->sock, m->buf, m->len, ZMQ_DONTWAIT) >= 0)
+        s_sub_t *sub = m->sub ? s_sub_by_id(c, m->sub) : NULL;
+        if (sub && sub->replaying && sub->retry_ms > now)
+            continue; /* behind: it catches up from the store */
+        int e = s_outmsg_send(m);
+        if (e == 0) {
+            if (sub && m->seq > sub->sent_seq)
+                sub->sent_seq = m->seq;
             continue;
+        }
         if (m->sock != c->clients)
             continue; /* an Ack: the worker resends the result, which is acknowledged again */
+        if (sub && e == EAGAIN) {
+            char who[80];
+            if (!sub->replaying)
+                cr_debug("subscriber %s of batch %s: its queue is full at seq %llu: it catches "
+                         "up from the store", s_peer_name(&sub->peer, who, sizeof who),
+                         sub->batch_id, (unsigned long long)sub->sent_seq);
+            sub->replaying = 1;
+            sub->after = sub->sent_seq;
+            sub->retry_ms = now + CR_COORD_SLOW_RETRY_MS;
+            continue;
+        }
+        if (!sub && e == EAGAIN) {
+            s_carry(c, m);
+            continue;
+        }
         for (size_t k = 0; k < c->nsubs; k++) {
-            s_sub_t *sub = &c->subs[k];
-            if (!sub->dead && sub->peer.len == m->peer.len &&
-                memcmp(sub->peer.bytes, m->peer.bytes, m->peer.len) == 0) {
+            s_sub_t *x = &c->subs[k];
+            if (!x->dead && x->peer.len == m->peer.len &&
+                memcmp(x->peer.bytes, m->peer.bytes, m->peer.len) == 0) {
                 char who[80];
                 cr_info("subscriber %s of batch %s unreachable: subscription ended",
-                        s_peer_name(&sub->peer, who, sizeof who), sub->batch_id);
-                sub->dead = 1;
+                        s_peer_name(&x->peer, who, sizeof who), x->batch_id);
+                x->dead = 1;
             }
         }
     }
@@ -2521,6 +2630,9 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
     cr_sched_destroy(&c->sched);
     s_outbox_drop(c);
     free(c->out);
+    for (size_t i = 0; i < c->ncarry; i++)
+        free(c->carry[i].buf);
+    free(c->carry);
     if (c->options.free_fn)
         s_cache_clear(&c->options);
     if (c->bundles.free_fn)
