@@ -10,8 +10,9 @@
  *        PRIMARY KEY(batch_id, job_id))
  *   worker_keys(worker_id PK, key, first_seen) -- CURVE: a worker id's key, for good
  * status and flags copy the record's status and hack flags so that counts
- * never decode blobs. The queue is read through the index (state, language),
- * whose entries end with the rowid, so "oldest first" is an index walk.
+ * never decode blobs. The queue is in memory (one list per language, in
+ * rowid order, so "oldest first" is the head); the index (state, language)
+ * serves the load at open.
  *
  * Job states and the function performing each transition:
  *
@@ -23,8 +24,8 @@
  *           +--------+ <------------------ +----------+
  *               |      cr_store_requeue (worker lost; attempt + 1)
  *               |      cr_store_unassign (the Assign never left)
- *               |      cr_store_recover (at open: the coordinator restarted;
- *               |        workers will send Ready again)
+ *               |      cr_store_recover / cr_store_open (the coordinator
+ *               |        restarted; workers will send Ready again)
  *               |                                |
  *               | cr_store_complete (INVALID_    | cr_store_complete (first record wins)
  *               |   TASK at submit, late result) | cr_store_cancel (CANCELLED record)
@@ -35,13 +36,31 @@
  *           | DONE: terminal; one record; seq        |
  *           +----------------------------------------+
  *
+ * Memory and log. The live part of the state machine, QUEUED and ASSIGNED
+ * jobs with their attempts and leases, the queue per language and every
+ * batch's counters, is held in memory; the database is the log it is
+ * recovered from. A job's row is written when it is added (QUEUED), when a
+ * lost try is counted (cr_store_requeue: attempt and t_assigned) and once
+ * when it becomes DONE (its record, by rowid); an assignment is never
+ * written: the log keeps an ASSIGNED job QUEUED, which is exactly what a
+ * restart makes of it anyway (cr_store_open loads every job that is not
+ * DONE as QUEUED; its worker sends Ready again and its result, if one comes,
+ * is refused as not the worker's). A batch's total, done and last_seq are
+ * kept in memory and written once per batch at the outermost commit
+ * (s_flush), and before any read through SQL of records or batch rows.
+ * Nothing on the result path reads SQLite: the job, its keys (task, group,
+ * sample index, turn, times) and the next seq come from memory. Savepoints
+ * nest as before; a rollback undoes memory too (the undo log, s_undo_to),
+ * so memory never holds what the log does not.
+ *
  * Invariants (cr_store_check verifies each, tests call it after every step):
  *
  *   (1) state is QUEUED, ASSIGNED or DONE.
  *   (2) attempt >= 1 in every state: it is the number of the try that is,
  *       was or will be running, and it is what the Job and the record carry.
  *   (3) A QUEUED job has no worker_id, no seq and no record.
- *   (4) An ASSIGNED job has a worker_id and t_assigned > 0, and no seq or record.
+ *   (4) No row is ASSIGNED: assignments live in memory only, where an
+ *       ASSIGNED job has a worker and t_assigned > 0 (checked with (9)).
  *   (5) A DONE job has exactly one record and a seq >= 1; the record decodes,
  *       names the same batch and job, and carries that same seq and status.
  *       DONE is terminal: completing a DONE job returns CR_E_DUPLICATE and
@@ -54,6 +73,10 @@
  *       a replay "after seq n" never misses or repeats a record.
  *   (8) A job that is not DONE names a stored task bundle (a job whose task
  *       was invalid is DONE at submit with task_hash "").
+ *   (9) The rows not DONE are exactly the live jobs in memory, with the same
+ *       attempts; each live job is in its language's queue (QUEUED, no
+ *       worker) or in the lease list (ASSIGNED, a worker, t_assigned > 0).
+ *  (10) Once flushed, every batch's counters in memory equal its row.
  *
  * Durability: WAL with synchronous=FULL (the default; cr_store_set_durability)
  * syncs the log at every commit, so a committed transaction survives a power
@@ -150,7 +173,7 @@ static const char s_schema[] =
     X(GROUP_RECORDS, "SELECT record FROM jobs WHERE batch_id = ?1 AND group_id = ?2"      \
                      " AND state = 2 ORDER BY seq")                                       \
     X(GROUPS_DONE, "SELECT group_id, max(seq) FROM jobs WHERE batch_id = ?1"              \
-                   " AND group_id <> '' GROUP BY group_id HAVING count(*) = count(seq)"   \
+                   " AND group_id > '' GROUP BY group_id HAVING count(*) = count(seq)"   \
                    " ORDER BY 2")
 
 enum {
