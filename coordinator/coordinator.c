@@ -159,7 +159,6 @@ struct cr_coordinator {
     s_cache_t totals;               /* batch id -> its job count (uint64_t) */
     /* --- the turn's transaction (group commit) --- */
     int turn_open;                  /* 1 between s_turn_begin and s_turn_end */
-    int turn_lazy;                  /* 1: the turn's commit is synced only if it made records */
     uint32_t turn_records;          /* records made since s_turn_begin */
     const char *durability;         /* cfg.durability, "full" when unset */
     s_outmsg_t *out;                /* owned: messages kept for after the commit */
@@ -2265,11 +2264,9 @@ static void s_phase_cron(cr_coordinator_t *c)
 
 /* Opens the transaction that every store change of the phases that follow
  * joins: the results and records of one turn cost one commit (one fsync
- * under durability full) instead of one each. lazy (the dispatch phase):
- * the commit is not synced unless a record was made in it, because an
- * assignment needs no durability (cr_store_recover puts every ASSIGNED job
- * back in the queue) and the next synced commit makes it durable anyway. */
-static void s_turn_begin(cr_coordinator_t *c, int lazy)
+ * under durability full) instead of one each. Dispatch runs outside it: an
+ * assignment writes nothing (store.c, "Memory and log"). */
+static void s_turn_begin(cr_coordinator_t *c)
 {
     /* between turns nothing of the caches is held: the place to bound them */
     if (c->options.n > CR_COORD_CACHE_MAX)
@@ -2278,10 +2275,7 @@ static void s_turn_begin(cr_coordinator_t *c, int lazy)
         s_cache_clear(&c->bundles);
     if (c->totals.n > CR_COORD_CACHE_MAX)
         s_cache_clear(&c->totals);
-    c->turn_lazy = lazy && strcmp(c->durability, "off") != 0;
     c->turn_records = 0;
-    if (c->turn_lazy)
-        cr_store_set_durability(c->store, "off");
     if (cr_store_begin(c->store) == 0)
         c->turn_open = 1;
 }
@@ -2400,11 +2394,7 @@ static void s_turn_end(cr_coordinator_t *c)
     if (!c->turn_open)
         return;
     c->turn_open = 0;
-    if (c->turn_lazy && c->turn_records)
-        cr_store_set_durability(c->store, c->durability);
     int rc = cr_store_commit(c->store);
-    if (c->turn_lazy && !c->turn_records)
-        cr_store_set_durability(c->store, c->durability);
     if (rc == 0) {
         s_outbox_flush(c);
         return;
@@ -2573,7 +2563,7 @@ int cr_coordinator_run(cr_coordinator_t *c)
             return CR_E_ZMQ;
         }
         int64_t t0 = cr_time_mono_ms();
-        s_turn_begin(c, 0);
+        s_turn_begin(c);
         /* handle workers, then clients */
         if (items[0].revents & ZMQ_POLLIN)
             s_phase_socket(c, c->workers, "worker", s_on_worker_msg);
@@ -2600,9 +2590,9 @@ int cr_coordinator_run(cr_coordinator_t *c)
         /* dispatch: after the Acks, so that a worker hears its result is
          * safe before it hears of the job that takes the freed credit */
         if (c->dispatch_due) {
-            s_turn_begin(c, 1);
+            /* no transaction: an assignment writes nothing (store.c, "Memory
+             * and log"), and the rare record made here commits by itself */
             s_phase_dispatch(c);
-            s_turn_end(c);
             s_turn_mark(c, &t0, "dispatch");
         }
     }

@@ -654,6 +654,33 @@ static int s_undo_push(cr_store_t *s, int op, s_job_t *j, s_batch_t *b)
     return 0;
 }
 
+/* Room for k more undo entries and one more graveyard slot, so that the
+ * changes after a row is written cannot fail. 0 or -ENOMEM. */
+static int s_reserve(cr_store_t *s, size_t k)
+{
+    if (s->depth == 0)
+        return 0;
+    if (s->nundo + k > s->capundo) {
+        size_t cap = s->capundo ? 2 * s->capundo : 1024;
+        while (cap < s->nundo + k)
+            cap *= 2;
+        void *g = realloc(s->undo, cap * sizeof *s->undo);
+        if (!g)
+            return -ENOMEM;
+        s->undo = g;
+        s->capundo = cap;
+    }
+    if (s->ngrave == s->capgrave) {
+        size_t cap = s->capgrave ? 2 * s->capgrave : 1024;
+        void *g = realloc(s->grave, cap * sizeof *s->grave);
+        if (!g)
+            return -ENOMEM;
+        s->grave = g;
+        s->capgrave = cap;
+    }
+    return 0;
+}
+
 static void s_batch_free(s_batch_t *b)
 {
     if (!b)
@@ -1416,6 +1443,11 @@ static int s_finish(cr_store_t *s, s_job_t *j, Crucible__RewardRecord *rec)
         return rc;
     char flags[1024];
     s_join_flags(rec, flags, sizeof flags);
+    rc = s_reserve(s, 2);
+    if (rc != 0) {
+        free(blob);
+        return rc;
+    }
     sqlite3_stmt *st = s_q(s, Q_JOB_FINISH);
     sqlite3_bind_int64(st, 1, j->rowid);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)rec->seq);
@@ -1426,22 +1458,11 @@ static int s_finish(cr_store_t *s, s_job_t *j, Crucible__RewardRecord *rec)
     sqlite3_bind_int64(st, 7, j->t_assigned);
     rc = s_run(s, st, "finish job");
     free(blob);
-    if (rc == 0 && s->depth > 0 && s->ngrave == s->capgrave) {
-        size_t cap = s->capgrave ? 2 * s->capgrave : 1024;
-        void *g = realloc(s->grave, cap * sizeof *s->grave);
-        if (g) {
-            s->grave = g;
-            s->capgrave = cap;
-        } else {
-            rc = -ENOMEM;
-        }
-    }
-    if (rc == 0)
-        rc = s_undo_push(s, S_UNDO_BATCH, NULL, b);
-    if (rc == 0)
-        rc = s_undo_push(s, S_UNDO_JOB, j, NULL);
     if (rc != 0)
-        return rc; /* the caller rolls the row back */
+        return rc; /* one statement: nothing of it stayed */
+    /* room was reserved: nothing below fails, so memory follows the row */
+    s_undo_push(s, S_UNDO_BATCH, NULL, b);
+    s_undo_push(s, S_UNDO_JOB, j, NULL);
     b->last_seq = rec->seq;
     b->done++;
     if (b->counted && rec->status >= 0 && rec->status < CR_STORE_NSTATUS)
@@ -1477,9 +1498,18 @@ int cr_store_complete(cr_store_t *s, Crucible__RewardRecord *rec, cr_store_job_i
     }
     s_info_of(j, &info);
     snprintf(info.language, sizeof info.language, "%s", s->langs[j->lang].name);
-    int rc = cr_store_begin(s);
-    if (rc == 0)
-        rc = s_end(s, s_finish(s, j, rec));
+    /* Inside a caller's transaction the one UPDATE is atomic by itself and
+     * s_finish changes memory only once it succeeded: no savepoint of its
+     * own (two statements fewer per result). Outside one, a savepoint puts
+     * the row and the batch's counters (s_flush) in one commit. */
+    int rc = 0;
+    if (s->depth > 0) {
+        rc = s_finish(s, j, rec);
+    } else {
+        rc = cr_store_begin(s);
+        if (rc == 0)
+            rc = s_end(s, s_finish(s, j, rec));
+    }
     if (prev) {
         if (rc == 0)
             *prev = info;
