@@ -11,8 +11,8 @@
  *   worker_keys(worker_id PK, key, first_seen) -- CURVE: a worker id's key, for good
  * status and flags copy the record's status and hack flags so that counts
  * never decode blobs. The queue is in memory (one list per language, in
- * rowid order, so "oldest first" is the head); the index (state, language)
- * serves the load at open.
+ * rowid order, so "oldest first" is the head); the partial index jobs_live
+ * (rows not DONE) serves the load at open.
  *
  * Job states and the function performing each transition:
  *
@@ -122,7 +122,10 @@ static const char s_schema[] =
     " t_submitted INTEGER NOT NULL, t_assigned INTEGER NOT NULL DEFAULT 0, seq INTEGER,"
     " status INTEGER NOT NULL DEFAULT 0, flags TEXT NOT NULL DEFAULT '', record BLOB,"
     " PRIMARY KEY(batch_id, job_id));"
-    "CREATE INDEX IF NOT EXISTS jobs_queue ON jobs(state, language);"
+    /* the live rows, for the load at open: a partial index, so that a job
+     * going DONE leaves it (one b-tree delete) and history does not grow it */
+    "DROP INDEX IF EXISTS jobs_queue;"
+    "CREATE INDEX IF NOT EXISTS jobs_live ON jobs(state) WHERE state < 2;"
     "CREATE UNIQUE INDEX IF NOT EXISTS jobs_seq ON jobs(batch_id, seq);"
     "CREATE INDEX IF NOT EXISTS jobs_group ON jobs(batch_id, group_id);"
     "CREATE INDEX IF NOT EXISTS jobs_worker ON jobs(worker_id) WHERE state = 1;"
@@ -145,8 +148,8 @@ static const char s_schema[] =
     X(LOAD_BATCHES, "SELECT batch_id, owner, options, created, total, done, last_seq"     \
                     " FROM batches")                                                      \
     X(LOAD_JOBS, "SELECT rowid, batch_id, job_id, language, task_hash, spec, group_id,"   \
-                 " attempt, t_submitted, t_assigned FROM jobs WHERE state < 2"            \
-                 " ORDER BY rowid")                                                       \
+                 " attempt, t_submitted, t_assigned FROM jobs INDEXED BY jobs_live"       \
+                 " WHERE state < 2 ORDER BY state, rowid")                                \
     X(SPEC_GET, "SELECT spec FROM jobs WHERE rowid = ?1")                                 \
     X(JOB_REQUEUE, "UPDATE jobs SET attempt = ?2, t_assigned = ?3 WHERE rowid = ?1")      \
     X(TASK_ADD, "INSERT OR IGNORE INTO tasks(hash, name, bundle) VALUES(?1, ?2, ?3)")     \
