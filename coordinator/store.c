@@ -258,6 +258,24 @@ typedef struct {
 
 enum { S_UNDO_JOB, S_UNDO_NEW, S_UNDO_BATCH, S_UNDO_BATCH_NEW };
 
+/* A record written at the next flush (s_flush_records), with its row's
+ * other new fields. */
+typedef struct {
+    int64_t rowid;            /* the job's row */
+    uint64_t seq;             /* its seq */
+    int status;               /* record status */
+    char *flags;              /* owned: hack flags joined by commas */
+    uint8_t *blob;            /* owned packed record */
+    size_t len;               /* bytes */
+    const char *worker;       /* who ran it (interned); "" */
+    int64_t t_assigned;       /* ms since the epoch */
+} s_pending_t;
+
+/* Records per multi-row UPDATE: 64 x 7 parameters stays far under SQLite's
+ * 32766-parameter limit, and one statement a turn covers a busy turn's
+ * results in a few steps. */
+#define S_MULTI_ROWS 64
+
 typedef struct s_intern {
     struct s_intern *next;    /* chain */
     char s[];                 /* the string */
@@ -270,6 +288,9 @@ typedef struct s_intern {
 struct cr_store {
     sqlite3 *db;                 /* owned connection */
     sqlite3_stmt *q[Q__COUNT];   /* owned prepared statements, by Q_* */
+    sqlite3_stmt *finish_many;   /* owned: S_MULTI_ROWS records in one UPDATE */
+    s_pending_t *pend;           /* owned: records made, not yet written */
+    size_t npend, cappend;
     char *path;                  /* owned copy of the file name, for logs */
     /* --- live state (memory; the database is the log it recovers from) --- */
     s_job_t **jobs;              /* owned hash of live jobs by (batch, job id) */
@@ -749,8 +770,54 @@ static void s_undo_to(cr_store_t *s, size_t mark)
 /* Writes the counters of dirty batches to their rows (one UPDATE a batch).
  * Called before anything reads batches or records through SQL and at the
  * outermost commit, so the log always agrees with memory once committed. */
+static void s_pending_bind(sqlite3_stmt *st, int base, const s_pending_t *p)
+{
+    sqlite3_bind_int64(st, base + 1, p->rowid);
+    sqlite3_bind_int64(st, base + 2, (sqlite3_int64)p->seq);
+    sqlite3_bind_int(st, base + 3, p->status);
+    sqlite3_bind_text(st, base + 4, p->flags ? p->flags : "", -1, SQLITE_STATIC);
+    sqlite3_bind_blob64(st, base + 5, p->blob ? (const void *)p->blob : "",
+                        (sqlite3_uint64)p->len, SQLITE_STATIC);
+    sqlite3_bind_text(st, base + 6, p->worker ? p->worker : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, base + 7, p->t_assigned);
+}
+
+static void s_pending_drop(cr_store_t *s, size_t keep)
+{
+    while (s->npend > keep) {
+        s_pending_t *p = &s->pend[--s->npend];
+        free(p->flags);
+        free(p->blob);
+    }
+}
+
+/* Writes the records made since the last flush: S_MULTI_ROWS to a
+ * statement, the rest one by one, all prepared once. */
+static int s_flush_records(cr_store_t *s)
+{
+    size_t i = 0;
+    for (; i + S_MULTI_ROWS <= s->npend; i += S_MULTI_ROWS) {
+        sqlite3_stmt *st = s->finish_many;
+        sqlite3_reset(st);
+        for (int k = 0; k < S_MULTI_ROWS; k++)
+            s_pending_bind(st, 7 * k, &s->pend[i + (size_t)k]);
+        if (s_run(s, st, "finish jobs") != 0)
+            return CR_E_STORE;
+    }
+    for (; i < s->npend; i++) {
+        sqlite3_stmt *st = s_q(s, Q_JOB_FINISH);
+        s_pending_bind(st, 0, &s->pend[i]);
+        if (s_run(s, st, "finish job") != 0)
+            return CR_E_STORE;
+    }
+    s_pending_drop(s, 0);
+    return 0;
+}
+
 static int s_flush(cr_store_t *s)
 {
+    if (s->npend && s_flush_records(s) != 0)
+        return CR_E_STORE;
     if (!s->any_dirty)
         return 0;
     for (size_t i = 0; i < S_BATCH_BUCKETS; i++)
@@ -792,6 +859,10 @@ int cr_store_begin(cr_store_t *s)
 {
     if (s->depth >= S_MAX_DEPTH)
         return CR_E_STATE;
+    /* records made before this savepoint are written before it opens: a
+     * rollback to it then drops exactly the records made inside it */
+    if (s->npend && s_flush_records(s) != 0)
+        return CR_E_STORE;
     int rc = s_run(s, s_q(s, Q_BEGIN), "begin");
     if (rc == 0)
         s->marks[s->depth++] = s->nundo;
@@ -820,6 +891,7 @@ void cr_store_rollback(cr_store_t *s)
     /* ROLLBACK TO keeps the savepoint open; RELEASE then pops it. */
     s_run(s, s_q(s, Q_ROLLBACK), "rollback");
     s_run(s, s_q(s, Q_RELEASE), "rollback release");
+    s_pending_drop(s, 0); /* all made since the begin (which flushed) */
     s_undo_to(s, s->marks[--s->depth]);
     /* the rows went back to what they held at the begin, which may be
      * older than memory's counters then: write them all again */
@@ -1026,6 +1098,24 @@ int cr_store_open(const char *path, cr_store_t **out)
             goto fail;
         }
     }
+    {
+        /* UPDATE ... FROM (VALUES (...) x S_MULTI_ROWS): the turn's records */
+        char sql[S_MULTI_ROWS * 24 + 512];
+        size_t off = (size_t)snprintf(sql, sizeof sql,
+                                      "UPDATE jobs SET state = 2, seq = v.column2, status = "
+                                      "v.column3, flags = v.column4, record = v.column5, "
+                                      "worker_id = v.column6, t_assigned = v.column7 FROM "
+                                      "(VALUES ");
+        for (int k = 0; k < S_MULTI_ROWS; k++)
+            off += (size_t)snprintf(sql + off, sizeof sql - off, "%s(?,?,?,?,?,?,?)",
+                                    k ? "," : "");
+        snprintf(sql + off, sizeof sql - off, ") AS v WHERE jobs.rowid = v.column1");
+        if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->finish_many,
+                               NULL) != SQLITE_OK) {
+            s_fail(s, "prepare finish_many");
+            goto fail;
+        }
+    }
     /* SQLite makes -wal and -shm with the database's mode; ones left from
      * before this version may be wider */
     char side[4096];
@@ -1060,8 +1150,11 @@ void cr_store_close(cr_store_t **self_p)
     if (s->db)
         s_flush(s);
     s_unload(s);
+    s_pending_drop(s, 0);
+    free(s->pend);
     for (int i = 0; i < Q__COUNT; i++)
         sqlite3_finalize(s->q[i]);
+    sqlite3_finalize(s->finish_many);
     if (s->db)
         sqlite3_close(s->db);
     free(s->path);
@@ -1241,6 +1334,8 @@ static int s_job_row(cr_store_t *s, const char *batch_id, const char *job_id,
                      cr_store_job_info_t *out)
 {
     memset(out, 0, sizeof *out);
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     sqlite3_stmt *st = s_q(s, Q_JOB_GET);
     s_text(st, 1, batch_id);
     s_text(st, 2, job_id);
@@ -1447,23 +1542,31 @@ static int s_finish(cr_store_t *s, s_job_t *j, Crucible__RewardRecord *rec)
     char flags[1024];
     s_join_flags(rec, flags, sizeof flags);
     rc = s_reserve(s, 2);
+    char *fl = rc == 0 ? strdup(flags) : NULL;
+    if (rc == 0 && !fl)
+        rc = -ENOMEM;
+    if (rc == 0 && s->npend == s->cappend) {
+        size_t cap = s->cappend ? 2 * s->cappend : 256;
+        void *g = realloc(s->pend, cap * sizeof *s->pend);
+        if (g) {
+            s->pend = g;
+            s->cappend = cap;
+        } else {
+            rc = -ENOMEM;
+        }
+    }
     if (rc != 0) {
+        free(fl);
         free(blob);
         return rc;
     }
-    sqlite3_stmt *st = s_q(s, Q_JOB_FINISH);
-    sqlite3_bind_int64(st, 1, j->rowid);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)rec->seq);
-    sqlite3_bind_int(st, 3, rec->status);
-    s_text(st, 4, flags);
-    s_blob(st, 5, blob, len);
-    s_text(st, 6, j->worker ? j->worker : "");
-    sqlite3_bind_int64(st, 7, j->t_assigned);
-    rc = s_run(s, st, "finish job");
-    free(blob);
-    if (rc != 0)
-        return rc; /* one statement: nothing of it stayed */
-    /* room was reserved: nothing below fails, so memory follows the row */
+    /* the row is written at the next flush (a read through SQL, a nested
+     * begin, the outermost commit), with the turn's other records */
+    s->pend[s->npend++] = (s_pending_t){.rowid = j->rowid, .seq = rec->seq,
+                                        .status = rec->status, .flags = fl, .blob = blob,
+                                        .len = len, .worker = j->worker ? j->worker : "",
+                                        .t_assigned = j->t_assigned};
+    /* room was reserved: nothing below fails, so memory follows the record */
     s_undo_push(s, S_UNDO_BATCH, NULL, b);
     s_undo_push(s, S_UNDO_JOB, j, NULL);
     b->last_seq = rec->seq;
