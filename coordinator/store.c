@@ -620,6 +620,26 @@ static void s_batch_link(s_job_t *j)
     b->tail = j;
 }
 
+/* Into its batch's list at its rowid's place (a job brought back by a
+ * rollback: the list stays in submission order, which expiry relies on). */
+static void s_batch_link_sorted(s_job_t *j)
+{
+    s_batch_t *b = j->batch;
+    s_job_t *after = b->tail;
+    while (after && after->rowid > j->rowid)
+        after = after->bprev;
+    j->bprev = after;
+    j->bnext = after ? after->bnext : b->head;
+    if (j->bnext)
+        j->bnext->bprev = j;
+    else
+        b->tail = j;
+    if (after)
+        after->bnext = j;
+    else
+        b->head = j;
+}
+
 static void s_batch_unlink(s_job_t *j)
 {
     s_batch_t *b = j->batch;
@@ -740,7 +760,7 @@ static void s_undo_to(cr_store_t *s, size_t mark)
             if (j->dead) { /* it went DONE: back to life */
                 j->dead = 0;
                 s_hash_add(s, j);
-                s_batch_link(j);
+                s_batch_link_sorted(j);
                 for (size_t i = 0; i < s->ngrave; i++)
                     if (s->grave[i] == j)
                         s->grave[i] = NULL;
@@ -1809,6 +1829,12 @@ int cr_store_expire_queued(cr_store_t *s, int64_t now_ms, cr_store_done_fn fn, v
                 next = j->bnext;
                 /* waiting since submission, or since the last assignment of a requeued job */
                 int64_t since = j->t_submitted > j->t_assigned ? j->t_submitted : j->t_assigned;
+                /* the list is in submission order: from the first job submitted
+                 * within the limit on, none has waited long enough (a requeued
+                 * one waits from its later assignment), so the walk stops there
+                 * and costs what expires, not the batch */
+                if (j->t_submitted >= now_ms - limit)
+                    break;
                 if (j->state != CR_JOB_QUEUED || since >= now_ms - limit)
                     continue;
                 if (!open && (rc = cr_store_begin(s)) != 0)
