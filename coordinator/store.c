@@ -204,6 +204,7 @@ typedef struct s_job {
     struct s_job *qprev, *qnext;  /* QUEUED: its language's queue; ASSIGNED: s->assigned */
     struct s_job *bprev, *bnext;  /* its batch's live jobs, in rowid order */
     s_batch_t *batch;             /* the batch; never freed before its jobs */
+    uint64_t hash;                /* s_job_hash of (batch, job id) */
     int64_t rowid;                /* the jobs row */
     int64_t t_submitted;          /* ms since the epoch */
     int64_t t_assigned;           /* ms since the epoch of the last assignment; 0 = never */
@@ -284,6 +285,9 @@ typedef struct s_intern {
 #define S_INTERN_BUCKETS 1024 /* worker ids, task names and hashes: a farm's few thousand */
 #define S_BATCH_BUCKETS 1024  /* batches open at once: a few; history grows slowly */
 #define S_MAX_DEPTH 64        /* savepoints nested: the coordinator uses three */
+/* Buckets of the retired table moved per job added: it is empty after
+ * capold / 16 additions, long before the new table (2 x capold) fills. */
+#define S_REHASH_STEP 16
 
 struct cr_store {
     sqlite3 *db;                 /* owned connection */
@@ -296,6 +300,9 @@ struct cr_store {
     s_job_t **jobs;              /* owned hash of live jobs by (batch, job id) */
     size_t njobs;                /* live jobs */
     size_t capjobs;              /* buckets, a power of two */
+    s_job_t **old;               /* owned: the table being retired while it grows, or NULL */
+    size_t capold;               /* its buckets */
+    size_t old_pos;              /* its next bucket to move */
     s_batch_t *batches[S_BATCH_BUCKETS]; /* owned hash of every batch */
     s_lang_t *langs;             /* owned queues, one per language */
     size_t nlangs;               /* used */
@@ -450,9 +457,30 @@ static s_batch_t *s_batch_find(cr_store_t *s, const char *id)
     return NULL;
 }
 
-static size_t s_job_bucket(const cr_store_t *s, const s_batch_t *b, const char *job_id)
+static uint64_t s_job_hash(const s_batch_t *b, const char *job_id)
 {
-    return (size_t)(s_fnv(job_id, s_fnv(b->id, S_FNV_BASIS)) & (s->capjobs - 1));
+    return s_fnv(job_id, s_fnv(b->id, S_FNV_BASIS));
+}
+
+/* Moves up to `buckets` buckets of the table being retired into the new
+ * one (incremental rehash, as Redis's dict does): growing the table costs a
+ * few buckets per added job, never one pass over a million. */
+static void s_rehash_step(cr_store_t *s, size_t buckets)
+{
+    while (s->old && buckets--) {
+        for (s_job_t *j = s->old[s->old_pos], *next; j; j = next) {
+            next = j->hnext;
+            size_t k = (size_t)(j->hash & (s->capjobs - 1));
+            j->hnext = s->jobs[k];
+            s->jobs[k] = j;
+        }
+        s->old[s->old_pos++] = NULL;
+        if (s->old_pos == s->capold) {
+            free(s->old);
+            s->old = NULL;
+            s->capold = s->old_pos = 0;
+        }
+    }
 }
 
 static s_job_t *s_job_find(cr_store_t *s, const char *batch_id, const char *job_id)
@@ -460,13 +488,18 @@ static s_job_t *s_job_find(cr_store_t *s, const char *batch_id, const char *job_
     s_batch_t *b = batch_id ? s_batch_find(s, batch_id) : NULL;
     if (!b || !job_id || !s->capjobs)
         return NULL;
-    for (s_job_t *j = s->jobs[s_job_bucket(s, b, job_id)]; j; j = j->hnext)
-        if (j->batch == b && strcmp(j->job_id, job_id) == 0)
+    uint64_t h = s_job_hash(b, job_id);
+    for (s_job_t *j = s->jobs[h & (s->capjobs - 1)]; j; j = j->hnext)
+        if (j->hash == h && j->batch == b && strcmp(j->job_id, job_id) == 0)
+            return j;
+    for (s_job_t *j = s->old ? s->old[h & (s->capold - 1)] : NULL; j; j = j->hnext)
+        if (j->hash == h && j->batch == b && strcmp(j->job_id, job_id) == 0)
             return j;
     return NULL;
 }
 
-/* Doubles the job hash when it is full. 0 or -ENOMEM (the old one stays). */
+/* Doubles the job hash when it is full; the old table's entries move over
+ * in steps (s_rehash_step). 0 or -ENOMEM (the tables stay as they were). */
 static int s_jobs_grow(cr_store_t *s)
 {
     if (s->njobs < s->capjobs)
@@ -475,35 +508,32 @@ static int s_jobs_grow(cr_store_t *s)
     s_job_t **h = calloc(cap, sizeof *h);
     if (!h)
         return -ENOMEM;
-    size_t old = s->capjobs;
-    s_job_t **oh = s->jobs;
+    s_rehash_step(s, SIZE_MAX); /* a previous growth not done yet: never, in practice */
+    s->old = s->jobs;
+    s->capold = s->capjobs;
+    s->old_pos = 0;
     s->jobs = h;
     s->capjobs = cap;
-    for (size_t i = 0; i < old; i++)
-        while (oh[i]) {
-            s_job_t *j = oh[i];
-            oh[i] = j->hnext;
-            size_t k = s_job_bucket(s, j->batch, j->job_id);
-            j->hnext = h[k];
-            h[k] = j;
-        }
-    free(oh);
     return 0;
 }
 
 static void s_hash_del(cr_store_t *s, s_job_t *j)
 {
-    for (s_job_t **pp = &s->jobs[s_job_bucket(s, j->batch, j->job_id)]; *pp; pp = &(*pp)->hnext)
-        if (*pp == j) {
-            *pp = j->hnext;
-            s->njobs--;
-            return;
-        }
+    s_job_t **heads[2] = {&s->jobs[j->hash & (s->capjobs - 1)],
+                          s->old ? &s->old[j->hash & (s->capold - 1)] : NULL};
+    for (int t = 0; t < 2; t++)
+        for (s_job_t **pp = heads[t]; pp && *pp; pp = &(*pp)->hnext)
+            if (*pp == j) {
+                *pp = j->hnext;
+                s->njobs--;
+                return;
+            }
 }
 
 static void s_hash_add(cr_store_t *s, s_job_t *j)
 {
-    size_t k = s_job_bucket(s, j->batch, j->job_id);
+    s_rehash_step(s, S_REHASH_STEP);
+    size_t k = (size_t)(j->hash & (s->capjobs - 1));
     j->hnext = s->jobs[k];
     s->jobs[k] = j;
     s->njobs++;
@@ -977,6 +1007,7 @@ static s_job_t *s_job_new(cr_store_t *s, s_batch_t *b, int64_t rowid, const char
         return NULL;
     memcpy(j->job_id, job_id, len + 1);
     j->batch = b;
+    j->hash = s_job_hash(b, job_id);
     j->rowid = rowid;
     j->lang = (uint8_t)lang;
     j->task_hash = s_intern(s, task_hash);
@@ -1051,6 +1082,7 @@ static int s_load(cr_store_t *s)
 
 static void s_unload(cr_store_t *s)
 {
+    s_rehash_step(s, SIZE_MAX);
     for (size_t i = 0; i < s->capjobs; i++)
         while (s->jobs[i]) {
             s_job_t *j = s->jobs[i];
@@ -2259,8 +2291,9 @@ static int s_check_memory(cr_store_t *s, char *err, size_t errlen)
     sqlite3_finalize(st);
     if (rc != 0)
         return rc;
-    for (size_t i = 0; i < s->capjobs; i++)
-        for (s_job_t *m = s->jobs[i]; m; m = m->hnext) {
+    for (size_t i = 0; i < s->capjobs + s->capold; i++)
+        for (s_job_t *m = i < s->capjobs ? s->jobs[i] : s->old[i - s->capjobs]; m;
+             m = m->hnext) {
             int ok = m->state == CR_JOB_QUEUED ? !m->worker
                                                : m->state == CR_JOB_ASSIGNED && m->worker &&
                                                      m->worker[0] && m->t_assigned > 0;

@@ -834,3 +834,31 @@ Test(store, many_records_in_one_transaction)
     cr_assert_eq(s_state(st, "b2", "j42"), CR_JOB_QUEUED);
     cr_store_close(&st);
 }
+
+/* The live-job table grows by doubling, moved over a few buckets a job
+ * (incremental rehash): across two growths every job stays found, and the
+ * checker walks both tables. */
+Test(store, job_table_grows_in_steps)
+{
+    cr_store_t *st = s_open();
+    s_batch(st, "g", 8193, 0, "c"); /* grows at 4096 and at 8192: the last job is
+                                     * added with 8176 buckets still to move */
+    CHECK(st);
+    for (int i = 0; i < 8193; i += 7) {
+        char id[16];
+        snprintf(id, sizeof id, "j%d", i);
+        cr_assert_eq(s_state(st, "g", id), CR_JOB_QUEUED, "%s lost in the table", id);
+    }
+    for (int i = 0; i < 8193; i += 13) {
+        char id[16];
+        snprintf(id, sizeof id, "j%d", i);
+        Crucible__RewardRecord *r = s_rec("g", id, CRUCIBLE__STATUS__STATUS_OK, "w");
+        cr_assert_eq(cr_store_complete(st, r, NULL), 0);
+        s_free(r);
+    }
+    CHECK(st);
+    cr_store_counts_t c;
+    cr_assert_eq(cr_store_counts(st, &c), 0);
+    cr_assert_eq(c.queued, 8193 - (8193 + 12) / 13);
+    cr_store_close(&st);
+}
