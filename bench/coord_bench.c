@@ -579,8 +579,20 @@ static int s_coord(const char *dir, s_coord_t *out)
     pthread_join(th, NULL);
     double cpu1 = s_cpu_s(pid);
     out->rss_mib = s_peak_rss_mib(pid);
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
+    int wst = 0;
+    if (waitpid(pid, &wst, WNOHANG) == pid) {
+        /* it ended before the run did: say how */
+        if (WIFSIGNALED(wst))
+            fprintf(stderr, "coord_bench: the coordinator died on signal %d (%s)%s\n",
+                    WTERMSIG(wst), strsignal(WTERMSIG(wst)), WCOREDUMP(wst) ? ", core dumped" : "");
+        else
+            fprintf(stderr, "coord_bench: the coordinator exited with status %d\n",
+                    WEXITSTATUS(wst));
+        out->failed = 1;
+    } else {
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+    }
     for (int i = 0; i < W; i++)
         zmq_close(s[i]);
     zmq_ctx_term(ctx);

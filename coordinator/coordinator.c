@@ -83,6 +83,17 @@
  * length is not held against the workers' liveness (s_clock_ms), and it is
  * logged. The bound the loop keeps (bench/RESULTS.md measures it). */
 #define CR_COORD_TURN_BOUND_MS 50
+/* ms a subscriber whose queue was full waits before its catch-up from the
+ * store tries again: a few turns, so a reader that does not read costs one
+ * bounded step now and then, not a step every turn. */
+#define CR_COORD_SLOW_RETRY_MS 100
+/* Replies (SubmitAck, StatusReply, Error) kept for clients whose queue was
+ * full, all clients together: past it a reply is dropped (the client's
+ * request times out and is resent; Submits are idempotent). */
+#define CR_COORD_CARRY_MAX 4096
+/* Workers sent a heartbeat per loop turn: a sweep over a thousand workers
+ * takes 8 turns, each well under a millisecond of sends. */
+#define CR_COORD_BEAT_SLICE 128
 /* Cache buckets and entries (batch options, task bundles): a farm runs a few
  * batches and a few hundred tasks at once; past the cap the cache refills. */
 #define CR_COORD_CACHE_BUCKETS 1024
@@ -97,6 +108,10 @@ typedef struct {
                                            records skip it, s_phase_replay sends them */
     int follow;                         /* 1: stays live once caught up */
     uint64_t after;                     /* replaying: records up to this seq were sent */
+    uint64_t id;                        /* unique in the process: outbox messages name it */
+    uint64_t sent_seq;                  /* the last record its connection took */
+    int64_t retry_ms;                   /* mono ms before which its catch-up waits: its
+                                           queue was full (s_outbox_flush) */
 } s_sub_t;
 
 /* Cache of unpacked messages by key (s_cache_get). */
@@ -118,6 +133,8 @@ typedef struct {
     cr_peer_t peer;    /* its destination */
     uint8_t *buf;      /* owned packed envelope */
     size_t len;        /* bytes */
+    uint64_t sub;      /* the subscription it belongs to (s_sub_t.id); 0 = none */
+    uint64_t seq;      /* the record's seq when it is a Result; else 0 */
 } s_outmsg_t;
 
 struct cr_coordinator {
@@ -142,17 +159,23 @@ struct cr_coordinator {
     s_cache_t totals;               /* batch id -> its job count (uint64_t) */
     /* --- the turn's transaction (group commit) --- */
     int turn_open;                  /* 1 between s_turn_begin and s_turn_end */
-    int turn_lazy;                  /* 1: the turn's commit is synced only if it made records */
     uint32_t turn_records;          /* records made since s_turn_begin */
     const char *durability;         /* cfg.durability, "full" when unset */
     s_outmsg_t *out;                /* owned: messages kept for after the commit */
     size_t nout;                    /* entries used */
     size_t capout;                  /* entries allocated */
     size_t out_bytes;               /* bytes kept in out */
+    uint64_t tag_sub;               /* subscription the messages being kept belong to */
+    uint64_t next_sub_id;           /* last s_sub_t.id given */
+    s_outmsg_t *carry;              /* owned: replies a full client queue refused, sent
+                                       again at the next flush (at most CR_COORD_CARRY_MAX) */
+    size_t ncarry;                  /* entries used */
     int64_t busy_ms;                /* ms the loop spent in stretches over the turn bound */
     int64_t longest_turn_ms;        /* the longest such stretch, ms */
     /* --- timers --- */
     int64_t next_cron_ms;           /* monotonic ms of the next cron phase */
+    int beating;                    /* 1 while a sweep of heartbeats is under way */
+    size_t beat_next;               /* the sweep's next worker, by cr_sched_at index */
     int64_t next_check_ms;          /* monotonic ms of the next invariant check (debug) */
     /* --- throughput --- */
     uint32_t tp_count[CR_COORD_TP_SECONDS]; /* results per second, by second % 60 */
@@ -276,6 +299,11 @@ static int s_send(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, Crucib
         return CR_E_ZMQ;
     m->sock = sock;
     m->peer = *peer;
+    m->sub = sock == c->clients ? c->tag_sub : 0;
+    m->seq = env->body_case == CRUCIBLE__ENVELOPE__BODY_RESULT && env->result &&
+                     env->result->record
+                 ? env->result->record->seq
+                 : 0;
     c->out_bytes += m->len;
     c->nout++;
     return 0;
@@ -585,6 +613,7 @@ static int s_sub_add(cr_coordinator_t *c, const cr_peer_t *peer, const char *bat
     s_sub_t *s = &c->subs[c->nsubs++];
     memset(s, 0, sizeof *s);
     s->peer = *peer;
+    s->id = ++c->next_sub_id;
     snprintf(s->batch_id, sizeof s->batch_id, "%s", batch_id);
     return 0;
 }
@@ -608,7 +637,10 @@ static void s_publish(cr_coordinator_t *c, const char *batch_id, Crucible__Envel
         s_sub_t *s = &c->subs[i];
         if (s->dead || s->replaying || strcmp(s->batch_id, batch_id) != 0)
             continue;
-        if (s_send(c, c->clients, &s->peer, env) != 0) {
+        c->tag_sub = s->id;
+        int rc = s_send(c, c->clients, &s->peer, env);
+        c->tag_sub = 0;
+        if (rc != 0) {
             char who[80];
             cr_info("subscriber %s of batch %s unreachable: subscription ended",
                     s_peer_name(&s->peer, who, sizeof who), batch_id);
@@ -1345,19 +1377,24 @@ static void s_replay_step(cr_coordinator_t *c, s_sub_t *sub)
 {
     s_replay_t r = {.c = c, .to = &sub->peer, .batch_id = sub->batch_id, .after = sub->after,
                     .limit = CR_COORD_REPLAY_STEP, .last = sub->after};
+    c->tag_sub = sub->id;
     if (cr_store_groups_done(c->store, sub->batch_id, s_replay_group, &r) == 0)
         cr_store_records(c->store, sub->batch_id, sub->after, s_replay_record, &r);
     free(r.groups);
     free(r.group_seq);
     sub->after = r.last;
     if (r.failed) {
+        c->tag_sub = 0;
         sub->dead = 1;
         return;
     }
-    if (r.n >= r.limit)
+    if (r.n >= r.limit) {
+        c->tag_sub = 0;
         return; /* more next turn */
+    }
     cr_store_batch_t b;
     if (cr_store_batch_get(c->store, sub->batch_id, &b) != 0) {
+        c->tag_sub = 0;
         sub->dead = 1;
         return;
     }
@@ -1370,12 +1407,14 @@ static void s_replay_step(cr_coordinator_t *c, s_sub_t *sub)
         s_status_reply(c, &sub->peer, sub->batch_id);
         sub->dead = 1;
     }
+    c->tag_sub = 0;
 }
 
 static int s_replay_pending(const cr_coordinator_t *c)
 {
+    int64_t now = cr_time_mono_ms();
     for (size_t i = 0; i < c->nsubs; i++)
-        if (c->subs[i].replaying && !c->subs[i].dead)
+        if (c->subs[i].replaying && !c->subs[i].dead && c->subs[i].retry_ms <= now)
             return 1;
     return 0;
 }
@@ -1384,8 +1423,9 @@ static int s_replay_pending(const cr_coordinator_t *c)
 static void s_phase_replay(cr_coordinator_t *c)
 {
     int any = 0;
+    int64_t now = cr_time_mono_ms();
     for (size_t i = 0; i < c->nsubs; i++) {
-        if (c->subs[i].replaying && !c->subs[i].dead) {
+        if (c->subs[i].replaying && !c->subs[i].dead && c->subs[i].retry_ms <= now) {
             s_replay_step(c, &c->subs[i]);
             any = 1;
         }
@@ -1419,6 +1459,7 @@ static void s_subscribe(cr_coordinator_t *c, const cr_peer_t *peer, const char *
     sub->replaying = 1;
     sub->follow = follow != 0;
     sub->after = after_seq;
+    sub->sent_seq = after_seq;
     s_replay_step(c, sub);
     s_subs_reap(c);
 }
@@ -1500,6 +1541,10 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
                 b = &bundles[k];
         jobs[i].job_id = js->job_id;
         jobs[i].group_id = js->group_id;
+        jobs[i].has_keys = 1; /* the store keeps these in memory, not decoding the spec */
+        jobs[i].task = js->task;
+        jobs[i].sample_index = js->sample_index;
+        jobs[i].turn = js->turn;
         jobs[i].task_hash = b && b->valid ? b->hash : "";
         jobs[i].language = b && b->valid ? b->language : "";
         if (!b) {
@@ -2098,55 +2143,60 @@ static int64_t s_lease_ms(cr_coordinator_t *c, const char *batch_id, uint32_t cr
     return (int64_t)(each * 1000.0) * (credit ? credit : 1) + CR_COORD_LEASE_MARGIN_MS;
 }
 
+/* One assigned job in the lease scan (s_phase_leases). */
+static int s_lease_check(const cr_store_lease_t *l, void *arg)
+{
+    cr_coordinator_t *c = arg;
+    int64_t now = cr_time_now_ms();
+    cr_sched_worker_t *w = cr_sched_find(c->sched, l->worker_id);
+    int64_t lease = s_lease_ms(c, l->key.batch_id, w ? w->credit : 1);
+    if (w && now - l->t_assigned <= lease)
+        return 0;
+    char why[320];
+    if (w)
+        snprintf(why, sizeof why, "lease of %lld s ran out on worker %s",
+                 (long long)(lease / 1000), w->id);
+    else
+        snprintf(why, sizeof why, "held by worker %s, which is gone", l->worker_id);
+    Crucible__RewardRecord *rec = NULL;
+    int rc = cr_store_requeue(c->store, l->key.batch_id, l->key.job_id,
+                              s_max_attempts(c, l->key.batch_id), why, &rec);
+    if (rc != 0)
+        return 0;
+    cr_warn("job %s/%s attempt %u: %s: %s", l->key.batch_id, l->key.job_id, l->attempt, why,
+            rec ? "attempts spent, recorded INFRA_ERROR" : "requeued");
+    if (w) {
+        cr_sched_finished(w);
+        s_send_cancel(c, w, l->key.batch_id, l->key.job_id);
+    }
+    c->dispatch_due = 1;
+    if (rec) {
+        s_on_record(c, rec);
+        crucible__reward_record__free_unpacked(rec, NULL);
+    }
+    return 0;
+}
+
 /* Requeues (the try counted) every assigned job whose lease ran out or
  * whose holder is not registered any more, and tells a registered holder
  * to cancel it: a worker that keeps beating but never answers does not
- * keep its jobs. Records made on the way (attempts spent) are announced. */
+ * keep its jobs. Records made on the way (attempts spent) are announced.
+ * The leases are the store's memory: no SQL is read. */
 static void s_phase_leases(cr_coordinator_t *c)
 {
-    cr_store_lease_t *l = NULL;
-    size_t n = 0;
-    int64_t now = cr_time_now_ms();
-    if (cr_store_assigned_list(c->store, &l, &n) != 0)
-        return;
-    for (size_t i = 0; i < n; i++) {
-        cr_sched_worker_t *w = cr_sched_find(c->sched, l[i].worker_id);
-        int64_t lease = s_lease_ms(c, l[i].key.batch_id, w ? w->credit : 1);
-        if (w && now - l[i].t_assigned <= lease)
-            continue;
-        char why[320];
-        if (w)
-            snprintf(why, sizeof why, "lease of %lld s ran out on worker %s",
-                     (long long)(lease / 1000), w->id);
-        else
-            snprintf(why, sizeof why, "held by worker %s, which is gone", l[i].worker_id);
-        Crucible__RewardRecord *rec = NULL;
-        int rc = cr_store_requeue(c->store, l[i].key.batch_id, l[i].key.job_id,
-                                  s_max_attempts(c, l[i].key.batch_id), why, &rec);
-        if (rc != 0)
-            continue;
-        cr_warn("job %s/%s attempt %u: %s: %s", l[i].key.batch_id, l[i].key.job_id,
-                l[i].attempt, why, rec ? "attempts spent, recorded INFRA_ERROR" : "requeued");
-        if (w) {
-            cr_sched_finished(w);
-            s_send_cancel(c, w, l[i].key.batch_id, l[i].key.job_id);
-        }
-        c->dispatch_due = 1;
-        if (rec) {
-            s_on_record(c, rec);
-            crucible__reward_record__free_unpacked(rec, NULL);
-        }
-    }
-    free(l);
+    cr_store_leases_each(c->store, s_lease_check, c);
 }
 
-static void s_phase_cron(cr_coordinator_t *c)
+/* Heartbeats to the workers of the current sweep, CR_COORD_BEAT_SLICE a
+ * turn from where the last turn stopped: a beat to thousands of workers is
+ * spread over turns instead of holding one. A worker removed meanwhile
+ * shifts the order, so one may be skipped or beaten twice in a sweep: its
+ * liveness counts several beats, and it beats us itself. */
+static void s_phase_beats(cr_coordinator_t *c)
 {
-    int64_t now = cr_time_mono_ms();
-    c->next_cron_ms = now + c->cfg.heartbeat_ms;
-    c->dispatch_due = 1; /* a safety net: whatever was missed is retried each beat */
-    for (size_t i = 0; i < cr_sched_count(c->sched); i++) {
-        cr_sched_worker_t *w = cr_sched_at(c->sched, i);
+    size_t n = cr_sched_count(c->sched), end = c->beat_next + CR_COORD_BEAT_SLICE;
+    for (; c->beat_next < n && c->beat_next < end; c->beat_next++) {
+        cr_sched_worker_t *w = cr_sched_at(c->sched, c->beat_next);
         Crucible__Heartbeat hb = CRUCIBLE__HEARTBEAT__INIT;
         Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
         hb.sent_ms = (uint64_t)cr_time_now_ms();
@@ -2155,6 +2205,18 @@ static void s_phase_cron(cr_coordinator_t *c)
         env.heartbeat = &hb;
         s_worker_send(c, w, &env);
     }
+    if (c->beat_next >= n)
+        c->beating = 0;
+}
+
+static void s_phase_cron(cr_coordinator_t *c)
+{
+    int64_t now = cr_time_mono_ms();
+    c->next_cron_ms = now + c->cfg.heartbeat_ms;
+    c->dispatch_due = 1; /* a safety net: whatever was missed is retried each beat */
+    c->beating = 1; /* a new sweep of heartbeats: s_phase_beats, a slice a turn */
+    c->beat_next = 0;
+    s_phase_beats(c);
     /* Subscribers hear a beat too: a client that hears nothing for liveness
      * beats reconnects and resubscribes after its last seq (a restart forgets
      * subscriptions). A failed send ends the subscription, as in s_publish. */
@@ -2164,8 +2226,10 @@ static void s_phase_cron(cr_coordinator_t *c)
         hb.sent_ms = (uint64_t)cr_time_now_ms();
         env.body_case = CRUCIBLE__ENVELOPE__BODY_HEARTBEAT;
         env.heartbeat = &hb;
+        c->tag_sub = c->subs[i].id;
         if (!c->subs[i].dead && s_send(c, c->clients, &c->subs[i].peer, &env) != 0)
             c->subs[i].dead = 1;
+        c->tag_sub = 0;
     }
     s_subs_reap(c);
     /* queue timeout: jobs that waited too long for a worker end INFRA_ERROR */
@@ -2200,11 +2264,9 @@ static void s_phase_cron(cr_coordinator_t *c)
 
 /* Opens the transaction that every store change of the phases that follow
  * joins: the results and records of one turn cost one commit (one fsync
- * under durability full) instead of one each. lazy (the dispatch phase):
- * the commit is not synced unless a record was made in it, because an
- * assignment needs no durability (cr_store_recover puts every ASSIGNED job
- * back in the queue) and the next synced commit makes it durable anyway. */
-static void s_turn_begin(cr_coordinator_t *c, int lazy)
+ * under durability full) instead of one each. Dispatch runs outside it: an
+ * assignment writes nothing (store.c, "Memory and log"). */
+static void s_turn_begin(cr_coordinator_t *c)
 {
     /* between turns nothing of the caches is held: the place to bound them */
     if (c->options.n > CR_COORD_CACHE_MAX)
@@ -2213,10 +2275,7 @@ static void s_turn_begin(cr_coordinator_t *c, int lazy)
         s_cache_clear(&c->bundles);
     if (c->totals.n > CR_COORD_CACHE_MAX)
         s_cache_clear(&c->totals);
-    c->turn_lazy = lazy && strcmp(c->durability, "off") != 0;
     c->turn_records = 0;
-    if (c->turn_lazy)
-        cr_store_set_durability(c->store, "off");
     if (cr_store_begin(c->store) == 0)
         c->turn_open = 1;
 }
@@ -2229,26 +2288,96 @@ static void s_outbox_drop(cr_coordinator_t *c)
     c->out_bytes = 0;
 }
 
-/* Sends what the turn kept, now that it is durable. A client that cannot
- * take a message (gone, or its queue full) loses its subscriptions: it
- * resumes from the store with Subscribe{after_seq}. */
+static s_sub_t *s_sub_by_id(cr_coordinator_t *c, uint64_t id)
+{
+    for (size_t k = 0; id && k < c->nsubs; k++)
+        if (c->subs[k].id == id)
+            return &c->subs[k];
+    return NULL;
+}
+
+/* Sends one kept message. 0, or the zmq errno (EAGAIN: the peer's queue is
+ * full; EHOSTUNREACH: it is gone). */
+static int s_outmsg_send(const s_outmsg_t *m)
+{
+    if (zmq_send(m->sock, m->peer.bytes, m->peer.len, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
+        zmq_send(m->sock, m->buf, m->len, ZMQ_DONTWAIT) >= 0)
+        return 0;
+    return zmq_errno();
+}
+
+/* Keeps a reply a full client queue refused for the next flush; takes m's
+ * buffer (freed when the carry is full). */
+static void s_carry(cr_coordinator_t *c, s_outmsg_t *m)
+{
+    if (!c->carry && !(c->carry = calloc(CR_COORD_CARRY_MAX, sizeof *c->carry)))
+        c->ncarry = CR_COORD_CARRY_MAX;
+    if (c->ncarry >= CR_COORD_CARRY_MAX) {
+        cr_debug("a reply to a client whose queue is full dropped (%d kept already)",
+                 CR_COORD_CARRY_MAX);
+        free(m->buf);
+    } else {
+        c->carry[c->ncarry++] = *m;
+    }
+    m->buf = NULL;
+}
+
+/* Sends what the turn kept, now that it is durable; first the replies kept
+ * from earlier turns. A subscriber whose queue is full (a reader slower
+ * than the batch) is not dropped: the rest of its messages are, and it
+ * catches up from the store after the last record its connection took
+ * (s_replay_step, one bounded step at a time), so what waits for it is
+ * bounded by its queue's high-water mark, whatever the batch's size. A
+ * subscriber that is gone ends. */
 static void s_outbox_flush(cr_coordinator_t *c)
 {
+    size_t nc = c->ncarry;
+    c->ncarry = 0;
+    for (size_t i = 0; i < nc; i++) {
+        s_outmsg_t m = c->carry[i];
+        int e = s_outmsg_send(&m);
+        if (e == EAGAIN)
+            s_carry(c, &m);
+        else
+            free(m.buf);
+    }
+    int64_t now = cr_time_mono_ms();
     for (size_t i = 0; i < c->nout; i++) {
         s_outmsg_t *m = &c->out[i];
-        if (zmq_send(m->sock, m->peer.bytes, m->peer.len, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
-            zmq_send(m->sock, m->buf, m->len, ZMQ_DONTWAIT) >= 0)
+        s_sub_t *sub = m->sub ? s_sub_by_id(c, m->sub) : NULL;
+        if (sub && sub->replaying && sub->retry_ms > now)
+            continue; /* behind: it catches up from the store */
+        int e = s_outmsg_send(m);
+        if (e == 0) {
+            if (sub && m->seq > sub->sent_seq)
+                sub->sent_seq = m->seq;
             continue;
+        }
         if (m->sock != c->clients)
             continue; /* an Ack: the worker resends the result, which is acknowledged again */
+        if (sub && e == EAGAIN) {
+            char who[80];
+            if (!sub->replaying)
+                cr_debug("subscriber %s of batch %s: its queue is full at seq %llu: it catches "
+                         "up from the store", s_peer_name(&sub->peer, who, sizeof who),
+                         sub->batch_id, (unsigned long long)sub->sent_seq);
+            sub->replaying = 1;
+            sub->after = sub->sent_seq;
+            sub->retry_ms = now + CR_COORD_SLOW_RETRY_MS;
+            continue;
+        }
+        if (!sub && e == EAGAIN) {
+            s_carry(c, m);
+            continue;
+        }
         for (size_t k = 0; k < c->nsubs; k++) {
-            s_sub_t *sub = &c->subs[k];
-            if (!sub->dead && sub->peer.len == m->peer.len &&
-                memcmp(sub->peer.bytes, m->peer.bytes, m->peer.len) == 0) {
+            s_sub_t *x = &c->subs[k];
+            if (!x->dead && x->peer.len == m->peer.len &&
+                memcmp(x->peer.bytes, m->peer.bytes, m->peer.len) == 0) {
                 char who[80];
                 cr_info("subscriber %s of batch %s unreachable: subscription ended",
-                        s_peer_name(&sub->peer, who, sizeof who), sub->batch_id);
-                sub->dead = 1;
+                        s_peer_name(&x->peer, who, sizeof who), x->batch_id);
+                x->dead = 1;
             }
         }
     }
@@ -2265,11 +2394,7 @@ static void s_turn_end(cr_coordinator_t *c)
     if (!c->turn_open)
         return;
     c->turn_open = 0;
-    if (c->turn_lazy && c->turn_records)
-        cr_store_set_durability(c->store, c->durability);
     int rc = cr_store_commit(c->store);
-    if (c->turn_lazy && !c->turn_records)
-        cr_store_set_durability(c->store, c->durability);
     if (rc == 0) {
         s_outbox_flush(c);
         return;
@@ -2424,7 +2549,7 @@ int cr_coordinator_run(cr_coordinator_t *c)
     while (!atomic_load(&c->stop) && !s_signalled) {
         /* poll */
         int64_t wait = c->next_cron_ms - cr_time_mono_ms();
-        if (wait < 0 || s_replay_pending(c))
+        if (wait < 0 || c->beating || s_replay_pending(c))
             wait = 0;
         zmq_pollitem_t items[2 + 1 + CR_METRICS_HTTP_CONNS] = {{c->workers, 0, ZMQ_POLLIN, 0},
                                                                {c->clients, 0, ZMQ_POLLIN, 0}};
@@ -2438,7 +2563,7 @@ int cr_coordinator_run(cr_coordinator_t *c)
             return CR_E_ZMQ;
         }
         int64_t t0 = cr_time_mono_ms();
-        s_turn_begin(c, 0);
+        s_turn_begin(c);
         /* handle workers, then clients */
         if (items[0].revents & ZMQ_POLLIN)
             s_phase_socket(c, c->workers, "worker", s_on_worker_msg);
@@ -2457,15 +2582,17 @@ int cr_coordinator_run(cr_coordinator_t *c)
         /* cron */
         if (cr_time_mono_ms() >= c->next_cron_ms)
             s_phase_cron(c);
+        else if (c->beating)
+            s_phase_beats(c);
         /* commit, then acknowledge and stream */
         s_turn_end(c);
         s_turn_mark(c, &t0, "cron and commit");
         /* dispatch: after the Acks, so that a worker hears its result is
          * safe before it hears of the job that takes the freed credit */
         if (c->dispatch_due) {
-            s_turn_begin(c, 1);
+            /* no transaction: an assignment writes nothing (store.c, "Memory
+             * and log"), and the rare record made here commits by itself */
             s_phase_dispatch(c);
-            s_turn_end(c);
             s_turn_mark(c, &t0, "dispatch");
         }
     }
@@ -2493,6 +2620,9 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
     cr_sched_destroy(&c->sched);
     s_outbox_drop(c);
     free(c->out);
+    for (size_t i = 0; i < c->ncarry; i++)
+        free(c->carry[i].buf);
+    free(c->carry);
     if (c->options.free_fn)
         s_cache_clear(&c->options);
     if (c->bundles.free_fn)

@@ -10,8 +10,9 @@
  *        PRIMARY KEY(batch_id, job_id))
  *   worker_keys(worker_id PK, key, first_seen) -- CURVE: a worker id's key, for good
  * status and flags copy the record's status and hack flags so that counts
- * never decode blobs. The queue is read through the index (state, language),
- * whose entries end with the rowid, so "oldest first" is an index walk.
+ * never decode blobs. The queue is in memory (one list per language, in
+ * rowid order, so "oldest first" is the head); the partial index jobs_live
+ * (rows not DONE) serves the load at open.
  *
  * Job states and the function performing each transition:
  *
@@ -23,8 +24,8 @@
  *           +--------+ <------------------ +----------+
  *               |      cr_store_requeue (worker lost; attempt + 1)
  *               |      cr_store_unassign (the Assign never left)
- *               |      cr_store_recover (at open: the coordinator restarted;
- *               |        workers will send Ready again)
+ *               |      cr_store_recover / cr_store_open (the coordinator
+ *               |        restarted; workers will send Ready again)
  *               |                                |
  *               | cr_store_complete (INVALID_    | cr_store_complete (first record wins)
  *               |   TASK at submit, late result) | cr_store_cancel (CANCELLED record)
@@ -35,13 +36,31 @@
  *           | DONE: terminal; one record; seq        |
  *           +----------------------------------------+
  *
+ * Memory and log. The live part of the state machine, QUEUED and ASSIGNED
+ * jobs with their attempts and leases, the queue per language and every
+ * batch's counters, is held in memory; the database is the log it is
+ * recovered from. A job's row is written when it is added (QUEUED), when a
+ * lost try is counted (cr_store_requeue: attempt and t_assigned) and once
+ * when it becomes DONE (its record, by rowid); an assignment is never
+ * written: the log keeps an ASSIGNED job QUEUED, which is exactly what a
+ * restart makes of it anyway (cr_store_open loads every job that is not
+ * DONE as QUEUED; its worker sends Ready again and its result, if one comes,
+ * is refused as not the worker's). A batch's total, done and last_seq are
+ * kept in memory and written once per batch at the outermost commit
+ * (s_flush), and before any read through SQL of records or batch rows.
+ * Nothing on the result path reads SQLite: the job, its keys (task, group,
+ * sample index, turn, times) and the next seq come from memory. Savepoints
+ * nest as before; a rollback undoes memory too (the undo log, s_undo_to),
+ * so memory never holds what the log does not.
+ *
  * Invariants (cr_store_check verifies each, tests call it after every step):
  *
  *   (1) state is QUEUED, ASSIGNED or DONE.
  *   (2) attempt >= 1 in every state: it is the number of the try that is,
  *       was or will be running, and it is what the Job and the record carry.
  *   (3) A QUEUED job has no worker_id, no seq and no record.
- *   (4) An ASSIGNED job has a worker_id and t_assigned > 0, and no seq or record.
+ *   (4) No row is ASSIGNED: assignments live in memory only, where an
+ *       ASSIGNED job has a worker and t_assigned > 0 (checked with (9)).
  *   (5) A DONE job has exactly one record and a seq >= 1; the record decodes,
  *       names the same batch and job, and carries that same seq and status.
  *       DONE is terminal: completing a DONE job returns CR_E_DUPLICATE and
@@ -54,6 +73,11 @@
  *       a replay "after seq n" never misses or repeats a record.
  *   (8) A job that is not DONE names a stored task bundle (a job whose task
  *       was invalid is DONE at submit with task_hash "").
+ *   (9) The rows not DONE are exactly the live jobs in memory, with the same
+ *       attempts; each live job is in its language's queue (QUEUED, no
+ *       worker) or in the lease list (ASSIGNED, a worker, t_assigned > 0).
+ *  (10) Once flushed, every batch's counters in memory equal its row, and
+ *       its records by status, where memory counts them, equal its rows'.
  *
  * Durability: WAL with synchronous=FULL (the default; cr_store_set_durability)
  * syncs the log at every commit, so a committed transaction survives a power
@@ -98,7 +122,10 @@ static const char s_schema[] =
     " t_submitted INTEGER NOT NULL, t_assigned INTEGER NOT NULL DEFAULT 0, seq INTEGER,"
     " status INTEGER NOT NULL DEFAULT 0, flags TEXT NOT NULL DEFAULT '', record BLOB,"
     " PRIMARY KEY(batch_id, job_id));"
-    "CREATE INDEX IF NOT EXISTS jobs_queue ON jobs(state, language);"
+    /* the live rows, for the load at open: a partial index, so that a job
+     * going DONE leaves it (one b-tree delete) and history does not grow it */
+    "DROP INDEX IF EXISTS jobs_queue;"
+    "CREATE INDEX IF NOT EXISTS jobs_live ON jobs(state) WHERE state < 2;"
     "CREATE UNIQUE INDEX IF NOT EXISTS jobs_seq ON jobs(batch_id, seq);"
     "CREATE INDEX IF NOT EXISTS jobs_group ON jobs(batch_id, group_id);"
     "CREATE INDEX IF NOT EXISTS jobs_worker ON jobs(worker_id) WHERE state = 1;"
@@ -115,12 +142,16 @@ static const char s_schema[] =
     X(RECOVER, "UPDATE jobs SET state = 0, worker_id = '' WHERE state = 1")               \
     X(BATCH_ADD, "INSERT OR IGNORE INTO batches(batch_id, owner, options, created)"       \
                  " VALUES(?1, ?2, ?3, ?4)")                                               \
-    X(BATCH_GET, "SELECT total, done, last_seq, created, owner FROM batches"              \
-                 " WHERE batch_id = ?1")                                                  \
     X(BATCH_OPTS, "SELECT options FROM batches WHERE batch_id = ?1")                      \
-    X(BATCH_TOTAL, "UPDATE batches SET total = total + ?2 WHERE batch_id = ?1")           \
-    X(BATCH_SEQ, "UPDATE batches SET last_seq = last_seq + 1, done = done + 1"            \
-                 " WHERE batch_id = ?1 RETURNING last_seq")                               \
+    X(BATCH_SET, "UPDATE batches SET total = ?2, done = ?3, last_seq = ?4"                \
+                 " WHERE batch_id = ?1")                                                  \
+    X(LOAD_BATCHES, "SELECT batch_id, owner, options, created, total, done, last_seq"     \
+                    " FROM batches")                                                      \
+    X(LOAD_JOBS, "SELECT rowid, batch_id, job_id, language, task_hash, spec, group_id,"   \
+                 " attempt, t_submitted, t_assigned FROM jobs INDEXED BY jobs_live"       \
+                 " WHERE state < 2 ORDER BY state, rowid")                                \
+    X(SPEC_GET, "SELECT spec FROM jobs WHERE rowid = ?1")                                 \
+    X(JOB_REQUEUE, "UPDATE jobs SET attempt = ?2, t_assigned = ?3 WHERE rowid = ?1")      \
     X(TASK_ADD, "INSERT OR IGNORE INTO tasks(hash, name, bundle) VALUES(?1, ?2, ?3)")     \
     X(TASK_HAS, "SELECT 1 FROM tasks WHERE hash = ?1")                                    \
     X(TASK_GET, "SELECT bundle FROM tasks WHERE hash = ?1")                               \
@@ -129,48 +160,24 @@ static const char s_schema[] =
     X(JOB_GET, "SELECT state, attempt, worker_id, group_id, language, t_submitted,"       \
                " t_assigned, coalesce(seq, 0), spec, task_hash FROM jobs"                 \
                " WHERE batch_id = ?1 AND job_id = ?2")                                    \
-    X(JOB_ASSIGN, "UPDATE jobs SET state = 1, worker_id = ?3, t_assigned = ?4"            \
-                  " WHERE batch_id = ?1 AND job_id = ?2")                                 \
-    X(JOB_QUEUE, "UPDATE jobs SET state = 0, worker_id = '', attempt = ?3"                \
-                 " WHERE batch_id = ?1 AND job_id = ?2")                                  \
-    X(JOB_FINISH, "UPDATE jobs SET state = 2, seq = ?3, status = ?4, flags = ?5,"         \
-                  " record = ?6 WHERE batch_id = ?1 AND job_id = ?2")                     \
+    X(JOB_FINISH, "UPDATE jobs SET state = 2, seq = ?2, status = ?3, flags = ?4,"         \
+                  " record = ?5, worker_id = ?6, t_assigned = ?7 WHERE rowid = ?1")       \
     X(JOB_RECORD, "SELECT record FROM jobs WHERE batch_id = ?1 AND job_id = ?2"           \
                   " AND state = 2")                                                       \
     X(JOB_SET_RECORD, "UPDATE jobs SET record = ?3 WHERE batch_id = ?1 AND job_id = ?2")  \
-    X(NEXT, "SELECT rowid, batch_id, job_id, language FROM jobs WHERE state = 0"          \
-            " AND language = ?1"                                                          \
-            " ORDER BY rowid LIMIT ?2")                                                   \
-    X(UNFINISHED, "SELECT job_id FROM jobs WHERE batch_id = ?1 AND state < 2"             \
-                  " ORDER BY rowid")                                                      \
     X(RECORDS, "SELECT record FROM jobs WHERE batch_id = ?1 AND seq > ?2 ORDER BY seq")   \
-    X(OPEN_BATCHES, "SELECT batch_id, options FROM batches WHERE done < total")           \
-    /* waiting since submission, or since the last assignment of a requeued job */        \
-    X(STALE_QUEUED, "SELECT job_id, max(t_submitted, t_assigned) FROM jobs"               \
-                    " WHERE batch_id = ?1 AND state = 0"                                  \
-                    " AND max(t_submitted, t_assigned) < ?2 ORDER BY rowid")              \
     X(WORKER_KEY_ADD, "INSERT OR IGNORE INTO worker_keys(worker_id, key, first_seen)"       \
                       " VALUES(?1, ?2, ?3)")                                              \
     X(WORKER_KEY_GET, "SELECT key FROM worker_keys WHERE worker_id = ?1")                 \
-    X(ASSIGNED, "SELECT batch_id, job_id, language, worker_id, t_assigned, attempt"       \
-                " FROM jobs WHERE state = 1 ORDER BY rowid")                              \
-    X(WORKER_JOBS, "SELECT batch_id, job_id, language FROM jobs WHERE state = 1"          \
-                   " AND worker_id = ?1"                                                  \
-                   " ORDER BY rowid")                                                     \
-    X(COUNTS, "SELECT (SELECT count(*) FROM jobs WHERE state = 0),"                       \
-              " (SELECT count(*) FROM jobs WHERE state = 1),"                             \
-              " (SELECT coalesce(sum(done), 0) FROM batches)")                            \
     X(BY_STATUS, "SELECT status, count(*) FROM jobs WHERE batch_id = ?1 AND state = 2"    \
                  " GROUP BY status")                                                      \
     X(FLAGS, "SELECT flags FROM jobs WHERE batch_id = ?1 AND state = 2 AND flags <> ''")  \
-    X(OWNER_QUEUED, "SELECT count(*) FROM batches b JOIN jobs j ON j.batch_id = b.batch_id" \
-                    " WHERE b.owner = ?1 AND j.state = 0")                                \
     X(GROUP_STATE, "SELECT count(*), count(seq), coalesce(max(seq), 0) FROM jobs"         \
                    " WHERE batch_id = ?1 AND group_id = ?2")                              \
     X(GROUP_RECORDS, "SELECT record FROM jobs WHERE batch_id = ?1 AND group_id = ?2"      \
                      " AND state = 2 ORDER BY seq")                                       \
     X(GROUPS_DONE, "SELECT group_id, max(seq) FROM jobs WHERE batch_id = ?1"              \
-                   " AND group_id <> '' GROUP BY group_id HAVING count(*) = count(seq)"   \
+                   " AND group_id > '' GROUP BY group_id HAVING count(*) = count(seq)"   \
                    " ORDER BY 2")
 
 enum {
@@ -186,10 +193,131 @@ static const char *const s_sql[] = {
 #undef CR__STORE_TEXT
 };
 
+/* ---- live state in memory (design notes, "Memory and log") ---- */
+
+typedef struct s_batch s_batch_t;
+
+/* A job that is not DONE. Strings marked interned live in s->interned until
+ * the store closes (worker ids, task names and hashes: a farm has few). */
+typedef struct s_job {
+    struct s_job *hnext;          /* hash chain (s->jobs) */
+    struct s_job *qprev, *qnext;  /* QUEUED: its language's queue; ASSIGNED: s->assigned */
+    struct s_job *bprev, *bnext;  /* its batch's live jobs, in rowid order */
+    s_batch_t *batch;             /* the batch; never freed before its jobs */
+    uint64_t hash;                /* s_job_hash of (batch, job id) */
+    int64_t rowid;                /* the jobs row */
+    int64_t t_submitted;          /* ms since the epoch */
+    int64_t t_assigned;           /* ms since the epoch of the last assignment; 0 = never */
+    const char *worker;           /* ASSIGNED: holder (interned); NULL otherwise */
+    const char *task;             /* JobSpec.task (interned) */
+    const char *task_hash;        /* bundle key (interned); "" for none */
+    char *group_id;               /* owned; NULL = none */
+    uint32_t attempt;             /* as stored */
+    uint32_t sample_index;        /* JobSpec.sample_index */
+    uint32_t turn;                /* JobSpec.turn */
+    uint8_t state;                /* CR_JOB_QUEUED or CR_JOB_ASSIGNED */
+    uint8_t lang;                 /* index into s->langs */
+    uint8_t dead;                 /* 1 once DONE (in the graveyard until the commit) */
+    char job_id[];                /* the job id */
+} s_job_t;
+
+struct s_batch {
+    s_batch_t *hnext;             /* hash chain (s->batches) */
+    s_job_t *head, *tail;         /* live jobs, in rowid order */
+    uint32_t total;               /* jobs in the batch */
+    uint32_t done;                /* jobs with a record */
+    uint64_t last_seq;            /* highest seq given */
+    uint32_t queued;              /* jobs QUEUED (for the per-owner queue limit) */
+    int64_t created_ms;           /* ms since the epoch */
+    double queue_timeout_s;       /* JobOptions.queue_timeout_s; 0 = none */
+    int dirty;                    /* 1: counters differ from the batches row (s_flush) */
+    int counted;                  /* 1: by_status holds its records' statuses */
+    uint32_t by_status[CR_STORE_NSTATUS]; /* records by status, when counted */
+    char *owner;                  /* owned */
+    char id[];                    /* batch id */
+};
+
+/* One language's queue: QUEUED jobs in rowid (= submission) order. */
+typedef struct {
+    char name[CR_STORE_LANG_MAX + 1]; /* language */
+    s_job_t *head, *tail;             /* first and last job */
+    size_t n;                         /* jobs in it */
+} s_lang_t;
+
+/* What a job was before a change, for cr_store_rollback. */
+typedef struct {
+    int op;                   /* S_UNDO_* */
+    s_job_t *job;             /* the job changed (S_UNDO_JOB, S_UNDO_NEW) */
+    s_batch_t *batch;         /* the batch changed (S_UNDO_BATCH, S_UNDO_BATCH_NEW) */
+    uint8_t state;            /* job fields as they were */
+    uint32_t attempt;
+    int64_t t_assigned;
+    const char *worker;
+    uint32_t total, done, queued; /* batch counters as they were */
+    uint64_t last_seq;
+} s_undo_t;
+
+enum { S_UNDO_JOB, S_UNDO_NEW, S_UNDO_BATCH, S_UNDO_BATCH_NEW };
+
+/* A record written at the next flush (s_flush_records), with its row's
+ * other new fields. */
+typedef struct {
+    int64_t rowid;            /* the job's row */
+    uint64_t seq;             /* its seq */
+    int status;               /* record status */
+    char *flags;              /* owned: hack flags joined by commas */
+    uint8_t *blob;            /* owned packed record */
+    size_t len;               /* bytes */
+    const char *worker;       /* who ran it (interned); "" */
+    int64_t t_assigned;       /* ms since the epoch */
+} s_pending_t;
+
+/* Records per multi-row UPDATE: 64 x 7 parameters stays far under SQLite's
+ * 32766-parameter limit, and one statement a turn covers a busy turn's
+ * results in a few steps. */
+#define S_MULTI_ROWS 64
+
+typedef struct s_intern {
+    struct s_intern *next;    /* chain */
+    char s[];                 /* the string */
+} s_intern_t;
+
+#define S_INTERN_BUCKETS 1024 /* worker ids, task names and hashes: a farm's few thousand */
+#define S_BATCH_BUCKETS 1024  /* batches open at once: a few; history grows slowly */
+#define S_MAX_DEPTH 64        /* savepoints nested: the coordinator uses three */
+/* Buckets of the retired table moved per job added: it is empty after
+ * capold / 16 additions, long before the new table (2 x capold) fills. */
+#define S_REHASH_STEP 16
+
 struct cr_store {
     sqlite3 *db;                 /* owned connection */
     sqlite3_stmt *q[Q__COUNT];   /* owned prepared statements, by Q_* */
+    sqlite3_stmt *finish_many;   /* owned: S_MULTI_ROWS records in one UPDATE */
+    s_pending_t *pend;           /* owned: records made, not yet written */
+    size_t npend, cappend;
     char *path;                  /* owned copy of the file name, for logs */
+    /* --- live state (memory; the database is the log it recovers from) --- */
+    s_job_t **jobs;              /* owned hash of live jobs by (batch, job id) */
+    size_t njobs;                /* live jobs */
+    size_t capjobs;              /* buckets, a power of two */
+    s_job_t **old;               /* owned: the table being retired while it grows, or NULL */
+    size_t capold;               /* its buckets */
+    size_t old_pos;              /* its next bucket to move */
+    s_batch_t *batches[S_BATCH_BUCKETS]; /* owned hash of every batch */
+    s_lang_t *langs;             /* owned queues, one per language */
+    size_t nlangs;               /* used */
+    s_job_t *assigned_head;      /* ASSIGNED jobs, in assignment order */
+    s_job_t *assigned_tail;
+    size_t nassigned;            /* jobs in it */
+    s_intern_t *interned[S_INTERN_BUCKETS]; /* owned strings */
+    /* --- transactions --- */
+    int depth;                   /* savepoints open */
+    size_t marks[S_MAX_DEPTH];   /* undo length at each savepoint's begin */
+    s_undo_t *undo;              /* owned log of changes since the outermost begin */
+    size_t nundo, capundo;
+    s_job_t **grave;             /* owned: jobs made DONE in the open transaction */
+    size_t ngrave, capgrave;
+    int any_dirty;               /* 1: some batch is dirty */
 };
 
 /* ---- helpers ---- */
@@ -259,35 +387,6 @@ static int s_set_str(char **field, const char *v)
     return 0;
 }
 
-int cr_store_begin(cr_store_t *s)
-{
-    return s_run(s, s_q(s, Q_BEGIN), "begin");
-}
-
-int cr_store_commit(cr_store_t *s)
-{
-    return s_run(s, s_q(s, Q_RELEASE), "commit");
-}
-
-void cr_store_rollback(cr_store_t *s)
-{
-    /* ROLLBACK TO keeps the savepoint open; RELEASE then pops it. */
-    s_run(s, s_q(s, Q_ROLLBACK), "rollback");
-    s_run(s, s_q(s, Q_RELEASE), "rollback release");
-}
-
-/* Finishes a transaction begun with cr_store_begin: commit when rc is 0. */
-static int s_end(cr_store_t *s, int rc)
-{
-    if (rc == 0) {
-        rc = cr_store_commit(s);
-        if (rc == 0)
-            return 0;
-    }
-    cr_store_rollback(s);
-    return rc;
-}
-
 /* ---- open / close / recover ---- */
 
 /* Makes path (created, when create, empty) mode 0600: the database holds
@@ -308,6 +407,715 @@ static int s_private(const char *path, int create)
     close(fd);
     return 0;
 }
+
+int cr_store_set_durability(cr_store_t *s, const char *level)
+{
+    const char *sql = strcmp(level, "full") == 0     ? "PRAGMA synchronous=FULL"
+                      : strcmp(level, "normal") == 0 ? "PRAGMA synchronous=NORMAL"
+                      : strcmp(level, "off") == 0    ? "PRAGMA synchronous=OFF"
+                                                     : NULL;
+    if (!sql)
+        return CR_E_USAGE;
+    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : s_fail(s, sql);
+}
+
+
+/* ---- memory: interned strings, hashes, lists ---- */
+
+static uint64_t s_fnv(const char *k, uint64_t h)
+{
+    for (; *k; k++)
+        h = (h ^ (unsigned char)*k) * 1099511628211ull; /* FNV-1a 64-bit prime */
+    return h;
+}
+#define S_FNV_BASIS 14695981039346656037ull /* FNV-1a 64-bit offset basis */
+
+/* The store's copy of str (kept until the store closes), or NULL on ENOMEM. */
+static const char *s_intern(cr_store_t *s, const char *str)
+{
+    if (!str)
+        str = "";
+    size_t b = s_fnv(str, S_FNV_BASIS) % S_INTERN_BUCKETS;
+    for (s_intern_t *e = s->interned[b]; e; e = e->next)
+        if (strcmp(e->s, str) == 0)
+            return e->s;
+    size_t len = strlen(str);
+    s_intern_t *e = malloc(sizeof *e + len + 1);
+    if (!e)
+        return NULL;
+    memcpy(e->s, str, len + 1);
+    e->next = s->interned[b];
+    s->interned[b] = e;
+    return e->s;
+}
+
+static s_batch_t *s_batch_find(cr_store_t *s, const char *id)
+{
+    for (s_batch_t *b = s->batches[s_fnv(id, S_FNV_BASIS) % S_BATCH_BUCKETS]; b; b = b->hnext)
+        if (strcmp(b->id, id) == 0)
+            return b;
+    return NULL;
+}
+
+static uint64_t s_job_hash(const s_batch_t *b, const char *job_id)
+{
+    return s_fnv(job_id, s_fnv(b->id, S_FNV_BASIS));
+}
+
+/* Moves up to `buckets` buckets of the table being retired into the new
+ * one (incremental rehash, as Redis's dict does): growing the table costs a
+ * few buckets per added job, never one pass over a million. */
+static void s_rehash_step(cr_store_t *s, size_t buckets)
+{
+    while (s->old && buckets--) {
+        for (s_job_t *j = s->old[s->old_pos], *next; j; j = next) {
+            next = j->hnext;
+            size_t k = (size_t)(j->hash & (s->capjobs - 1));
+            j->hnext = s->jobs[k];
+            s->jobs[k] = j;
+        }
+        s->old[s->old_pos++] = NULL;
+        if (s->old_pos == s->capold) {
+            free(s->old);
+            s->old = NULL;
+            s->capold = s->old_pos = 0;
+        }
+    }
+}
+
+static s_job_t *s_job_find(cr_store_t *s, const char *batch_id, const char *job_id)
+{
+    s_batch_t *b = batch_id ? s_batch_find(s, batch_id) : NULL;
+    if (!b || !job_id || !s->capjobs)
+        return NULL;
+    uint64_t h = s_job_hash(b, job_id);
+    for (s_job_t *j = s->jobs[h & (s->capjobs - 1)]; j; j = j->hnext)
+        if (j->hash == h && j->batch == b && strcmp(j->job_id, job_id) == 0)
+            return j;
+    for (s_job_t *j = s->old ? s->old[h & (s->capold - 1)] : NULL; j; j = j->hnext)
+        if (j->hash == h && j->batch == b && strcmp(j->job_id, job_id) == 0)
+            return j;
+    return NULL;
+}
+
+/* Doubles the job hash when it is full; the old table's entries move over
+ * in steps (s_rehash_step). 0 or -ENOMEM (the tables stay as they were). */
+static int s_jobs_grow(cr_store_t *s)
+{
+    if (s->njobs < s->capjobs)
+        return 0;
+    size_t cap = s->capjobs ? 2 * s->capjobs : 4096;
+    s_job_t **h = calloc(cap, sizeof *h);
+    if (!h)
+        return -ENOMEM;
+    s_rehash_step(s, SIZE_MAX); /* a previous growth not done yet: never, in practice */
+    s->old = s->jobs;
+    s->capold = s->capjobs;
+    s->old_pos = 0;
+    s->jobs = h;
+    s->capjobs = cap;
+    return 0;
+}
+
+static void s_hash_del(cr_store_t *s, s_job_t *j)
+{
+    s_job_t **heads[2] = {&s->jobs[j->hash & (s->capjobs - 1)],
+                          s->old ? &s->old[j->hash & (s->capold - 1)] : NULL};
+    for (int t = 0; t < 2; t++)
+        for (s_job_t **pp = heads[t]; pp && *pp; pp = &(*pp)->hnext)
+            if (*pp == j) {
+                *pp = j->hnext;
+                s->njobs--;
+                return;
+            }
+}
+
+static void s_hash_add(cr_store_t *s, s_job_t *j)
+{
+    s_rehash_step(s, S_REHASH_STEP);
+    size_t k = (size_t)(j->hash & (s->capjobs - 1));
+    j->hnext = s->jobs[k];
+    s->jobs[k] = j;
+    s->njobs++;
+}
+
+/* The queue of language (made when new); -1 on ENOMEM or more than 255. */
+static int s_lang(cr_store_t *s, const char *language)
+{
+    for (size_t i = 0; i < s->nlangs; i++)
+        if (strcmp(s->langs[i].name, language) == 0)
+            return (int)i;
+    if (s->nlangs >= 255)
+        return -1;
+    void *g = realloc(s->langs, (s->nlangs + 1) * sizeof *s->langs);
+    if (!g)
+        return -1;
+    s->langs = g;
+    s_lang_t *l = &s->langs[s->nlangs];
+    memset(l, 0, sizeof *l);
+    snprintf(l->name, sizeof l->name, "%s", language);
+    return (int)s->nlangs++;
+}
+
+/* Into its language's queue at its rowid's place: at the tail for a new
+ * job, near the head for a requeued one (older than most of the queue). */
+static void s_queue_link(cr_store_t *s, s_job_t *j)
+{
+    s_lang_t *l = &s->langs[j->lang];
+    s_job_t *after = l->tail;
+    while (after && after->rowid > j->rowid)
+        after = after->qprev;
+    j->qprev = after;
+    j->qnext = after ? after->qnext : l->head;
+    if (j->qnext)
+        j->qnext->qprev = j;
+    else
+        l->tail = j;
+    if (after)
+        after->qnext = j;
+    else
+        l->head = j;
+    l->n++;
+    j->batch->queued++;
+}
+
+static void s_queue_unlink(cr_store_t *s, s_job_t *j)
+{
+    s_lang_t *l = &s->langs[j->lang];
+    if (j->qprev)
+        j->qprev->qnext = j->qnext;
+    else
+        l->head = j->qnext;
+    if (j->qnext)
+        j->qnext->qprev = j->qprev;
+    else
+        l->tail = j->qprev;
+    j->qprev = j->qnext = NULL;
+    l->n--;
+    j->batch->queued--;
+}
+
+static void s_assigned_link(cr_store_t *s, s_job_t *j)
+{
+    j->qnext = NULL;
+    j->qprev = s->assigned_tail;
+    if (s->assigned_tail)
+        s->assigned_tail->qnext = j;
+    else
+        s->assigned_head = j;
+    s->assigned_tail = j;
+    s->nassigned++;
+}
+
+static void s_assigned_unlink(cr_store_t *s, s_job_t *j)
+{
+    if (j->qprev)
+        j->qprev->qnext = j->qnext;
+    else
+        s->assigned_head = j->qnext;
+    if (j->qnext)
+        j->qnext->qprev = j->qprev;
+    else
+        s->assigned_tail = j->qprev;
+    j->qprev = j->qnext = NULL;
+    s->nassigned--;
+}
+
+/* Links j (state set) where its state puts it. */
+static void s_state_link(cr_store_t *s, s_job_t *j)
+{
+    if (j->state == CR_JOB_QUEUED)
+        s_queue_link(s, j);
+    else
+        s_assigned_link(s, j);
+}
+
+static void s_state_unlink(cr_store_t *s, s_job_t *j)
+{
+    if (j->state == CR_JOB_QUEUED)
+        s_queue_unlink(s, j);
+    else
+        s_assigned_unlink(s, j);
+}
+
+static void s_batch_link(s_job_t *j)
+{
+    s_batch_t *b = j->batch;
+    j->bnext = NULL;
+    j->bprev = b->tail;
+    if (b->tail)
+        b->tail->bnext = j;
+    else
+        b->head = j;
+    b->tail = j;
+}
+
+/* Into its batch's list at its rowid's place (a job brought back by a
+ * rollback: the list stays in submission order, which expiry relies on). */
+static void s_batch_link_sorted(s_job_t *j)
+{
+    s_batch_t *b = j->batch;
+    s_job_t *after = b->tail;
+    while (after && after->rowid > j->rowid)
+        after = after->bprev;
+    j->bprev = after;
+    j->bnext = after ? after->bnext : b->head;
+    if (j->bnext)
+        j->bnext->bprev = j;
+    else
+        b->tail = j;
+    if (after)
+        after->bnext = j;
+    else
+        b->head = j;
+}
+
+static void s_batch_unlink(s_job_t *j)
+{
+    s_batch_t *b = j->batch;
+    if (j->bprev)
+        j->bprev->bnext = j->bnext;
+    else
+        b->head = j->bnext;
+    if (j->bnext)
+        j->bnext->bprev = j->bprev;
+    else
+        b->tail = j->bprev;
+    j->bprev = j->bnext = NULL;
+}
+
+static void s_job_free(s_job_t *j)
+{
+    if (!j)
+        return;
+    free(j->group_id);
+    free(j);
+}
+
+/* ---- memory: the undo log (cr_store_rollback) ---- */
+
+/* Remembers what j or b was before the change about to be made; outside a
+ * transaction there is nothing to roll back to. 0 or -ENOMEM. */
+static int s_undo_push(cr_store_t *s, int op, s_job_t *j, s_batch_t *b)
+{
+    if (s->depth == 0)
+        return 0;
+    if (s->nundo == s->capundo) {
+        size_t cap = s->capundo ? 2 * s->capundo : 1024;
+        void *g = realloc(s->undo, cap * sizeof *s->undo);
+        if (!g)
+            return -ENOMEM;
+        s->undo = g;
+        s->capundo = cap;
+    }
+    s_undo_t *u = &s->undo[s->nundo++];
+    memset(u, 0, sizeof *u);
+    u->op = op;
+    u->job = j;
+    u->batch = b;
+    if (j) {
+        u->state = j->state;
+        u->attempt = j->attempt;
+        u->t_assigned = j->t_assigned;
+        u->worker = j->worker;
+    }
+    if (b) {
+        u->total = b->total;
+        u->done = b->done;
+        u->queued = b->queued;
+        u->last_seq = b->last_seq;
+    }
+    return 0;
+}
+
+/* Room for k more undo entries and one more graveyard slot, so that the
+ * changes after a row is written cannot fail. 0 or -ENOMEM. */
+static int s_reserve(cr_store_t *s, size_t k)
+{
+    if (s->depth == 0)
+        return 0;
+    if (s->nundo + k > s->capundo) {
+        size_t cap = s->capundo ? 2 * s->capundo : 1024;
+        while (cap < s->nundo + k)
+            cap *= 2;
+        void *g = realloc(s->undo, cap * sizeof *s->undo);
+        if (!g)
+            return -ENOMEM;
+        s->undo = g;
+        s->capundo = cap;
+    }
+    if (s->ngrave == s->capgrave) {
+        size_t cap = s->capgrave ? 2 * s->capgrave : 1024;
+        void *g = realloc(s->grave, cap * sizeof *s->grave);
+        if (!g)
+            return -ENOMEM;
+        s->grave = g;
+        s->capgrave = cap;
+    }
+    return 0;
+}
+
+static void s_batch_free(s_batch_t *b)
+{
+    if (!b)
+        return;
+    free(b->owner);
+    free(b);
+}
+
+static void s_batch_unhash(cr_store_t *s, s_batch_t *b)
+{
+    for (s_batch_t **pp = &s->batches[s_fnv(b->id, S_FNV_BASIS) % S_BATCH_BUCKETS]; *pp;
+         pp = &(*pp)->hnext)
+        if (*pp == b) {
+            *pp = b->hnext;
+            return;
+        }
+}
+
+/* Undoes the log back to length mark, newest first. */
+static void s_undo_to(cr_store_t *s, size_t mark)
+{
+    while (s->nundo > mark) {
+        s_undo_t *u = &s->undo[--s->nundo];
+        s_job_t *j = u->job;
+        switch (u->op) {
+        case S_UNDO_NEW: /* the job was added: it goes */
+            s_state_unlink(s, j);
+            s_batch_unlink(j);
+            s_hash_del(s, j);
+            s_job_free(j);
+            break;
+        case S_UNDO_JOB:
+            if (j->dead) { /* it went DONE: back to life */
+                j->dead = 0;
+                s_hash_add(s, j);
+                s_batch_link_sorted(j);
+                for (size_t i = 0; i < s->ngrave; i++)
+                    if (s->grave[i] == j)
+                        s->grave[i] = NULL;
+            } else {
+                s_state_unlink(s, j);
+            }
+            j->state = u->state;
+            j->attempt = u->attempt;
+            j->t_assigned = u->t_assigned;
+            j->worker = u->worker;
+            s_state_link(s, j);
+            break;
+        case S_UNDO_BATCH:
+            u->batch->total = u->total;
+            u->batch->done = u->done;
+            u->batch->queued = u->queued;
+            u->batch->last_seq = u->last_seq;
+            break;
+        case S_UNDO_BATCH_NEW:
+            s_batch_unhash(s, u->batch);
+            s_batch_free(u->batch);
+            break;
+        }
+    }
+}
+
+/* Writes the counters of dirty batches to their rows (one UPDATE a batch).
+ * Called before anything reads batches or records through SQL and at the
+ * outermost commit, so the log always agrees with memory once committed. */
+static void s_pending_bind(sqlite3_stmt *st, int base, const s_pending_t *p)
+{
+    sqlite3_bind_int64(st, base + 1, p->rowid);
+    sqlite3_bind_int64(st, base + 2, (sqlite3_int64)p->seq);
+    sqlite3_bind_int(st, base + 3, p->status);
+    sqlite3_bind_text(st, base + 4, p->flags ? p->flags : "", -1, SQLITE_STATIC);
+    sqlite3_bind_blob64(st, base + 5, p->blob ? (const void *)p->blob : "",
+                        (sqlite3_uint64)p->len, SQLITE_STATIC);
+    sqlite3_bind_text(st, base + 6, p->worker ? p->worker : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, base + 7, p->t_assigned);
+}
+
+static void s_pending_drop(cr_store_t *s, size_t keep)
+{
+    while (s->npend > keep) {
+        s_pending_t *p = &s->pend[--s->npend];
+        free(p->flags);
+        free(p->blob);
+    }
+}
+
+/* Writes the records made since the last flush: S_MULTI_ROWS to a
+ * statement, the rest one by one, all prepared once. */
+static int s_flush_records(cr_store_t *s)
+{
+    size_t i = 0;
+    for (; i + S_MULTI_ROWS <= s->npend; i += S_MULTI_ROWS) {
+        sqlite3_stmt *st = s->finish_many;
+        sqlite3_reset(st);
+        for (int k = 0; k < S_MULTI_ROWS; k++)
+            s_pending_bind(st, 7 * k, &s->pend[i + (size_t)k]);
+        if (s_run(s, st, "finish jobs") != 0)
+            return CR_E_STORE;
+    }
+    for (; i < s->npend; i++) {
+        sqlite3_stmt *st = s_q(s, Q_JOB_FINISH);
+        s_pending_bind(st, 0, &s->pend[i]);
+        if (s_run(s, st, "finish job") != 0)
+            return CR_E_STORE;
+    }
+    s_pending_drop(s, 0);
+    return 0;
+}
+
+static int s_flush(cr_store_t *s)
+{
+    if (s->npend && s_flush_records(s) != 0)
+        return CR_E_STORE;
+    if (!s->any_dirty)
+        return 0;
+    for (size_t i = 0; i < S_BATCH_BUCKETS; i++)
+        for (s_batch_t *b = s->batches[i]; b; b = b->hnext) {
+            if (!b->dirty)
+                continue;
+            sqlite3_stmt *st = s_q(s, Q_BATCH_SET);
+            s_text(st, 1, b->id);
+            sqlite3_bind_int64(st, 2, b->total);
+            sqlite3_bind_int64(st, 3, b->done);
+            sqlite3_bind_int64(st, 4, (sqlite3_int64)b->last_seq);
+            if (s_run(s, st, "batch counters") != 0)
+                return CR_E_STORE;
+            b->dirty = 0;
+        }
+    s->any_dirty = 0;
+    return 0;
+}
+
+static void s_dirty(cr_store_t *s, s_batch_t *b)
+{
+    b->dirty = 1;
+    s->any_dirty = 1;
+}
+
+/* The transaction is over (committed, or none was open): what it made
+ * DONE is freed and its undo log forgotten. */
+static void s_settle(cr_store_t *s)
+{
+    if (s->depth > 0)
+        return;
+    for (size_t i = 0; i < s->ngrave; i++)
+        s_job_free(s->grave[i]);
+    s->ngrave = 0;
+    s->nundo = 0;
+}
+
+int cr_store_begin(cr_store_t *s)
+{
+    if (s->depth >= S_MAX_DEPTH)
+        return CR_E_STATE;
+    /* records made before this savepoint are written before it opens: a
+     * rollback to it then drops exactly the records made inside it */
+    if (s->npend && s_flush_records(s) != 0)
+        return CR_E_STORE;
+    int rc = s_run(s, s_q(s, Q_BEGIN), "begin");
+    if (rc == 0)
+        s->marks[s->depth++] = s->nundo;
+    return rc;
+}
+
+int cr_store_commit(cr_store_t *s)
+{
+    if (s->depth == 0)
+        return CR_E_STATE;
+    /* the outermost commit writes the counters inside its transaction */
+    if (s->depth == 1 && s_flush(s) != 0)
+        return CR_E_STORE;
+    int rc = s_run(s, s_q(s, Q_RELEASE), "commit");
+    if (rc != 0)
+        return rc; /* still open: the caller rolls back */
+    s->depth--;
+    s_settle(s);
+    return 0;
+}
+
+void cr_store_rollback(cr_store_t *s)
+{
+    if (s->depth == 0)
+        return;
+    /* ROLLBACK TO keeps the savepoint open; RELEASE then pops it. */
+    s_run(s, s_q(s, Q_ROLLBACK), "rollback");
+    s_run(s, s_q(s, Q_RELEASE), "rollback release");
+    s_pending_drop(s, 0); /* all made since the begin (which flushed) */
+    s_undo_to(s, s->marks[--s->depth]);
+    /* the rows went back to what they held at the begin, which may be
+     * older than memory's counters then: write them all again */
+    for (size_t i = 0; i < S_BATCH_BUCKETS; i++)
+        for (s_batch_t *b = s->batches[i]; b; b = b->hnext) {
+            s_dirty(s, b);
+            b->counted = 0; /* counted again from the rows when next asked */
+        }
+    s_settle(s);
+    if (s->depth == 0)
+        s_flush(s);
+}
+
+/* Finishes a transaction begun with cr_store_begin: commit when rc is 0. */
+static int s_end(cr_store_t *s, int rc)
+{
+    if (rc == 0) {
+        rc = cr_store_commit(s);
+        if (rc == 0)
+            return 0;
+    }
+    cr_store_rollback(s);
+    return rc;
+}
+
+/* ---- memory: loading from the log ---- */
+
+/* A batch in memory from its row's fields. NULL on ENOMEM. */
+static s_batch_t *s_batch_new(cr_store_t *s, const char *id, const char *owner,
+                              const uint8_t *options, size_t options_len, int64_t created)
+{
+    size_t len = strlen(id);
+    s_batch_t *b = calloc(1, sizeof *b + len + 1);
+    if (!b || !(b->owner = strdup(owner ? owner : ""))) {
+        free(b);
+        return NULL;
+    }
+    memcpy(b->id, id, len + 1);
+    b->created_ms = created;
+    Crucible__JobOptions *o = crucible__job_options__unpack(NULL, options_len, options);
+    if (o && isfinite(o->queue_timeout_s) && o->queue_timeout_s > 0)
+        b->queue_timeout_s = o->queue_timeout_s;
+    if (o)
+        crucible__job_options__free_unpacked(o, NULL);
+    size_t k = s_fnv(id, S_FNV_BASIS) % S_BATCH_BUCKETS;
+    b->hnext = s->batches[k];
+    s->batches[k] = b;
+    return b;
+}
+
+/* A live job in memory, QUEUED (linked into its queue and batch). */
+static s_job_t *s_job_new(cr_store_t *s, s_batch_t *b, int64_t rowid, const char *job_id,
+                          const char *language, const char *task_hash, const char *task,
+                          const char *group_id, uint32_t sample_index, uint32_t turn,
+                          uint32_t attempt, int64_t t_submitted, int64_t t_assigned)
+{
+    size_t len = strlen(job_id);
+    int lang = s_lang(s, language ? language : "");
+    if (lang < 0 || s_jobs_grow(s) != 0)
+        return NULL;
+    s_job_t *j = calloc(1, sizeof *j + len + 1);
+    if (!j)
+        return NULL;
+    memcpy(j->job_id, job_id, len + 1);
+    j->batch = b;
+    j->hash = s_job_hash(b, job_id);
+    j->rowid = rowid;
+    j->lang = (uint8_t)lang;
+    j->task_hash = s_intern(s, task_hash);
+    j->task = s_intern(s, task);
+    if (group_id && group_id[0] && !(j->group_id = strdup(group_id))) {
+        free(j);
+        return NULL;
+    }
+    if (!j->task_hash || !j->task) {
+        s_job_free(j);
+        return NULL;
+    }
+    j->sample_index = sample_index;
+    j->turn = turn;
+    j->attempt = attempt;
+    j->t_submitted = t_submitted;
+    j->t_assigned = t_assigned;
+    j->state = CR_JOB_QUEUED;
+    s_hash_add(s, j);
+    s_batch_link(j);
+    s_queue_link(s, j);
+    return j;
+}
+
+/* Reads every batch and every job that is not DONE into memory (after
+ * ASSIGNED rows of an older version were made QUEUED). */
+static int s_load(cr_store_t *s)
+{
+    int step;
+    sqlite3_stmt *st = s_q(s, Q_LOAD_BATCHES);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        s_batch_t *b = s_batch_new(s, (const char *)sqlite3_column_text(st, 0),
+                                   (const char *)sqlite3_column_text(st, 1),
+                                   sqlite3_column_blob(st, 2),
+                                   (size_t)sqlite3_column_bytes(st, 2),
+                                   sqlite3_column_int64(st, 3));
+        if (!b) {
+            sqlite3_reset(st);
+            return -ENOMEM;
+        }
+        b->total = (uint32_t)sqlite3_column_int64(st, 4);
+        b->done = (uint32_t)sqlite3_column_int64(st, 5);
+        b->last_seq = (uint64_t)sqlite3_column_int64(st, 6);
+    }
+    sqlite3_reset(st);
+    if (step != SQLITE_DONE)
+        return s_fail(s, "load batches");
+    st = s_q(s, Q_LOAD_JOBS);
+    int rc = 0;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        s_batch_t *b = s_batch_find(s, (const char *)sqlite3_column_text(st, 1));
+        if (!b)
+            continue; /* invariant (6) broken: cr_store_check names it */
+        Crucible__JobSpec *js = crucible__job_spec__unpack(
+            NULL, (size_t)sqlite3_column_bytes(st, 5), sqlite3_column_blob(st, 5));
+        if (!s_job_new(s, b, sqlite3_column_int64(st, 0),
+                       (const char *)sqlite3_column_text(st, 2),
+                       (const char *)sqlite3_column_text(st, 3),
+                       (const char *)sqlite3_column_text(st, 4), js ? js->task : "",
+                       (const char *)sqlite3_column_text(st, 6), js ? js->sample_index : 0,
+                       js ? js->turn : 0, (uint32_t)sqlite3_column_int64(st, 7),
+                       sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 9)))
+            rc = -ENOMEM;
+        if (js)
+            crucible__job_spec__free_unpacked(js, NULL);
+    }
+    sqlite3_reset(st);
+    if (rc == 0 && step != SQLITE_DONE && step != SQLITE_ROW)
+        rc = s_fail(s, "load jobs");
+    return rc;
+}
+
+static void s_unload(cr_store_t *s)
+{
+    s_rehash_step(s, SIZE_MAX);
+    for (size_t i = 0; i < s->capjobs; i++)
+        while (s->jobs[i]) {
+            s_job_t *j = s->jobs[i];
+            s->jobs[i] = j->hnext;
+            s_job_free(j);
+        }
+    free(s->jobs);
+    s->jobs = NULL;
+    s->capjobs = s->njobs = 0;
+    for (size_t i = 0; i < S_BATCH_BUCKETS; i++)
+        while (s->batches[i]) {
+            s_batch_t *b = s->batches[i];
+            s->batches[i] = b->hnext;
+            s_batch_free(b);
+        }
+    for (size_t i = 0; i < S_INTERN_BUCKETS; i++)
+        while (s->interned[i]) {
+            s_intern_t *e = s->interned[i];
+            s->interned[i] = e->next;
+            free(e);
+        }
+    free(s->langs);
+    s->langs = NULL;
+    s->nlangs = 0;
+    for (size_t i = 0; i < s->ngrave; i++)
+        s_job_free(s->grave[i]);
+    free(s->grave);
+    free(s->undo);
+    s->grave = NULL;
+    s->undo = NULL;
+}
+
+/* ---- open / close / recover ---- */
 
 int cr_store_open(const char *path, cr_store_t **out)
 {
@@ -342,6 +1150,24 @@ int cr_store_open(const char *path, cr_store_t **out)
             goto fail;
         }
     }
+    {
+        /* UPDATE ... FROM (VALUES (...) x S_MULTI_ROWS): the turn's records */
+        char sql[S_MULTI_ROWS * 24 + 512];
+        size_t off = (size_t)snprintf(sql, sizeof sql,
+                                      "UPDATE jobs SET state = 2, seq = v.column2, status = "
+                                      "v.column3, flags = v.column4, record = v.column5, "
+                                      "worker_id = v.column6, t_assigned = v.column7 FROM "
+                                      "(VALUES ");
+        for (int k = 0; k < S_MULTI_ROWS; k++)
+            off += (size_t)snprintf(sql + off, sizeof sql - off, "%s(?,?,?,?,?,?,?)",
+                                    k ? "," : "");
+        snprintf(sql + off, sizeof sql - off, ") AS v WHERE jobs.rowid = v.column1");
+        if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->finish_many,
+                               NULL) != SQLITE_OK) {
+            s_fail(s, "prepare finish_many");
+            goto fail;
+        }
+    }
     /* SQLite makes -wal and -shm with the database's mode; ones left from
      * before this version may be wider */
     char side[4096];
@@ -349,11 +1175,16 @@ int cr_store_open(const char *path, cr_store_t **out)
         if (snprintf(side, sizeof side, "%s%s", path, i ? "-shm" : "-wal") < (int)sizeof side &&
             s_private(side, 0) != 0)
             goto fail;
-    uint32_t n = 0;
-    if (cr_store_recover(s, &n) != 0)
+    /* rows an older version left ASSIGNED go back to the queue first */
+    if (s_run(s, s_q(s, Q_RECOVER), "recover") != 0)
         goto fail;
-    if (n)
-        cr_info("store %s: %u assigned jobs back in the queue after a restart", path, n);
+    if (s_load(s) != 0) {
+        cr_error("store %s: cannot load the live jobs into memory", path);
+        goto fail;
+    }
+    if (s->njobs)
+        cr_info("store %s: %zu jobs not done, all queued (assignments do not survive a restart)",
+                path, s->njobs);
     *out = s;
     return 0;
 fail:
@@ -361,24 +1192,21 @@ fail:
     return CR_E_STORE;
 }
 
-int cr_store_set_durability(cr_store_t *s, const char *level)
-{
-    const char *sql = strcmp(level, "full") == 0     ? "PRAGMA synchronous=FULL"
-                      : strcmp(level, "normal") == 0 ? "PRAGMA synchronous=NORMAL"
-                      : strcmp(level, "off") == 0    ? "PRAGMA synchronous=OFF"
-                                                     : NULL;
-    if (!sql)
-        return CR_E_USAGE;
-    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : s_fail(s, sql);
-}
-
 void cr_store_close(cr_store_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
     cr_store_t *s = *self_p;
+    while (s->depth > 0)
+        cr_store_rollback(s);
+    if (s->db)
+        s_flush(s);
+    s_unload(s);
+    s_pending_drop(s, 0);
+    free(s->pend);
     for (int i = 0; i < Q__COUNT; i++)
         sqlite3_finalize(s->q[i]);
+    sqlite3_finalize(s->finish_many);
     if (s->db)
         sqlite3_close(s->db);
     free(s->path);
@@ -388,9 +1216,20 @@ void cr_store_close(cr_store_t **self_p)
 
 int cr_store_recover(cr_store_t *s, uint32_t *n)
 {
+    uint32_t k = 0;
     int rc = s_run(s, s_q(s, Q_RECOVER), "recover");
+    while (rc == 0 && s->assigned_head) {
+        s_job_t *j = s->assigned_head;
+        if ((rc = s_undo_push(s, S_UNDO_JOB, j, NULL)) != 0)
+            break;
+        s_assigned_unlink(s, j);
+        j->state = CR_JOB_QUEUED;
+        j->worker = NULL;
+        s_queue_link(s, j);
+        k++;
+    }
     if (n)
-        *n = rc == 0 ? (uint32_t)sqlite3_changes(s->db) : 0;
+        *n = rc == 0 ? k : 0;
     return rc;
 }
 
@@ -405,8 +1244,16 @@ int cr_store_add_batch(cr_store_t *s, const char *batch_id, const char *owner,
     s_blob(st, 3, options, options_len);
     sqlite3_bind_int64(st, 4, now_ms);
     int rc = s_run(s, st, "add batch");
+    int fresh = rc == 0 && sqlite3_changes(s->db) > 0;
+    if (fresh) {
+        s_batch_t *b = s_batch_new(s, batch_id, owner, options, options_len, now_ms);
+        rc = b ? s_undo_push(s, S_UNDO_BATCH_NEW, NULL, b) : -ENOMEM;
+        if (b)
+            b->counted = 1; /* no records yet: counted from here on */
+    }
     if (is_new)
-        *is_new = rc == 0 && sqlite3_changes(s->db) > 0;
+        *is_new = rc == 0 && fresh;
+    s_settle(s);
     return rc;
 }
 
@@ -433,6 +1280,7 @@ static int s_exists(cr_store_t *s, int which, const char *a, const char *b)
     return rc == SQLITE_DONE ? 0 : s_fail(s, "lookup");
 }
 
+
 int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jobs, size_t n,
                       int64_t now_ms, uint32_t *n_new, uint32_t *n_dup)
 {
@@ -440,11 +1288,9 @@ int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jo
     int rc = cr_store_begin(s);
     if (rc != 0)
         return rc;
-    rc = s_exists(s, Q_BATCH_OPTS, batch_id, NULL);
-    if (rc == 0)
-        rc = CR_E_NOT_FOUND;
-    else if (rc == 1)
-        rc = 0;
+    s_batch_t *b = s_batch_find(s, batch_id);
+    rc = b ? s_undo_push(s, S_UNDO_BATCH, NULL, b) : CR_E_NOT_FOUND;
+    const char *known_hash = NULL; /* the last hash found in tasks: a Submit has few */
     for (size_t i = 0; rc == 0 && i < n; i++) {
         cr_store_job_in_t *j = &jobs[i];
         j->is_new = 0;
@@ -452,12 +1298,18 @@ int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jo
             rc = CR_E_USAGE;
             break;
         }
-        if (j->task_hash && j->task_hash[0]) {
+        if (j->task_hash && j->task_hash[0] &&
+            !(known_hash && strcmp(known_hash, j->task_hash) == 0)) {
             int has = s_exists(s, Q_TASK_HAS, j->task_hash, NULL);
             if (has <= 0) {
                 rc = has < 0 ? has : CR_E_USAGE;
                 break;
             }
+            known_hash = j->task_hash;
+        }
+        if (s_job_find(s, batch_id, j->job_id)) {
+            dup++; /* live: known without asking SQLite */
+            continue;
         }
         sqlite3_stmt *st = s_q(s, Q_JOB_ADD);
         s_text(st, 1, batch_id);
@@ -468,19 +1320,40 @@ int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jo
         s_text(st, 6, j->group_id);
         sqlite3_bind_int64(st, 7, now_ms);
         rc = s_run(s, st, "add job");
-        if (rc == 0) {
-            j->is_new = sqlite3_changes(s->db) > 0;
-            if (j->is_new)
-                added++;
-            else
-                dup++;
+        if (rc != 0)
+            break;
+        if (sqlite3_changes(s->db) == 0) {
+            dup++; /* DONE before */
+            continue;
         }
+        const char *task = j->task;
+        uint32_t sample = j->sample_index, turn = j->turn;
+        Crucible__JobSpec *js = NULL;
+        if (!j->has_keys && (js = crucible__job_spec__unpack(NULL, j->spec_len, j->spec))) {
+            task = js->task;
+            sample = js->sample_index;
+            turn = js->turn;
+        }
+        s_job_t *m = s_job_new(s, b, sqlite3_last_insert_rowid(s->db), j->job_id, j->language,
+                               j->task_hash, task, j->group_id, sample, turn, 1, now_ms, 0);
+        if (js)
+            crucible__job_spec__free_unpacked(js, NULL);
+        rc = m ? s_undo_push(s, S_UNDO_NEW, m, NULL) : -ENOMEM;
+        if (rc != 0) {
+            if (m) { /* not in the log: taken out by hand */
+                s_queue_unlink(s, m);
+                s_batch_unlink(m);
+                s_hash_del(s, m);
+                s_job_free(m);
+            }
+            break;
+        }
+        j->is_new = 1;
+        added++;
     }
     if (rc == 0 && added) {
-        sqlite3_stmt *st = s_q(s, Q_BATCH_TOTAL);
-        s_text(st, 1, batch_id);
-        sqlite3_bind_int64(st, 2, added);
-        rc = s_run(s, st, "batch total");
+        b->total += added;
+        s_dirty(s, b);
     }
     rc = s_end(s, rc);
     if (rc != 0) {
@@ -497,15 +1370,24 @@ int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jo
 
 /* ---- reading one job ---- */
 
-/* Reads a job row; with spec != NULL also a heap copy of its spec, with
- * task_hash != NULL its task hash (64 bytes). */
-static int s_job_row(cr_store_t *s, const char *batch_id, const char *job_id,
-                     cr_store_job_info_t *out, uint8_t **spec, size_t *spec_len, char *task_hash,
-                     size_t hash_cap)
+static void s_info_of(const s_job_t *j, cr_store_job_info_t *out)
 {
     memset(out, 0, sizeof *out);
-    if (spec)
-        *spec = NULL;
+    out->state = (cr_job_state_t)j->state;
+    out->attempt = j->attempt;
+    snprintf(out->worker_id, sizeof out->worker_id, "%s", j->worker ? j->worker : "");
+    snprintf(out->group_id, sizeof out->group_id, "%s", j->group_id ? j->group_id : "");
+    out->t_submitted = j->t_submitted;
+    out->t_assigned = j->t_assigned;
+}
+
+/* A job that is not live: DONE (from its row) or unknown. */
+static int s_job_row(cr_store_t *s, const char *batch_id, const char *job_id,
+                     cr_store_job_info_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     sqlite3_stmt *st = s_q(s, Q_JOB_GET);
     s_text(st, 1, batch_id);
     s_text(st, 2, job_id);
@@ -522,19 +1404,25 @@ static int s_job_row(cr_store_t *s, const char *batch_id, const char *job_id,
     out->t_submitted = sqlite3_column_int64(st, 5);
     out->t_assigned = sqlite3_column_int64(st, 6);
     out->seq = (uint64_t)sqlite3_column_int64(st, 7);
-    rc = 0;
-    if (spec)
-        rc = s_dup_blob(st, 8, spec, spec_len);
-    if (task_hash)
-        s_copy(task_hash, hash_cap, sqlite3_column_text(st, 9));
     sqlite3_reset(st);
-    return rc;
+    if (out->state != CR_JOB_DONE) {
+        /* a row not DONE is live and in memory (invariant (9)) */
+        cr_error("store %s: job %s/%s is not DONE in the log but not live in memory", s->path,
+                 batch_id, job_id);
+        return CR_E_STATE;
+    }
+    return 0;
 }
 
 int cr_store_job_get(cr_store_t *s, const char *batch_id, const char *job_id,
                      cr_store_job_info_t *out)
 {
-    return s_job_row(s, batch_id, job_id, out, NULL, NULL, NULL, 0);
+    s_job_t *j = s_job_find(s, batch_id, job_id);
+    if (!j)
+        return s_job_row(s, batch_id, job_id, out);
+    s_info_of(j, out);
+    snprintf(out->language, sizeof out->language, "%s", s->langs[j->lang].name);
+    return 0;
 }
 
 /* ---- queue ---- */
@@ -542,43 +1430,29 @@ int cr_store_job_get(cr_store_t *s, const char *batch_id, const char *job_id,
 int cr_store_next_queued(cr_store_t *s, const char *const *langs, size_t nlangs, size_t limit,
                          cr_store_key_t *out, size_t *n)
 {
-    /* One indexed walk per language, merged by rowid: a worker serves one or
-     * two backends, so this stays a handful of index probes. */
-    int64_t *rowids = limit ? calloc(limit, sizeof *rowids) : NULL;
-    size_t have = 0;
-    int rc = 0;
-    if (limit && !rowids)
-        return -ENOMEM;
-    for (size_t l = 0; l < nlangs && rc == 0; l++) {
-        sqlite3_stmt *st = s_q(s, Q_NEXT);
-        s_text(st, 1, langs[l]);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
-        int step;
-        while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-            int64_t rid = sqlite3_column_int64(st, 0);
-            /* insertion into the sorted first-`limit` list */
-            size_t pos = have;
-            while (pos > 0 && rowids[pos - 1] > rid)
-                pos--;
-            if (pos >= limit)
-                break; /* rows come in rowid order: the rest are later still */
-            size_t last = have < limit ? have : limit - 1;
-            memmove(&rowids[pos + 1], &rowids[pos], (last - pos) * sizeof *rowids);
-            memmove(&out[pos + 1], &out[pos], (last - pos) * sizeof *out);
-            rowids[pos] = rid;
-            s_copy(out[pos].batch_id, sizeof out[pos].batch_id, sqlite3_column_text(st, 1));
-            s_copy(out[pos].job_id, sizeof out[pos].job_id, sqlite3_column_text(st, 2));
-            s_copy(out[pos].language, sizeof out[pos].language, sqlite3_column_text(st, 3));
-            if (have < limit)
-                have++;
-        }
-        if (step != SQLITE_ROW && step != SQLITE_DONE)
-            rc = s_fail(s, "next queued");
-        sqlite3_reset(st);
+    /* The heads of the worker's languages' queues, merged by rowid. */
+    s_job_t *cur[CR_STORE_MAX_LANGS];
+    size_t nq = 0, have = 0;
+    for (size_t l = 0; l < nlangs && nq < CR_STORE_MAX_LANGS; l++)
+        for (size_t i = 0; i < s->nlangs; i++)
+            if (strcmp(s->langs[i].name, langs[l]) == 0 && s->langs[i].head)
+                cur[nq++] = s->langs[i].head;
+    while (have < limit) {
+        size_t best = nq;
+        for (size_t i = 0; i < nq; i++)
+            if (cur[i] && (best == nq || cur[i]->rowid < cur[best]->rowid))
+                best = i;
+        if (best == nq)
+            break;
+        s_job_t *j = cur[best];
+        snprintf(out[have].batch_id, sizeof out[have].batch_id, "%s", j->batch->id);
+        snprintf(out[have].job_id, sizeof out[have].job_id, "%s", j->job_id);
+        snprintf(out[have].language, sizeof out[have].language, "%s", s->langs[j->lang].name);
+        have++;
+        cur[best] = j->qnext;
     }
-    free(rowids);
-    *n = rc == 0 ? have : 0;
-    return rc;
+    *n = have;
+    return 0;
 }
 
 void cr_store_assigned_free(cr_store_assigned_t *a)
@@ -603,52 +1477,6 @@ static int s_blob_of(cr_store_t *s, int which, const char *a, uint8_t **out, siz
     sqlite3_reset(st);
     return rc;
 }
-
-/* cr_store_assign, with the task bundle and options or (blobs 0) only the
- * spec and the task's hash. Reads, then one write: no savepoint needed. */
-static int s_assign(cr_store_t *s, const char *batch_id, const char *job_id,
-                    const char *worker_id, int64_t now_ms, cr_store_assigned_t *out, int blobs)
-{
-    cr_store_assigned_t a = {0};
-    cr_store_job_info_t info;
-    int rc = s_job_row(s, batch_id, job_id, &info, out ? &a.spec : NULL, &a.spec_len,
-                       a.task_hash, sizeof a.task_hash);
-    if (rc == 0 && info.state != CR_JOB_QUEUED)
-        rc = CR_E_STATE;
-    if (rc == 0 && (!worker_id || !worker_id[0]))
-        rc = CR_E_USAGE;
-    if (rc == 0 && out && blobs)
-        rc = s_blob_of(s, Q_TASK_GET, a.task_hash, &a.task, &a.task_len);
-    if (rc == 0 && out && blobs)
-        rc = s_blob_of(s, Q_BATCH_OPTS, batch_id, &a.options, &a.options_len);
-    if (rc == 0) {
-        sqlite3_stmt *st = s_q(s, Q_JOB_ASSIGN);
-        s_text(st, 1, batch_id);
-        s_text(st, 2, job_id);
-        s_text(st, 3, worker_id);
-        sqlite3_bind_int64(st, 4, now_ms > 0 ? now_ms : 1);
-        rc = s_run(s, st, "assign");
-    }
-    a.attempt = info.attempt;
-    if (rc != 0)
-        cr_store_assigned_free(&a);
-    if (out)
-        *out = a;
-    return rc;
-}
-
-int cr_store_assign(cr_store_t *s, const char *batch_id, const char *job_id,
-                    const char *worker_id, int64_t now_ms, cr_store_assigned_t *out)
-{
-    return s_assign(s, batch_id, job_id, worker_id, now_ms, out, 1);
-}
-
-int cr_store_assign_spec(cr_store_t *s, const char *batch_id, const char *job_id,
-                         const char *worker_id, int64_t now_ms, cr_store_assigned_t *out)
-{
-    return s_assign(s, batch_id, job_id, worker_id, now_ms, out, 0);
-}
-
 int cr_store_task(cr_store_t *s, const char *hash, uint8_t **blob, size_t *len)
 {
     return s_blob_of(s, Q_TASK_GET, hash, blob, len);
@@ -672,41 +1500,91 @@ static void s_join_flags(const Crucible__RewardRecord *rec, char *buf, size_t ca
     }
 }
 
-/* Makes the job DONE with rec (inside the caller's transaction): fills the
- * keys from the stored spec, takes the next seq of the batch, stores. */
-static int s_finish(cr_store_t *s, const cr_store_job_info_t *info, const uint8_t *spec,
-                    size_t spec_len, Crucible__RewardRecord *rec)
+/* cr_store_assign, with the task bundle and options or (blobs 0) only the
+ * spec and the task's hash. In memory; the one read is the spec, by rowid. */
+static int s_assign(cr_store_t *s, const char *batch_id, const char *job_id,
+                    const char *worker_id, int64_t now_ms, cr_store_assigned_t *out, int blobs)
 {
-    /* A spec that does not decode (never seen: we packed it) must still let
-     * the job end, so the record then keeps the keys it came with. */
-    Crucible__JobSpec *js = crucible__job_spec__unpack(NULL, spec_len, spec);
+    cr_store_assigned_t a = {0};
+    s_job_t *j = s_job_find(s, batch_id, job_id);
     int rc = 0;
-    if (js) {
-        rc = s_set_str(&rec->task, js->task);
-        if (rc == 0)
-            rc = s_set_str(&rec->group_id, js->group_id);
-        rec->sample_index = js->sample_index;
-        rec->turn = js->turn;
-        crucible__job_spec__free_unpacked(js, NULL);
-        if (rc != 0)
-            return rc;
-    } else {
-        cr_error("store %s: job %s/%s: stored spec does not decode", s->path, rec->batch_id,
-                 rec->job_id);
+    if (!j) {
+        cr_store_job_info_t info;
+        rc = s_job_row(s, batch_id, job_id, &info);
+        rc = rc == 0 ? CR_E_STATE : rc; /* DONE */
+    } else if (j->state != CR_JOB_QUEUED) {
+        rc = CR_E_STATE;
+    } else if (!worker_id || !worker_id[0]) {
+        rc = CR_E_USAGE;
     }
-    rec->t_submitted = info->t_submitted;
-    rec->t_assigned = info->t_assigned;
-    if (rec->attempt == 0)
-        rec->attempt = info->attempt;
+    const char *worker = rc == 0 ? s_intern(s, worker_id) : NULL;
+    if (rc == 0 && !worker)
+        rc = -ENOMEM;
+    if (rc == 0 && out) {
+        snprintf(a.task_hash, sizeof a.task_hash, "%s", j->task_hash);
+        sqlite3_stmt *st = s_q(s, Q_SPEC_GET);
+        sqlite3_bind_int64(st, 1, j->rowid);
+        int step = sqlite3_step(st);
+        rc = step == SQLITE_ROW ? s_dup_blob(st, 0, &a.spec, &a.spec_len)
+                                : step == SQLITE_DONE ? CR_E_NOT_FOUND : s_fail(s, "spec");
+        sqlite3_reset(st);
+    }
+    if (rc == 0 && out && blobs)
+        rc = s_blob_of(s, Q_TASK_GET, a.task_hash, &a.task, &a.task_len);
+    if (rc == 0 && out && blobs)
+        rc = s_blob_of(s, Q_BATCH_OPTS, batch_id, &a.options, &a.options_len);
+    if (rc == 0)
+        rc = s_undo_push(s, S_UNDO_JOB, j, NULL);
+    if (rc == 0) {
+        /* no write: the log keeps it QUEUED, which is what a restart makes it */
+        s_queue_unlink(s, j);
+        j->state = CR_JOB_ASSIGNED;
+        j->worker = worker;
+        j->t_assigned = now_ms > 0 ? now_ms : 1;
+        s_assigned_link(s, j);
+        a.attempt = j->attempt;
+    }
+    if (rc != 0)
+        cr_store_assigned_free(&a);
+    if (out)
+        *out = a;
+    s_settle(s);
+    return rc;
+}
 
-    sqlite3_stmt *st = s_q(s, Q_BATCH_SEQ);
-    s_text(st, 1, rec->batch_id);
-    int step = sqlite3_step(st);
-    uint64_t seq = step == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
-    sqlite3_reset(st);
-    if (step != SQLITE_ROW)
-        return s_fail(s, "next seq");
-    rec->seq = seq;
+int cr_store_assign(cr_store_t *s, const char *batch_id, const char *job_id,
+                    const char *worker_id, int64_t now_ms, cr_store_assigned_t *out)
+{
+    return s_assign(s, batch_id, job_id, worker_id, now_ms, out, 1);
+}
+
+int cr_store_assign_spec(cr_store_t *s, const char *batch_id, const char *job_id,
+                         const char *worker_id, int64_t now_ms, cr_store_assigned_t *out)
+{
+    return s_assign(s, batch_id, job_id, worker_id, now_ms, out, 0);
+}
+
+
+/* ---- finishing: the one way a job becomes DONE ---- */
+
+/* Makes the live job j DONE with rec (inside the caller's transaction): the
+ * keys from memory, the batch's next seq from memory, one UPDATE of its row
+ * by rowid. j leaves memory (the graveyard keeps it until the commit). */
+static int s_finish(cr_store_t *s, s_job_t *j, Crucible__RewardRecord *rec)
+{
+    int rc = s_set_str(&rec->task, j->task);
+    if (rc == 0)
+        rc = s_set_str(&rec->group_id, j->group_id ? j->group_id : "");
+    if (rc != 0)
+        return rc;
+    rec->sample_index = j->sample_index;
+    rec->turn = j->turn;
+    rec->t_submitted = j->t_submitted;
+    rec->t_assigned = j->t_assigned;
+    if (rec->attempt == 0)
+        rec->attempt = j->attempt;
+    s_batch_t *b = j->batch;
+    rec->seq = b->last_seq + 1;
 
     uint8_t *blob = NULL;
     size_t len = 0;
@@ -715,93 +1593,162 @@ static int s_finish(cr_store_t *s, const cr_store_job_info_t *info, const uint8_
         return rc;
     char flags[1024];
     s_join_flags(rec, flags, sizeof flags);
-    st = s_q(s, Q_JOB_FINISH);
-    s_text(st, 1, rec->batch_id);
-    s_text(st, 2, rec->job_id);
-    sqlite3_bind_int64(st, 3, (sqlite3_int64)seq);
-    sqlite3_bind_int(st, 4, rec->status);
-    s_text(st, 5, flags);
-    s_blob(st, 6, blob, len);
-    rc = s_run(s, st, "finish job");
-    free(blob);
-    return rc;
+    rc = s_reserve(s, 2);
+    char *fl = rc == 0 ? strdup(flags) : NULL;
+    if (rc == 0 && !fl)
+        rc = -ENOMEM;
+    if (rc == 0 && s->npend == s->cappend) {
+        size_t cap = s->cappend ? 2 * s->cappend : 256;
+        void *g = realloc(s->pend, cap * sizeof *s->pend);
+        if (g) {
+            s->pend = g;
+            s->cappend = cap;
+        } else {
+            rc = -ENOMEM;
+        }
+    }
+    if (rc != 0) {
+        free(fl);
+        free(blob);
+        return rc;
+    }
+    /* the row is written at the next flush (a read through SQL, a nested
+     * begin, the outermost commit), with the turn's other records */
+    s->pend[s->npend++] = (s_pending_t){.rowid = j->rowid, .seq = rec->seq,
+                                        .status = rec->status, .flags = fl, .blob = blob,
+                                        .len = len, .worker = j->worker ? j->worker : "",
+                                        .t_assigned = j->t_assigned};
+    /* room was reserved: nothing below fails, so memory follows the record */
+    s_undo_push(s, S_UNDO_BATCH, NULL, b);
+    s_undo_push(s, S_UNDO_JOB, j, NULL);
+    b->last_seq = rec->seq;
+    b->done++;
+    if (b->counted && rec->status >= 0 && rec->status < CR_STORE_NSTATUS)
+        b->by_status[rec->status]++;
+    s_dirty(s, b);
+    s_state_unlink(s, j);
+    s_batch_unlink(j);
+    s_hash_del(s, j);
+    j->dead = 1;
+    if (s->depth > 0)
+        s->grave[s->ngrave++] = j;
+    else
+        s_job_free(j);
+    return 0;
 }
 
 int cr_store_complete(cr_store_t *s, Crucible__RewardRecord *rec, cr_store_job_info_t *prev)
 {
     cr_store_job_info_t info;
-    uint8_t *spec = NULL;
-    size_t spec_len = 0;
     if (!rec->batch_id || !rec->job_id)
         return CR_E_USAGE;
-    int rc = cr_store_begin(s);
-    if (rc != 0)
-        return rc;
-    rc = s_job_row(s, rec->batch_id, rec->job_id, &info, &spec, &spec_len, NULL, 0);
-    if (rc == 0 && info.state == CR_JOB_DONE)
-        rc = CR_E_DUPLICATE;
-    if (rc == 0)
-        rc = s_finish(s, &info, spec, spec_len, rec);
-    free(spec);
+    s_job_t *j = s_job_find(s, rec->batch_id, rec->job_id);
+    if (!j) {
+        /* not live: DONE (first record wins) or unknown */
+        int rc = s_job_row(s, rec->batch_id, rec->job_id, &info);
+        if (prev) {
+            if (rc == 0)
+                *prev = info;
+            else
+                memset(prev, 0, sizeof *prev);
+        }
+        return rc == 0 ? CR_E_DUPLICATE : rc;
+    }
+    s_info_of(j, &info);
+    snprintf(info.language, sizeof info.language, "%s", s->langs[j->lang].name);
+    /* Inside a caller's transaction the one UPDATE is atomic by itself and
+     * s_finish changes memory only once it succeeded: no savepoint of its
+     * own (two statements fewer per result). Outside one, a savepoint puts
+     * the row and the batch's counters (s_flush) in one commit. */
+    int rc = 0;
+    if (s->depth > 0) {
+        rc = s_finish(s, j, rec);
+    } else {
+        rc = cr_store_begin(s);
+        if (rc == 0)
+            rc = s_end(s, s_finish(s, j, rec));
+    }
     if (prev) {
-        if (rc == 0 || rc == CR_E_DUPLICATE)
+        if (rc == 0)
             *prev = info;
         else
             memset(prev, 0, sizeof *prev);
     }
-    return s_end(s, rc);
+    return rc;
 }
 
 /* A record the store writes itself (INFRA_ERROR, CANCELLED): keys and the
  * verdict; s_finish adds the rest. Heap-owned (free_unpacked). */
-static Crucible__RewardRecord *s_make_record(const char *batch_id, const char *job_id,
-                                             const cr_store_job_info_t *info, int status,
-                                             const char *message)
+static Crucible__RewardRecord *s_make_record(const s_job_t *j, int status, const char *message)
 {
     Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
-    r.batch_id = (char *)batch_id;
-    r.job_id = (char *)job_id;
-    r.attempt = info->attempt;
+    r.batch_id = (char *)j->batch->id;
+    r.job_id = (char *)j->job_id;
+    r.attempt = j->attempt;
     r.status = (Crucible__Status)status;
     r.message = (char *)message;
-    r.worker_id = (char *)info->worker_id;
+    r.worker_id = (char *)(j->worker ? j->worker : "");
     r.t_finished = cr_time_now_ms();
     return cr_wire_record_dup(&r);
 }
 
 /* ---- requeue / unassign ---- */
 
+/* The live job, or the error for one that is not: CR_E_STATE when DONE. */
+static s_job_t *s_live(cr_store_t *s, const char *batch_id, const char *job_id, int *rc)
+{
+    s_job_t *j = s_job_find(s, batch_id, job_id);
+    if (j) {
+        *rc = 0;
+        return j;
+    }
+    cr_store_job_info_t info;
+    *rc = s_job_row(s, batch_id, job_id, &info);
+    if (*rc == 0)
+        *rc = CR_E_STATE;
+    return NULL;
+}
+
 int cr_store_requeue(cr_store_t *s, const char *batch_id, const char *job_id,
                      uint32_t max_attempts, const char *why, Crucible__RewardRecord **done)
 {
-    cr_store_job_info_t info;
-    uint8_t *spec = NULL;
-    size_t spec_len = 0;
     Crucible__RewardRecord *rec = NULL;
     if (done)
         *done = NULL;
-    int rc = cr_store_begin(s);
+    int rc;
+    s_job_t *j = s_live(s, batch_id, job_id, &rc);
+    if (rc == 0 && j->state != CR_JOB_ASSIGNED)
+        rc = CR_E_STATE;
     if (rc != 0)
         return rc;
-    rc = s_job_row(s, batch_id, job_id, &info, &spec, &spec_len, NULL, 0);
-    if (rc == 0 && info.state != CR_JOB_ASSIGNED)
-        rc = CR_E_STATE;
-    if (rc == 0 && info.attempt >= max_attempts) {
+    rc = cr_store_begin(s);
+    if (rc != 0)
+        return rc;
+    if (j->attempt >= max_attempts) {
         char msg[512];
         /* quarantined: a job whose every try took its worker down is poison;
          * it is not offered again, and the record says so */
         snprintf(msg, sizeof msg, "quarantined: worker lost on %u attempts (max-attempts %u; "
-                 "last: %s)", info.attempt, max_attempts, why && why[0] ? why : "no reason given");
-        rec = s_make_record(batch_id, job_id, &info, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, msg);
-        rc = rec ? s_finish(s, &info, spec, spec_len, rec) : -ENOMEM;
-    } else if (rc == 0) {
-        sqlite3_stmt *st = s_q(s, Q_JOB_QUEUE);
-        s_text(st, 1, batch_id);
-        s_text(st, 2, job_id);
-        sqlite3_bind_int64(st, 3, (sqlite3_int64)info.attempt + 1);
+                 "last: %s)", j->attempt, max_attempts, why && why[0] ? why : "no reason given");
+        rec = s_make_record(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, msg);
+        rc = rec ? s_finish(s, j, rec) : -ENOMEM;
+    } else {
+        /* the try counts: written, so that a restart keeps the count */
+        sqlite3_stmt *st = s_q(s, Q_JOB_REQUEUE);
+        sqlite3_bind_int64(st, 1, j->rowid);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)j->attempt + 1);
+        sqlite3_bind_int64(st, 3, j->t_assigned);
         rc = s_run(s, st, "requeue");
+        if (rc == 0)
+            rc = s_undo_push(s, S_UNDO_JOB, j, NULL);
+        if (rc == 0) {
+            s_assigned_unlink(s, j);
+            j->state = CR_JOB_QUEUED;
+            j->worker = NULL;
+            j->attempt++;
+            s_queue_link(s, j);
+        }
     }
-    free(spec);
     rc = s_end(s, rc);
     if (rc != 0 || !done) {
         if (rec)
@@ -815,21 +1762,21 @@ int cr_store_requeue(cr_store_t *s, const char *batch_id, const char *job_id,
 
 int cr_store_unassign(cr_store_t *s, const char *batch_id, const char *job_id)
 {
-    cr_store_job_info_t info;
-    int rc = cr_store_begin(s);
-    if (rc != 0)
-        return rc;
-    rc = s_job_row(s, batch_id, job_id, &info, NULL, NULL, NULL, 0);
-    if (rc == 0 && info.state != CR_JOB_ASSIGNED)
+    int rc;
+    s_job_t *j = s_live(s, batch_id, job_id, &rc);
+    if (rc == 0 && j->state != CR_JOB_ASSIGNED)
         rc = CR_E_STATE;
+    if (rc == 0)
+        rc = s_undo_push(s, S_UNDO_JOB, j, NULL);
     if (rc == 0) {
-        sqlite3_stmt *st = s_q(s, Q_JOB_QUEUE);
-        s_text(st, 1, batch_id);
-        s_text(st, 2, job_id);
-        sqlite3_bind_int64(st, 3, info.attempt);
-        rc = s_run(s, st, "unassign");
+        /* nothing was written when it was assigned: nothing to write back */
+        s_assigned_unlink(s, j);
+        j->state = CR_JOB_QUEUED;
+        j->worker = NULL;
+        s_queue_link(s, j);
     }
-    return s_end(s, rc);
+    s_settle(s);
+    return rc;
 }
 
 /* ---- cancel ---- */
@@ -842,70 +1789,44 @@ typedef struct {
 int cr_store_cancel(cr_store_t *s, const char *batch_id, const char *job_id, cr_store_done_fn fn,
                     void *arg, uint32_t *n)
 {
-    char (*ids)[CR_STORE_ID_MAX + 1] = NULL;
     s_cancelled_t *done = NULL;
-    size_t nids = 0, ndone = 0;
+    size_t ndone = 0;
     if (n)
         *n = 0;
+    s_batch_t *b = s_batch_find(s, batch_id);
+    if (!b)
+        return CR_E_NOT_FOUND;
+    s_job_t *one = NULL;
+    if (job_id && job_id[0]) {
+        one = s_job_find(s, batch_id, job_id);
+        if (!one) {
+            cr_store_job_info_t info;
+            int rc = s_job_row(s, batch_id, job_id, &info);
+            return rc == 0 ? 0 : rc; /* DONE already: nothing to cancel */
+        }
+    }
+    size_t want = 0;
+    for (s_job_t *j = one ? one : b->head; j; j = one ? NULL : j->bnext)
+        want++;
+    if (want && !(done = calloc(want, sizeof *done)))
+        return -ENOMEM;
     int rc = cr_store_begin(s);
-    if (rc != 0)
+    if (rc != 0) {
+        free(done);
         return rc;
-    int has = s_exists(s, Q_BATCH_OPTS, batch_id, NULL);
-    rc = has < 0 ? has : has == 0 ? CR_E_NOT_FOUND : 0;
-    if (rc == 0 && job_id && job_id[0]) {
-        cr_store_job_info_t info;
-        rc = s_job_row(s, batch_id, job_id, &info, NULL, NULL, NULL, 0);
-        if (rc == 0 && info.state != CR_JOB_DONE) {
-            ids = calloc(1, sizeof *ids);
-            rc = ids ? 0 : -ENOMEM;
-            if (ids)
-                snprintf(ids[nids++], sizeof ids[0], "%s", job_id);
-        }
-    } else if (rc == 0) {
-        /* collect first: the updates below must not run under this cursor */
-        size_t cap = 0;
-        sqlite3_stmt *st = s_q(s, Q_UNFINISHED);
-        s_text(st, 1, batch_id);
-        int step;
-        while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-            if (nids == cap) {
-                cap = cap ? 2 * cap : 64;
-                void *g = realloc(ids, cap * sizeof *ids);
-                if (!g) {
-                    rc = -ENOMEM;
-                    break;
-                }
-                ids = g;
-            }
-            s_copy(ids[nids++], sizeof ids[0], sqlite3_column_text(st, 0));
-        }
-        if (rc == 0 && step != SQLITE_DONE)
-            rc = s_fail(s, "cancel list");
-        sqlite3_reset(st);
     }
-    if (rc == 0 && nids) {
-        done = calloc(nids, sizeof *done);
-        rc = done ? 0 : -ENOMEM;
-    }
-    for (size_t i = 0; rc == 0 && i < nids; i++) {
-        cr_store_job_info_t info;
-        uint8_t *spec = NULL;
-        size_t spec_len = 0;
-        rc = s_job_row(s, batch_id, ids[i], &info, &spec, &spec_len, NULL, 0);
-        Crucible__RewardRecord *rec = NULL;
-        if (rc == 0) {
-            rec = s_make_record(batch_id, ids[i], &info, CRUCIBLE__STATUS__STATUS_CANCELLED,
-                                info.state == CR_JOB_ASSIGNED ? "cancelled while running"
-                                                              : "cancelled while queued");
-            rc = rec ? s_finish(s, &info, spec, spec_len, rec) : -ENOMEM;
-        }
-        free(spec);
-        if (rec) {
-            done[ndone].rec = rec;
+    s_job_t *next = NULL;
+    for (s_job_t *j = one ? one : b->head; rc == 0 && j; j = one ? NULL : next) {
+        next = j->bnext; /* j leaves the batch's list */
+        Crucible__RewardRecord *rec = s_make_record(
+            j, CRUCIBLE__STATUS__STATUS_CANCELLED,
+            j->state == CR_JOB_ASSIGNED ? "cancelled while running" : "cancelled while queued");
+        if (rec)
             snprintf(done[ndone].worker, sizeof done[ndone].worker, "%s",
-                     info.state == CR_JOB_ASSIGNED ? info.worker_id : "");
-            ndone++;
-        }
+                     j->state == CR_JOB_ASSIGNED && j->worker ? j->worker : "");
+        rc = rec ? s_finish(s, j, rec) : -ENOMEM;
+        if (rec)
+            done[ndone++].rec = rec;
     }
     rc = s_end(s, rc);
     for (size_t i = 0; i < ndone; i++) {
@@ -916,111 +1837,61 @@ int cr_store_cancel(cr_store_t *s, const char *batch_id, const char *job_id, cr_
     if (n && rc == 0)
         *n = (uint32_t)ndone;
     free(done);
-    free(ids);
     return rc;
 }
 
 /* ---- queue timeout ---- */
 
-typedef struct {
-    char batch[CR_STORE_ID_MAX + 1]; /* batch id */
-    char job[CR_STORE_ID_MAX + 1];   /* job id */
-    int64_t since;                   /* ms since the epoch it has waited from */
-    double limit_s;                  /* the batch's queue_timeout_s */
-} s_stale_t;
-
-/* Appends the stale QUEUED jobs of one batch to *v (grown by doubling). */
-static int s_stale_collect(cr_store_t *s, const char *batch_id, double limit_s, int64_t now_ms,
-                           s_stale_t **v, size_t *n, size_t *cap)
-{
-    int rc = 0, step;
-    sqlite3_stmt *st = s_q(s, Q_STALE_QUEUED);
-    s_text(st, 1, batch_id);
-    sqlite3_bind_int64(st, 2, now_ms - (int64_t)(limit_s * 1000.0));
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == *cap) {
-            size_t nc = *cap ? 2 * *cap : 64;
-            void *g = realloc(*v, nc * sizeof **v);
-            if (!g) {
-                rc = -ENOMEM;
-                break;
-            }
-            *v = g;
-            *cap = nc;
-        }
-        s_stale_t *e = &(*v)[(*n)++];
-        snprintf(e->batch, sizeof e->batch, "%s", batch_id);
-        s_copy(e->job, sizeof e->job, sqlite3_column_text(st, 0));
-        e->since = sqlite3_column_int64(st, 1);
-        e->limit_s = limit_s;
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = s_fail(s, "stale queued list");
-    sqlite3_reset(st);
-    return rc;
-}
-
 int cr_store_expire_queued(cr_store_t *s, int64_t now_ms, cr_store_done_fn fn, void *arg,
                            uint32_t *n)
 {
-    s_stale_t *batches = NULL, *jobs = NULL;
-    size_t nb = 0, capb = 0, nj = 0, capj = 0, ndone = 0;
     Crucible__RewardRecord **done = NULL;
+    size_t ndone = 0, cap = 0;
     if (n)
         *n = 0;
-    int rc = cr_store_begin(s);
-    if (rc != 0)
-        return rc;
-    /* batches with a queue timeout first: the updates must not run under a cursor */
-    sqlite3_stmt *st = s_q(s, Q_OPEN_BATCHES);
-    int step;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        Crucible__JobOptions *o = crucible__job_options__unpack(
-            NULL, (size_t)sqlite3_column_bytes(st, 1), sqlite3_column_blob(st, 1));
-        double lim = o && isfinite(o->queue_timeout_s) ? o->queue_timeout_s : 0;
-        if (o)
-            crucible__job_options__free_unpacked(o, NULL);
-        if (!(lim > 0))
-            continue;
-        if (nb == capb) {
-            capb = capb ? 2 * capb : 16;
-            void *g = realloc(batches, capb * sizeof *batches);
-            if (!g) {
-                rc = -ENOMEM;
-                break;
+    int rc = 0, open = 0;
+    /* only batches with a queue timeout and jobs left are walked */
+    for (size_t i = 0; rc == 0 && i < S_BATCH_BUCKETS; i++)
+        for (s_batch_t *b = s->batches[i]; rc == 0 && b; b = b->hnext) {
+            if (!(b->queue_timeout_s > 0) || !b->queued)
+                continue;
+            int64_t limit = (int64_t)(b->queue_timeout_s * 1000.0);
+            s_job_t *next = NULL;
+            for (s_job_t *j = b->head; rc == 0 && j; j = next) {
+                next = j->bnext;
+                /* waiting since submission, or since the last assignment of a requeued job */
+                int64_t since = j->t_submitted > j->t_assigned ? j->t_submitted : j->t_assigned;
+                /* the list is in submission order: from the first job submitted
+                 * within the limit on, none has waited long enough (a requeued
+                 * one waits from its later assignment), so the walk stops there
+                 * and costs what expires, not the batch */
+                if (j->t_submitted >= now_ms - limit)
+                    break;
+                if (j->state != CR_JOB_QUEUED || since >= now_ms - limit)
+                    continue;
+                if (!open && (rc = cr_store_begin(s)) != 0)
+                    break;
+                open = 1;
+                if (ndone == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    void *g = realloc(done, cap * sizeof *done);
+                    if (!g) {
+                        rc = -ENOMEM;
+                        break;
+                    }
+                    done = g;
+                }
+                char msg[160];
+                snprintf(msg, sizeof msg, "queued for %.0f s without a worker (queue timeout %g s)",
+                         (double)(now_ms - since) / 1000.0, b->queue_timeout_s);
+                done[ndone] = s_make_record(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, msg);
+                rc = done[ndone] ? s_finish(s, j, done[ndone]) : -ENOMEM;
+                if (done[ndone])
+                    ndone++;
             }
-            batches = g;
         }
-        s_copy(batches[nb].batch, sizeof batches[nb].batch, sqlite3_column_text(st, 0));
-        batches[nb++].limit_s = lim;
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = s_fail(s, "open batches");
-    sqlite3_reset(st);
-    for (size_t i = 0; rc == 0 && i < nb; i++)
-        rc = s_stale_collect(s, batches[i].batch, batches[i].limit_s, now_ms, &jobs, &nj, &capj);
-    if (rc == 0 && nj) {
-        done = calloc(nj, sizeof *done);
-        rc = done ? 0 : -ENOMEM;
-    }
-    for (size_t i = 0; rc == 0 && i < nj; i++) {
-        cr_store_job_info_t info;
-        uint8_t *spec = NULL;
-        size_t spec_len = 0;
-        rc = s_job_row(s, jobs[i].batch, jobs[i].job, &info, &spec, &spec_len, NULL, 0);
-        if (rc == 0) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "queued for %.0f s without a worker (queue timeout %g s)",
-                     (double)(now_ms - jobs[i].since) / 1000.0, jobs[i].limit_s);
-            done[ndone] = s_make_record(jobs[i].batch, jobs[i].job, &info,
-                                        CRUCIBLE__STATUS__STATUS_INFRA_ERROR, msg);
-            rc = done[ndone] ? s_finish(s, &info, spec, spec_len, done[ndone]) : -ENOMEM;
-            if (done[ndone])
-                ndone++;
-        }
-        free(spec);
-    }
-    rc = s_end(s, rc);
+    if (open)
+        rc = s_end(s, rc);
     for (size_t i = 0; i < ndone; i++) {
         if (rc == 0 && fn)
             fn(done[i], "", arg);
@@ -1029,8 +1900,6 @@ int cr_store_expire_queued(cr_store_t *s, int64_t now_ms, cr_store_done_fn fn, v
     if (n && rc == 0)
         *n = (uint32_t)ndone;
     free(done);
-    free(jobs);
-    free(batches);
     return rc;
 }
 
@@ -1062,6 +1931,8 @@ static int s_each_record(cr_store_t *s, sqlite3_stmt *st, cr_store_record_fn fn,
 int cr_store_records(cr_store_t *s, const char *batch_id, uint64_t after_seq,
                      cr_store_record_fn fn, void *arg)
 {
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     sqlite3_stmt *st = s_q(s, Q_RECORDS);
     s_text(st, 1, batch_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)after_seq);
@@ -1071,6 +1942,8 @@ int cr_store_records(cr_store_t *s, const char *batch_id, uint64_t after_seq,
 int cr_store_group_records(cr_store_t *s, const char *batch_id, const char *group_id,
                            cr_store_record_fn fn, void *arg)
 {
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     sqlite3_stmt *st = s_q(s, Q_GROUP_RECORDS);
     s_text(st, 1, batch_id);
     s_text(st, 2, group_id);
@@ -1101,115 +1974,106 @@ int cr_store_worker_key(cr_store_t *s, const char *worker_id, const char *key, i
     return strcmp(bound, key) == 0 ? 0 : CR_E_STATE;
 }
 
-int cr_store_assigned_list(cr_store_t *s, cr_store_lease_t **out, size_t *n)
+static int s_cmp_lease(const void *a, const void *b)
 {
-    cr_store_lease_t *v = NULL;
-    size_t have = 0, cap = 0;
-    int rc = 0, step;
-    sqlite3_stmt *st = s_q(s, Q_ASSIGNED);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (have == cap) {
-            cap = cap ? 2 * cap : 16;
-            void *g = realloc(v, cap * sizeof *v);
-            if (!g) {
-                rc = -ENOMEM;
-                break;
-            }
-            v = g;
-        }
-        cr_store_lease_t *l = &v[have++];
-        s_copy(l->key.batch_id, sizeof l->key.batch_id, sqlite3_column_text(st, 0));
-        s_copy(l->key.job_id, sizeof l->key.job_id, sqlite3_column_text(st, 1));
-        s_copy(l->key.language, sizeof l->key.language, sqlite3_column_text(st, 2));
-        s_copy(l->worker_id, sizeof l->worker_id, sqlite3_column_text(st, 3));
-        l->t_assigned = sqlite3_column_int64(st, 4);
-        l->attempt = (uint32_t)sqlite3_column_int64(st, 5);
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = s_fail(s, "assigned jobs");
-    sqlite3_reset(st);
-    if (rc != 0) {
-        free(v);
-        v = NULL;
-        have = 0;
-    }
-    *out = v;
-    *n = have;
-    return rc;
+    int64_t x = ((const cr_store_lease_t *)a)->t_assigned, y = ((const cr_store_lease_t *)b)->t_assigned;
+    return x < y ? -1 : x > y;
 }
 
+int cr_store_assigned_list(cr_store_t *s, cr_store_lease_t **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!s->nassigned)
+        return 0;
+    cr_store_lease_t *v = malloc(s->nassigned * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    size_t have = 0;
+    for (s_job_t *j = s->assigned_head; j; j = j->qnext) {
+        cr_store_lease_t *l = &v[have++];
+        snprintf(l->key.batch_id, sizeof l->key.batch_id, "%s", j->batch->id);
+        snprintf(l->key.job_id, sizeof l->key.job_id, "%s", j->job_id);
+        snprintf(l->key.language, sizeof l->key.language, "%s", s->langs[j->lang].name);
+        snprintf(l->worker_id, sizeof l->worker_id, "%s", j->worker);
+        l->t_assigned = j->t_assigned;
+        l->attempt = j->attempt;
+    }
+    qsort(v, have, sizeof *v, s_cmp_lease); /* rolled-back ones may be out of order */
+    *out = v;
+    *n = have;
+    return 0;
+}
+
+int cr_store_leases_each(cr_store_t *s, cr_store_lease_fn fn, void *arg)
+{
+    for (s_job_t *j = s->assigned_head, *next; j; j = next) {
+        next = j->qnext;
+        cr_store_lease_t l;
+        snprintf(l.key.batch_id, sizeof l.key.batch_id, "%s", j->batch->id);
+        snprintf(l.key.job_id, sizeof l.key.job_id, "%s", j->job_id);
+        snprintf(l.key.language, sizeof l.key.language, "%s", s->langs[j->lang].name);
+        snprintf(l.worker_id, sizeof l.worker_id, "%s", j->worker);
+        l.t_assigned = j->t_assigned;
+        l.attempt = j->attempt;
+        if (fn(&l, arg))
+            break;
+    }
+    return 0;
+}
 int cr_store_worker_jobs(cr_store_t *s, const char *worker_id, cr_store_key_t **keys, size_t *n)
 {
     cr_store_key_t *k = NULL;
     size_t have = 0, cap = 0;
-    int rc = 0, step;
-    sqlite3_stmt *st = s_q(s, Q_WORKER_JOBS);
-    s_text(st, 1, worker_id);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    for (s_job_t *j = s->assigned_head; j; j = j->qnext) {
+        if (strcmp(j->worker, worker_id) != 0)
+            continue;
         if (have == cap) {
             cap = cap ? 2 * cap : 16;
             void *g = realloc(k, cap * sizeof *k);
             if (!g) {
-                rc = -ENOMEM;
-                break;
+                free(k);
+                *keys = NULL;
+                *n = 0;
+                return -ENOMEM;
             }
             k = g;
         }
-        s_copy(k[have].batch_id, sizeof k[have].batch_id, sqlite3_column_text(st, 0));
-        s_copy(k[have].job_id, sizeof k[have].job_id, sqlite3_column_text(st, 1));
-        s_copy(k[have].language, sizeof k[have].language, sqlite3_column_text(st, 2));
+        snprintf(k[have].batch_id, sizeof k[have].batch_id, "%s", j->batch->id);
+        snprintf(k[have].job_id, sizeof k[have].job_id, "%s", j->job_id);
+        snprintf(k[have].language, sizeof k[have].language, "%s", s->langs[j->lang].name);
         have++;
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = s_fail(s, "worker jobs");
-    sqlite3_reset(st);
-    if (rc != 0) {
-        free(k);
-        k = NULL;
-        have = 0;
     }
     *keys = k;
     *n = have;
-    return rc;
+    return 0;
 }
-
 /* ---- counts ---- */
 
 int cr_store_counts(cr_store_t *s, cr_store_counts_t *out)
 {
-    /* Index ranges for the live states and the batches' counters for DONE:
-     * the cost follows the queue, not the history. */
     memset(out, 0, sizeof *out);
-    sqlite3_stmt *st = s_q(s, Q_COUNTS);
-    int step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
-        out->queued = (uint64_t)sqlite3_column_int64(st, 0);
-        out->assigned = (uint64_t)sqlite3_column_int64(st, 1);
-        out->done = (uint64_t)sqlite3_column_int64(st, 2);
-    }
-    sqlite3_reset(st);
-    return step == SQLITE_ROW ? 0 : s_fail(s, "counts");
+    for (size_t i = 0; i < s->nlangs; i++)
+        out->queued += s->langs[i].n;
+    out->assigned = s->nassigned;
+    for (size_t i = 0; i < S_BATCH_BUCKETS; i++)
+        for (s_batch_t *b = s->batches[i]; b; b = b->hnext)
+            out->done += b->done;
+    return 0;
 }
-
 int cr_store_batch_get(cr_store_t *s, const char *batch_id, cr_store_batch_t *out)
 {
     memset(out, 0, sizeof *out);
-    sqlite3_stmt *st = s_q(s, Q_BATCH_GET);
-    s_text(st, 1, batch_id);
-    int step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
-        out->total = (uint32_t)sqlite3_column_int64(st, 0);
-        out->done = (uint32_t)sqlite3_column_int64(st, 1);
-        out->last_seq = (uint64_t)sqlite3_column_int64(st, 2);
-        out->created_ms = sqlite3_column_int64(st, 3);
-        s_copy(out->owner, sizeof out->owner, sqlite3_column_text(st, 4));
-    }
-    sqlite3_reset(st);
-    if (step == SQLITE_ROW)
-        return 0;
-    return step == SQLITE_DONE ? CR_E_NOT_FOUND : s_fail(s, "batch");
+    s_batch_t *b = batch_id ? s_batch_find(s, batch_id) : NULL;
+    if (!b)
+        return CR_E_NOT_FOUND;
+    out->total = b->total;
+    out->done = b->done;
+    out->last_seq = b->last_seq;
+    out->created_ms = b->created_ms;
+    snprintf(out->owner, sizeof out->owner, "%s", b->owner);
+    return 0;
 }
-
 int cr_store_batch_options(cr_store_t *s, const char *batch_id, uint8_t **blob, size_t *len)
 {
     *blob = NULL;
@@ -1225,17 +2089,29 @@ typedef struct {
 int cr_store_batch_counts(cr_store_t *s, const char *batch_id,
                           uint32_t by_status[CR_STORE_NSTATUS], cr_store_flag_fn fn, void *arg)
 {
-    sqlite3_stmt *st = s_q(s, Q_BY_STATUS);
-    s_text(st, 1, batch_id);
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
+    /* by status from memory: counted since the batch was made, or once from
+     * its rows (after a restart or a rollback) and from memory after */
+    s_batch_t *mb = s_batch_find(s, batch_id);
     int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        int status = sqlite3_column_int(st, 0);
-        if (status >= 0 && status < CR_STORE_NSTATUS)
-            by_status[status] += (uint32_t)sqlite3_column_int64(st, 1);
+    sqlite3_stmt *st;
+    if (mb && !mb->counted) {
+        memset(mb->by_status, 0, sizeof mb->by_status);
+        st = s_q(s, Q_BY_STATUS);
+        s_text(st, 1, batch_id);
+        while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+            int status = sqlite3_column_int(st, 0);
+            if (status >= 0 && status < CR_STORE_NSTATUS)
+                mb->by_status[status] += (uint32_t)sqlite3_column_int64(st, 1);
+        }
+        sqlite3_reset(st);
+        if (step != SQLITE_DONE)
+            return s_fail(s, "by status");
+        mb->counted = 1;
     }
-    sqlite3_reset(st);
-    if (step != SQLITE_DONE)
-        return s_fail(s, "by status");
+    for (int i = 0; mb && i < CR_STORE_NSTATUS; i++)
+        by_status[i] += mb->by_status[i];
     if (!fn)
         return 0;
     /* The judge knows a dozen flags or so: a short list beats a hash table. */
@@ -1279,19 +2155,20 @@ int cr_store_batch_counts(cr_store_t *s, const char *batch_id,
 
 int cr_store_queued_by_owner(cr_store_t *s, const char *owner, uint64_t *n)
 {
-    sqlite3_stmt *st = s_q(s, Q_OWNER_QUEUED);
-    s_text(st, 1, owner);
-    int step = sqlite3_step(st);
-    *n = step == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
-    sqlite3_reset(st);
-    return step == SQLITE_ROW ? 0 : s_fail(s, "owner queued");
+    *n = 0;
+    for (size_t i = 0; i < S_BATCH_BUCKETS; i++)
+        for (s_batch_t *b = s->batches[i]; b; b = b->hnext)
+            if (b->queued && strcmp(b->owner, owner) == 0)
+                *n += b->queued;
+    return 0;
 }
-
 /* ---- groups ---- */
 
 int cr_store_group_state(cr_store_t *s, const char *batch_id, const char *group_id,
                          uint32_t *members, uint32_t *done, uint64_t *last_seq)
 {
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     sqlite3_stmt *st = s_q(s, Q_GROUP_STATE);
     s_text(st, 1, batch_id);
     s_text(st, 2, group_id);
@@ -1305,6 +2182,8 @@ int cr_store_group_state(cr_store_t *s, const char *batch_id, const char *group_
 
 int cr_store_groups_done(cr_store_t *s, const char *batch_id, cr_store_group_fn fn, void *arg)
 {
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     sqlite3_stmt *st = s_q(s, Q_GROUPS_DONE);
     s_text(st, 1, batch_id);
     int step;
@@ -1316,6 +2195,8 @@ int cr_store_groups_done(cr_store_t *s, const char *batch_id, cr_store_group_fn 
 
 int cr_store_set_advantage(cr_store_t *s, const char *batch_id, const char *job_id, double adv)
 {
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     uint8_t *blob = NULL;
     size_t len = 0;
     Crucible__RewardRecord *rec = NULL;
@@ -1364,9 +2245,8 @@ static const struct {
     {"(3) a QUEUED job has no worker, seq or record",
      "SELECT batch_id, job_id FROM jobs WHERE state = 0 AND"
      " (worker_id <> '' OR seq IS NOT NULL OR record IS NOT NULL)"},
-    {"(4) an ASSIGNED job has a worker and t_assigned, no seq or record",
-     "SELECT batch_id, job_id FROM jobs WHERE state = 1 AND"
-     " (worker_id = '' OR t_assigned <= 0 OR seq IS NOT NULL OR record IS NOT NULL)"},
+    {"(4) no row is ASSIGNED: assignments live in memory only",
+     "SELECT batch_id, job_id FROM jobs WHERE state = 1"},
     {"(5) a DONE job has one record and a seq >= 1",
      "SELECT batch_id, job_id FROM jobs WHERE state = 2 AND"
      " (record IS NULL OR seq IS NULL OR seq < 1)"},
@@ -1386,8 +2266,101 @@ static const struct {
      " (SELECT 1 FROM tasks t WHERE t.hash = j.task_hash)"},
 };
 
+/* (9) and (10): memory against the log. */
+static int s_check_memory(cr_store_t *s, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+    size_t rows = 0, queued = 0, assigned = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT batch_id, job_id, attempt FROM jobs WHERE state < 2",
+                           -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "check memory: %s", sqlite3_errmsg(s->db));
+        return CR_E_STORE;
+    }
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        const char *b = (const char *)sqlite3_column_text(st, 0);
+        const char *j = (const char *)sqlite3_column_text(st, 1);
+        s_job_t *m = s_job_find(s, b, j);
+        rows++;
+        if (!m || m->attempt != (uint32_t)sqlite3_column_int64(st, 2)) {
+            snprintf(err, errlen, "invariant (9) broken by %s/%s: %s", b, j,
+                     m ? "attempt differs from memory's" : "not DONE in the log, not live in memory");
+            rc = CR_E_STATE;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < s->capjobs + s->capold; i++)
+        for (s_job_t *m = i < s->capjobs ? s->jobs[i] : s->old[i - s->capjobs]; m;
+             m = m->hnext) {
+            int ok = m->state == CR_JOB_QUEUED ? !m->worker
+                                               : m->state == CR_JOB_ASSIGNED && m->worker &&
+                                                     m->worker[0] && m->t_assigned > 0;
+            if (!ok || m->attempt < 1) {
+                snprintf(err, errlen, "invariant (9) broken by %s/%s: live %s job without %s",
+                         m->batch->id, m->job_id, m->state ? "ASSIGNED" : "QUEUED",
+                         m->state ? "a worker and t_assigned" : "an empty worker");
+                return CR_E_STATE;
+            }
+            if (m->state == CR_JOB_QUEUED)
+                queued++;
+            else
+                assigned++;
+        }
+    size_t inq = 0;
+    for (size_t i = 0; i < s->nlangs; i++)
+        inq += s->langs[i].n;
+    if (rows != s->njobs || queued != inq || assigned != s->nassigned) {
+        snprintf(err, errlen, "invariant (9) broken: %zu rows not DONE, %zu live jobs (%zu queued "
+                 "of %zu in the queues, %zu assigned of %zu leased)", rows, s->njobs, queued, inq,
+                 assigned, s->nassigned);
+        return CR_E_STATE;
+    }
+    if (sqlite3_prepare_v2(s->db, "SELECT batch_id, total, done, last_seq FROM batches", -1, &st,
+                           NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "check memory: %s", sqlite3_errmsg(s->db));
+        return CR_E_STORE;
+    }
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(st, 0);
+        s_batch_t *b = s_batch_find(s, id);
+        if (!b || b->total != (uint32_t)sqlite3_column_int64(st, 1) ||
+            b->done != (uint32_t)sqlite3_column_int64(st, 2) ||
+            b->last_seq != (uint64_t)sqlite3_column_int64(st, 3)) {
+            snprintf(err, errlen, "invariant (10) broken by %s/: its counters in memory differ "
+                     "from its row", id);
+            rc = CR_E_STATE;
+        }
+    }
+    sqlite3_finalize(st);
+    /* (10) continued: a batch's records by status, where memory counts them */
+    for (size_t i = 0; rc == 0 && i < S_BATCH_BUCKETS; i++)
+        for (s_batch_t *b = s->batches[i]; rc == 0 && b; b = b->hnext) {
+            if (!b->counted)
+                continue;
+            uint32_t rows_by[CR_STORE_NSTATUS] = {0};
+            st = s_q(s, Q_BY_STATUS);
+            s_text(st, 1, b->id);
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                int k = sqlite3_column_int(st, 0);
+                if (k >= 0 && k < CR_STORE_NSTATUS)
+                    rows_by[k] = (uint32_t)sqlite3_column_int64(st, 1);
+            }
+            sqlite3_reset(st);
+            if (memcmp(rows_by, b->by_status, sizeof rows_by) != 0) {
+                snprintf(err, errlen, "invariant (10) broken by %s/: its records by status in "
+                         "memory differ from its rows", b->id);
+                rc = CR_E_STATE;
+            }
+        }
+    return rc;
+}
+
 int cr_store_check(cr_store_t *s, char *err, size_t errlen)
 {
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
     for (size_t i = 0; i < sizeof s_checks / sizeof s_checks[0]; i++) {
         sqlite3_stmt *st = NULL;
         if (sqlite3_prepare_v2(s->db, s_checks[i].sql, -1, &st, NULL) != SQLITE_OK) {
@@ -1436,5 +2409,5 @@ int cr_store_check(cr_store_t *s, char *err, size_t errlen)
         crucible__reward_record__free_unpacked(rec, NULL);
     }
     sqlite3_finalize(st);
-    return rc;
+    return rc == 0 ? s_check_memory(s, err, errlen) : rc;
 }

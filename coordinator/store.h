@@ -27,6 +27,7 @@
 #define CR_STORE_LANG_MAX 31  /* "c", "cuda", "torch" */
 #define CR_STORE_NSTATUS 14   /* values of crucible.Status, 0..13 */
 #define CR_STORE_KEY_MAX 40   /* z85 CURVE public key */
+#define CR_STORE_MAX_LANGS 16 /* languages one cr_store_next_queued call merges */
 
 typedef struct cr_store cr_store_t;
 
@@ -69,6 +70,11 @@ typedef struct {
     const char *group_id;  /* "" = none */
     const uint8_t *spec;   /* packed JobSpec; borrowed */
     size_t spec_len;       /* bytes */
+    int has_keys;          /* 1: task, sample_index and turn below are the spec's (else
+                              the store decodes the spec for them) */
+    const char *task;      /* JobSpec.task */
+    uint32_t sample_index; /* JobSpec.sample_index */
+    uint32_t turn;         /* JobSpec.turn */
     int is_new;            /* out: 1 inserted, 0 already known (duplicate) */
 } cr_store_job_in_t;
 
@@ -230,9 +236,14 @@ typedef struct {
     uint32_t attempt;                     /* the try it holds */
 } cr_store_lease_t;
 
-/* Every ASSIGNED job, in submission order: *out is a heap array (caller
- * frees with free(); NULL when *n is 0). */
+/* Every ASSIGNED job, oldest lease first: *out is a heap array (caller
+ * frees with free(); NULL when *n is 0). From memory. */
 int cr_store_assigned_list(cr_store_t *s, cr_store_lease_t **out, size_t *n);
+
+/* Calls fn for each ASSIGNED job, from memory, without a copy of the list;
+ * fn may requeue the job it is given (not another). Nonzero from fn stops. */
+typedef int (*cr_store_lease_fn)(const cr_store_lease_t *lease, void *arg);
+int cr_store_leases_each(cr_store_t *s, cr_store_lease_fn fn, void *arg);
 
 /* Cluster-wide counts by state. */
 int cr_store_counts(cr_store_t *s, cr_store_counts_t *out);

@@ -230,6 +230,7 @@ typedef struct {
 static s_env_t s_env;
 static int64_t s_drain_after; /* cfg.drain_after of the next s_start; 0 = off */
 static int64_t s_max_submit; /* cfg.max_submit_jobs of the next s_start; 0 = default */
+static int64_t s_max_msg;    /* cfg.max_msg of the next s_start; 0 = 1 MiB */
 
 static void *s_loop(void *arg)
 {
@@ -252,7 +253,7 @@ static void s_start(s_env_t *e, int64_t queue_limit, int64_t heartbeat_ms)
     cfg->liveness = 3;
     cfg->drain_after = s_drain_after;
     cfg->max_submit_jobs = s_max_submit;
-    cfg->max_msg = 1 << 20;
+    cfg->max_msg = s_max_msg ? s_max_msg : 1 << 20;
     cfg->compile_timeout_s = 30;
     cfg->run_timeout_s = 60;
     cfg->time_budget_s = 2;
@@ -1000,8 +1001,20 @@ Test(coordinator, failing_worker_is_drained, .timeout = 60)
 /* ---- farm scale (issue 20): group commit, bounded steps ---- */
 
 /* Submits n jobs "j<i>" of task vector_add with a one-byte source. */
+static void s_submit_many_src(void *sock, const char *batch, size_t n, size_t src_len);
+
 static void s_submit_many(void *sock, const char *batch, size_t n)
 {
+    s_submit_many_src(sock, batch, n, 1);
+}
+
+/* n jobs whose sources are src_len bytes each. */
+static void s_submit_many_src(void *sock, const char *batch, size_t n, size_t src_len)
+{
+    char *src = malloc(src_len + 1);
+    cr_assert_not_null(src);
+    memset(src, 'x', src_len);
+    src[src_len] = '\0';
     Crucible__TaskBundle good = CRUCIBLE__TASK_BUNDLE__INIT;
     good.name = "vector_add";
     good.task_json = (char *)s_task_json;
@@ -1017,7 +1030,7 @@ static void s_submit_many(void *sock, const char *batch, size_t n)
         snprintf(ids[i], sizeof ids[i], "j%zu", i);
         specs[i].job_id = ids[i];
         specs[i].task = "vector_add";
-        specs[i].source = "x";
+        specs[i].source = src;
         sp[i] = &specs[i];
     }
     Crucible__Submit sub = CRUCIBLE__SUBMIT__INIT;
@@ -1033,6 +1046,7 @@ static void s_submit_many(void *sock, const char *batch, size_t n)
     free(specs);
     free(sp);
     free(ids);
+    free(src);
 }
 
 Test(coordinator, oversized_submit_refused_undecoded, .timeout = 60)
@@ -1061,30 +1075,42 @@ Test(coordinator, oversized_submit_refused_undecoded, .timeout = 60)
     s_stop(&s_env);
 }
 
-/* A Submit that keeps the loop busy longer than the liveness window
- * (100 ms x 3) must not make a worker that kept beating lost: its beats
- * waited in the socket while the loop was ours. */
+/* The largest Submit the coordinator takes: max-submit-jobs (the default,
+ * 2000) jobs whose sources bring it close to the byte cap (the default
+ * --max-msg, 64 MiB), under a short heartbeat (50 ms x liveness 3). A worker
+ * that kept beating must not be declared lost, however long the Submit held
+ * the loop (its beats waited in the socket while the loop was ours), and it
+ * gets jobs after. The longest gap between the coordinator's heartbeats to
+ * the worker is how long the loop stopped: printed, and bounded by
+ * CR_TEST_SUBMIT_STALL_MS (bench/RESULTS.md records what it was). */
+#define CR_TEST_SUBMIT_STALL_MS 2000 /* room for a loaded 2-core machine (RESULTS.md) */
 Test(coordinator, big_submit_does_not_lose_workers, .timeout = 120)
 {
-    s_max_submit = 14000;
-    s_start(&s_env, 0, 100);
-    s_max_submit = 0;
+    s_max_msg = 64 << 20; /* the default --max-msg */
+    s_start(&s_env, 0, 50);
+    s_max_msg = 0;
     void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
     void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
     s_ready(w, "w1", 1);
-    usleep(200000);
-    s_submit_many(cl, "huge", 14000);
+    for (int i = 0; i < 10; i++) { /* registered, beating at 20 ms */
+        s_heartbeat(w);
+        usleep(20000);
+    }
+    /* 2000 x 33,000 bytes: 63 MiB of sources, just under the 64 MiB cap */
+    s_submit_many_src(cl, "huge", 2000, 33000);
     int acked = 0, disconnects = 0, assigns = 0;
-    int64_t end = cr_time_mono_ms() + 60000, after_ack = 0;
+    int64_t end = cr_time_mono_ms() + 60000, after_ack = 0, last_beat = 0, max_gap = 0;
+    int64_t t_sent = cr_time_mono_ms(), t_ack = 0;
     while (cr_time_mono_ms() < end && (!after_ack || cr_time_mono_ms() < after_ack)) {
         s_heartbeat(w);
         zmq_pollitem_t it[2] = {{cl, 0, ZMQ_POLLIN, 0}, {w, 0, ZMQ_POLLIN, 0}};
-        zmq_poll(it, 2, 50);
+        zmq_poll(it, 2, 20);
         Crucible__Envelope *env = NULL;
         while (cr_wire_recv(cl, NULL, &env) != -EAGAIN) {
             if (env && env->body_case == CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK) {
                 acked = 1;
-                after_ack = cr_time_mono_ms() + 1000; /* beats on a while: cron runs */
+                t_ack = cr_time_mono_ms();
+                after_ack = t_ack + 1000; /* beats on a while: cron runs */
             }
             cr_wire_free(&env);
         }
@@ -1093,12 +1119,22 @@ Test(coordinator, big_submit_does_not_lose_workers, .timeout = 120)
                 disconnects++;
             if (env && env->body_case == CRUCIBLE__ENVELOPE__BODY_ASSIGN)
                 assigns++;
+            if (env && env->body_case == CRUCIBLE__ENVELOPE__BODY_HEARTBEAT) {
+                int64_t now = cr_time_mono_ms();
+                if (last_beat && now - last_beat > max_gap)
+                    max_gap = now - last_beat;
+                last_beat = now;
+            }
             cr_wire_free(&env);
         }
     }
+    fprintf(stderr, "big_submit_does_not_lose_workers: 2000 jobs, 63 MiB: SubmitAck after %lld ms, "
+            "longest gap between heartbeats %lld ms (interval 50 ms)\n",
+            (long long)(t_ack - t_sent), (long long)max_gap);
     cr_assert(acked, "no SubmitAck");
     cr_assert_eq(disconnects, 0, "the worker was declared lost during the submit");
     cr_assert_gt(assigns, 0, "the worker got no job after the submit");
+    cr_assert_lt(max_gap, CR_TEST_SUBMIT_STALL_MS, "the loop stopped %lld ms", (long long)max_gap);
     zmq_close(w);
     zmq_close(cl);
     s_stop(&s_env);
@@ -1144,6 +1180,156 @@ Test(coordinator, acked_results_are_stored, .timeout = 60)
     }
     sqlite3_close(db);
     zmq_close(w);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
+/* Resident set of this process (the coordinator's thread included), MiB. */
+static double s_rss_mib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %lf", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib / 1024.0;
+}
+
+/* A subscriber that never reads must not grow the coordinator's memory:
+ * 20,000 records of 8 KiB each (160 MiB if they were all kept for it) go
+ * to a client that subscribed and reads nothing; its queue fills (4096
+ * messages, CR_COORD_CLIENT_HWM) and the coordinator stops sending to it.
+ * The resident set stays within what the full queues hold; then the reader
+ * reads, catches up from the store, and has every record once, in order. */
+#define CR_TEST_SLOW_JOBS 20000
+#define CR_TEST_SLOW_MSG 8192
+Test(coordinator, slow_reader_does_not_grow_memory, .timeout = 120)
+{
+    s_start(&s_env, 0, 1000);
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    void *rd = zmq_socket(s_env.zctx, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(rd, ZMQ_LINGER, &zero, sizeof zero);
+    int hwm = 100; /* the reader's own queue: small, so the coordinator's fills */
+    cr_wire_socket_caps(rd, CR_WIRE_MAX_MSG);
+    zmq_setsockopt(rd, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    cr_assert_eq(zmq_connect(rd, s_env.cfg.clients_endpoint), 0);
+    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
+    s_ready(w, "w1", 64);
+    for (int k = 0; k < CR_TEST_SLOW_JOBS / 2000; k++) {
+        /* 2000 jobs a Submit, ids j0..j1999 in batches slow0..: one batch needs
+         * distinct ids, so the batch is one and the ids are offset by hand */
+        Crucible__TaskBundle good = CRUCIBLE__TASK_BUNDLE__INIT;
+        good.name = "vector_add";
+        good.task_json = (char *)s_task_json;
+        good.reference_source = "void solve(const float *a, const float *b, float *c, int n)"
+                                "{ for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }";
+        Crucible__TaskBundle *tb[1] = {&good};
+        static Crucible__JobSpec specs[2000];
+        static Crucible__JobSpec *sp[2000];
+        static char ids[2000][16];
+        for (int i = 0; i < 2000; i++) {
+            crucible__job_spec__init(&specs[i]);
+            snprintf(ids[i], sizeof ids[i], "j%d", k * 2000 + i);
+            specs[i].job_id = ids[i];
+            specs[i].task = "vector_add";
+            specs[i].source = "x";
+            sp[i] = &specs[i];
+        }
+        Crucible__Submit sub = CRUCIBLE__SUBMIT__INIT;
+        sub.batch_id = "slow";
+        sub.n_tasks = 1;
+        sub.tasks = tb;
+        sub.n_jobs = 2000;
+        sub.jobs = sp;
+        Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+        env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT;
+        env.submit = &sub;
+        s_send(cl, &env);
+        Crucible__Envelope *ack = EXPECT(cl, SUBMIT_ACK);
+        cr_assert_not_null(ack);
+        cr_wire_free(&ack);
+        if (k == 0) {
+            Crucible__Subscribe s = CRUCIBLE__SUBSCRIBE__INIT;
+            s.batch_id = "slow";
+            s.follow = 1;
+            Crucible__Envelope se = CRUCIBLE__ENVELOPE__INIT;
+            se.body_case = CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE;
+            se.subscribe = &s;
+            s_send(rd, &se);
+        }
+    }
+    double rss0 = s_rss_mib(), peak = rss0;
+    char *msg = malloc(CR_TEST_SLOW_MSG + 1);
+    cr_assert_not_null(msg);
+    memset(msg, 'm', CR_TEST_SLOW_MSG);
+    msg[CR_TEST_SLOW_MSG] = '\0';
+    int acks = 0;
+    int64_t end = cr_time_mono_ms() + 90000;
+    while (acks < CR_TEST_SLOW_JOBS && cr_time_mono_ms() < end) {
+        zmq_pollitem_t it = {w, 0, ZMQ_POLLIN, 0};
+        zmq_poll(&it, 1, 100);
+        Crucible__Envelope *env = NULL;
+        while (cr_wire_recv(w, NULL, &env) != -EAGAIN) {
+            if (env && env->body_case == CRUCIBLE__ENVELOPE__BODY_ASSIGN) {
+                for (size_t i = 0; i < env->assign->n_jobs; i++) {
+                    Crucible__RewardRecord rec = CRUCIBLE__REWARD_RECORD__INIT;
+                    rec.batch_id = "slow";
+                    rec.job_id = env->assign->jobs[i]->spec->job_id;
+                    rec.attempt = env->assign->jobs[i]->attempt;
+                    rec.status = CRUCIBLE__STATUS__STATUS_OK;
+                    rec.message = msg;
+                    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+                    res.record = &rec;
+                    Crucible__Envelope out = CRUCIBLE__ENVELOPE__INIT;
+                    out.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+                    out.result = &res;
+                    s_send(w, &out);
+                }
+            } else if (env && env->body_case == CRUCIBLE__ENVELOPE__BODY_ACK) {
+                acks++;
+            }
+            cr_wire_free(&env);
+        }
+        double r = s_rss_mib();
+        if (r > peak)
+            peak = r;
+    }
+    free(msg);
+    cr_assert_eq(acks, CR_TEST_SLOW_JOBS, "only %d results acknowledged", acks);
+    fprintf(stderr, "slow_reader_does_not_grow_memory: %d records of %d bytes to a reader that "
+            "did not read: RSS %.1f MiB before, peak %.1f MiB (+%.1f)\n", CR_TEST_SLOW_JOBS,
+            CR_TEST_SLOW_MSG, rss0, peak, peak - rss0);
+    /* the full queues: 4096 at the coordinator + 100 at the reader, 8 KiB each, about 33 MiB;
+     * all of them kept would be 160 MiB */
+    cr_assert_lt(peak - rss0, 80.0, "RSS grew %.1f MiB", peak - rss0);
+    /* now it reads: every record once, seqs 1..N in order, then BatchDone */
+    uint64_t next = 1;
+    int done = 0;
+    end = cr_time_mono_ms() + 60000;
+    while (!done && cr_time_mono_ms() < end) {
+        zmq_pollitem_t it = {rd, 0, ZMQ_POLLIN, 0};
+        Crucible__Envelope *env = NULL;
+        if (zmq_poll(&it, 1, 200) <= 0 || cr_wire_recv(rd, NULL, &env) != 0 || !env)
+            continue;
+        if (env->body_case == CRUCIBLE__ENVELOPE__BODY_RESULT) {
+            cr_assert_eq(env->result->record->seq, next, "seq %llu after %llu",
+                         (unsigned long long)env->result->record->seq,
+                         (unsigned long long)(next - 1));
+            next++;
+        } else if (env->body_case == CRUCIBLE__ENVELOPE__BODY_BATCH_DONE) {
+            done = 1;
+        }
+        cr_wire_free(&env);
+    }
+    cr_assert_eq(next - 1, CR_TEST_SLOW_JOBS, "the reader got %llu records",
+                 (unsigned long long)(next - 1));
+    cr_assert(done, "no BatchDone");
+    zmq_close(w);
+    zmq_close(rd);
     zmq_close(cl);
     s_stop(&s_env);
 }
