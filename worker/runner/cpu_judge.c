@@ -78,6 +78,12 @@
  * flagged an honest vector_add under a parallel test run), and the floor is
  * only there to stop impossible times, which are orders of magnitude off. */
 #define S_BW_MARGIN 8.0
+/* A floor under 50 us is not applied: a sample is the executor's time less
+ * the least cost of an empty command (exec.h), whose jitter is microseconds,
+ * so a call that short can measure near nothing honestly (an honest tiny
+ * case was flagged under load). Six times the slowest empty command seen on
+ * the H200 host (bench/RESULTS.md). */
+#define S_FLOOR_MIN_US 50.0
 #define S_HARD_CAP CR_JUDGE_HARD_CAP /* x budget: stop even below the minimum sample count */
 #define S_ALIGN 64                  /* cache line: what a vectorised kernel may assume */
 #define S_PAGE 4096u                /* smallest page mprotect works on */
@@ -1115,6 +1121,8 @@ static void s_fill_bench(const cr_cpu_judge_t *j, int b_i, Crucible__BenchResult
     cr_task_bytes(j->task, c, &bytes);
     double bw = j->host_copy_bw * S_BW_MARGIN * (j->task->threads_allowed ? j->ncpu : 1);
     br->floor_us = bytes > 0 && bw > 0 ? bytes / bw * 1e6 : 0; /* 0 = unknown */
+    if (br->floor_us < S_FLOOR_MIN_US)
+        br->floor_us = 0; /* below what a sample resolves: no floor */
     if (j->cached_ref_us) {
         memset(&b, 0, sizeof b);
         b.n = 1;
