@@ -34,7 +34,12 @@
  *    command, taken off every call's time; reference and candidate pay it
  *    alike. What remains of the command's cost (its jitter above that least
  *    cost) stays in the sample: a call far shorter than it is measured long,
- *    never absurdly short. */
+ *    never absurdly short. waitid reports the stop before the stopped task
+ *    has left its CPU, and its runtime is only added up when it does:
+ *    reading its /proc/<pid>/syscall, which waits until the task is
+ *    inactive, comes before the second CPU-time read (without it one empty
+ *    command read 0.00 us on the H200 host, and a call could lose its last
+ *    slice). */
 #define _GNU_SOURCE
 #include "exec.h"
 
@@ -87,6 +92,7 @@ struct cr_exec {
     int spin;               /* 1: another core is free to spin on */
     int wall;               /* 1: time by the wall clock (threads); 0: by CPU time (note 3) */
     int stat_fd;            /* /proc/<pid>/schedstat, open; -1 = unreadable (then wall) */
+    int sys_fd;             /* /proc/<pid>/syscall, open; -1 = unreadable (note 3) */
     double overhead_us;     /* us: the empty command's least cost (note 3) */
     uint64_t base_handlers; /* SigCgt after the sandbox, before any load */
     cr_exec_fault_t fault;  /* the first fault; kind 0 while none */
@@ -285,8 +291,13 @@ static int s_freeze(cr_exec_t *x)
             return CR_E_EXEC;
         }
         if (si.si_pid == x->pid) {
-            if (si.si_code == CLD_STOPPED)
+            if (si.si_code == CLD_STOPPED) {
+                /* reading it waits until the task is off its CPU (note 3) */
+                char buf[128];
+                if (!x->wall && x->sys_fd >= 0 && pread(x->sys_fd, buf, sizeof buf, 0) < 0)
+                    cr_debug("%s executor: /proc syscall: %s", x->role, strerror(errno));
                 return 0;
+            }
             if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED ||
                 si.si_code == CLD_DUMPED) {
                 s_ended(x, &si);
@@ -505,7 +516,7 @@ int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errl
     if (!x)
         return -ENOMEM;
     snprintf(x->role, sizeof x->role, "%s", o->role);
-    x->stat_fd = -1;
+    x->stat_fd = x->sys_fd = -1;
     x->ro_len = s_round(o->ro_bytes);
     x->rw_len = s_round(o->rw_bytes);
     int fd[4] = {-1, -1, -1, -1};
@@ -561,6 +572,11 @@ int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errl
     char sp[64];
     snprintf(sp, sizeof sp, "/proc/%d/schedstat", (int)pid);
     x->stat_fd = open(sp, O_RDONLY | O_CLOEXEC);
+    snprintf(sp, sizeof sp, "/proc/%d/syscall", (int)pid);
+    x->sys_fd = open(sp, O_RDONLY | O_CLOEXEC);
+    if (x->sys_fd < 0)
+        cr_info("%s executor: /proc/%d/syscall not readable (%s): a CPU-time sample may miss "
+                "its last slice", o->role, (int)pid, strerror(errno));
     x->wall = o->threads || x->stat_fd < 0;
     if ((rc = s_wait_ready(x, err, errlen)) != 0 || (rc = s_freeze(x)) != 0) {
         if (!err[0] || rc == CR_E_EXEC)
@@ -598,6 +614,8 @@ void cr_exec_destroy(cr_exec_t **xp)
     s_kill(x);
     if (x->stat_fd >= 0)
         close(x->stat_fd);
+    if (x->sys_fd >= 0)
+        close(x->sys_fd);
     if (x->ctl)
         munmap(x->ctl, s_round(sizeof *x->ctl));
     if (x->ro)
