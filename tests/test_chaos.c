@@ -11,6 +11,7 @@
  * verdict its candidate deserves, and the database holds exactly one record
  * per job with seqs 1..N and every store invariant intact. */
 #define _GNU_SOURCE
+#include "net_util.h"
 #include "cli.h"
 #include "client.h"
 #include "error.h"
@@ -62,20 +63,6 @@ static struct {
     int status[S_JOBS];            /* status of the first */
     int unknown;                   /* records of jobs not in the batch */
 } S;
-
-static int s_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int port = 0;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
 
 /* Starts p (coordinator when p->id is "", else a worker); output to its log. */
 static void s_start(s_proc_t *p)
@@ -276,7 +263,7 @@ Test(chaos, kill_workers_and_coordinator)
         cr_assert_eq(cr_jobset_add(&js, id, "chaos", src, NULL, 0, 0), 0);
     }
 
-    int pc = s_free_port(), pw = s_free_port();
+    int pc = cr_test_free_port(), pw = cr_test_free_port();
     cr_assert(pc && pw && pc != pw);
     snprintf(S.cep, sizeof S.cep, "tcp://127.0.0.1:%d", pc);
     snprintf(S.wep, sizeof S.wep, "tcp://127.0.0.1:%d", pw);
@@ -398,7 +385,7 @@ Test(chaos, submit_lost_with_the_coordinator_is_sent_again)
         snprintf(id, sizeof id, "j%04d", i);
         cr_assert_eq(cr_jobset_add(&js, id, "chaos", i % 2 ? s_wrong : s_ok, NULL, 0, 0), 0);
     }
-    int pc = s_free_port(), pw = s_free_port();
+    int pc = cr_test_free_port(), pw = cr_test_free_port();
     cr_assert(pc && pw && pc != pw);
     snprintf(S.cep, sizeof S.cep, "tcp://127.0.0.1:%d", pc);
     snprintf(S.wep, sizeof S.wep, "tcp://127.0.0.1:%d", pw);

@@ -6,6 +6,7 @@
  * local user's), with raw ZeroMQ peers written here on libzmq and the wire
  * module, real SQLite files and, for a local user, a forked child that
  * drops to uid 65534. Each asserts the refusal. */
+#include "net_util.h"
 #include "client.h"
 #include "curve.h"
 #include "error.h"
@@ -40,17 +41,6 @@ static char s_wep[64];      /* workers endpoint */
 static pid_t s_coord = -1;  /* the coordinator process */
 static void *s_ctx;         /* ZeroMQ context of the raw peers */
 
-static int s_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-              getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 static void s_path(char *out, size_t cap, const char *name)
 {
     snprintf(out, cap, "%s/%s", s_dir, name);
@@ -82,8 +72,8 @@ static void s_setup(void)
     s_allow("clients.allow", "bob");
     s_allow("workers.allow", "w1");
     s_allow("workers.allow", "w2");
-    snprintf(s_cep, sizeof s_cep, "tcp://127.0.0.1:%d", s_free_port());
-    snprintf(s_wep, sizeof s_wep, "tcp://127.0.0.1:%d", s_free_port());
+    snprintf(s_cep, sizeof s_cep, "tcp://127.0.0.1:%d", cr_test_free_port());
+    snprintf(s_wep, sizeof s_wep, "tcp://127.0.0.1:%d", cr_test_free_port());
     s_ctx = zmq_ctx_new();
     cr_hash_global_init();
 }

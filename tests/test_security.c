@@ -2,6 +2,7 @@
  * plaintext policy, over real TCP sockets on 127.0.0.1: the coordinator runs
  * in-process on a thread (cr_coordinator_new/run/stop), workers are real
  * cr_worker threads with the real crucible-runner, clients the C client. */
+#include "net_util.h"
 #include "client.h"
 #include "coordinator.h"
 #include "curve.h"
@@ -33,18 +34,6 @@ static cr_coordinator_t *s_coord;     /* in-process coordinator */
 static pthread_t s_coord_thread;
 static cr_worker_t *s_worker;         /* one worker thread at most */
 static pthread_t s_worker_thread;
-
-/* A TCP port free on 127.0.0.1 right now. */
-static int s_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-              getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
 
 static void s_path(char *out, size_t cap, const char *name)
 {
@@ -111,9 +100,9 @@ static void s_setup(void)
     cr_config_t *c = &s_coord_cfg;
     cr_config_defaults(c);
     snprintf(c->clients_endpoint, sizeof c->clients_endpoint, "tcp://127.0.0.1:%d",
-             s_free_port());
+             cr_test_free_port());
     snprintf(c->workers_endpoint, sizeof c->workers_endpoint, "tcp://127.0.0.1:%d",
-             s_free_port());
+             cr_test_free_port());
     snprintf(c->db, sizeof c->db, "%s/coord.db", s_dir);
     snprintf(c->key, sizeof c->key, "%s/server.key", s_dir);
     snprintf(c->allow_clients, sizeof c->allow_clients, "%s/clients.allow", s_dir);
@@ -369,7 +358,7 @@ Test(security, plaintext_is_refused_off_loopback_without_force)
     /* the coordinator itself refuses to start */
     cr_config_t cc = s_coord_cfg;
     cc.key[0] = '\0';
-    snprintf(cc.clients_endpoint, sizeof cc.clients_endpoint, "tcp://0.0.0.0:%d", s_free_port());
+    snprintf(cc.clients_endpoint, sizeof cc.clients_endpoint, "tcp://0.0.0.0:%d", cr_test_free_port());
     snprintf(cc.db, sizeof cc.db, "%s/other.db", s_dir);
     cr_coordinator_t *co = cr_coordinator_new(&cc);
     cr_assert_null(co);
