@@ -203,16 +203,15 @@ static int s_build(const cr_task_t *t, const s_opts_t *o, const char *const dirs
     return 0;
 }
 
-static void *s_entry(const char *const dirs[D_N], int k)
+/* The built object of k (the judge's executors load it), in so. 0 or -1. */
+static int s_object(const char *const dirs[D_N], int k, char *so, size_t len)
 {
-    char so[4096];
-    snprintf(so, sizeof so, "%s/%s.so", dirs[k], s_names[k]);
-    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "driver: %s\n", dlerror());
-        return NULL;
+    snprintf(so, len, "%s/%s.so", dirs[k], s_names[k]);
+    if (access(so, R_OK) != 0) {
+        fprintf(stderr, "driver: %s: %s\n", so, strerror(errno));
+        return -1;
     }
-    return dlsym(h, CR_TASK_ENTRY);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -293,13 +292,12 @@ int main(int argc, char **argv)
         dprintf(report_fd, "%s\n", dir);
         _exit(rc == 0 ? 0 : 1);
     }
-    void *e[D_N] = {NULL, NULL, NULL};
+    char so[D_N][4096];
     char *json = NULL;
     if (rc == 0) {
-        e[D_CAND] = s_entry(dirs, D_CAND);
-        e[D_REF] = s_entry(dirs, D_REF);
-        e[D_BASE] = t->baseline ? s_entry(dirs, D_BASE) : NULL;
-        if (!e[D_CAND] || !e[D_REF] || (t->baseline && !e[D_BASE]))
+        if (s_object(dirs, D_CAND, so[D_CAND], sizeof so[D_CAND]) != 0 ||
+            s_object(dirs, D_REF, so[D_REF], sizeof so[D_REF]) != 0 ||
+            (t->baseline && s_object(dirs, D_BASE, so[D_BASE], sizeof so[D_BASE]) != 0))
             return 2;
         char tj[4096];
         snprintf(tj, sizeof tj, "%s/task.json", task_dir);
@@ -344,7 +342,10 @@ int main(int argc, char **argv)
             req.ref_anchor_us = anchor;
             req.n_cached_ref_median_us = s_read_medians(o.cached, cached, 64);
             req.cached_ref_median_us = cached;
-            int jr = cr_cuda_judge_run(&req, t, e[D_REF], e[D_CAND], e[D_BASE], &rec);
+            req.candidate_so = so[D_CAND];
+            req.reference_so = so[D_REF];
+            req.baseline_so = t->baseline ? so[D_BASE] : (char *)"";
+            int jr = cr_cuda_judge_run(&req, t, &rec);
             if (jr != 0)
                 fprintf(stderr, "driver: judge returned %s\n", cr_strerror(jr));
             if (o.anchors && req.n_ref_anchor_us == 0)

@@ -145,6 +145,54 @@ void cr_judge_fail(Crucible__RewardRecord *rec, int status, const char *fmt, ...
         cr_judge_set_str(&rec->message, msg);
 }
 
+/* Sets a status the judge's severity order does not cover (INFRA_ERROR,
+ * RUNTIME_ERROR), replacing any earlier verdict. */
+void cr_judge_hard(Crucible__RewardRecord *rec, int status, const char *fmt, ...)
+{
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    rec->status = status;
+    cr_judge_set_str(&rec->message, msg);
+    cr_info("%s", msg);
+}
+
+/* The verdict when an executor stopped serving: the one rule for every way
+ * an executor can end (exec.h). A reference or baseline that crashes, hangs
+ * or will not load makes the task invalid, never the candidate wrong; an
+ * executor that could not even start is the judge's problem. */
+void cr_judge_exec_verdict(Crucible__RewardRecord *rec, const cr_exec_t *x, int candidate)
+{
+    const cr_exec_fault_t *f = cr_exec_fault(x);
+    if (f->kind == CR_EXEC_SETUP) {
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s", f->msg);
+        return;
+    }
+    if (!candidate) {
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "the task is broken: %s", f->msg);
+        return;
+    }
+    switch (f->kind) {
+    case CR_EXEC_RO_WRITE:
+        cr_judge_flag(rec, "input_mutated");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "%s", f->msg);
+        break;
+    case CR_EXEC_SANDBOX:
+        cr_judge_flag(rec, "sandbox_violation");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "%s", f->msg);
+        break;
+    case CR_EXEC_TIMEOUT:
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_TIMEOUT, "%s", f->msg);
+        break;
+    default: /* signalled, exited, did not load */
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "%s", f->msg);
+        break;
+    }
+}
+
+
 int cr_judge_thread_count(void)
 {
     DIR *d = opendir("/proc/self/task");

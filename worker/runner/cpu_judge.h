@@ -96,6 +96,19 @@ void cr_judge_flag(Crucible__RewardRecord *rec, const char *flag);
 void cr_judge_fail(Crucible__RewardRecord *rec, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Sets a status the judge's severity order does not cover (INFRA_ERROR,
+ * RUNTIME_ERROR, TIMEOUT, INVALID_TASK), replacing any earlier verdict and
+ * its message. */
+void cr_judge_hard(Crucible__RewardRecord *rec, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The verdict when executor x stopped serving (cr_exec_fault): the one
+ * rule for every way an executor can end, for every backend. A reference
+ * or baseline that crashes, hangs or will not load makes the task invalid,
+ * never the candidate wrong; an executor that could not start is the
+ * judge's problem (INFRA_ERROR). */
+void cr_judge_exec_verdict(Crucible__RewardRecord *rec, const cr_exec_t *x, int candidate);
+
 /* The reference (or baseline) medians the request asks the judge to reuse
  * (RunnerRequest.cached_ref_median_us, the `cached` policy): returns them
  * when there is exactly one finite, positive value per bench case of t, and

@@ -68,9 +68,10 @@ extern "C" { /* the project's C headers, seen from C++ (cuda/kernels.cu) */
 /* Prepares device 0 (the worker's GPU, by CUDA_VISIBLE_DEVICES) ahead of a
  * request, `crucible-runner --prestart`: the CUDA context, the device's
  * facts, NVML (call cr_cuda_judge_set_nvml_library first to use another
- * library), events, scratch, the flush buffer and the buffer arena
- * (docs/cuda-judge.md §9), and the CUPTI subscription (§8). 0, or -1
- * when the runtime failed (logged; the judge meets it again). */
+ * library), events, scratch, the flush buffer and the buffer arenas
+ * (docs/cuda-judge.md §9), and the candidate's and reference's executors,
+ * each with its own context and CUPTI subscription (§8; docs/judge.md §5).
+ * 0, or -1 when the runtime failed (logged; the judge meets it again). */
 int cr_cuda_judge_prestart(void);
 
 /* Measures device 0's device-to-device copy bandwidth (bytes read plus
@@ -80,19 +81,19 @@ int cr_cuda_judge_prestart(void);
  * outside 1e9..1e14 B/s) and *copy_bw 0. */
 int cr_cuda_judge_measure(double *copy_bw);
 
-/* Judges one candidate. ref_entry, cand_entry and base_entry are the
- * cr_task_entry_fn (cast to void *) of the loaded objects; base_entry may be
- * NULL (then the reference is what the candidate is timed against).
- * req supplies the seed (32 bytes), options (time budget, RSE target, run
- * timeout, clock policy), cpu (core to pin to) and verify_only.
+/* Judges one candidate (docs/judge.md §5): the reference, the baseline
+ * (req->baseline_so, optional) and the candidate each run in an executor of
+ * its own (crucible-executor-cuda beside this program), the prestart's where
+ * there are some; this process loads none of them. req supplies the objects,
+ * the seed (32 bytes), options (time budget, RSE target, run timeout, clock
+ * policy), cpu (core to pin to), scratch_dir, sandbox_uid and verify_only.
  *
  * Fills rec: status (OK, INCORRECT, HACK_DETECTED, CUDA_FAULT, OOM, TIMEOUT,
- * INFRA_ERROR), message, verify, profile, hack_flags, device and backend.
- * Returns 0 when rec holds a verdict (whatever it is), or a negative code
- * when rec could not be filled at all (out of host memory). Safe to call
- * once per process. */
+ * RUNTIME_ERROR, INVALID_TASK, INFRA_ERROR), message, verify, profile,
+ * hack_flags, device and backend. Returns 0 when rec holds a verdict
+ * (whatever it is), or a negative code when rec could not be filled at all
+ * (out of host memory). */
 int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
-                      void *ref_entry, void *cand_entry, void *base_entry,
                       Crucible__RewardRecord *rec);
 
 /* on != 0: the calling process ends right after this judge's report (the

@@ -95,6 +95,7 @@ struct cr_exec {
     int sys_fd;             /* /proc/<pid>/syscall, open; -1 = unreadable (note 3) */
     double overhead_us;     /* us: the empty command's least cost (note 3) */
     uint64_t base_handlers; /* SigCgt after the sandbox, before any load */
+    int obj_fd;             /* the object memfd of an executor started ahead; -1 = none */
     cr_exec_fault_t fault;  /* the first fault; kind 0 while none */
 };
 
@@ -466,6 +467,21 @@ int cr_exec_memory(const cr_exec_t *x, uint64_t *peak, uint64_t *cap)
 
 /* ---------------------------------------------------------------- lifecycle */
 
+void cr_exec_program(const char *name, char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        snprintf(out, len, "%s", name);
+        return;
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(out, len, "%.4000s/%s", self, name);
+}
+
 /* The child's side of the fork: the descriptors of exec_proto.h in place,
  * nothing else open but stdin (/dev/null), stdout and stderr, then exec. */
 static void s_child(const char *program, char **argv, const int *src)
@@ -516,7 +532,7 @@ int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errl
     if (!x)
         return -ENOMEM;
     snprintf(x->role, sizeof x->role, "%s", o->role);
-    x->stat_fd = x->sys_fd = -1;
+    x->stat_fd = x->sys_fd = x->obj_fd = -1;
     x->ro_len = s_round(o->ro_bytes);
     x->rw_len = s_round(o->rw_bytes);
     int fd[4] = {-1, -1, -1, -1};
@@ -531,7 +547,17 @@ int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errl
     }
     x->ctl = ctl;
     x->ctl->threads = (uint32_t)o->threads;
-    if ((fd[3] = open(o->object, O_RDONLY | O_CLOEXEC)) < 0) {
+    if (o->cuda)
+        x->ctl->cuda = *o->cuda;
+    if (!o->object) { /* started ahead: the judge fills it before LOAD (cr_exec_set_object) */
+        if ((fd[3] = x->obj_fd = (int)syscall(SYS_memfd_create, "crucible-object",
+                                              MFD_CLOEXEC)) < 0 ||
+            (x->obj_fd = fcntl(fd[3], F_DUPFD_CLOEXEC, 0)) < 0) {
+            rc = -errno;
+            snprintf(err, errlen, "%s object memfd: %s", o->role, strerror(errno));
+            goto fail;
+        }
+    } else if ((fd[3] = open(o->object, O_RDONLY | O_CLOEXEC)) < 0) {
         rc = -errno;
         snprintf(err, errlen, "%s object %s: %s", o->role, o->object, strerror(errno));
         goto fail;
@@ -606,16 +632,38 @@ fail:
     return rc < 0 ? rc : -EIO;
 }
 
+static void s_release(cr_exec_t *x);
+
 void cr_exec_destroy(cr_exec_t **xp)
 {
     cr_exec_t *x = xp ? *xp : NULL;
     if (!x)
         return;
     s_kill(x);
+    s_release(x);
+    *xp = NULL;
+}
+
+void cr_exec_abandon(cr_exec_t **xp)
+{
+    cr_exec_t *x = xp ? *xp : NULL;
+    if (!x)
+        return;
+    if (x->pid > 0)
+        kill(x->pid, SIGKILL); /* reaped by this process's own end */
+    x->pid = 0;
+    s_release(x);
+    *xp = NULL;
+}
+
+static void s_release(cr_exec_t *x)
+{
     if (x->stat_fd >= 0)
         close(x->stat_fd);
     if (x->sys_fd >= 0)
         close(x->sys_fd);
+    if (x->obj_fd >= 0)
+        close(x->obj_fd);
     if (x->ctl)
         munmap(x->ctl, s_round(sizeof *x->ctl));
     if (x->ro)
@@ -623,7 +671,6 @@ void cr_exec_destroy(cr_exec_t **xp)
     if (x->rw)
         munmap(x->rw, x->rw_len);
     free(x);
-    *xp = NULL;
 }
 
 /* ---------------------------------------------------------------- calls */
@@ -656,6 +703,64 @@ int cr_exec_load(cr_exec_t *x, int *fp_changed, char *why, size_t whylen)
     return 0;
 }
 
+int cr_exec_set_object(cr_exec_t *x, const char *path, char *err, size_t errlen)
+{
+    if (x->obj_fd < 0) {
+        snprintf(err, errlen, "the %s executor was started with its object", x->role);
+        return -EINVAL;
+    }
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        int e = -errno;
+        snprintf(err, errlen, "%s object %s: %s", x->role, path, strerror(errno));
+        return e;
+    }
+    int rc = 0;
+    off_t at = 0;
+    if (ftruncate(x->obj_fd, 0) != 0)
+        rc = -errno;
+    while (rc == 0) {
+        unsigned char buf[1 << 16];
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? -errno : 0;
+            break;
+        }
+        for (ssize_t w = 0; w < n && rc == 0;) {
+            ssize_t k = pwrite(x->obj_fd, buf + w, (size_t)(n - w), at);
+            if (k < 0 && errno != EINTR)
+                rc = -errno;
+            else if (k > 0) {
+                w += k;
+                at += k;
+            }
+        }
+    }
+    close(in);
+    if (rc != 0)
+        snprintf(err, errlen, "copying the %s object %s: %s", x->role, path, cr_strerror(rc));
+    return rc;
+}
+
+cr_exec_ctl_t *cr_exec_ctl(cr_exec_t *x)
+{
+    return x->ctl;
+}
+
+int cr_exec_command(cr_exec_t *x, uint32_t op, double *us)
+{
+    double t = 0;
+    int rc = s_command(x, op, &t);
+    if (rc == 0 && us) {
+        *us = t - x->overhead_us;
+        if (*us < 1e-3)
+            *us = 1e-3;
+    }
+    return rc;
+}
+
 void cr_exec_set_deadline(cr_exec_t *x, int64_t deadline_ns)
 {
     x->deadline_ns = deadline_ns;
@@ -670,17 +775,9 @@ int cr_exec_call(cr_exec_t *x, const cr_exec_arg_t *args, unsigned n, double *us
         return -EINVAL;
     memcpy(x->ctl->args, args, n * sizeof *args);
     x->ctl->nargs = n;
-    double t = 0;
-    int rc = s_command(x, CR_EXEC_OP_CALL, &t);
+    int rc = cr_exec_command(x, CR_EXEC_OP_CALL, us);
     if (rc != 0)
         return rc;
-    if (us) {
-        /* a floor of 1 ns: a call cannot take no time, and a zero would be
-         * a sample the statistics cannot divide by */
-        *us = t - x->overhead_us;
-        if (*us < 1e-3)
-            *us = 1e-3;
-    }
     s_fp_report(x, fp_changed, why, whylen);
     return 0;
 }

@@ -29,7 +29,8 @@ typedef struct cr_exec cr_exec_t;
 typedef struct {
     const char *program;     /* crucible-executor's path */
     const char *role;        /* "candidate" or "reference": for messages */
-    const char *object;      /* the shared object it loads (opened by the judge) */
+    const char *object;      /* the shared object it loads (opened by the judge); NULL =
+                                started ahead of it: cr_exec_set_object before LOAD */
     const char *scratch_dir; /* the job's private dir; NULL/"" = none */
     uint32_t uid;            /* sandbox uid when root; 0 = the sandbox's default */
     int threads;             /* the task allows threads */
@@ -37,6 +38,8 @@ typedef struct {
     int cpu;                 /* core to pin the executor to; < 0 = none */
     size_t ro_bytes;         /* input arena size */
     size_t rw_bytes;         /* output arena size */
+    const cr_exec_cuda_t *cuda; /* copied into the control block before the start (a CUDA
+                                   executor's arena handle); NULL = none */
 } cr_exec_opts_t;
 
 /* How an executor stopped serving. */
@@ -57,6 +60,9 @@ typedef struct {
     char msg[600];  /* a sentence naming what happened */
 } cr_exec_fault_t;
 
+/* The executor program `name` beside this one (/proc/self/exe's folder). */
+void cr_exec_program(const char *name, char *out, size_t len);
+
 /* Starts an executor, waits until it is in its sandbox and measures its
  * empty command. Returns 0 with *out (caller destroys it), or a negative
  * code with err set; no process is left behind on failure. */
@@ -65,10 +71,29 @@ int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errl
 /* Kills and reaps the executor, unmaps its arenas; safe on NULL, nulls *x. */
 void cr_exec_destroy(cr_exec_t **x);
 
+/* The same without waiting for it to end: for a process that exits right
+ * after its report (a CUDA executor's end takes its context's teardown,
+ * which would hold the report back), whose own end reaps it. */
+void cr_exec_abandon(cr_exec_t **x);
+
 /* Loads the object (LOAD). 0, or CR_E_EXEC with the fault set
  * (CR_EXEC_LOAD when the object would not load). *fp_changed is set to 1
  * (with why) when its constructors left the FP state changed. */
 int cr_exec_load(cr_exec_t *x, int *fp_changed, char *why, size_t whylen);
+
+/* An executor started with no object (opts.object NULL): copies the file
+ * at path into the memfd it loads from, before each LOAD. 0, or a negative
+ * code with err set. */
+int cr_exec_set_object(cr_exec_t *x, const char *path, char *err, size_t errlen);
+
+/* The control block, for a backend's own fields (cr_exec_cuda_t): write
+ * its inputs before a command, read its outputs after (untrusted). */
+cr_exec_ctl_t *cr_exec_ctl(cr_exec_t *x);
+
+/* One command op (the backend's arguments already in the control block):
+ * us (may be NULL) gets the judge's time of it less the empty command's
+ * least cost, at least 1 ns. 0 or CR_E_EXEC (cr_exec_fault). */
+int cr_exec_command(cr_exec_t *x, uint32_t op, double *us);
 
 /* Absolute CLOCK_MONOTONIC deadline (ns) for every later command; 0 = none. */
 void cr_exec_set_deadline(cr_exec_t *x, int64_t deadline_ns);

@@ -160,92 +160,20 @@ static int s_read_request(uint8_t **buf, const uint8_t **payload, size_t *plen, 
     }
 }
 
-/* Sets a status the judge's severity order does not cover (INFRA_ERROR,
- * RUNTIME_ERROR), replacing any earlier verdict. */
-static void s_fail_hard(Crucible__RewardRecord *rec, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void s_fail_hard(Crucible__RewardRecord *rec, int status, const char *fmt, ...)
-{
-    char msg[1200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    rec->status = status;
-    cr_judge_set_str(&rec->message, msg);
-    cr_info("%s", msg);
-}
-
 /* The judge failed in phase: a reference that broke the task's contract
  * (CR_E_TASK) is INVALID_TASK; anything else is the judge's own failure,
  * INFRA_ERROR (the worker retries it). */
 static void s_fail_judge(Crucible__RewardRecord *rec, int rc, const char *phase, const char *err)
 {
     if (rc == CR_E_TASK)
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "%s: %s", phase, err);
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "%s: %s", phase, err);
     else
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s: %s", phase, err);
-}
-
-/* dlopen + dlsym of the shim's entry. Returns the entry or NULL with why. */
-static cr_task_entry_fn s_load(const char *path, void **handle, char *why, size_t whylen)
-{
-    /* RTLD_LOCAL: each object's solve() binds inside that object, and a
-     * candidate's symbols never interpose on the judge or the reference. */
-    *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!*handle) {
-        const char *e = dlerror();
-        snprintf(why, whylen, "%s", e ? e : "dlopen failed");
-        return NULL;
-    }
-    dlerror();
-    void *sym = dlsym(*handle, CR_TASK_ENTRY);
-    if (!sym) {
-        snprintf(why, whylen, "%s defines no %s (not built from the task's shim)", path,
-                 CR_TASK_ENTRY);
-        return NULL;
-    }
-    cr_task_entry_fn fn;
-    memcpy(&fn, &sym, sizeof fn); /* object to function pointer, as POSIX dlsym allows */
-    return fn;
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s: %s", phase, err);
 }
 
 static double s_positive_or(double v, double dflt, double max)
 {
     return v > 0 && v <= max ? v : dflt; /* also catches NaN */
-}
-
-/* The verdict when an executor stopped serving: the one rule for every way
- * an executor can end (exec.h). A reference or baseline that crashes, hangs
- * or will not load makes the task invalid, never the candidate wrong; an
- * executor that could not even start is the judge's problem. */
-static void s_exec_verdict(Crucible__RewardRecord *rec, const cr_exec_t *x, int candidate)
-{
-    const cr_exec_fault_t *f = cr_exec_fault(x);
-    if (f->kind == CR_EXEC_SETUP) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s", f->msg);
-        return;
-    }
-    if (!candidate) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "the task is broken: %s", f->msg);
-        return;
-    }
-    switch (f->kind) {
-    case CR_EXEC_RO_WRITE:
-        cr_judge_flag(rec, "input_mutated");
-        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "%s", f->msg);
-        break;
-    case CR_EXEC_SANDBOX:
-        cr_judge_flag(rec, "sandbox_violation");
-        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "%s", f->msg);
-        break;
-    case CR_EXEC_TIMEOUT:
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_TIMEOUT, "%s", f->msg);
-        break;
-    default: /* signalled, exited, did not load */
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "%s", f->msg);
-        break;
-    }
 }
 
 /* The link audit (audit.h) reads the candidate's object before any of its
@@ -258,28 +186,12 @@ static int s_audit(const Crucible__RunnerRequest *req, const cr_task_t *task,
     char err[1024] = "";
     int audit = cr_audit_check(req->candidate_so, task, err, sizeof err);
     if (audit < 0)
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: link audit: %s", err);
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: link audit: %s", err);
     if (audit > 0) {
         cr_judge_flag(rec, "link_audit");
         cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "link audit: %s", err);
     }
     return audit == 0;
-}
-
-/* crucible-executor beside this program. */
-static void s_executor_path(char *out, size_t len)
-{
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
-        snprintf(out, len, "crucible-executor");
-        return;
-    }
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash)
-        *slash = '\0';
-    snprintf(out, len, "%.4000s/crucible-executor", self);
 }
 
 /* Two allowed cores: one for the executor that is timed, another for the
@@ -312,18 +224,18 @@ static cr_exec_t *s_executor(const Crucible__RunnerRequest *req, const cr_task_t
 {
     static const char *const names[] = {"candidate", "reference", "baseline"};
     char prog[PATH_MAX], err[700] = "";
-    s_executor_path(prog, sizeof prog);
+    cr_exec_program("crucible-executor", prog, sizeof prog);
     cr_exec_opts_t o = {.program = prog, .role = names[role], .object = object,
                         .scratch_dir = req->scratch_dir, .uid = req->sandbox_uid,
                         .threads = task->threads_allowed, .cap_memory = 1, .cpu = cpu};
     if (cr_cpu_judge_arenas(task, role, &o.ro_bytes, &o.rw_bytes) != 0) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "task %s: a shape does not "
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "task %s: a shape does not "
                     "evaluate", task->name);
         return NULL;
     }
     cr_exec_t *x = NULL;
     if (cr_exec_new(&o, &x, err, sizeof err) != 0) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s executor: %s", names[role],
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s executor: %s", names[role],
                     err);
         return NULL;
     }
@@ -331,7 +243,7 @@ static cr_exec_t *s_executor(const Crucible__RunnerRequest *req, const cr_task_t
     int fp = 0;
     char why[160] = "";
     if (cr_exec_load(x, &fp, why, sizeof why) != 0) {
-        s_exec_verdict(rec, x, role == CR_JUDGE_ROLE_CANDIDATE);
+        cr_judge_exec_verdict(rec, x, role == CR_JUDGE_ROLE_CANDIDATE);
         cr_exec_destroy(&x);
         return NULL;
     }
@@ -390,13 +302,13 @@ static void s_judge_cpu(const Crucible__RunnerRequest *req, cr_task_t *task, cr_
     uint64_t peak, cap;
     if (cr_exec_memory(cand, &peak, &cap) == 0 && cap > 0 &&
         (double)peak >= S_OOM_SHARE * (double)cap)
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_OOM, "the candidate used %llu MiB of address "
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_OOM, "the candidate used %llu MiB of address "
                     "space, at the sandbox's address-space cap of %llu MiB",
                     (unsigned long long)(peak >> 20), (unsigned long long)(cap >> 20));
     else if (rc == CR_E_EXEC) {
         const cr_exec_t *x = cr_exec_fault(cand)->kind ? cand
                              : cr_exec_fault(ref)->kind ? ref : base;
-        s_exec_verdict(rec, x, x == cand);
+        cr_judge_exec_verdict(rec, x, x == cand);
     } else if (rc != 0) {
         s_fail_judge(rec, rc, rec->profile ? "timing" : "verify", err);
     }
@@ -407,84 +319,20 @@ done:
     cr_exec_destroy(&ref);
 }
 
-/* The CUDA backend, in this process (docs/judge.md §5 says what is left to
- * move): the reference, the baseline and the candidate are all loaded inside
- * the sandbox, after the CUDA context (client code never runs as root or
- * unconfined), the candidate last. */
+/* The CUDA backend: the reference, the baseline and the candidate each in
+ * an executor of its own (cuda/judge.c, docs/judge.md §5); this process
+ * judges, with a CUDA context of its own. */
 #ifdef CR_WITH_CUDA
 static void s_judge_cuda(const Crucible__RunnerRequest *req, cr_task_t *task,
                          Crucible__RewardRecord *rec)
 {
-    char err[1024] = "";
-    int rc;
-    void *h_ref = NULL, *h_base = NULL, *h_cand = NULL;
-    const Crucible__JobOptions *o = req->options;
-    cr_task_entry_fn ref, base, cand;
-    int64_t ph[5] = {cr_time_mono_ns(), 0, 0, 0, 0}; /* start, audit, sandbox, objects, candidate */
     if (!s_audit(req, task, rec))
         return;
-    ph[1] = cr_time_mono_ns();
-    /* The sandbox (sandbox.h): client code runs only inside it. The objects
-     * are held open first, so that they stay loadable when their directories
-     * are closed to the sandbox uid or under the scratch tmpfs. */
-    char ref_so[64], base_so[64] = "", cand_so[64];
-    int has_base = req->baseline_so && req->baseline_so[0];
-    cr_sandbox_report_t sb;
-    cr_sandbox_opts_t sbo = {
-        .scratch_dir = req->scratch_dir, .uid = req->sandbox_uid, .threads = 1, .cap_memory = 0,
-        .stay_root = o && o->clock_policy && !strncmp(o->clock_policy, "lock:", 5)
-                         ? "clock policy lock:* locks and resets clocks through NVML, as root"
-                         : NULL};
-    if ((rc = cr_sandbox_hold(req->reference_so, ref_so, sizeof ref_so)) != 0 ||
-        (has_base && (rc = cr_sandbox_hold(req->baseline_so, base_so, sizeof base_so)) != 0)) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "reference or baseline: "
-                    "cannot open its object: %s", cr_strerror(rc));
-        return;
-    }
-    if ((rc = cr_sandbox_hold(req->candidate_so, cand_so, sizeof cand_so)) != 0) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "candidate: cannot open %s: %s",
-                    req->candidate_so, cr_strerror(rc));
-        return;
-    }
-    /* The CUDA context is made before the sandbox: on the H200 VM the
-     * driver cannot initialise inside it (cudaErrorOperatingSystem). A
-     * prestarted runner has it already and this is a no-op; a failure is
-     * met again, and reported, by the judge. */
-    if (cr_cuda_judge_prestart() != 0)
-        cr_info("CUDA context not created before the sandbox");
-    if (cr_sandbox_enter(&sbo, &sb, err, sizeof err) != 0) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s", err);
-        return;
-    }
-    rec->sandboxed_net = sb.net;
-    ph[2] = cr_time_mono_ns();
-    if (!(ref = s_load(ref_so, &h_ref, err, sizeof err))) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "reference: %s", err);
-        return;
-    }
-    base = ref;
-    if (has_base && !(base = s_load(base_so, &h_base, err, sizeof err))) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "baseline: %s", err);
-        return;
-    }
-    ph[3] = cr_time_mono_ns();
-    if (!(cand = s_load(cand_so, &h_cand, err, sizeof err))) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR, "candidate: %s", err);
-        return;
-    }
-    ph[4] = cr_time_mono_ns();
-    cr_info("seconds before judging: audit %.3f, sandbox %.3f, reference loaded %.3f, "
-            "candidate loaded %.3f", (double)(ph[1] - ph[0]) / 1e9, (double)(ph[2] - ph[1]) / 1e9,
-            (double)(ph[3] - ph[2]) / 1e9, (double)(ph[4] - ph[3]) / 1e9);
-    /* It reads seed, options, cpu, verify_only and the cached reference
-     * medians from the request itself. This process _exits after its
-     * report: the judge leaves its device state to that exit. The objects
-     * stay loaded: their destructors must not run while the report is
-     * unwritten. */
+    /* This process _exits after its report: the judge leaves its device
+     * state to that exit. */
     cr_cuda_judge_leave_device(1);
-    if (cr_cuda_judge_run(req, task, (void *)ref, (void *)cand, h_base ? (void *)base : NULL,
-                          rec) != 0)
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cuda judge: out of memory");
+    if (cr_cuda_judge_run(req, task, rec) != 0)
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cuda judge: out of memory");
 }
 #endif
 
@@ -497,17 +345,17 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
     memset(&j, 0, sizeof j);
 
     if (req->seed.len != sizeof j.seed) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                     "request: seed has %zu bytes, expected 32", req->seed.len);
         return;
     }
     if (req->scratch_dir && req->scratch_dir[0] && chdir(req->scratch_dir) != 0) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "request: chdir %s: %s",
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "request: chdir %s: %s",
                     req->scratch_dir, strerror(errno));
         return;
     }
     if (cr_task_parse(req->task_json, "request.task_json", &task, err, sizeof err) != 0) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "request: %s", err);
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "request: %s", err);
         return;
     }
     int cuda = strcmp(task->language, "cuda") == 0;
@@ -517,7 +365,7 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
     int have = !cuda && strcmp(task->language, "c") == 0;
 #endif
     if (!have) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                     "task %s: language '%s' needs a backend this runner was built without",
                     task->name, task->language);
         goto done;
@@ -674,13 +522,13 @@ int main(int argc, char **argv)
         snprintf(err, sizeof err, "stdin ended inside the %d-byte report token",
                  CR_RUNNER_TOKEN_LEN);
     if (rc != 0) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "request: %s",
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "request: %s",
                     err[0] ? err : cr_strerror(rc));
     } else if (!(req = crucible__runner_request__unpack(NULL, plen, payload))) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                     "request: not a valid RunnerRequest (%zu bytes)", plen);
     } else if (cr_hash_global_init() != 0) {
-        s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "libsodium did not initialise");
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "libsodium did not initialise");
     } else {
         /* The candidate gets nothing to read: the request is consumed. */
         int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);

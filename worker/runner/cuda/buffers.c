@@ -57,42 +57,60 @@ int cr__cuda_layout(cr__cuda_judge_t *J, int c, cr__cuda_layout_t *L)
     return 0;
 }
 
-/* §9: sz bytes of the arena, CR_CUDA_ARENA_GRAIN-aligned, or NULL when it is
- * full (the caller falls back to cudaMalloc). */
-static void *s_arena_take(cr__cuda_judge_t *J, size_t sz)
+/* The arena whose buffers who (CR_CUDA_CAND, _REF, _BASE) is called on;
+ * -1: the judge's own buffers. */
+int cr__cuda_arena_of(int who)
 {
-    cr__cuda_dev_t *D = &J->d;
+    return who == CR_CUDA_CAND ? CR_CUDA_AR_CAND
+           : who == CR_CUDA_REF || who == CR_CUDA_BASE ? CR_CUDA_AR_REF
+                                                        : CR_CUDA_AR_JUDGE;
+}
+
+/* §9: sz bytes of arena a, CR_CUDA_ARENA_GRAIN-aligned, or NULL when it is
+ * full. */
+static void *s_arena_take(cr__cuda_judge_t *J, int a, size_t sz)
+{
+    cr__cuda_arena_t *A = &J->d.ar[a];
     sz = (sz + CR_CUDA_ARENA_GRAIN - 1) / CR_CUDA_ARENA_GRAIN * CR_CUDA_ARENA_GRAIN;
-    if (!D->arena || sz > D->arena_bytes - D->arena_top)
+    if (!A->base || sz > A->bytes - A->top)
         return NULL;
-    void *p = D->arena + D->arena_top;
-    D->arena_top += sz;
+    void *p = A->base + A->top;
+    A->top += sz;
     return p;
 }
 
-/* Everything taken from the arena after this call goes back with
- * cr__cuda_arena_release(J, mark); a random gap first, so that the next case's
- * buffers do not start where this one's did. */
-size_t cr__cuda_arena_mark(cr__cuda_judge_t *J)
+/* Everything taken from the arenas after this call goes back with
+ * cr__cuda_arena_release(J, &mark); a random gap first in each, so that the
+ * next case's buffers do not start where this one's did. */
+cr__cuda_mark_t cr__cuda_arena_mark(cr__cuda_judge_t *J)
 {
-    cr__cuda_dev_t *D = &J->d;
-    size_t mark = D->arena_top;
-    size_t gap = (size_t)(cr_rng_next(&J->place) % S_ARENA_GAPS) * CR_CUDA_ARENA_GRAIN;
-    D->arena_top = gap <= D->arena_bytes - D->arena_top ? D->arena_top + gap : D->arena_bytes;
-    return mark;
+    cr__cuda_mark_t m;
+    for (int a = 0; a < CR_CUDA_AR_N; a++) {
+        cr__cuda_arena_t *A = &J->d.ar[a];
+        m.top[a] = A->top;
+        size_t gap = (size_t)(cr_rng_next(&J->place) % S_ARENA_GAPS) * CR_CUDA_ARENA_GRAIN;
+        A->top = gap <= A->bytes - A->top ? A->top + gap : A->bytes;
+    }
+    return m;
 }
 
-void cr__cuda_arena_release(cr__cuda_judge_t *J, size_t mark)
+void cr__cuda_arena_release(cr__cuda_judge_t *J, const cr__cuda_mark_t *mark)
 {
-    J->d.arena_top = mark;
+    for (int a = 0; a < CR_CUDA_AR_N; a++)
+        J->d.ar[a].top = mark->top[a];
 }
 
-/* One buffer of sz bytes: from the arena, else cudaMalloc (*own = 1). */
-cudaError_t cr__cuda_buf_get(cr__cuda_judge_t *J, size_t sz, void **base, unsigned char *own)
+/* One buffer of sz bytes in arena a. The judge's own may come from
+ * cudaMalloc (*own = 1) when its arena is full; an executor's cannot: the
+ * executor sees only what its arena's handle maps. */
+cudaError_t cr__cuda_buf_get(cr__cuda_judge_t *J, int a, size_t sz, void **base,
+                             unsigned char *own)
 {
     *own = 0;
-    if ((*base = s_arena_take(J, sz)))
+    if ((*base = s_arena_take(J, a, sz)))
         return cudaSuccess;
+    if (a != CR_CUDA_AR_JUDGE)
+        return cudaErrorMemoryAllocation;
     cudaError_t e = cudaMalloc(base, sz);
     if (e != cudaSuccess)
         *base = NULL;
@@ -144,22 +162,27 @@ static size_t s_room(size_t bytes)
  * zero-size buffer is still a distinct pointer, and cr__cuda_place can move it), or
  * s_room()'s with wide. Returns 0, or -1 with an OOM verdict and B empty;
  * with quiet, -1 without a verdict (the caller can do with less). */
-static int s_do_alloc(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B,
-                      int quiet, int wide)
+static int s_do_alloc(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
+                      cr__cuda_bufs_t *B, int quiet, int wide)
 {
     memset(B, 0, sizeof *B);
-    const size_t top = J->d.arena_top; /* given back if a buffer cannot be had */
+    B->arena = cr__cuda_arena_of(who);
+    cr__cuda_mark_t top; /* given back if a buffer cannot be had */
+    for (int a = 0; a < CR_CUDA_AR_N; a++)
+        top.top[a] = J->d.ar[a].top;
     for (int p = 0; p < J->t->nparams; p++) {
         if (!cr__cuda_is_buf(&J->t->params[p]))
             continue;
         B->room[p] = wide ? s_room(L->bytes[p]) : S_JITTER;
         size_t sz = L->bytes[p] + B->room[p];
-        cudaError_t e = cr__cuda_buf_get(J, sz, &B->base[p], &B->own[p]);
+        cudaError_t e = cr__cuda_buf_get(J, B->arena, sz, &B->base[p], &B->own[p]);
         if (e != cudaSuccess) {
-            cr__cuda_arena_release(J, top);
-            char what[160];
-            snprintf(what, sizeof what, "case %d: %zu bytes for '%s'", L->c, sz,
-                     J->t->params[p].name);
+            cr__cuda_arena_release(J, &top);
+            char what[200];
+            snprintf(what, sizeof what, "case %d: %zu bytes for '%s' (the %s executor's "
+                     "arena holds %zu MiB)", L->c, sz, J->t->params[p].name,
+                     B->arena == CR_CUDA_AR_CAND ? "candidate" : "reference",
+                     J->d.ar[B->arena].bytes >> 20);
             cr__cuda_free(J, B);
             if (quiet) {
                 cudaGetLastError();
@@ -172,16 +195,16 @@ static int s_do_alloc(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_
     return 0;
 }
 
-int cr__cuda_alloc_q(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B, int quiet,
-                     int wide)
+int cr__cuda_alloc_q(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
+                     cr__cuda_bufs_t *B, int quiet, int wide)
 {
     int64_t t0 = cr_time_mono_ns();
-    return cr__cuda_step(J, CR_CUDA_ST_ALLOC, t0, s_do_alloc(J, L, B, quiet, wide));
+    return cr__cuda_step(J, CR_CUDA_ST_ALLOC, t0, s_do_alloc(J, who, L, B, quiet, wide));
 }
 
-int cr__cuda_alloc(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B)
+int cr__cuda_alloc(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B)
 {
-    return cr__cuda_alloc_q(J, L, B, 0, 0);
+    return cr__cuda_alloc_q(J, who, L, B, 0, 0);
 }
 
 /* in/inout drawn on the device from (seed, case, set, param); out poisoned.

@@ -1,11 +1,12 @@
 /* call.c — one call of an entry point (see cuda_int.h): the verdicts for
- * CUDA errors met around it, the wait for its inputs, the call itself and
- * the bounded wait for all of its work (§1-§3). */
+ * CUDA errors met around it, the wait for its inputs, the command that has
+ * the call's executor run it (executor.c) and the judge's idle probe after
+ * it (§1-§3; docs/judge.md §5). */
 #include "cuda_int.h"
 
-#define S_SPIN_NS 2000000LL        /* 2 ms of busy polling before sleeping (§2) */
-#define S_NAP_MIN_NS 20000LL       /* first nap 20 us, doubling ... */
-#define S_NAP_MAX_NS 1000000LL     /* ... up to 1 ms: a hung kernel costs no CPU */
+
+#define S_EV_SLACK_FRAC 0.1 /* an event time may exceed the judge's wall time of its */
+#define S_EV_SLACK_US 20.0  /* command by this much (clock granularity), never more */
 
 static const char *const s_who[] = {"candidate", "reference", "baseline"};
 
@@ -83,84 +84,127 @@ int cr__cuda_ready(cr__cuda_judge_t *J)
     return cr__cuda_step(J, CR_CUDA_ST_SYNC, t0, cr__cuda_infra(J, e, "preparing inputs"));
 }
 
-/* Polls ev against the deadline and the signal flag (§2). Returns 0,
- * or -1 with a verdict. */
-static int s_wait(cr__cuda_judge_t *J, cudaEvent_t ev, int who, int c)
+/* After an executor stopped serving (cr_exec_fault): the verdict of the
+ * one rule (cr_judge_exec_verdict), and the judging ends. Returns -1. */
+static int s_exec_fail(cr__cuda_judge_t *J, int who)
 {
-    int64_t start = cr_time_mono_ns(), nap = S_NAP_MIN_NS;
-    for (;;) {
-        cudaError_t q = cudaEventQuery(ev);
-        if (q == cudaSuccess)
-            return 0;
-        if (q != cudaErrorNotReady)
-            return s_cuda_fail(J, who, q, "kernel failed", c);
-        int64_t now = cr_time_mono_ns();
-        if (cr__cuda_signalled) {
-            cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
-                          "case %d: runner interrupted by signal %d while the %s ran", c,
-                          (int)cr__cuda_signalled, s_who[who]);
-            J->dead = 1;
-            return -1;
-        }
-        if (now >= J->deadline_ns) {
-            cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_TIMEOUT,
-                          "case %d: the %s's GPU work was still running after %.1f s (run timeout)",
-                          c, s_who[who], (double)(now - start) / 1e9);
-            J->dead = 1;
-            return -1;
-        }
-        if (now - start > S_SPIN_NS) {
-            struct timespec ts = {0, (long)nap};
-            nanosleep(&ts, NULL);
-            nap = nap * 2 > S_NAP_MAX_NS ? S_NAP_MAX_NS : nap * 2;
-        }
+    if (!J->verdict) {
+        cr_judge_exec_verdict(J->rec, J->x[who], who == CR_CUDA_CAND);
+        J->verdict = 1;
     }
+    return -1;
 }
 
-/* Calls fn(args) for `who` with the buffers in B and waits for all of its
- * work, device-wide. Returns 0 with the times in *tm, or -1 with a verdict. */
+/* The judge's idle probe (§4 of docs/judge.md's CUDA part): an event on the
+ * judge's own context, waited for. The GPU runs one context at a time, so
+ * it completes only once whatever an executor left running has finished
+ * or given up its time slice. Returns its host microseconds, or -1 with a
+ * verdict. */
+static double s_probe(cr__cuda_judge_t *J, int who, int c)
+{
+    int64_t t0 = cr_time_mono_ns();
+    cudaError_t e = cudaEventRecord(J->d.evx, cudaStreamLegacy);
+    for (; e == cudaSuccess;) {
+        e = cudaEventQuery(J->d.evx);
+        if (e == cudaSuccess)
+            return (double)(cr_time_mono_ns() - t0) / 1e3;
+        if (e != cudaErrorNotReady)
+            break;
+        e = cudaSuccess;
+        if (cr_time_mono_ns() >= J->deadline_ns) {
+            cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_TIMEOUT,
+                          "case %d: the %s's GPU work was still running after its executor "
+                          "stopped (run timeout)", c, s_who[who]);
+            J->dead = 1;
+            return -1;
+        }
+    }
+    cr__cuda_infra(J, e, "idle probe");
+    return -1;
+}
+
+/* Runs one call of `who` with the buffers in B in its executor and waits
+ * until it is stopped and the GPU idle. Returns 0 with the times in *tm,
+ * or -1 with a verdict. */
 static int s_do_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
                      const cr__cuda_bufs_t *B, cr__cuda_time_t *tm)
 {
     const cr_task_t *t = J->t;
-    void *ptr[CR_CUDA_NP], *args[CR_CUDA_NP];
+    cr_exec_t *x = J->x[who];
+    const int ar = cr__cuda_arena_of(who);
+    if (!x || B->arena != ar || !J->d.ar[ar].base) {
+        cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                      "case %d: cuda judge: the %s's buffers are not in its arena", L->c,
+                      s_who[who]);
+        return -1;
+    }
+    cr_exec_ctl_t *ctl = cr_exec_ctl(x);
     for (int p = 0; p < t->nparams; p++) {
+        cr_exec_arg_t *a = &ctl->args[p];
+        memset(a, 0, sizeof *a);
         if (cr__cuda_is_buf(&t->params[p])) {
-            ptr[p] = B->p[p];
-            args[p] = &ptr[p];
+            a->kind = CR_EXEC_ARG_DEV;
+            a->off = (uint64_t)((char *)B->p[p] - J->d.ar[ar].base);
         } else {
-            args[p] = (void *)L->val[p];
+            a->kind = CR_EXEC_ARG_VALUE;
+            memcpy(a->val, L->val[p], sizeof a->val);
         }
     }
-    if (J->last_error[who])
-        J->last_error[who](); /* clears an error from an earlier call */
+    ctl->nargs = (uint32_t)t->nparams;
+    ctl->cuda.tail = (uint32_t)J->tail_now;
+    const int count = J->lc_on && who != CR_CUDA_BASE;
+    ctl->cuda.count = (uint32_t)count;
+    ctl->cuda.names_usable = J->lc_names == 1;
+    ctl->cuda.allow_libs = t->nallow > 0;
     J->cand_ran |= who == CR_CUDA_CAND;
-    cudaGetLastError();
-    cr__cuda_lc_begin(J, who); /* verification only: off while timing (§8) */
-    int64_t t0 = cr_time_mono_ns();
-    cudaEventRecord(J->d.ev0, cudaStreamLegacy);
-    J->fn[who](args);
-    cudaError_t rec = cudaEventRecord(J->d.ev1, cudaStreamLegacy);
-    cr__cuda_lc_end(J, who);
-    cr__cuda_launch_tail(J->tail_now); /* §12; an error here shows at the wait */
-    cudaError_t launch = J->last_error[who] ? (cudaError_t)J->last_error[who]() : cudaSuccess;
-    if (launch != cudaSuccess)
-        return s_cuda_fail(J, who, launch, "launch failed", L->c);
-    if (rec != cudaSuccess)
-        return s_cuda_fail(J, who, rec, "device error after the call", L->c);
-    if (s_wait(J, J->d.ev1, who, L->c) != 0)
+    double us = 0;
+    if (cr_exec_command(x, CR_EXEC_OP_CALL, &us) != 0)
+        return s_exec_fail(J, who);
+    double probe = s_probe(J, who, L->c);
+    if (probe < 0)
         return -1;
-    cudaError_t e = cudaDeviceSynchronize(); /* work on non-blocking streams (§2) */
-    int64_t t1 = cr_time_mono_ns();
-    if (e != cudaSuccess)
-        return s_cuda_fail(J, who, e, "device error after the call", L->c);
-    float ms = 0;
-    e = cudaEventElapsedTime(&ms, J->d.ev0, J->d.ev1);
-    if (e != cudaSuccess)
-        return s_cuda_fail(J, who, e, "event timing", L->c);
+    /* What the executor wrote back: a failure is its verdict; anything else
+     * is checked against the judge's own measure (timing.c). */
+    cr_exec_cuda_t r = ctl->cuda;
+    r.foreign[sizeof r.foreign - 1] = r.foreign_path[sizeof r.foreign_path - 1] = '\0';
+    if (ctl->result != 0) {
+        cr__cuda_hard(J, who == CR_CUDA_CAND ? CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR
+                                             : CRUCIBLE__STATUS__STATUS_INVALID_TASK,
+                      "case %d: the %s's executor refused the call", L->c, s_who[who]);
+        return -1;
+    }
+    if (r.cuda_error != 0) {
+        static const char *const at[] = {"call", "launch failed", "device error after the call",
+                                         "event timing"};
+        return s_cuda_fail(J, who, (cudaError_t)r.cuda_error,
+                           at[r.error_at < 4 ? r.error_at : 0], L->c);
+    }
+    if (count) {
+        J->lc_ok[who] = (unsigned long)r.launches_ok;
+        J->lc_failed[who] = (unsigned long)r.launches_failed;
+        if (who == CR_CUDA_REF) {
+            J->lc_ref_named = r.names_seen;
+            J->lc_ref_found = r.names_found;
+        } else if (r.foreign[0] && !J->lc_suspect[0]) {
+            snprintf(J->lc_suspect, sizeof J->lc_suspect, "%s", r.foreign);
+            snprintf(J->lc_suspect_path, sizeof J->lc_suspect_path, "%s", r.foreign_path);
+        }
+    }
     if (tm) {
-        tm->ev_us = (double)ms * 1e3;
-        tm->wall_us = (double)(t1 - t0) / 1e3;
+        double ev = r.ev_us, wall = us + probe;
+        /* Both events are recorded inside the command the judge timed. */
+        if (!isfinite(ev) || ev < 0 || ev > wall * (1 + S_EV_SLACK_FRAC) + S_EV_SLACK_US) {
+            if (who == CR_CUDA_CAND) {
+                cr_judge_flag(J->rec, "timing_mismatch");
+                cr_judge_fail(J->rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                              "case %d: the candidate's executor reported an event time of %g "
+                              "us for a call the judge measured at %.1f us (docs/judge.md §5)",
+                              L->c, ev, wall);
+            }
+            ev = isfinite(ev) ? fmin(fmax(ev, 0), wall) : wall;
+        }
+        tm->ev_us = ev;
+        tm->wall_us = wall;
     }
     return 0;
 }
@@ -171,4 +215,29 @@ int cr__cuda_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
     int64_t t0 = cr_time_mono_ns();
     return cr__cuda_step(J, who == CR_CUDA_CAND ? CR_CUDA_ST_CAND : CR_CUDA_ST_REF, t0,
                          s_do_call(J, who, L, B, tm));
+}
+
+/* Launch checks (§8) on: both executors subscribed and saw their objects. */
+void cr__cuda_lc_on(cr__cuda_judge_t *J)
+{
+    J->lc_on = J->x[CR_CUDA_CAND] && J->x[CR_CUDA_REF] &&
+               cr_exec_ctl(J->x[CR_CUDA_CAND])->cuda.lc_on &&
+               cr_exec_ctl(J->x[CR_CUDA_REF])->cuda.lc_on;
+    if (!J->lc_on)
+        cr_warn("launch checks off: an executor has no CUPTI subscription");
+    else
+        cr_info("launch checks on (in the executors)");
+}
+
+/* ... and off, in every executor: no callback in a timed window. */
+void cr__cuda_lc_off(cr__cuda_judge_t *J)
+{
+    for (int i = 0; i < 3; i++)
+        if (J->x[i] && (i == 0 || J->x[i] != J->x[i - 1]) &&
+            cr_exec_ctl(J->x[i])->cuda.lc_on &&
+            cr_exec_command(J->x[i], CR_EXEC_OP_LC_STOP, NULL) != 0) {
+            s_exec_fail(J, i);
+            break;
+        }
+    J->lc_on = 0;
 }

@@ -56,6 +56,7 @@ extern "C" { /* the project's C headers and the names below, seen from kernels.c
 
 #include "cpu_judge.h" /* cr_judge_flag, cr_judge_fail: one verdict policy for both backends */
 #include "error.h"
+#include "exec.h"      /* the executors that run client code (docs/judge.md) */
 #include "hash.h"
 #include "inputs.h"
 #include "log.h"
@@ -83,6 +84,20 @@ enum { CR_CUDA_ST_ALLOC, CR_CUDA_ST_FREE, CR_CUDA_ST_SYNC, CR_CUDA_ST_CAND, CR_C
 
 enum { CR_CUDA_CAND = 0, CR_CUDA_REF = 1, CR_CUDA_BASE = 2 };
 
+/* The device arenas (§9): the judge's own, and one per executor shared with
+ * it by IPC handle (the baseline's executor opens the reference's). */
+enum { CR_CUDA_AR_JUDGE = 0, CR_CUDA_AR_CAND = 1, CR_CUDA_AR_REF = 2, CR_CUDA_AR_N };
+
+typedef struct {
+    char *base;        /* device; owned by the judge's setup; NULL = none */
+    size_t bytes, top; /* size; the first byte not handed out */
+} cr__cuda_arena_t;
+
+/* Every arena's top, for cr__cuda_arena_release. */
+typedef struct {
+    size_t top[CR_CUDA_AR_N];
+} cr__cuda_mark_t;
+
 typedef int (*cr__cuda_last_error_fn)(void);
 
 /* The read-only segments of a loaded object (its code, .rodata and
@@ -108,6 +123,7 @@ typedef struct {
     size_t room[CR_CUDA_NP]; /* bytes of the allocation beyond the buffer */
     unsigned char own[CR_CUDA_NP]; /* 1: base came from cudaMalloc (freed by cr__cuda_free);
                                       0: from the arena (given back by cr__cuda_arena_release) */
+    int arena;               /* CR_CUDA_AR_*: where the buffers are (who may be called on them) */
 } cr__cuda_bufs_t;
 
 /* What no request decides (cr__cuda_setup_device): made by a prestarted
@@ -126,11 +142,13 @@ typedef struct {
                                             after each: §10) */
     unsigned long long *dscratch;        /* device: hash sums, 2 per param; owned */
     unsigned long long *dcmp;            /* device: s_cmp_kernel's results, 6 per param; owned */
-    char *arena;                         /* device: the judge's buffers (§9); owned */
-    size_t arena_bytes, arena_top;       /* its size; the first byte not handed out */
+    cr__cuda_arena_t ar[CR_CUDA_AR_N];   /* the judge's and the executors' buffers (§9) */
+    cudaIpcMemHandle_t ar_handle[CR_CUDA_AR_N]; /* the executors' arenas' handles */
     void *flush;                         /* device: L2 flush buffer; owned */
     size_t flush_bytes;
     cudaEvent_t evf, evq;                /* before a sample's fill, before its flush */
+    cudaEvent_t evx;                     /* the judge's idle probe after an executor's
+                                            command (call.c) */
     int persist_l2;                      /* device supports persisting-L2 limits */
     /* global state restored before every call (docs/hacks.md #19; cr__cuda_reset_state) */
     size_t limit0[CR_CUDA_NLIMITS];      /* each of s_limits[] to restore (s_snapshot) */
@@ -143,8 +161,11 @@ typedef struct {
     const Crucible__RunnerRequest *req;  /* borrowed */
     const cr_task_t *t;                  /* borrowed */
     Crucible__RewardRecord *rec;         /* borrowed; the verdict goes here */
-    cr_task_entry_fn fn[3];              /* CR_CUDA_CAND, _REF, _BASE (= ref when none) */
-    cr__cuda_last_error_fn last_error[3]; /* each object's runtime error, or NULL (§1) */
+    cr_exec_t *x[3];                     /* the executors: CR_CUDA_CAND, _REF, _BASE (= _REF's
+                                            when the task has no baseline); borrowed */
+    /* executor.c's own use (the judge loads no object): */
+    cr_task_entry_fn fn[3];              /* the loaded entry, at every index */
+    cr__cuda_last_error_fn last_error[3]; /* its runtime's error, or NULL (§1) */
     unsigned char seed[32];              /* secret per-evaluation seed */
     uint64_t hash_key;                   /* secret key of the input hash (§6) */
     int64_t deadline_ns;                 /* monotonic: give up with TIMEOUT here */
@@ -169,6 +190,11 @@ typedef struct {
                                             file), -1 not usable, 0 not known yet */
     int lc_ids_bad;                      /* shared-identity check off (ids inconsistent) */
     int lc_flagged;                      /* a launch check fired in this verification run */
+    unsigned lc_ref_named, lc_ref_found; /* the reference executor's kernel names, and those
+                                            its object holds (calibration) */
+    char lc_suspect[256];                /* the candidate executor's report of a kernel not
+                                            its own ("" = none) ... */
+    char lc_suspect_path[PATH_MAX];      /* ... and the object it lies in ("" = by name) */
     unsigned long lc_ok[2], lc_failed[2]; /* launches of the last call: CR_CUDA_CAND, _REF */
     const void *obj_base[3];             /* load address of each object (dladdr) */
     cr__cuda_image_t img[2];             /* read-only bytes of CR_CUDA_CAND's and _REF's */
@@ -207,9 +233,10 @@ static inline int cr__cuda_step(cr__cuda_judge_t *J, int st, int64_t t0, int rc)
 }
 
 typedef struct {
-    double ev_us;   /* event time: ev0 -> ev1 on the legacy stream */
-    double wall_us; /* CLOCK_MONOTONIC: before ev0 -> device synchronised (the tail's
-                       launches and drain included, when it had one: §12) */
+    double ev_us;   /* event time: ev0 -> ev1 on the legacy stream, as the executor says */
+    double wall_us; /* the judge's: the executor's command, from letting it run until it is
+                       stopped again and the GPU is idle (the tail's launches and drain
+                       included, when it had one: §12), less the empty command's cost */
 } cr__cuda_time_t;
 
 /* ---------------------------------------------------------------- kernels.cu */
@@ -253,14 +280,16 @@ int cr__cuda_is_buf(const cr_param_t *prm);
 int cr__cuda_is_out(const cr_param_t *prm);
 unsigned cr__cuda_grid(const cr__cuda_judge_t *J, size_t n);
 int cr__cuda_layout(cr__cuda_judge_t *J, int c, cr__cuda_layout_t *L);
-size_t cr__cuda_arena_mark(cr__cuda_judge_t *J);
-void cr__cuda_arena_release(cr__cuda_judge_t *J, size_t mark);
-cudaError_t cr__cuda_buf_get(cr__cuda_judge_t *J, size_t sz, void **base, unsigned char *own);
+int cr__cuda_arena_of(int who);
+cr__cuda_mark_t cr__cuda_arena_mark(cr__cuda_judge_t *J);
+void cr__cuda_arena_release(cr__cuda_judge_t *J, const cr__cuda_mark_t *mark);
+cudaError_t cr__cuda_buf_get(cr__cuda_judge_t *J, int arena, size_t sz, void **base,
+                             unsigned char *own);
 void cr__cuda_free(cr__cuda_judge_t *J, cr__cuda_bufs_t *B);
 void cr__cuda_place(cr__cuda_judge_t *J, cr__cuda_bufs_t *B);
-int cr__cuda_alloc_q(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B,
-                     int quiet, int wide);
-int cr__cuda_alloc(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B);
+int cr__cuda_alloc_q(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
+                     cr__cuda_bufs_t *B, int quiet, int wide);
+int cr__cuda_alloc(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, cr__cuda_bufs_t *B);
 int cr__cuda_fill(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_t set,
                   const cr__cuda_bufs_t *B);
 int cr__cuda_hash_queue(cr__cuda_judge_t *J, const cr__cuda_layout_t *L,
@@ -275,6 +304,8 @@ int cr__cuda_infra(cr__cuda_judge_t *J, cudaError_t e, const char *what);
 int cr__cuda_ready(cr__cuda_judge_t *J);
 int cr__cuda_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
                   const cr__cuda_bufs_t *B, cr__cuda_time_t *tm);
+void cr__cuda_lc_on(cr__cuda_judge_t *J);
+void cr__cuda_lc_off(cr__cuda_judge_t *J);
 
 /* ---------------------------------------------------------------- launch_check.c */
 
@@ -283,6 +314,8 @@ void cr__cuda_lc_start(cr__cuda_judge_t *J);
 void cr__cuda_lc_stop(cr__cuda_judge_t *J);
 void cr__cuda_lc_begin(cr__cuda_judge_t *J, int who);
 void cr__cuda_lc_end(cr__cuda_judge_t *J, int who);
+int cr__cuda_lc_self(cr__cuda_judge_t *J, unsigned *named, unsigned *found, char *name,
+                     size_t namelen, char *path, size_t pathlen);
 int cr__cuda_lc_verdict(cr__cuda_judge_t *J, int c, int second, int passed, char *msg,
                         size_t msglen);
 
@@ -315,6 +348,7 @@ int cr__cuda_lock(cr__cuda_judge_t *J);
 /* ---------------------------------------------------------------- device.c */
 
 void cr__cuda_reset_state(cr__cuda_judge_t *J);
+void cr__cuda_state_init(cr__cuda_dev_t *D);
 cudaError_t cr__cuda_setup_device(cr__cuda_dev_t *D, const char **what);
 void cr__cuda_release_device(cr__cuda_dev_t *D, int dead);
 

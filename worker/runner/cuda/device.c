@@ -6,13 +6,13 @@
 #include "cuda_int.h"
 
 #define S_FLUSH_MIN (256ull << 20) /* flush at least 256 MiB: triton's do_bench default */
-#define S_ARENA_MAX (4ull << 30)   /* judge buffer arena (§9): at most 4 GiB ... */
-#define S_ARENA_SHARE 12           /* ... and at most 1/12 of the free device memory: the
+#define S_ARENA_MAX (4ull << 30)   /* an executor's arena (§9): at most 4 GiB (the
+                                      judge's own half of it) ... */
+#define S_ARENA_SHARE 32           /* ... and at most 1/32 of the free device memory (the
+                                      judge's 1/64): a runner's three take 5/64, so the
                                       running runner, the worker's four spares (its
-                                      default) and the last job's runner still ending
-                                      hold at most 1 - (11/12)^6 = 41% of a small GPU's
-                                      memory; each further spare takes 1/12 of what is
-                                      left */
+                                      default) and the last job's runner still ending hold
+                                      at most 1 - (59/64)^6 = 39% of a small GPU's memory */
 #define S_ARENA_MIN (64ull << 20)  /* below this, cudaMalloc per buffer */
 
 /* Device limits a candidate may change for everyone (cudaDeviceSetLimit);
@@ -89,6 +89,20 @@ void cr__cuda_reset_state(cr__cuda_judge_t *J)
     cudaGetLastError();
 }
 
+/* What cr__cuda_reset_state restores, taken in an executor's context
+ * before any client code runs there (executor.c): the persisting-L2
+ * set-aside support and the device limits as a fresh context has them. The
+ * cache configuration goes back to a fresh context's,
+ * cudaFuncCachePreferNone. */
+void cr__cuda_state_init(cr__cuda_dev_t *D)
+{
+    D->persist_l2 = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) == cudaSuccess;
+    s_snapshot();
+    memcpy(D->limit0, s_snap.limit0, sizeof D->limit0);
+    memcpy(D->limit_ok, s_snap.ok, sizeof D->limit_ok);
+    cudaGetLastError();
+}
+
 /* The part of a judge's setup that no request decides: the context, the
  * device's facts, NVML, events, scratch and flush buffers, the arena
  * (§9). On failure
@@ -129,16 +143,7 @@ cudaError_t cr__cuda_setup_device(cr__cuda_dev_t *D, const char **what)
         D->max_clock_mhz = 3000; /* above every GPU's SM clock: the flop floor stays a floor */
     int64_t t2 = cr_time_mono_ns();
 
-    D->persist_l2 = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) == cudaSuccess;
-    /* The limits cr__cuda_reset_state restores: as the runner found them before
-     * any candidate code ran when it was prestarted (the worker's way), else
-     * as found now, which a constructor of the candidate's may already have
-     * changed (a gap only the prestart closes). The cache configuration goes
-     * back to a fresh context's, cudaFuncCachePreferNone, either way. */
-    s_snapshot();
-    memcpy(D->limit0, s_snap.limit0, sizeof D->limit0);
-    memcpy(D->limit_ok, s_snap.ok, sizeof D->limit_ok);
-    cudaGetLastError();
+    cr__cuda_state_init(D);
     size_t fl = 2 * (size_t)(D->l2_bytes > 0 ? D->l2_bytes : 0);
     D->flush_bytes = fl < S_FLUSH_MIN ? S_FLUSH_MIN : fl;
     if ((e = cudaEventCreate(&D->ev0)) != cudaSuccess ||
@@ -159,17 +164,36 @@ cudaError_t cr__cuda_setup_device(cr__cuda_dev_t *D, const char **what)
     *what = "L2 flush buffer";
     if ((e = cudaMalloc(&D->flush, D->flush_bytes)) != cudaSuccess)
         return e;
-    size_t freeb = 0, total = 0;
-    if (cudaMemGetInfo(&freeb, &total) == cudaSuccess) {
-        size_t want = freeb / S_ARENA_SHARE;
-        want =
-            (want < S_ARENA_MAX ? want : S_ARENA_MAX) / CR_CUDA_ARENA_GRAIN * CR_CUDA_ARENA_GRAIN;
-        if (want >= S_ARENA_MIN && cudaMalloc((void **)&D->arena, want) == cudaSuccess)
-            D->arena_bytes = want;
-        else
-            D->arena = NULL;
+    if ((e = cudaEventCreateWithFlags(&D->evx, cudaEventDisableTiming)) != cudaSuccess) {
+        *what = "probe event";
+        return e;
     }
-    cudaGetLastError(); /* no arena: every buffer from cudaMalloc, as before */
+    size_t freeb = 0, total = 0;
+    if ((e = cudaMemGetInfo(&freeb, &total)) != cudaSuccess) {
+        *what = "device memory";
+        return e;
+    }
+    for (int a = 0; a < CR_CUDA_AR_N; a++) {
+        /* the judge's own: kept outputs; the executors': every buffer they are called on */
+        size_t want = freeb / (a == CR_CUDA_AR_JUDGE ? 2 * S_ARENA_SHARE : S_ARENA_SHARE);
+        size_t cap = a == CR_CUDA_AR_JUDGE ? S_ARENA_MAX / 2 : S_ARENA_MAX;
+        want = (want < cap ? want : cap) / CR_CUDA_ARENA_GRAIN * CR_CUDA_ARENA_GRAIN;
+        cr__cuda_arena_t *A = &D->ar[a];
+        if (want >= S_ARENA_MIN && cudaMalloc((void **)&A->base, want) == cudaSuccess)
+            A->bytes = want;
+        else
+            A->base = NULL;
+        cudaGetLastError(); /* the judge's: cudaMalloc per buffer instead */
+        if (a == CR_CUDA_AR_JUDGE)
+            continue;
+        *what = "executor arena";
+        if (!A->base)
+            return cudaErrorMemoryAllocation;
+        if ((e = cudaIpcGetMemHandle(&D->ar_handle[a], A->base)) != cudaSuccess) {
+            *what = "executor arena's IPC handle";
+            return e;
+        }
+    }
     D->setup_s[0] = (double)(t1 - t0) / 1e9;
     D->setup_s[1] = (double)(t2 - t1) / 1e9;
     D->setup_s[2] = (double)(cr_time_mono_ns() - t2) / 1e9;
@@ -183,11 +207,12 @@ void cr__cuda_release_device(cr__cuda_dev_t *D, int dead)
     cr_nvml_close(&D->nvml);
     if (dead)
         return;
-    void *bufs[] = {D->flush, D->arena, D->dscratch, D->dcmp};
+    void *bufs[] = {D->flush, D->ar[0].base, D->ar[1].base, D->ar[2].base, D->dscratch,
+                    D->dcmp};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i])
             cudaFree(bufs[i]);
-    cudaEvent_t evs[] = {D->ev0, D->ev1, D->evf, D->evq, D->evp};
+    cudaEvent_t evs[] = {D->ev0, D->ev1, D->evf, D->evq, D->evp, D->evx};
     for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
         if (evs[i])
             cudaEventDestroy(evs[i]);

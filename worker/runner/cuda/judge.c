@@ -7,8 +7,6 @@
 #define S_SET_HASHKEY 0xfffffffeu
 #define S_SET_PLACEMENT 0xfffffffdu
 #define S_SET_TAIL 0xfffffffcu /* the stream that picks the check samples (§12) */
-/* Exported by a shim that reports its runtime's launch errors (§1). */
-#define S_LAST_ERROR_SYM "cr_cuda_last_error"
 
 #define S_RUN_TIMEOUT_S 60.0       /* JobOptions.run_timeout_s default (config.c) */
 #define S_DEADLINE_FRAC 0.9        /* own deadline before the supervisor's kill ... */
@@ -20,22 +18,6 @@ static const char *const s_step_name[CR_CUDA_ST_N] = {
     "alloc",           "free",    "input sync",   "candidate calls",
     "reference calls", "compare", "hash compare", "keep outputs"};
 
-/* The object's own cudaGetLastError through S_LAST_ERROR_SYM (§1). */
-static cr__cuda_last_error_fn s_find_last_error(void *entry)
-{
-    Dl_info info;
-    if (!entry || !dladdr(entry, &info) || !info.dli_fname)
-        return NULL;
-    void *h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL);
-    if (!h)
-        return NULL;
-    void *sym = dlsym(h, S_LAST_ERROR_SYM);
-    dlclose(h); /* drops only the reference taken here: the caller's keeps it loaded */
-    cr__cuda_last_error_fn fn = NULL;
-    memcpy(&fn, &sym, sizeof fn);
-    return fn;
-}
-
 /* What cr_cuda_judge_prestart made (cr__cuda_setup_device) for the judge to come;
  * NULL when it made nothing or it failed. */
 static cr__cuda_dev_t *s_pre;
@@ -43,6 +25,102 @@ static cr__cuda_dev_t *s_pre;
 /* cr_cuda_judge_leave_device: the process ends after its report, so the
  * judge leaves its device state to process exit (cr__cuda_release_device skipped). */
 static int s_leave_device;
+
+/* The executors cr_cuda_judge_prestart started (candidate, reference);
+ * NULL when none. */
+static cr_exec_t *s_prex[2];
+
+static const char *const s_role[] = {"candidate", "reference", "baseline"};
+
+/* Starts the executor of `who` on arena ar of D (docs/judge.md §5): its own
+ * CUDA context, the arena by IPC handle, its sandbox; no object yet.
+ * 0, or -1 with the reason in err. */
+static int s_exec_start(const cr__cuda_dev_t *D, int who, int ar, const char *scratch,
+                        uint32_t uid, cr_exec_t **x, char *err, size_t errlen)
+{
+    char prog[PATH_MAX];
+    cr_exec_program("crucible-executor-cuda", prog, sizeof prog);
+    cr_exec_cuda_t cx;
+    memset(&cx, 0, sizeof cx);
+    _Static_assert(sizeof cx.arena_handle >= sizeof D->ar_handle[0], "IPC handle size");
+    memcpy(cx.arena_handle, &D->ar_handle[ar], sizeof D->ar_handle[ar]);
+    cx.arena_bytes = D->ar[ar].bytes;
+    cr_exec_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.program = prog;
+    o.role = s_role[who];
+    o.object = NULL;
+    o.scratch_dir = scratch;
+    o.uid = uid;
+    o.threads = 1; /* the runtime's threads: timed by the wall clock (exec.c note 3) */
+    o.cpu = -1;
+    o.cuda = &cx;
+    return cr_exec_new(&o, x, err, errlen) == 0 ? 0 : -1;
+}
+
+/* The executors of this run, each with its object loaded: the prestart's
+ * where there are some, else started now; the baseline's (rare) always
+ * now, on the reference's arena. The reference and baseline load first.
+ * Returns 0, or -1 with the verdict. */
+static int s_executors(cr__cuda_judge_t *J)
+{
+    const Crucible__RunnerRequest *req = J->req;
+    const char *obj[3] = {req->candidate_so, req->reference_so,
+                          req->baseline_so && req->baseline_so[0] ? req->baseline_so : NULL};
+    char err[800] = "";
+    int64_t t0 = cr_time_mono_ns();
+    for (int who = 0; who < 3; who++) {
+        if (!obj[who]) {
+            J->x[who] = J->x[CR_CUDA_REF];
+            continue;
+        }
+        if (who < 2 && s_prex[who]) {
+            J->x[who] = s_prex[who];
+            s_prex[who] = NULL;
+        } else if (s_exec_start(&J->d, who, cr__cuda_arena_of(who), req->scratch_dir,
+                                req->sandbox_uid, &J->x[who], err, sizeof err) != 0) {
+            cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s executor: %s",
+                          s_role[who], err);
+            return -1;
+        }
+        cr_exec_set_deadline(J->x[who], J->deadline_ns);
+    }
+    static const int order[3] = {CR_CUDA_REF, CR_CUDA_BASE, CR_CUDA_CAND};
+    for (int i = 0; i < 3; i++) {
+        int who = order[i];
+        if (!obj[who])
+            continue;
+        if (cr_exec_set_object(J->x[who], obj[who], err, sizeof err) != 0) {
+            cr__cuda_hard(J, who == CR_CUDA_CAND ? CRUCIBLE__STATUS__STATUS_INFRA_ERROR
+                                                 : CRUCIBLE__STATUS__STATUS_INVALID_TASK,
+                          "%s: %s", s_role[who], err);
+            return -1;
+        }
+        if (cr_exec_load(J->x[who], NULL, NULL, 0) != 0) {
+            cr_judge_exec_verdict(J->rec, J->x[who], who == CR_CUDA_CAND);
+            J->verdict = 1;
+            return -1;
+        }
+    }
+    J->rec->sandboxed_net = cr_exec_sandbox_net(J->x[CR_CUDA_CAND]);
+    cr_info("cuda executors ready %.3f s after the judge began (empty command: reference "
+            "%.2f us, candidate %.2f us)", (double)(cr_time_mono_ns() - t0) / 1e9,
+            cr_exec_overhead_us(J->x[CR_CUDA_REF]), cr_exec_overhead_us(J->x[CR_CUDA_CAND]));
+    return 0;
+}
+
+/* Kills the executors; with s_leave_device (the process ends after its
+ * report) without waiting for their contexts' teardown. */
+static void s_executors_end(cr__cuda_judge_t *J)
+{
+    void (*end)(cr_exec_t **) = s_leave_device ? cr_exec_abandon : cr_exec_destroy;
+    if (J->x[CR_CUDA_BASE] != J->x[CR_CUDA_REF])
+        end(&J->x[CR_CUDA_BASE]);
+    end(&J->x[CR_CUDA_CAND]);
+    end(&J->x[CR_CUDA_REF]);
+    J->x[CR_CUDA_BASE] = NULL;
+}
+
 
 /* The device state: the prestart's when there is one, else made now.
  * Returns 0, or -1 with an INFRA_ERROR (or OOM) verdict. */
@@ -76,8 +154,8 @@ void cr_cuda_judge_leave_device(int on)
     s_leave_device = on;
 }
 
-int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task, void *ref_entry,
-                      void *cand_entry, void *base_entry, Crucible__RewardRecord *rec)
+int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
+                      Crucible__RewardRecord *rec)
 {
     cr__cuda_judge_t *J = (cr__cuda_judge_t *)calloc(1, sizeof *J);
     if (!J)
@@ -88,11 +166,6 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     J->t = task;
     J->rec = rec;
     cr_judge_set_str(&rec->backend, "cuda");
-    void *entries[3] = {cand_entry, ref_entry, base_entry ? base_entry : ref_entry};
-    for (int i = 0; i < 3; i++) {
-        memcpy(&J->fn[i], &entries[i], sizeof J->fn[i]);
-        J->last_error[i] = s_find_last_error(entries[i]);
-    }
     const Crucible__JobOptions *o = req->options;
     double run_s = o && o->run_timeout_s > 0 ? o->run_timeout_s : S_RUN_TIMEOUT_S;
     J->deadline_ns = cr_time_mono_ns() +
@@ -107,9 +180,10 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
                                                              "reference anchors",
                                                              "no level taken off");
 
-    if (!ref_entry || !cand_entry || req->seed.len != sizeof J->seed) {
+    if (!req->reference_so || !req->reference_so[0] || !req->candidate_so ||
+        !req->candidate_so[0] || req->seed.len != sizeof J->seed) {
         cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
-                      "cuda judge: missing entry point or seed (%zu bytes, need 32)",
+                      "cuda judge: missing object or seed (%zu bytes, need 32)",
                       req->seed.len);
         goto done;
     }
@@ -156,16 +230,18 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
         goto done;
     if (J->d.name[0])
         cr_judge_set_str(&rec->device, J->d.name);
+    if (s_executors(J) != 0)
+        goto done;
     if (cr__cuda_lock(J) != 0)
         goto done;
     ph[1] = cr_time_mono_ns();
 
     rec->status = CRUCIBLE__STATUS__STATUS_OK;
-    cr__cuda_lc_start(J);
+    cr__cuda_lc_on(J);
     ph[2] = cr_time_mono_ns();
     rc = cr__cuda_verify(J);
-    if (!J->dead)
-        cr__cuda_lc_stop(J); /* before timing: no callback in a timed window (§8) */
+    if (!J->verdict && J->lc_on)
+        cr__cuda_lc_off(J); /* before timing: no callback in a timed window (§8) */
     ph[3] = cr_time_mono_ns();
     if (rc != 0 || J->verdict)
         goto done;
@@ -180,6 +256,7 @@ done:
         rc = 0;
     }
     cr__cuda_unlock(J);
+    s_executors_end(J);
     if (!s_leave_device)
         cr__cuda_release_device(&J->d, J->dead);
     if (ph[0]) {
@@ -252,12 +329,18 @@ int cr_cuda_judge_prestart(void)
         return -1;
     }
     s_pre = P;
-    /* CUPTI subscribed now, its callbacks enabled by the judge (§8). */
-    char used[PATH_MAX + 64];
+    /* The candidate's and the reference's executors, each making its own
+     * context now (and subscribing CUPTI, §8), off the critical path; no
+     * request, so no scratch folder and the sandbox's default uid. */
     int64_t t0 = cr_time_mono_ns();
-    if (cr__cuda_lc_subscribe(used, sizeof used) != 0)
-        cr_info("prestart: CUPTI not subscribed (%s); the judge tries again", used);
-    cr_info("prestart seconds: context %.3f, NVML %.3f, buffers %.3f, CUPTI %.3f", P->setup_s[0],
-            P->setup_s[1], P->setup_s[2], (double)(cr_time_mono_ns() - t0) / 1e9);
+    char err[800];
+    for (int who = 0; who < 2; who++)
+        if (!s_prex[who] && s_exec_start(P, who, cr__cuda_arena_of(who), NULL, 0, &s_prex[who],
+                                         err, sizeof err) != 0)
+            cr_info("prestart: %s executor not started (%s); the judge tries again",
+                    s_role[who], err);
+    cr_info("prestart seconds: context %.3f, NVML %.3f, buffers %.3f, executors %.3f",
+            P->setup_s[0], P->setup_s[1], P->setup_s[2],
+            (double)(cr_time_mono_ns() - t0) / 1e9);
     return 0;
 }

@@ -446,68 +446,45 @@ static int s_allowed_lib(const cr_task_t *t, const char *path)
     return 0;
 }
 
-/* Calibration on the reference's launches (under s_lc_mu): its kernel names
- * must be found in its own file for names to mean anything, and one name
- * must not come with two identities for the identity to mean anything. */
-static void s_lc_calibrate(cr__cuda_judge_t *J)
+/* The executor's report of its own launches since the last report
+ * (executor.c, after a counted call): how many launched kernels have a name
+ * and how many of those names its own object holds (the judge's
+ * calibration, on the reference executor), and the first kernel not
+ * reported before that is not the object's own: its host stub lies in
+ * another object (path set, for the judge to check against the task's
+ * libraries) or, with no stub known, its name occurs nowhere in the
+ * object's read-only segments (path ""). Returns 1 when there is one. */
+int cr__cuda_lc_self(cr__cuda_judge_t *J, unsigned *named, unsigned *found, char *name,
+                     size_t namelen, char *path, size_t pathlen)
 {
-    int named = 0, found = 0;
+    int hit = 0;
+    *named = *found = 0;
+    name[0] = path[0] = '\0';
+    pthread_mutex_lock(&s_lc_mu);
     for (int i = 0; i < s_lc.nk; i++) {
-        const s_kernel_t *e = &s_lc.k[i];
-        if (!(e->who & (1u << CR_CUDA_REF)) || !e->name)
+        s_kernel_t *e = &s_lc.k[i];
+        if (!(e->who & (1u << CR_CUDA_CAND)))
             continue;
-        named++;
-        found += s_in_image(&J->img[CR_CUDA_REF], e->name);
-        for (int j = i + 1; j < s_lc.nk && !J->lc_ids_bad; j++)
-            if ((s_lc.k[j].who & (1u << CR_CUDA_REF)) && s_lc.k[j].name &&
-                !strcmp(s_lc.k[j].name, e->name)) {
-                J->lc_ids_bad = 1;
-                cr_warn("launch checks: reference kernel %s seen under two identities: "
-                        "identities not compared", e->name);
-            }
-    }
-    if (J->lc_names == 0 && found)
-        J->lc_names = 1;
-    else if (J->lc_names == 0 && named && J->img[CR_CUDA_REF].nseg) {
-        J->lc_names = -1;
-        cr_warn("launch checks: none of the reference's %d kernel names occurs in its "
-                "object: names not checked", named);
-    }
-}
-
-/* Why kernel e (launched by the candidate) is foreign, or NULL (under
- * s_lc_mu). */
-static const char *s_lc_foreign(cr__cuda_judge_t *J, const s_kernel_t *e, char *why, size_t len)
-{
-    const cr_task_t *t = J->t;
-    const char *path = NULL;
-    const void *owner = e->stub ? s_obj_of(e->stub, &path) : NULL;
-    if (owner) { /* whose object holds the kernel's host stub: decisive */
-        if (owner == J->obj_base[CR_CUDA_CAND])
-            return NULL;
-        if (owner == J->obj_base[CR_CUDA_REF] || owner == J->obj_base[CR_CUDA_BASE]) {
-            snprintf(why, len, "it is the reference's own kernel (its host stub lies in %s)",
-                     path ? path : "the reference's object");
-            return why;
+        if (e->name) {
+            (*named)++;
+            *found += s_in_image(&J->img[CR_CUDA_CAND], e->name);
         }
-        if (s_allowed_lib(t, path))
-            return NULL;
-        snprintf(why, len, "it comes from %s, a library the task does not allow",
-                 path ? path : "another object");
-        return why;
+        if (hit || e->reported)
+            continue;
+        const char *owner_path = NULL;
+        const void *owner = e->stub ? s_obj_of(e->stub, &owner_path) : NULL;
+        int foreign = owner ? owner != J->obj_base[CR_CUDA_CAND]
+                            : e->name && J->img[CR_CUDA_CAND].nseg &&
+                                  !s_in_image(&J->img[CR_CUDA_CAND], e->name);
+        if (foreign) {
+            e->reported = 1;
+            hit = 1;
+            snprintf(name, namelen, "%s", e->name ? e->name : "(unnamed)");
+            snprintf(path, pathlen, "%s", owner && owner_path ? owner_path : "");
+        }
     }
-    if ((e->who & (1u << CR_CUDA_REF)) && !J->lc_ids_bad &&
-        (t->nallow == 0 || s_in_image(&J->img[CR_CUDA_REF], e->name))) {
-        snprintf(why, len, "the reference launched the very same kernel (one identity)");
-        return why;
-    }
-    if (t->nallow == 0 && J->lc_names == 1 && e->name &&
-        J->img[CR_CUDA_CAND].nseg && !s_in_image(&J->img[CR_CUDA_CAND], e->name)) {
-        snprintf(why, len, "its name occurs nowhere in the candidate's object, and the task "
-                           "allows no library");
-        return why;
-    }
-    return NULL;
+    pthread_mutex_unlock(&s_lc_mu);
+    return hit;
 }
 
 /* §8's verdict on the candidate call of this verification run, once
@@ -523,7 +500,7 @@ int cr__cuda_lc_verdict(cr__cuda_judge_t *J, int c, int second, int passed, char
     if (J->lc_ok[CR_CUDA_REF] == 0) {
         /* every task's reference launches a kernel: CUPTI sees nothing here */
         cr_warn("launch checks off: CUPTI saw no launch of the reference in case %d", c);
-        cr__cuda_lc_stop(J);
+        cr__cuda_lc_off(J);
         return 0;
     }
     int fired = 0;
@@ -546,25 +523,31 @@ int cr__cuda_lc_verdict(cr__cuda_judge_t *J, int c, int second, int passed, char
                       msg);
         fired = 1;
     }
-    char why[512], name[256] = "";
+    /* Calibration (the reference executor's report of its first calls):
+     * names mean something once one of its kernel names was found in its
+     * own object. */
+    if (J->lc_names == 0 && J->lc_ref_found)
+        J->lc_names = 1;
+    else if (J->lc_names == 0 && J->lc_ref_named) {
+        J->lc_names = -1;
+        cr_warn("launch checks: none of the reference's %u kernel names occurs in its "
+                "object: names not checked", J->lc_ref_named);
+    }
+    char why[400], name[256] = "";
     const char *found = NULL;
-    pthread_mutex_lock(&s_lc_mu);
-    s_lc_calibrate(J);
-    for (int i = 0; i < s_lc.nk && !found; i++) {
-        s_kernel_t *e = &s_lc.k[i];
-        if (!(e->who & (1u << CR_CUDA_CAND)) || e->reported)
-            continue;
-        if ((found = s_lc_foreign(J, e, why, sizeof why)) != NULL) {
-            e->reported = 1;
-            snprintf(name, sizeof name, "%s", e->name ? e->name : "(unnamed)");
+    if (J->lc_suspect[0]) { /* the candidate executor's report: evidence only */
+        snprintf(name, sizeof name, "%s", J->lc_suspect);
+        if (J->lc_suspect_path[0] && !s_allowed_lib(J->t, J->lc_suspect_path)) {
+            snprintf(why, sizeof why, "it comes from %.300s, a library the task does not allow",
+                     J->lc_suspect_path);
+            found = why;
+        } else if (!J->lc_suspect_path[0] && J->t->nallow == 0 && J->lc_names == 1) {
+            snprintf(why, sizeof why, "its name occurs nowhere in the candidate's object, and "
+                     "the task allows no library");
+            found = why;
         }
+        J->lc_suspect[0] = J->lc_suspect_path[0] = '\0';
     }
-    if (s_lc.full) {
-        cr_warn("launch checks: more than %d distinct kernels; later ones not checked",
-                S_KERNELS);
-        s_lc.full = 0;
-    }
-    pthread_mutex_unlock(&s_lc_mu);
     if (found) {
         cr_judge_flag(J->rec, "foreign_kernel");
         char m[1024];

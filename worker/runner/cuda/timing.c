@@ -21,8 +21,13 @@
 #define S_VERIFY_BYTES (1ull << 30) /* device memory for kept timed outputs */
 #define S_CHECK_ONE_IN 4           /* ~1 in 4 samples without the tail: the wall-clock checks' */
 #define S_CHECK_MIN 5              /* ... and at least this many per side and case (§12) */
-#define S_SIDE_MIN_US 10.0         /* hidden-work excess that flags side_stream: */
-#define S_SIDE_FRAC 0.2            /* max(10 us, 20% of the candidate's median) */
+#define S_SIDE_MIN_US 25.0         /* hidden-work excess that flags side_stream: */
+#define S_SIDE_FRAC 0.2            /* max(25 us, 20% of the candidate's median); the wall
+                                      is the judge's own, of the executor's command, whose
+                                      gap over the reference's read -30..+19 us for honest
+                                      candidates on the H200 (bench/RESULTS.md, session 13) */
+#define S_XCHECK_FRAC 0.1          /* timing_mismatch: event times with the tail this much */
+#define S_XCHECK_MIN_US 2.0        /* ... and this many us below those without */
 #define S_BW_MARGIN 1.25           /* floor uses 1.25x the measured copy bandwidth */
 #define S_FLOPS_PER_SM_CLK 16384.0 /* above any SM's peak (Hopper fp8 sparse is 8192) */
 #define S_COPY_BYTES (256ull << 20) /* bandwidth probe: 4x an H200's L2 */
@@ -42,7 +47,8 @@ typedef struct {
     int throttled;         /* a throttle reason was set before or after */
     int slot;              /* buffer slot it ran in */
     int64_t at_ns;         /* host clock at its end (diagnostic dump only) */
-    double gpu_at_us;      /* its ev0 on the GPU's clock, from the case's first (§10) */
+    double gpu_at_us;      /* its start on the GPU's clock (the judge's own ev0, recorded
+                              after the flush), from the case's first (§10) */
     double adj_us;         /* periodic-stall adjustment (§10) plus the process level
                               (§11), subtracted from ev_us */
     unsigned char timed;   /* its event time counts (§12: it had the tail) */
@@ -162,17 +168,20 @@ static int s_sample(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, cr
     int64_t t0 = cr_time_mono_ns();
     if (gpu_diag)
         cudaEventRecord(J->d.evf, cudaStreamLegacy);
-    if (cr__cuda_fill(J, L, set, B) != 0 || (keep && cr__cuda_hash_queue(J, L, B, 0) != 0) ||
-        cr__cuda_ready(J))
+    if (cr__cuda_fill(J, L, set, B) != 0 || (keep && cr__cuda_hash_queue(J, L, B, 0) != 0))
         return -1;
     int64_t t1 = cr_time_mono_ns();
-    cr__cuda_reset_state(J);
-    int64_t t2 = cr_time_mono_ns();
     if (gpu_diag)
         cudaEventRecord(J->d.evq, cudaStreamLegacy);
+    /* The flush in the judge's own context, done before the executor runs:
+     * the executor's copy of the protocol can be rewritten by its candidate
+     * (docs/judge.md §5); its limits it restores itself. */
     if (cr__cuda_infra(J, cudaMemsetAsync(J->d.flush, 0, J->d.flush_bytes, cudaStreamLegacy),
-                       "L2 flush") != 0) /* zeros: §4 */
+                       "L2 flush") != 0 || /* zeros: §4 */
+        cr__cuda_infra(J, cudaEventRecord(J->d.ev0, cudaStreamLegacy), "sample event") != 0 ||
+        cr__cuda_ready(J))
         return -1;
+    int64_t t2 = cr_time_mono_ns();
     J->tail_now = check ? 0 : J->tail;
     int called = cr__cuda_call(J, who, L, B, &tm);
     J->tail_now = 0;
@@ -272,6 +281,20 @@ static double s_raw_median(const s_side_t *S, int all, int what, double *tmp)
     return cr_stats_quantile_sorted(tmp, n, 0.5);
 }
 
+/* Median of the event times of the samples whose wall times count (§12);
+ * 0 with none. */
+static double s_raw_median_walled_ev(const s_side_t *S, int all, double *tmp)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < S->n; i++)
+        if ((all || !S->s[i].throttled) && S->s[i].walled)
+            tmp[n++] = S->s[i].ev_us;
+    if (n == 0)
+        return 0;
+    cr_stats_sort(tmp, n);
+    return cr_stats_quantile_sorted(tmp, n, 0.5);
+}
+
 /* What the judge's log says of a level (§11). */
 static const char *s_level_text(cr_level_why_t why, double off, int cached)
 {
@@ -343,6 +366,25 @@ static int s_summarise(cr__cuda_judge_t *J, int c, int b, s_side_t *A, s_side_t 
                 c, excess);
         na = s_kept_times(A, all, 1, gap_b, x);
         cr_stats_compute(x, na, &sa);
+    }
+    /* The executor's event times against themselves (docs/judge.md §5): a
+     * candidate can read in its own process whether a call gets the tail
+     * (§12), so an event time that only the samples without the judge's
+     * wall-clock check show short is its doing. With the tail a call never
+     * reads shorter (bench/RESULTS.md: +0.1% at ~52 us, +4.6% at ~11 us). */
+    double ev_timed = s_raw_median(A, all, S_RAW_EV, x);
+    double ev_walled = s_raw_median_walled_ev(A, all, x);
+    cr_info("case %d: wall-clock cross-check: gap %.2f us over the reference's, bound %.2f; "
+            "event median %.3f us with the tail, %.3f us without", c, excess,
+            fmax(S_SIDE_MIN_US, S_SIDE_FRAC * sa.median), ev_timed, ev_walled);
+    if (!side && J->tail > 0 && ev_walled > 0 &&
+        ev_timed < ev_walled * (1 - S_XCHECK_FRAC) - S_XCHECK_MIN_US) {
+        cr_judge_flag(J->rec, "timing_mismatch");
+        cr_judge_fail(J->rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                      "case %d: the candidate's event times read %.3f us on the samples the "
+                      "judge's wall clock does not check and %.3f us on those it does: its "
+                      "executor's timing was tampered with (docs/judge.md §5)",
+                      c, ev_timed, ev_walled);
     }
     if (cached) {
         memset(&sb, 0, sizeof sb);
@@ -445,12 +487,16 @@ static int s_check_kept(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, s_kept_
             return 0;
         }
         cr__cuda_bufs_t R;
+        /* the reference's arena is the reference executor's alone: its
+         * buffers may reuse addresses, so the checks need room for one */
+        const cr__cuda_mark_t m = cr__cuda_arena_mark(J);
         if (cr__cuda_reference(J, L, kept[i].set, &R) != 0)
             return -1;
         cr_judge_check_t k;
         memset(&k, 0, sizeof k);
         int rc = cr__cuda_compare_dev(J, L, &kept[i].out, &R, &k);
         cr__cuda_free(J, &R);
+        J->d.ar[CR_CUDA_AR_REF].top = m.top[CR_CUDA_AR_REF];
         if (rc != 0)
             return -1;
         if (k.all_written && k.mismatches == 0)
@@ -521,7 +567,7 @@ static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult 
 {
     const int cached = J->cached_ref_us != NULL;
     cr__cuda_layout_t L;
-    cr__cuda_bufs_t slot[S_SLOTS];
+    cr__cuda_bufs_t slot[2][S_SLOTS]; /* the candidate's, the baseline's: each in its arena */
     s_side_t A, Bs;
     s_kept_t kept[S_VERIFY_MAX + 1];
     unsigned nkept = 0;
@@ -534,7 +580,7 @@ static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult 
     int64_t ph[5] = {cr_time_mono_ns(), 0, 0, 0, 0}; /* start, slots, warm, timed, checked */
     if (cr__cuda_layout(J, c, &L) != 0)
         return -1;
-    const size_t mark = cr__cuda_arena_mark(J);
+    const cr__cuda_mark_t mark = cr__cuda_arena_mark(J);
     A.s = (s_sample_t *)malloc(CR_JUDGE_MAX_SAMPLES * sizeof *A.s);
     Bs.s = (s_sample_t *)malloc(CR_JUDGE_MAX_SAMPLES * sizeof *Bs.s);
     if (!A.s || !Bs.s) {
@@ -543,10 +589,19 @@ static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult 
     }
     /* Two slots already change addresses every call; a third if it fits;
      * wide room for placement where memory allows. */
-    for (; nslots < S_SLOTS; nslots++)
-        if (cr__cuda_alloc_q(J, &L, &slot[nslots], 1, 1) != 0 &&
-            cr__cuda_alloc_q(J, &L, &slot[nslots], nslots >= 2, 0) != 0)
+    for (; nslots < S_SLOTS; nslots++) {
+        int got = 0;
+        for (int side = 0; side < 2; side++) {
+            int who = side ? CR_CUDA_BASE : CR_CUDA_CAND;
+            got += cr__cuda_alloc_q(J, who, &L, &slot[side][nslots], 1, 1) == 0 ||
+                   cr__cuda_alloc_q(J, who, &L, &slot[side][nslots], nslots >= 2, 0) == 0;
+        }
+        if (got < 2) {
+            for (int side = 0; side < 2; side++)
+                cr__cuda_free(J, &slot[side][nslots]);
             break;
+        }
+    }
     if (nslots < 2)
         goto done;
     {
@@ -580,9 +635,9 @@ static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult 
              * process level (§7, §11) */
             s_sample_t *bw = cached && Bs.n < CR_JUDGE_MAX_SAMPLES ? &Bs.s[Bs.n++] : &sm;
             uint64_t reads = J->clock_reads;
-            if (s_sample(J, CR_CUDA_CAND, &L, &slot[call++ % nslots], set++, NULL, &sm,
+            if (s_sample(J, CR_CUDA_CAND, &L, &slot[0][call++ % nslots], set++, NULL, &sm,
                          S_KIND_DRAW) != 0 ||
-                s_sample(J, CR_CUDA_BASE, &L, &slot[call++ % nslots], set++, NULL, bw,
+                s_sample(J, CR_CUDA_BASE, &L, &slot[1][call++ % nslots], set++, NULL, bw,
                          S_KIND_DRAW) != 0)
                 goto done;
             bw->slot = (int)((call - 1) % (unsigned)nslots);
@@ -609,7 +664,7 @@ static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult 
                          cr_rng_next(&pick) % CR_JUDGE_VERIFY_ONE_IN == 0;
             int ka = (int)(call++ % (unsigned)nslots);
             int kb = cached ? 0 : (int)(call++ % (unsigned)nslots);
-            if (s_sample(J, CR_CUDA_CAND, &L, &slot[ka], set++, verify ? &kept[nkept] : NULL,
+            if (s_sample(J, CR_CUDA_CAND, &L, &slot[0][ka], set++, verify ? &kept[nkept] : NULL,
                          &A.s[A.n], S_KIND_DRAW) != 0)
                 goto done;
             if (verify) {
@@ -618,7 +673,7 @@ static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult 
             }
             s_side_add(&A, ka);
             if (!cached) {
-                if (s_sample(J, CR_CUDA_BASE, &L, &slot[kb], set++, NULL, &Bs.s[Bs.n],
+                if (s_sample(J, CR_CUDA_BASE, &L, &slot[1][kb], set++, NULL, &Bs.s[Bs.n],
                              S_KIND_DRAW) != 0)
                     goto done;
                 s_side_add(&Bs, kb);
@@ -658,7 +713,7 @@ static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult 
                     (kind == S_KIND_CHECK && cr_time_mono_ns() >= J->deadline_ns - J->reserve_ns))
                     break;
                 int k = (int)(call++ % (unsigned)nslots);
-                if (s_sample(J, side ? CR_CUDA_BASE : CR_CUDA_CAND, &L, &slot[k], set++, NULL,
+                if (s_sample(J, side ? CR_CUDA_BASE : CR_CUDA_CAND, &L, &slot[side][k], set++, NULL,
                              &S->s[S->n], kind) != 0)
                     goto done;
                 nt += S->s[S->n].timed;
@@ -667,12 +722,13 @@ static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult 
             }
         }
         /* At least one timed output is always checked. */
-        if (nkept == 0 && s_sample(J, CR_CUDA_CAND, &L, &slot[call++ % nslots], set++,
+        if (nkept == 0 && s_sample(J, CR_CUDA_CAND, &L, &slot[0][call++ % nslots], set++,
                                    &kept[nkept++], &sm, S_KIND_DRAW) != 0)
             goto done;
     }
     for (int s = 0; s < nslots; s++)
-        cr__cuda_free(J, &slot[s]);
+        for (int side = 0; side < 2; side++)
+            cr__cuda_free(J, &slot[side][s]);
     br->verified_samples = nkept;
     ph[3] = cr_time_mono_ns();
     if (s_check_kept(J, &L, kept, nkept) != 0)
@@ -713,10 +769,11 @@ static int s_time_case(cr__cuda_judge_t *J, int c, int b, Crucible__BenchResult 
     }
 done:
     for (int s = 0; s < nslots; s++)
-        cr__cuda_free(J, &slot[s]);
+        for (int side = 0; side < 2; side++)
+            cr__cuda_free(J, &slot[side][s]);
     for (unsigned i = 0; i < nkept; i++)
         cr__cuda_free(J, &kept[i].out);
-    cr__cuda_arena_release(J, mark);
+    cr__cuda_arena_release(J, &mark);
     free(A.s);
     free(Bs.s);
     return rc;

@@ -15,18 +15,21 @@ static int s_do_keep_out(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const 
                          cr__cuda_bufs_t *K)
 {
     memset(K, 0, sizeof *K);
-    const size_t top = J->d.arena_top; /* given back on failure */
+    const cr__cuda_mark_t top = {{J->d.ar[0].top, J->d.ar[1].top, J->d.ar[2].top}}; /* given
+                                                                    back on failure */
+    K->arena = CR_CUDA_AR_JUDGE;
     for (int p = 0; p < J->t->nparams; p++) {
         if (!cr__cuda_is_out(&J->t->params[p]))
             continue;
-        cudaError_t e = cr__cuda_buf_get(J, L->bytes[p] ? L->bytes[p] : 1, &K->base[p], &K->own[p]);
+        cudaError_t e = cr__cuda_buf_get(J, CR_CUDA_AR_JUDGE, L->bytes[p] ? L->bytes[p] : 1,
+                                         &K->base[p], &K->own[p]);
         if (e == cudaSuccess) {
             K->p[p] = K->base[p];
             e = cudaMemcpyAsync(K->p[p], B->p[p], L->bytes[p], cudaMemcpyDeviceToDevice,
                                 cudaStreamLegacy);
         }
         if (e != cudaSuccess) {
-            cr__cuda_arena_release(J, top);
+            cr__cuda_arena_release(J, &top);
             cr__cuda_free(J, K);
             return cr__cuda_infra(J, e, "keeping a timed output");
         }
@@ -134,7 +137,7 @@ int cr__cuda_compare_dev(cr__cuda_judge_t *J, const cr__cuda_layout_t *L,
 int cr__cuda_reference(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_t set,
                        cr__cuda_bufs_t *R)
 {
-    if (cr__cuda_alloc(J, L, R) != 0)
+    if (cr__cuda_alloc(J, CR_CUDA_REF, L, R) != 0)
         return -1;
     int rc = cr__cuda_fill(J, L, set, R);
     if (rc == 0)
@@ -159,7 +162,7 @@ static int s_verify_set(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_
     const char *mut = NULL;
     memset(k, 0, sizeof *k);
     J->lc_flagged = 0;
-    if (cr__cuda_alloc(J, L, cand) != 0 || cr__cuda_fill(J, L, set, cand) != 0 ||
+    if (cr__cuda_alloc(J, CR_CUDA_CAND, L, cand) != 0 || cr__cuda_fill(J, L, set, cand) != 0 ||
         cr__cuda_hash_queue(J, L, cand, 0) != 0 || cr__cuda_ready(J))
         return -1;
     cr__cuda_reset_state(J);
@@ -237,12 +240,12 @@ int cr__cuda_verify(cr__cuda_judge_t *J)
         cr_judge_check_t k1, k2;
         memset(&first, 0, sizeof first);
         memset(&second, 0, sizeof second);
-        const size_t mark = cr__cuda_arena_mark(J); /* this case's buffers, back at its end */
+        const cr__cuda_mark_t mark = cr__cuda_arena_mark(J); /* this case's buffers, back at its end */
         if (cr__cuda_layout(J, c, &L) != 0 || s_verify_set(J, &L, 0, &first, &k1) != 0) {
             cr_judge_set_str(&cr->message, J->rec->message);
             vr->ok = 0;
             cr__cuda_free(J, &first);
-            cr__cuda_arena_release(J, mark);
+            cr__cuda_arena_release(J, &mark);
             break;
         }
         int ok = s_judge_run(J->rec, c, &k1, 0) && !J->lc_flagged;
@@ -257,7 +260,7 @@ int cr__cuda_verify(cr__cuda_judge_t *J)
             if (rc != 0) {
                 cr_judge_set_str(&cr->message, J->rec->message);
                 vr->ok = 0;
-                cr__cuda_arena_release(J, mark);
+                cr__cuda_arena_release(J, &mark);
                 break;
             }
             ok = s_judge_run(J->rec, c, &k2, 1) && !J->lc_flagged;
@@ -273,7 +276,7 @@ int cr__cuda_verify(cr__cuda_judge_t *J)
         }
         cr->passed = ok;
         vr->ok &= ok;
-        cr__cuda_arena_release(J, mark);
+        cr__cuda_arena_release(J, &mark);
         cr_debug("case %d: %s", c, ok ? "passed" : cr->message);
     }
     vr->seconds = (double)(cr_time_mono_ns() - t0) / 1e9;

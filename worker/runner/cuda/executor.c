@@ -1,0 +1,325 @@
+/* executor.c — crucible-executor-cuda: the process that runs CUDA client
+ * code (docs/judge.md §5; the CPU backend's is ../executor.c).
+ *
+ * Started by the CUDA judge (judge.c) with the descriptors of exec_proto.h
+ * and, in the control block, the IPC handle of the device arena made for
+ * it alone. In order: map the control block, create the CUDA context and
+ * open the arena (the driver cannot initialise inside the sandbox on the
+ * H200 VM), take the device limits of a fresh context, subscribe CUPTI
+ * (§8), enter the sandbox, say ready, serve commands until killed. The
+ * object is loaded only on LOAD, inside the sandbox, from the memfd the
+ * judge filled.
+ *
+ * A call (CALL): restore the limits a candidate may have changed in this
+ * context, record ev0, call the entry, record ev1, queue the tail (§12),
+ * wait for all of its work device-wide, and report the event time, the
+ * launches counted and any CUDA error. The judge stopped and flushed the
+ * GPU's L2 before it let this process run, measures the command's wall
+ * time itself, and waits until the GPU is idle before it stops counting:
+ * every figure written back here is checked against that, or only ever
+ * makes the verdict worse (call.c, timing.c). Nothing here is trusted; a
+ * candidate can rewrite all of it from inside.
+ *
+ * Built with full RELRO and immediate binding (CMakeLists.txt). */
+#include "cuda_int.h"
+
+#include "sandbox.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define S_SPIN_NS 2000000LL    /* 2 ms of busy polling before napping (call.c's §2) */
+#define S_NAP_MIN_NS 20000LL
+#define S_NAP_MAX_NS 1000000LL
+
+static const char s_usage[] =
+    "usage: crucible-executor-cuda --role candidate|reference|baseline [--threads]\n"
+    "                              [--cap-memory] [--cpu N] [--uid UID] [--scratch DIR]\n"
+    "\n"
+    "Runs CUDA client code for crucible-runner, which starts it with the control\n"
+    "block and the object on descriptors 3-6 and the device arena's IPC handle in\n"
+    "the control block (docs/judge.md). Not meant to be run by hand.\n";
+
+static cr_exec_ctl_t *s_ctl;
+static char *s_arena;          /* the shared device arena, as mapped here */
+static size_t s_arena_bytes;
+static cr__cuda_judge_t s_J;   /* this process's launch checks and device state */
+
+static void s_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void s_die(const char *fmt, ...)
+{
+    char msg[sizeof s_ctl->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "crucible-executor-cuda: %s\n", msg);
+    if (s_ctl)
+        memcpy(s_ctl->msg, msg, sizeof msg);
+    _exit(CR_EXEC_EXIT_SETUP);
+}
+
+static void s_futex_wait(uint32_t *word, uint32_t val)
+{
+    syscall(SYS_futex, word, FUTEX_WAIT, val, NULL, NULL, 0);
+}
+
+static void s_futex_wake(uint32_t *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* The object in the memfd, its entry and its runtime's error function. */
+static int s_load(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", CR_EXEC_FD_OBJ);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(s_ctl->msg, sizeof s_ctl->msg, "%s", e ? e : "dlopen failed");
+        return -1;
+    }
+    void *sym = dlsym(h, CR_TASK_ENTRY);
+    if (!sym) {
+        snprintf(s_ctl->msg, sizeof s_ctl->msg,
+                 "the object defines no %s (not built from the task's shim)", CR_TASK_ENTRY);
+        return -1;
+    }
+    cr_task_entry_fn fn;
+    memcpy(&fn, &sym, sizeof fn);
+    void *le = dlsym(h, "cr_cuda_last_error"); /* a shim's own runtime error (§1) */
+    cr__cuda_last_error_fn lef = NULL;
+    memcpy(&lef, &le, sizeof lef);
+    for (int i = 0; i < 3; i++) {
+        s_J.fn[i] = fn;
+        s_J.last_error[i] = lef;
+    }
+    return 0;
+}
+
+/* Polls ev; its error, or cudaSuccess. The judge's deadline bounds it. */
+static cudaError_t s_wait(cudaEvent_t ev)
+{
+    int64_t start = cr_time_mono_ns(), nap = S_NAP_MIN_NS;
+    for (;;) {
+        cudaError_t q = cudaEventQuery(ev);
+        if (q != cudaErrorNotReady)
+            return q;
+        if (cr_time_mono_ns() - start > S_SPIN_NS) {
+            struct timespec ts = {0, (long)nap};
+            nanosleep(&ts, NULL);
+            nap = nap * 2 > S_NAP_MAX_NS ? S_NAP_MAX_NS : nap * 2;
+        }
+    }
+}
+
+static void s_error(cudaError_t e, uint32_t at)
+{
+    s_ctl->cuda.cuda_error = (int32_t)e;
+    s_ctl->cuda.error_at = at;
+}
+
+/* CALL (see the header). */
+static void s_call(void)
+{
+    cr_exec_cuda_t *X = &s_ctl->cuda;
+    unsigned n = s_ctl->nargs < CR_EXEC_MAX_ARGS ? s_ctl->nargs : CR_EXEC_MAX_ARGS;
+    void *args[CR_EXEC_MAX_ARGS], *ptr[CR_EXEC_MAX_ARGS];
+    alignas(16) unsigned char val[CR_EXEC_MAX_ARGS][16];
+    for (unsigned i = 0; i < n; i++) {
+        const cr_exec_arg_t *a = &s_ctl->args[i];
+        if (a->kind == CR_EXEC_ARG_DEV) {
+            ptr[i] = a->off < s_arena_bytes ? s_arena + a->off : NULL;
+            args[i] = &ptr[i];
+        } else {
+            memcpy(val[i], a->val, sizeof val[i]);
+            args[i] = val[i];
+        }
+    }
+    X->ev_us = 0;
+    s_error(cudaSuccess, CR_EXEC_CUDA_AT_NONE);
+    cr__cuda_judge_t *J = &s_J;
+    if (!J->fn[CR_CUDA_CAND]) {
+        s_ctl->result = -1;
+        return;
+    }
+    cr__cuda_reset_state(J); /* docs/hacks.md #19: this context's limits, as they began */
+    int count = X->count && J->lc_on;
+    J->lc_names = X->names_usable ? 1 : 0;
+    if (J->last_error[CR_CUDA_CAND])
+        J->last_error[CR_CUDA_CAND](); /* clears an error of an earlier call */
+    cudaGetLastError();
+    if (count)
+        cr__cuda_lc_begin(J, CR_CUDA_CAND);
+    cudaEventRecord(J->d.ev0, cudaStreamLegacy);
+    J->fn[CR_CUDA_CAND](args);
+    cudaError_t rec = cudaEventRecord(J->d.ev1, cudaStreamLegacy);
+    if (count)
+        cr__cuda_lc_end(J, CR_CUDA_CAND);
+    cr__cuda_launch_tail((int)(X->tail < 1024 ? X->tail : 1024));
+    cudaError_t launch = J->last_error[CR_CUDA_CAND]
+                             ? (cudaError_t)J->last_error[CR_CUDA_CAND]() : cudaSuccess;
+    if (count) {
+        X->launches_ok = J->lc_ok[CR_CUDA_CAND];
+        X->launches_failed = J->lc_failed[CR_CUDA_CAND];
+        unsigned named, found;
+        X->foreign[0] = X->foreign_path[0] = '\0';
+        cr__cuda_lc_self(J, &named, &found, X->foreign, sizeof X->foreign, X->foreign_path,
+                         sizeof X->foreign_path);
+        X->names_seen = named;
+        X->names_found = found;
+    }
+    if (launch != cudaSuccess) {
+        s_error(launch, CR_EXEC_CUDA_AT_LAUNCH);
+        return;
+    }
+    cudaError_t e = rec != cudaSuccess ? rec : s_wait(J->d.ev1);
+    if (e == cudaSuccess)
+        e = cudaDeviceSynchronize(); /* work on non-blocking streams (§2) */
+    if (e != cudaSuccess) {
+        s_error(e, CR_EXEC_CUDA_AT_DEVICE);
+        return;
+    }
+    float ms = 0;
+    if ((e = cudaEventElapsedTime(&ms, J->d.ev0, J->d.ev1)) != cudaSuccess) {
+        s_error(e, CR_EXEC_CUDA_AT_TIMING);
+        return;
+    }
+    X->ev_us = (double)ms * 1e3;
+}
+
+static void s_serve(void)
+{
+    uint32_t last = 0;
+    for (;;) {
+        uint32_t seq;
+        while ((seq = __atomic_load_n(&s_ctl->cmd_seq, __ATOMIC_ACQUIRE)) == last)
+            s_futex_wait(&s_ctl->cmd_seq, last);
+        last = seq;
+        s_ctl->result = 0;
+        switch (s_ctl->op) {
+        case CR_EXEC_OP_PING:
+            break;
+        case CR_EXEC_OP_LOAD:
+            s_ctl->msg[0] = '\0';
+            if (s_load() != 0) {
+                s_ctl->result = -1;
+                break;
+            }
+            cr__cuda_lc_start(&s_J); /* the object's images and the callbacks (§8) */
+            s_ctl->cuda.lc_on = (uint32_t)s_J.lc_on;
+            {
+                int rc = cr_sandbox_lock_code(1);
+                if (rc != 0)
+                    fprintf(stderr, "crucible-executor-cuda: second seccomp filter: %s\n",
+                            strerror(-rc));
+            }
+            break;
+        case CR_EXEC_OP_CALL:
+            s_call();
+            break;
+        case CR_EXEC_OP_LC_STOP:
+            if (s_J.lc_on)
+                cr__cuda_lc_stop(&s_J); /* no callback in a timed window (§8) */
+            s_ctl->cuda.lc_on = 0;
+            break;
+        default:
+            s_ctl->result = -1;
+            break;
+        }
+        __atomic_store_n(&s_ctl->done_seq, seq, __ATOMIC_RELEASE);
+        s_futex_wake(&s_ctl->done_seq);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *role = NULL, *scratch = NULL;
+    unsigned long uid = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(s_usage, stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--role") && i + 1 < argc) {
+            role = argv[++i];
+        } else if (!strcmp(argv[i], "--threads") || !strcmp(argv[i], "--cap-memory")) {
+            continue; /* a CUDA executor always has the runtime's threads and no cap */
+        } else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) {
+            ++i; /* not pinned: the runtime's threads share the judge's cores */
+        } else if (!strcmp(argv[i], "--uid") && i + 1 < argc) {
+            uid = strtoul(argv[++i], NULL, 10);
+        } else if (!strcmp(argv[i], "--scratch") && i + 1 < argc) {
+            scratch = argv[++i];
+        } else {
+            fprintf(stderr, "crucible-executor-cuda: unknown argument '%s'\n%s", argv[i],
+                    s_usage);
+            return 2;
+        }
+    }
+    if (!role) {
+        fprintf(stderr, "crucible-executor-cuda: --role is required\n%s", s_usage);
+        return 2;
+    }
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1)
+        _exit(CR_EXEC_EXIT_SETUP);
+    cr_log_set_role("executor");
+    struct stat st;
+    if (fstat(CR_EXEC_FD_CTL, &st) != 0 || (size_t)st.st_size < sizeof *s_ctl)
+        s_die("control block: descriptor %d is not one", CR_EXEC_FD_CTL);
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+                   CR_EXEC_FD_CTL, 0);
+    if (p == MAP_FAILED)
+        s_die("control block: mmap: %s", strerror(errno));
+    s_ctl = (cr_exec_ctl_t *)p;
+    close(CR_EXEC_FD_CTL);
+    close(CR_EXEC_FD_RW); /* the host arenas: a CUDA call's buffers are on the device */
+    close(CR_EXEC_FD_RO);
+
+    cudaError_t e = cudaSetDevice(0);
+    if (e == cudaSuccess)
+        e = cudaFree(0);
+    if (e != cudaSuccess)
+        s_die("CUDA context: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+    if (s_ctl->cuda.arena_bytes) {
+        cudaIpcMemHandle_t h;
+        memcpy(&h, s_ctl->cuda.arena_handle, sizeof h);
+        void *a = NULL;
+        if ((e = cudaIpcOpenMemHandle(&a, h, cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess)
+            s_die("opening the device arena: %s (%s)", cudaGetErrorName(e),
+                  cudaGetErrorString(e));
+        s_arena = (char *)a;
+        s_arena_bytes = (size_t)s_ctl->cuda.arena_bytes;
+    }
+    if ((e = cudaEventCreate(&s_J.d.ev0)) != cudaSuccess ||
+        (e = cudaEventCreate(&s_J.d.ev1)) != cudaSuccess)
+        s_die("events: %s", cudaGetErrorString(e));
+    cr__cuda_state_init(&s_J.d);
+    char used[PATH_MAX + 64];
+    if (cr__cuda_lc_subscribe(used, sizeof used) != 0)
+        fprintf(stderr, "crucible-executor-cuda: %s: launch checks off: %s\n", role, used);
+
+    cr_sandbox_echo_denials(s_ctl->msg, sizeof s_ctl->msg);
+    char err[512];
+    cr_sandbox_report_t rep;
+    cr_sandbox_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.scratch_dir = scratch;
+    o.uid = (uint32_t)uid;
+    o.threads = 1;
+    o.cap_memory = 0;
+    if (cr_sandbox_enter(&o, &rep, err, sizeof err) != 0)
+        s_die("sandbox: %s", err);
+    fprintf(stderr, "crucible-executor-cuda: %s: %s\n", role, rep.summary);
+    s_ctl->sandbox_net = (uint32_t)rep.net;
+    __atomic_store_n(&s_ctl->ready, 1, __ATOMIC_RELEASE);
+    s_futex_wake(&s_ctl->ready);
+    s_serve();
+    return 0;
+}
