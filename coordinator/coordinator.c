@@ -2264,8 +2264,9 @@ static void s_phase_cron(cr_coordinator_t *c)
 
 /* Opens the transaction that every store change of the phases that follow
  * joins: the results and records of one turn cost one commit (one fsync
- * under durability full) instead of one each. Dispatch runs outside it: an
- * assignment writes nothing (store.c, "Memory and log"). */
+ * under durability full) instead of one each. Dispatch runs after its
+ * commit in a transaction of its own, which only reads (an assignment
+ * writes nothing: store.c, "Memory and log"), so it costs no sync. */
 static void s_turn_begin(cr_coordinator_t *c)
 {
     /* between turns nothing of the caches is held: the place to bound them */
@@ -2590,9 +2591,13 @@ int cr_coordinator_run(cr_coordinator_t *c)
         /* dispatch: after the Acks, so that a worker hears its result is
          * safe before it hears of the job that takes the freed credit */
         if (c->dispatch_due) {
-            /* no transaction: an assignment writes nothing (store.c, "Memory
-             * and log"), and the rare record made here commits by itself */
+            /* its own transaction, a read one: an assignment writes nothing
+             * (store.c, "Memory and log") but reads its job's spec, and one
+             * read transaction for the phase costs one WAL lock instead of
+             * one per job; the rare record made here commits with it */
+            s_turn_begin(c);
             s_phase_dispatch(c);
+            s_turn_end(c);
             s_turn_mark(c, &t0, "dispatch");
         }
     }

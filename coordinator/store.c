@@ -126,8 +126,14 @@ static const char s_schema[] =
      * going DONE leaves it (one b-tree delete) and history does not grow it */
     "DROP INDEX IF EXISTS jobs_queue;"
     "CREATE INDEX IF NOT EXISTS jobs_live ON jobs(state) WHERE state < 2;"
-    "CREATE UNIQUE INDEX IF NOT EXISTS jobs_seq ON jobs(batch_id, seq);"
-    "CREATE INDEX IF NOT EXISTS jobs_group ON jobs(batch_id, group_id);"
+    /* partial too: a job is added with no seq and, mostly, no group, and an
+     * index entry it does not need is two b-tree writes per job (the insert,
+     * then the move when its seq is set); the queries name the condition
+     * (seq > ?, group_id > '') so that the planner may use them */
+    "DROP INDEX IF EXISTS jobs_seq;"
+    "DROP INDEX IF EXISTS jobs_group;"
+    "CREATE UNIQUE INDEX IF NOT EXISTS jobs_seq_set ON jobs(batch_id, seq) WHERE seq IS NOT NULL;"
+    "CREATE INDEX IF NOT EXISTS jobs_group_set ON jobs(batch_id, group_id) WHERE group_id > '';"
     "CREATE INDEX IF NOT EXISTS jobs_worker ON jobs(worker_id) WHERE state = 1;"
     "CREATE INDEX IF NOT EXISTS batches_owner ON batches(owner);"
     /* CURVE: the key a worker id was first seen with (cr_store_worker_key) */
@@ -173,9 +179,9 @@ static const char s_schema[] =
                  " GROUP BY status")                                                      \
     X(FLAGS, "SELECT flags FROM jobs WHERE batch_id = ?1 AND state = 2 AND flags <> ''")  \
     X(GROUP_STATE, "SELECT count(*), count(seq), coalesce(max(seq), 0) FROM jobs"         \
-                   " WHERE batch_id = ?1 AND group_id = ?2")                              \
+                   " WHERE batch_id = ?1 AND group_id = ?2 AND group_id > ''")            \
     X(GROUP_RECORDS, "SELECT record FROM jobs WHERE batch_id = ?1 AND group_id = ?2"      \
-                     " AND state = 2 ORDER BY seq")                                       \
+                     " AND group_id > '' AND state = 2 ORDER BY seq")                     \
     X(GROUPS_DONE, "SELECT group_id, max(seq) FROM jobs WHERE batch_id = ?1"              \
                    " AND group_id > '' GROUP BY group_id HAVING count(*) = count(seq)"   \
                    " ORDER BY 2")
