@@ -307,6 +307,8 @@ typedef struct {
     long acked, refused;        /* jobs accepted by SubmitAcks / Submits refused */
     int64_t t_submit0, t_submit1, t_first, t_last; /* µs */
     int batch_done;             /* BatchDone seen */
+    uint64_t last_seq;          /* the last seq streamed */
+    long resubscribed;          /* BatchDones before the batch's last Submit: resubscribed */
     int failed;                 /* 1 on a timeout */
     char err[256];              /* first Error message */
 } s_client_t;
@@ -332,6 +334,7 @@ static void s_client_handle(s_client_t *cl, Crucible__Envelope *e)
         if (cl->seen[idx]++ || cl->seq_seen[r->seq - 1]++)
             cl->dups++;
         cl->records++;
+        cl->last_seq = r->seq;
         if (!cl->t_first)
             cl->t_first = s_now_us();
         cl->t_last = s_now_us();
@@ -350,6 +353,24 @@ static void s_client_handle(s_client_t *cl, Crucible__Envelope *e)
     }
 }
 
+/* A batch whose every job so far has a record is done, and its BatchDone
+ * ends the subscription, even when more Submits of it are to come (a fast
+ * coordinator finishes a chunk before the next arrives). The client then
+ * does what a real one does: Subscribe again after the last seq it has. */
+static void s_client_resubscribe(s_client_t *cl, void *s)
+{
+    Crucible__Subscribe sub = CRUCIBLE__SUBSCRIBE__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    sub.batch_id = "bench";
+    sub.after_seq = cl->last_seq;
+    sub.follow = 1;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE;
+    env.subscribe = &sub;
+    cl->batch_done = 0;
+    cl->resubscribed++;
+    cr_wire_send(s, NULL, &env);
+}
+
 static void s_client_drain(s_client_t *cl, void *s, int wait_ms)
 {
     zmq_pollitem_t it = {s, 0, ZMQ_POLLIN, 0};
@@ -360,6 +381,8 @@ static void s_client_drain(s_client_t *cl, void *s, int wait_ms)
         if (e)
             s_client_handle(cl, e);
         cr_wire_free(&e);
+        if (cl->batch_done && cl->records < O.n)
+            s_client_resubscribe(cl, s);
     }
 }
 
@@ -434,7 +457,7 @@ static void *s_client_main(void *arg)
 typedef struct {
     double rate, p50, p99, cpu_us, rss_mib, submit_s, submit_rate, wall_s;
     double ack_p50_ms, max_hb_gap_ms;
-    long records, dups, bad, lost, disconnects, db_done, db_seqs, resent;
+    long records, dups, bad, lost, disconnects, db_done, db_seqs, resent, resub;
     int batch_done, failed;
     char longest[256];
 } s_coord_t;
@@ -654,6 +677,7 @@ static int s_coord(const char *dir, s_coord_t *out)
     out->dups = cl.dups;
     out->bad = cl.bad;
     out->batch_done = cl.batch_done;
+    out->resub = cl.resubscribed;
     out->failed = cl.failed || cl.refused;
     if (cl.err[0])
         fprintf(stderr, "coord_bench: the coordinator answered %s\n", cl.err);
@@ -746,9 +770,9 @@ int main(int argc, char **argv)
         if (c.longest[0])
             printf("             %s\n", strstr(c.longest, "longest") ? strstr(c.longest, "longest")
                                                                      : c.longest);
-        printf("records:     client %ld (duplicates %ld, invalid %ld, BatchDone %s), database "
-               "%ld DONE with %ld distinct seqs\n", c.records, c.dups, c.bad,
-               c.batch_done ? "yes" : "no", c.db_done, c.db_seqs);
+        printf("records:     client %ld (duplicates %ld, invalid %ld, BatchDone %s, resubscribed "
+               "%ld), database %ld DONE with %ld distinct seqs\n", c.records, c.dups, c.bad,
+               c.batch_done ? "yes" : "no", c.resub, c.db_done, c.db_seqs);
         if (O.echo)
             printf("ratio:       %.1f%% of echo rate; p99 %.2fx echo's\n", 100.0 * c.rate / e.rate,
                    e.p99 > 0 ? c.p99 / e.p99 : 0);

@@ -54,7 +54,7 @@
 
 /* Messages handled per socket per loop turn, so that a flood on one side
  * cannot starve the other or the dispatch phase. */
-#define CR_COORD_BURST 256
+#define CR_COORD_BURST 4096
 /* Records one catching-up subscriber is sent per loop turn (s_replay_step):
  * well under the clients socket's high-water mark. */
 #define CR_COORD_REPLAY_STEP 512
