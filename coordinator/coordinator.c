@@ -53,7 +53,11 @@
 #include <zmq.h>
 
 /* Messages handled per socket per loop turn, so that a flood on one side
- * cannot starve the other or the dispatch phase. */
+ * cannot starve the other or the dispatch phase (CR_COORD_PHASE_MS bounds
+ * the time as well). Enough for a turn to take what a thousand workers sent
+ * since the last one: their results then share one commit, and a dispatch
+ * sweep over the workers serves them all (bench/RESULTS.md, 2026-12-02:
+ * at 256 a turn took a quarter of that, for a commit and a sweep each). */
 #define CR_COORD_BURST 4096
 /* Records one catching-up subscriber is sent per loop turn (s_replay_step):
  * well under the clients socket's high-water mark. */
