@@ -60,6 +60,7 @@ typedef struct {
     const char *crucible; /* the binary */
     const char *sync;     /* --durability for the coordinator, "" = its default */
     const char *extra;    /* more coordinator flags, space separated */
+    long source_bytes;    /* each candidate's source padded to this many bytes; 0 = as is */
 } s_opts_t;
 
 static s_opts_t O = {.n = 20000, .w = 100, .credit = 6, .chunk = 5000, .hb_ms = 1000,
@@ -403,6 +404,16 @@ static void *s_client_main(void *arg)
     Crucible__JobSpec *specs = calloc((size_t)chunk, sizeof *specs);
     Crucible__JobSpec **sp = calloc((size_t)chunk, sizeof *sp);
     char (*ids)[16] = calloc((size_t)chunk, sizeof *ids);
+    char *source = (char *)s_source;
+    if (O.source_bytes > (long)sizeof s_source) {
+        /* the same candidate behind a comment: a large Submit of valid jobs */
+        source = malloc((size_t)O.source_bytes + 1);
+        size_t pad = (size_t)O.source_bytes - (sizeof s_source - 1);
+        memcpy(source, "/*", 2);
+        memset(source + 2, 'x', pad - 4);
+        memcpy(source + pad - 2, "*/", 2);
+        memcpy(source + pad, s_source, sizeof s_source);
+    }
     cl->t_submit0 = s_now_us();
     for (long off = 0; off < O.n; off += chunk) {
         long k = O.n - off < chunk ? O.n - off : chunk;
@@ -411,7 +422,7 @@ static void *s_client_main(void *arg)
             snprintf(ids[i], sizeof ids[i], "j%07ld", off + i);
             specs[i].job_id = ids[i];
             specs[i].task = "bench";
-            specs[i].source = (char *)s_source;
+            specs[i].source = source;
             sp[i] = &specs[i];
         }
         Crucible__Submit sub = CRUCIBLE__SUBMIT__INIT;
@@ -435,6 +446,8 @@ static void *s_client_main(void *arg)
             break;
     }
     free(specs), free(sp), free(ids);
+    if (source != s_source)
+        free(source);
     int64_t last = s_now_us();
     long seen = cl->records;
     while (!cl->refused && (cl->records < O.n || !cl->batch_done)) {
@@ -708,7 +721,8 @@ static void s_usage(void)
     fprintf(stderr,
             "usage: coord_bench [-n jobs] [-w workers] [-c credit] [-s jobs-per-submit]\n"
             "                   [--hb-ms N] [--durability full|normal|off] [--no-echo]\n"
-            "                   [--echo-only] [--check] [--crucible PATH] [--extra 'FLAGS']\n");
+            "                   [--echo-only] [--check] [--crucible PATH] [--extra 'FLAGS']\n"
+            "                   [--source-bytes N]\n");
 }
 
 int main(int argc, char **argv)
@@ -717,7 +731,8 @@ int main(int argc, char **argv)
         {"no-echo", no_argument, 0, 'E'},   {"echo-only", no_argument, 0, 'e'},
         {"check", no_argument, 0, 'k'},     {"crucible", required_argument, 0, 'b'},
         {"durability", required_argument, 0, 'd'}, {"hb-ms", required_argument, 0, 'h'},
-        {"extra", required_argument, 0, 'x'}, {0, 0, 0, 0}};
+        {"extra", required_argument, 0, 'x'}, {"source-bytes", required_argument, 0, 'S'},
+        {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "n:w:c:s:", lo, NULL)) != -1) {
         switch (ch) {
@@ -732,6 +747,7 @@ int main(int argc, char **argv)
         case 'd': O.sync = optarg; break;
         case 'h': O.hb_ms = atoi(optarg); break;
         case 'x': O.extra = optarg; break;
+        case 'S': O.source_bytes = atol(optarg); break;
         default: s_usage(); return 2;
         }
     }
