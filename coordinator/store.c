@@ -163,6 +163,7 @@ static const char s_schema[] =
     X(TASK_GET, "SELECT bundle FROM tasks WHERE hash = ?1")                               \
     X(JOB_ADD, "INSERT OR IGNORE INTO jobs(batch_id, job_id, task_hash, language, spec,"  \
                " group_id, state, attempt, t_submitted) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 0, 1, ?7)") \
+    X(JOB_HAS, "SELECT 1 FROM jobs WHERE batch_id = ?1 AND job_id = ?2")               \
     X(JOB_GET, "SELECT state, attempt, worker_id, group_id, language, t_submitted,"       \
                " t_assigned, coalesce(seq, 0), spec, task_hash FROM jobs"                 \
                " WHERE batch_id = ?1 AND job_id = ?2")                                    \
@@ -1286,6 +1287,25 @@ static int s_exists(cr_store_t *s, int which, const char *a, const char *b)
     return rc == SQLITE_DONE ? 0 : s_fail(s, "lookup");
 }
 
+
+int cr_store_count_new(cr_store_t *s, const char *batch_id, const cr_store_job_in_t *jobs,
+                       size_t n, uint32_t *n_new)
+{
+    uint32_t fresh = 0;
+    *n_new = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!jobs[i].task_hash || !jobs[i].task_hash[0] || !jobs[i].job_id)
+            continue; /* recorded INVALID_TASK, never queued */
+        if (s_job_find(s, batch_id, jobs[i].job_id))
+            continue; /* live */
+        int has = s_exists(s, Q_JOB_HAS, batch_id, jobs[i].job_id);
+        if (has < 0)
+            return has;
+        fresh += has == 0;
+    }
+    *n_new = fresh;
+    return 0;
+}
 
 int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jobs, size_t n,
                       int64_t now_ms, uint32_t *n_new, uint32_t *n_dup)

@@ -147,6 +147,12 @@ int cr_store_add_task(cr_store_t *s, const char *hash, const char *name, const u
 int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jobs, size_t n,
                       int64_t now_ms, uint32_t *n_new, uint32_t *n_dup);
 
+/* How many of jobs[0..n) with a task hash the store knows neither live nor
+ * DONE: what cr_store_add_jobs would queue (a job id given twice counts
+ * twice). *n_new is 0 on failure. */
+int cr_store_count_new(cr_store_t *s, const char *batch_id, const cr_store_job_in_t *jobs,
+                       size_t n, uint32_t *n_new);
+
 /* The oldest QUEUED jobs whose language is one of langs, at most limit, in
  * submission order. *n gets how many were written to out. */
 int cr_store_next_queued(cr_store_t *s, const char *const *langs, size_t nlangs, size_t limit,
