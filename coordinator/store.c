@@ -848,10 +848,18 @@ static void s_pending_drop(cr_store_t *s, size_t keep)
     }
 }
 
+static int s_cmp_pending(const void *a, const void *b)
+{
+    int64_t x = ((const s_pending_t *)a)->rowid, y = ((const s_pending_t *)b)->rowid;
+    return x < y ? -1 : x > y;
+}
+
 /* Writes the records made since the last flush: S_MULTI_ROWS to a
- * statement, the rest one by one, all prepared once. */
+ * statement, the rest one by one, all prepared once; in rowid order, so
+ * that neighbouring rows are written while their pages are at hand. */
 static int s_flush_records(cr_store_t *s)
 {
+    qsort(s->pend, s->npend, sizeof *s->pend, s_cmp_pending);
     size_t i = 0;
     for (; i + S_MULTI_ROWS <= s->npend; i += S_MULTI_ROWS) {
         sqlite3_stmt *st = s->finish_many;
