@@ -107,6 +107,11 @@
 /* 5 s: only this process writes, so a wait means a checkpoint or a reader
  * like the sqlite3 shell; longer would stall the event loop. */
 #define CR_STORE_BUSY_MS 5000
+/* Bytes of packed specs kept in memory beside the live jobs they belong to,
+ * so that an assignment of one reads nothing from SQLite; past it specs are
+ * read from their rows at assign. A constant, so memory does not grow with
+ * a batch: 64 MiB holds the queue of a farm fed as fast as it drains. */
+#define CR_STORE_SPEC_CACHE ((size_t)64 << 20)
 
 static const char s_schema[] =
     "CREATE TABLE IF NOT EXISTS batches("
@@ -219,6 +224,9 @@ typedef struct s_job {
     const char *task;             /* JobSpec.task (interned) */
     const char *task_hash;        /* bundle key (interned); "" for none */
     char *group_id;               /* owned; NULL = none */
+    uint8_t *spec;                /* owned copy of the packed JobSpec, or NULL: read from
+                                     the row at assign (s_assign; CR_STORE_SPEC_CACHE) */
+    size_t spec_len;              /* its bytes */
     uint32_t attempt;             /* as stored */
     uint32_t sample_index;        /* JobSpec.sample_index */
     uint32_t turn;                /* JobSpec.turn */
@@ -325,6 +333,7 @@ struct cr_store {
     s_job_t **grave;             /* owned: jobs made DONE in the open transaction */
     size_t ngrave, capgrave;
     int any_dirty;               /* 1: some batch is dirty */
+    size_t spec_bytes;           /* bytes of the specs kept in live jobs (s_job_t.spec) */
 };
 
 /* ---- helpers ---- */
@@ -696,7 +705,16 @@ static void s_job_free(s_job_t *j)
     if (!j)
         return;
     free(j->group_id);
+    free(j->spec);
     free(j);
+}
+
+/* s_job_free, keeping the count of cached spec bytes. */
+static void s_job_release(cr_store_t *s, s_job_t *j)
+{
+    if (j && j->spec)
+        s->spec_bytes -= j->spec_len;
+    s_job_free(j);
 }
 
 /* ---- memory: the undo log (cr_store_rollback) ---- */
@@ -791,7 +809,7 @@ static void s_undo_to(cr_store_t *s, size_t mark)
             s_state_unlink(s, j);
             s_batch_unlink(j);
             s_hash_del(s, j);
-            s_job_free(j);
+            s_job_release(s, j);
             break;
         case S_UNDO_JOB:
             if (j->dead) { /* it went DONE: back to life */
@@ -915,7 +933,7 @@ static void s_settle(cr_store_t *s)
     if (s->depth > 0)
         return;
     for (size_t i = 0; i < s->ngrave; i++)
-        s_job_free(s->grave[i]);
+        s_job_release(s, s->grave[i]);
     s->ngrave = 0;
     s->nundo = 0;
 }
@@ -1032,7 +1050,7 @@ static s_job_t *s_job_new(cr_store_t *s, s_batch_t *b, int64_t rowid, const char
         return NULL;
     }
     if (!j->task_hash || !j->task) {
-        s_job_free(j);
+        s_job_release(s, j);
         return NULL;
     }
     j->sample_index = sample_index;
@@ -1102,7 +1120,7 @@ static void s_unload(cr_store_t *s)
         while (s->jobs[i]) {
             s_job_t *j = s->jobs[i];
             s->jobs[i] = j->hnext;
-            s_job_free(j);
+            s_job_release(s, j);
         }
     free(s->jobs);
     s->jobs = NULL;
@@ -1123,7 +1141,7 @@ static void s_unload(cr_store_t *s)
     s->langs = NULL;
     s->nlangs = 0;
     for (size_t i = 0; i < s->ngrave; i++)
-        s_job_free(s->grave[i]);
+        s_job_release(s, s->grave[i]);
     free(s->grave);
     free(s->undo);
     s->grave = NULL;
@@ -1372,13 +1390,19 @@ int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jo
                                j->task_hash, task, j->group_id, sample, turn, 1, now_ms, 0);
         if (js)
             crucible__job_spec__free_unpacked(js, NULL);
+        if (m && j->spec_len && s->spec_bytes + j->spec_len <= CR_STORE_SPEC_CACHE &&
+            (m->spec = malloc(j->spec_len))) {
+            memcpy(m->spec, j->spec, j->spec_len);
+            m->spec_len = j->spec_len;
+            s->spec_bytes += j->spec_len;
+        }
         rc = m ? s_undo_push(s, S_UNDO_NEW, m, NULL) : -ENOMEM;
         if (rc != 0) {
             if (m) { /* not in the log: taken out by hand */
                 s_queue_unlink(s, m);
                 s_batch_unlink(m);
                 s_hash_del(s, m);
-                s_job_free(m);
+                s_job_release(s, m);
             }
             break;
         }
@@ -1535,7 +1559,8 @@ static void s_join_flags(const Crucible__RewardRecord *rec, char *buf, size_t ca
 }
 
 /* cr_store_assign, with the task bundle and options or (blobs 0) only the
- * spec and the task's hash. In memory; the one read is the spec, by rowid. */
+ * spec and the task's hash. In memory; the one read is the spec, by rowid,
+ * unless the job kept it (CR_STORE_SPEC_CACHE), which it then hands over. */
 static int s_assign(cr_store_t *s, const char *batch_id, const char *job_id,
                     const char *worker_id, int64_t now_ms, cr_store_assigned_t *out, int blobs)
 {
@@ -1556,12 +1581,20 @@ static int s_assign(cr_store_t *s, const char *batch_id, const char *job_id,
         rc = -ENOMEM;
     if (rc == 0 && out) {
         snprintf(a.task_hash, sizeof a.task_hash, "%s", j->task_hash);
-        sqlite3_stmt *st = s_q(s, Q_SPEC_GET);
-        sqlite3_bind_int64(st, 1, j->rowid);
-        int step = sqlite3_step(st);
-        rc = step == SQLITE_ROW ? s_dup_blob(st, 0, &a.spec, &a.spec_len)
-                                : step == SQLITE_DONE ? CR_E_NOT_FOUND : s_fail(s, "spec");
-        sqlite3_reset(st);
+        if (j->spec) {
+            a.spec = j->spec;
+            a.spec_len = j->spec_len;
+            s->spec_bytes -= j->spec_len;
+            j->spec = NULL;
+            j->spec_len = 0;
+        } else {
+            sqlite3_stmt *st = s_q(s, Q_SPEC_GET);
+            sqlite3_bind_int64(st, 1, j->rowid);
+            int step = sqlite3_step(st);
+            rc = step == SQLITE_ROW ? s_dup_blob(st, 0, &a.spec, &a.spec_len)
+                                    : step == SQLITE_DONE ? CR_E_NOT_FOUND : s_fail(s, "spec");
+            sqlite3_reset(st);
+        }
     }
     if (rc == 0 && out && blobs)
         rc = s_blob_of(s, Q_TASK_GET, a.task_hash, &a.task, &a.task_len);
@@ -1667,7 +1700,7 @@ static int s_finish(cr_store_t *s, s_job_t *j, Crucible__RewardRecord *rec)
     if (s->depth > 0)
         s->grave[s->ngrave++] = j;
     else
-        s_job_free(j);
+        s_job_release(s, j);
     return 0;
 }
 
