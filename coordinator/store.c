@@ -49,7 +49,13 @@
  * kept in memory and written once per batch at the outermost commit
  * (s_flush), and before any read through SQL of records or batch rows.
  * Nothing on the result path reads SQLite: the job, its keys (task, group,
- * sample index, turn, times) and the next seq come from memory. Savepoints
+ * sample index, turn, times) and the next seq come from memory. An
+ * assignment reads the job's spec from its row, unless the job kept the
+ * packed spec it was added with (up to CR_STORE_SPEC_CACHE bytes for all
+ * live jobs together, a constant, so memory does not grow with a batch).
+ * The records of a turn are written at the flush in rowid order, 64 rows
+ * to a statement. The seq and group indexes are partial: a job has an
+ * entry there only once it has a seq, or if it has a group. Savepoints
  * nest as before; a rollback undoes memory too (the undo log, s_undo_to),
  * so memory never holds what the log does not.
  *
