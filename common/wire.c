@@ -500,6 +500,48 @@ int cr_wire_record_pack(const Crucible__RewardRecord *rec, uint8_t **buf, size_t
     return 0;
 }
 
+static size_t s_put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    do {
+        p[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    return n;
+}
+
+int cr_wire_pack_result(const uint8_t *rec, size_t len, uint8_t **buf, size_t *outlen)
+{
+    /* field numbers from the descriptors, so a renumbered .proto cannot
+     * make these bytes disagree with cr_wire_pack's */
+    const ProtobufCFieldDescriptor *fv = protobuf_c_message_descriptor_get_field_by_name(
+        &crucible__envelope__descriptor, "version");
+    const ProtobufCFieldDescriptor *fr = protobuf_c_message_descriptor_get_field_by_name(
+        &crucible__envelope__descriptor, "result");
+    const ProtobufCFieldDescriptor *fc = protobuf_c_message_descriptor_get_field_by_name(
+        &crucible__result__descriptor, "record");
+    if (!fv || !fr || !fc)
+        return CR_E_DECODE;
+    uint8_t head[40], inner[12];
+    size_t ni = s_put_varint(inner, (uint64_t)fc->id << 3 | 2);
+    ni += s_put_varint(inner + ni, len);
+    size_t nh = s_put_varint(head, (uint64_t)fv->id << 3 | 0);
+    nh += s_put_varint(head + nh, CR_PROTOCOL_VERSION);
+    nh += s_put_varint(head + nh, (uint64_t)fr->id << 3 | 2);
+    nh += s_put_varint(head + nh, ni + len);
+    if (nh + ni + len > CR_WIRE_MAX_MSG)
+        return CR_E_TOO_BIG;
+    uint8_t *b = malloc(nh + ni + len);
+    if (!b)
+        return -ENOMEM;
+    memcpy(b, head, nh);
+    memcpy(b + nh, inner, ni);
+    memcpy(b + nh + ni, rec, len);
+    *buf = b;
+    *outlen = nh + ni + len;
+    return 0;
+}
+
 int cr_wire_record_unpack(const void *data, size_t len, Crucible__RewardRecord **out)
 {
     *out = crucible__reward_record__unpack(NULL, len, data);

@@ -131,6 +131,11 @@ int cr_wire_frame_parse(const void *buf, size_t len, size_t max, const uint8_t *
 /* Packs a RewardRecord into a heap buffer (caller frees). 0 or -ENOMEM. */
 int cr_wire_record_pack(const Crucible__RewardRecord *rec, uint8_t **buf, size_t *len);
 
+/* Packs Envelope{Result{record}} around a record already packed (rec, len
+ * bytes): the bytes cr_wire_pack gives for that envelope, without packing
+ * the record a second time. Caller frees *buf. 0, CR_E_TOO_BIG or -ENOMEM. */
+int cr_wire_pack_result(const uint8_t *rec, size_t len, uint8_t **buf, size_t *outlen);
+
 /* Unpacks a record; release with crucible__reward_record__free_unpacked(rec, NULL).
  * Returns 0 or CR_E_DECODE. */
 int cr_wire_record_unpack(const void *data, size_t len, Crucible__RewardRecord **out);

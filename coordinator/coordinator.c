@@ -330,6 +330,42 @@ static int s_send(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, Crucib
     return 0;
 }
 
+/* s_send of a client message already packed (buf, len bytes: an envelope;
+ * seq its record's when a Result): copied, the caller keeps buf. */
+static int s_send_bytes(cr_coordinator_t *c, const cr_peer_t *peer, const uint8_t *buf,
+                        size_t len, uint64_t seq)
+{
+    if (!c->turn_open) {
+        if (zmq_send(c->clients, peer->bytes, peer->len, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
+            zmq_send(c->clients, buf, len, ZMQ_DONTWAIT) >= 0)
+            return 0;
+        char who[80];
+        cr_debug("send Result to %s failed: %s", s_peer_name(peer, who, sizeof who),
+                 zmq_strerror(zmq_errno()));
+        return CR_E_ZMQ;
+    }
+    if (c->nout == c->capout) {
+        size_t cap = c->capout ? 2 * c->capout : 256;
+        void *g = realloc(c->out, cap * sizeof *c->out);
+        if (!g)
+            return -ENOMEM;
+        c->out = g;
+        c->capout = cap;
+    }
+    s_outmsg_t *m = &c->out[c->nout];
+    if (!(m->buf = malloc(len ? len : 1)))
+        return -ENOMEM;
+    memcpy(m->buf, buf, len);
+    m->len = len;
+    m->sock = c->clients;
+    m->peer = *peer;
+    m->sub = c->tag_sub;
+    m->seq = seq;
+    c->out_bytes += len;
+    c->nout++;
+    return 0;
+}
+
 static void s_error(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, int code,
                     const char *batch_id, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
@@ -651,15 +687,18 @@ static void s_subs_reap(cr_coordinator_t *c)
 
 /* Sends env to every live subscriber of batch_id; a failed send (client
  * gone, or too far behind) ends that subscription: the client resumes with
- * Subscribe{after_seq}. */
-static void s_publish(cr_coordinator_t *c, const char *batch_id, Crucible__Envelope *env)
+ * Subscribe{after_seq}. packed (plen bytes), when not NULL, is env packed
+ * (a Result: its record's seq is seq). */
+static void s_publish(cr_coordinator_t *c, const char *batch_id, Crucible__Envelope *env,
+                      const uint8_t *packed, size_t plen, uint64_t seq)
 {
     for (size_t i = 0; i < c->nsubs; i++) {
         s_sub_t *s = &c->subs[i];
         if (s->dead || s->replaying || strcmp(s->batch_id, batch_id) != 0)
             continue;
         c->tag_sub = s->id;
-        int rc = s_send(c, c->clients, &s->peer, env);
+        int rc = packed ? s_send_bytes(c, &s->peer, packed, plen, seq)
+                        : s_send(c, c->clients, &s->peer, env);
         c->tag_sub = 0;
         if (rc != 0) {
             char who[80];
@@ -756,7 +795,7 @@ static void s_group_done(cr_coordinator_t *c, const char *batch_id, const char *
     if (to)
         s_send(c, c->clients, to, &env);
     else
-        s_publish(c, batch_id, &env);
+        s_publish(c, batch_id, &env, NULL, 0, 0);
 out:
     free(adv);
     s_group_free(&g);
@@ -797,7 +836,7 @@ static void s_batch_done(cr_coordinator_t *c, const char *batch_id, const cr_sto
         s_send(c, c->clients, to, &env);
         return;
     }
-    s_publish(c, batch_id, &env);
+    s_publish(c, batch_id, &env, NULL, 0, 0);
     for (size_t i = 0; i < c->nsubs; i++)
         if (!c->subs[i].replaying && strcmp(c->subs[i].batch_id, batch_id) == 0)
             c->subs[i].dead = 1; /* a replaying one gets BatchDone when it catches up */
@@ -805,8 +844,11 @@ static void s_batch_done(cr_coordinator_t *c, const char *batch_id, const cr_sto
 }
 
 /* A job just became DONE (its record has its seq): stream it, then the
- * group and the batch if this record completed them. */
-static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
+ * group and the batch if this record completed them. blob (len bytes),
+ * when not NULL, is rec packed as the store keeps it: the stream's
+ * envelope is made around it instead of packing rec again. */
+static void s_on_record_packed(cr_coordinator_t *c, const Crucible__RewardRecord *rec,
+                               const uint8_t *blob, size_t len)
 {
     c->turn_records++;
     Crucible__Result res = CRUCIBLE__RESULT__INIT;
@@ -814,7 +856,12 @@ static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
     res.record = (Crucible__RewardRecord *)rec;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
     env.result = &res;
-    s_publish(c, rec->batch_id, &env);
+    uint8_t *packed = NULL;
+    size_t plen = 0;
+    if (blob && cr_wire_pack_result(blob, len, &packed, &plen) != 0)
+        packed = NULL; /* packed the ordinary way below */
+    s_publish(c, rec->batch_id, &env, packed, plen, rec->seq);
+    free(packed);
     if (c->metrics)
         cr_jobmetrics_record(c->metrics, "crucible", NULL, rec);
 
@@ -836,6 +883,11 @@ static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
         s_batch_done(c, rec->batch_id, &b, NULL);
     }
     s_subs_reap(c);
+}
+
+static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
+{
+    s_on_record_packed(c, rec, NULL, 0);
 }
 
 /* ---- workers ---- */
@@ -1115,7 +1167,11 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
         cr_sched_finished(w);
     cr_debug("job %s/%s: %s from %s (seq %llu)", rec->batch_id, rec->job_id,
              cr_status_name(rec->status), w->id, (unsigned long long)rec->seq);
-    s_on_record(c, rec);
+    const uint8_t *blob = NULL;
+    size_t blen = 0;
+    if (cr_store_last_record(c->store, &blob, &blen) != 0)
+        blob = NULL;
+    s_on_record_packed(c, rec, blob, blen);
     s_ack(c, w, rec);
 out:
     return;

@@ -340,6 +340,8 @@ struct cr_store {
     size_t ngrave, capgrave;
     int any_dirty;               /* 1: some batch is dirty */
     size_t spec_bytes;           /* bytes of the specs kept in live jobs (s_job_t.spec) */
+    size_t last_pend;            /* pend index + 1 of the last record made; 0 = none
+                                    (cr_store_last_record) */
 };
 
 /* ---- helpers ---- */
@@ -865,6 +867,7 @@ static void s_pending_bind(sqlite3_stmt *st, int base, const s_pending_t *p)
 
 static void s_pending_drop(cr_store_t *s, size_t keep)
 {
+    s->last_pend = 0;
     while (s->npend > keep) {
         s_pending_t *p = &s->pend[--s->npend];
         free(p->flags);
@@ -1687,6 +1690,7 @@ static int s_finish(cr_store_t *s, s_job_t *j, Crucible__RewardRecord *rec)
     }
     /* the row is written at the next flush (a read through SQL, a nested
      * begin, the outermost commit), with the turn's other records */
+    s->last_pend = s->npend + 1;
     s->pend[s->npend++] = (s_pending_t){.rowid = j->rowid, .seq = rec->seq,
                                         .status = rec->status, .flags = fl, .blob = blob,
                                         .len = len, .worker = j->worker ? j->worker : "",
@@ -1748,6 +1752,15 @@ int cr_store_complete(cr_store_t *s, Crucible__RewardRecord *rec, cr_store_job_i
             memset(prev, 0, sizeof *prev);
     }
     return rc;
+}
+
+int cr_store_last_record(cr_store_t *s, const uint8_t **blob, size_t *len)
+{
+    if (!s->last_pend || s->last_pend > s->npend)
+        return CR_E_NOT_FOUND;
+    *blob = s->pend[s->last_pend - 1].blob;
+    *len = s->pend[s->last_pend - 1].len;
+    return 0;
 }
 
 /* A record the store writes itself (INFRA_ERROR, CANCELLED): keys and the

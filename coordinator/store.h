@@ -183,6 +183,12 @@ int cr_store_task(cr_store_t *s, const char *hash, uint8_t **blob, size_t *len);
  * prev filled); CR_E_NOT_FOUND. */
 int cr_store_complete(cr_store_t *s, Crucible__RewardRecord *rec, cr_store_job_info_t *prev);
 
+/* The packed bytes of the record the last cr_store_complete made, as they
+ * will be stored (so that they are packed once, for the log and for the
+ * stream). Borrowed: valid until the next call into the store. 0, or
+ * CR_E_NOT_FOUND when that record was written already. */
+int cr_store_last_record(cr_store_t *s, const uint8_t **blob, size_t *len);
+
 /* ASSIGNED → QUEUED after its worker was lost: the lost try counts, so the
  * attempt goes up by one. When the lost try was attempt max_attempts (or
  * later), the job goes DONE instead with an INFRA_ERROR record naming why;

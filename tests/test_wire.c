@@ -214,3 +214,43 @@ Test(wire, sockets)
     unlink(path);
     rmdir(dir);
 }
+
+/* The Result envelope built around packed record bytes is byte for byte what
+ * packing the envelope gives, and decodes to the same record. */
+Test(wire, pack_result_matches_pack)
+{
+    Crucible__RewardRecord rec = CRUCIBLE__REWARD_RECORD__INIT;
+    Crucible__CompileResult comp = CRUCIBLE__COMPILE_RESULT__INIT;
+    rec.batch_id = "b";
+    rec.job_id = "j1";
+    rec.seq = 300; /* a two-byte varint */
+    rec.status = CRUCIBLE__STATUS__STATUS_OK;
+    rec.message = "";
+    comp.ok = 1;
+    char log[400];
+    memset(log, 'x', sizeof log - 1);
+    log[sizeof log - 1] = '\0';
+    comp.log = log; /* a record over 127 bytes: two-byte lengths */
+    rec.compile = &comp;
+    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    res.record = &rec;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    uint8_t *a = NULL, *r = NULL, *b = NULL;
+    size_t alen = 0, rlen = 0, blen = 0;
+    cr_assert_eq(cr_wire_pack(&env, &a, &alen), 0);
+    cr_assert_eq(cr_wire_record_pack(&rec, &r, &rlen), 0);
+    cr_assert_eq(cr_wire_pack_result(r, rlen, &b, &blen), 0);
+    cr_assert_eq(blen, alen);
+    cr_assert_eq(memcmp(a, b, alen), 0);
+    Crucible__Envelope *back = NULL;
+    cr_assert_eq(cr_wire_unpack(b, blen, CR_WIRE_MAX_MSG, &back), 0);
+    cr_assert_eq(back->body_case, CRUCIBLE__ENVELOPE__BODY_RESULT);
+    cr_assert_eq(back->result->record->seq, 300);
+    cr_assert_str_eq(back->result->record->compile->log, log);
+    cr_wire_free(&back);
+    free(a);
+    free(r);
+    free(b);
+}
