@@ -75,11 +75,14 @@
  * Submits (about half a millisecond of results). */
 #define CR_COORD_MIN_READ 64
 /* A Submit is stored in steps (s_phase_intake) of at most this many jobs
- * and bytes of specs, as many a turn as CR_COORD_INTAKE_MS allows: 2000
- * jobs in one step held the loop 25-80 ms here, 63 MiB of them 400 ms
- * (bench/RESULTS.md, 2026-12-02). */
+ * and bytes of specs, as many a turn as CR_COORD_INTAKE_MS and
+ * CR_COORD_INTAKE_TURN_BYTES allow: 2000 jobs in one step held the loop
+ * 25-80 ms here, 63 MiB of them 400 ms, and the turn's commit syncs what
+ * its steps wrote, about 6 ms a MiB on this machine (bench/RESULTS.md,
+ * 2026-12-02). */
 #define CR_COORD_INTAKE_JOBS 256
 #define CR_COORD_INTAKE_BYTES (1 << 20)
+#define CR_COORD_INTAKE_TURN_BYTES (2 << 20)
 #define CR_COORD_INTAKE_MS 10
 /* Most SubmitAck.errors lines: one per bad task, capped against a flood. */
 #define CR_COORD_MAX_ERRORS 64
@@ -175,6 +178,8 @@ struct cr_coordinator {
     struct s_intake *intake;        /* owned FIFO of Submits being stored (s_phase_intake) */
     struct s_intake *intake_done;   /* owned: stored in full this turn, freed at its commit */
     int env_taken;                  /* 1: the handler kept the envelope (s_phase_socket) */
+    cr_wire_specs_t *specs;         /* owned: the packed jobs of the Submit being handled,
+                                       taken by s_client_submit (NULL: decoded whole) */
     int intake_skipped;             /* 1: the last turn left the intake out (too long already) */
     /* --- the turn's transaction (group commit) --- */
     int turn_open;                  /* 1 between s_turn_begin and s_turn_end */
@@ -1534,6 +1539,8 @@ typedef struct s_intake {
     struct s_intake *next;         /* FIFO: only the head one is stored */
     cr_peer_t peer;                /* the submitting connection */
     Crucible__Envelope *env;       /* owned: the Submit, which jobs[] point into */
+    cr_wire_specs_t *specs;        /* owned: its jobs packed as they came, or NULL (they
+                                      are packed from env's, step by step) */
     Crucible__Submit *sub;         /* env->submit */
     char owner[CR_STORE_OWNER_MAX + 1]; /* the batch's owner (its first submitter) */
     s_bundle_t *bundles;           /* owned: one per sub->tasks, checked */
@@ -1553,6 +1560,7 @@ static void s_intake_free(s_intake_t *in)
     if (!in)
         return;
     cr_wire_free(&in->env);
+    cr_wire_specs_free(&in->specs);
     free(in->bundles);
     free(in->jobs);
     free(in->unknown);
@@ -1683,6 +1691,10 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
      * the order they came); the envelope is the intake's now */
     in->env = env;
     c->env_taken = 1;
+    if (c->specs && c->specs->n == sub->n_jobs) {
+        in->specs = c->specs; /* stored as they came: no decode of the sources, no re-pack */
+        c->specs = NULL;
+    }
     s_intake_t **tail = &c->intake;
     while (*tail)
         tail = &(*tail)->next;
@@ -1733,7 +1745,7 @@ static int s_intake_start(cr_coordinator_t *c, s_intake_t *in, uint64_t *queued)
 
 /* Stores the next step of in (inside the turn's transaction, in a savepoint
  * of its own). Returns 0, or the error that ended the intake (answered). */
-static int s_intake_step(cr_coordinator_t *c, s_intake_t *in)
+static int s_intake_step(cr_coordinator_t *c, s_intake_t *in, size_t *stored)
 {
     Crucible__Submit *sub = in->sub;
     const char *batch = sub->batch_id;
@@ -1742,16 +1754,21 @@ static int s_intake_step(cr_coordinator_t *c, s_intake_t *in)
     size_t from = in->cur.next, to = from, bytes = 0;
     while (to < sub->n_jobs && to - from < CR_COORD_INTAKE_JOBS &&
            (to == from || bytes < CR_COORD_INTAKE_BYTES)) {
-        in->jobs[to].spec_len = crucible__job_spec__get_packed_size(sub->jobs[to]);
+        in->jobs[to].spec_len = in->specs ? in->specs->len[to]
+                                          : crucible__job_spec__get_packed_size(sub->jobs[to]);
         bytes += in->jobs[to].spec_len;
         to++;
     }
-    uint8_t *buf = malloc(bytes ? bytes : 1);
+    uint8_t *buf = in->specs ? NULL : malloc(bytes ? bytes : 1);
     Crucible__RewardRecord **made = calloc(to - from, sizeof *made);
     size_t nmade = 0;
     uint64_t queued = 0;
-    int rc = buf && made ? 0 : -ENOMEM;
+    int rc = (buf || in->specs) && made ? 0 : -ENOMEM;
     for (size_t i = from, off = 0; rc == 0 && i < to; off += in->jobs[i].spec_len, i++) {
+        if (in->specs) {
+            in->jobs[i].spec = in->specs->spec[i];
+            continue;
+        }
         crucible__job_spec__pack(sub->jobs[i], buf + off);
         in->jobs[i].spec = buf + off;
     }
@@ -1791,6 +1808,7 @@ static int s_intake_step(cr_coordinator_t *c, s_intake_t *in)
     free(buf);
     s_cache_del(&c->totals, batch); /* the step changed it */
     if (rc == 0) {
+        *stored += bytes;
         in->cur.started = 1;
         in->cur.next = to;
         in->cur.n_new += n_new;
@@ -1863,19 +1881,20 @@ static void s_intake_done(cr_coordinator_t *c, s_intake_t *in)
 }
 
 /* The intake phase: steps of the oldest Submits for up to
- * CR_COORD_INTAKE_MS. An intake that ended (stored, or refused) leaves the
+ * CR_COORD_INTAKE_MS and CR_COORD_INTAKE_TURN_BYTES. An intake that ended (stored, or refused) leaves the
  * queue; one stored in full is freed once the turn is committed. */
 static void s_phase_intake(cr_coordinator_t *c)
 {
     int64_t until = cr_time_mono_ms() + CR_COORD_INTAKE_MS;
+    size_t stored = 0; /* bytes of specs this turn */
     s_intake_t **pp = &c->intake;
-    while (*pp && cr_time_mono_ms() < until) {
+    while (*pp && cr_time_mono_ms() < until && stored < CR_COORD_INTAKE_TURN_BYTES) {
         s_intake_t *in = *pp;
         if (in->cur.finished) {
             pp = &in->next;
             continue;
         }
-        if (s_intake_step(c, in) != 0) {
+        if (s_intake_step(c, in, &stored) != 0) {
             *pp = in->next;
             s_intake_free(in);
             continue;
@@ -2130,9 +2149,9 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
         /* clients' text must be NUL-free UTF-8 (trust note 4's hygiene);
          * workers' records may quote compiler output that is not */
         int rc = sock == c->clients
-                     ? cr_wire_recv_submit(sock, &peer, (size_t)c->cfg.max_msg,
-                                           (size_t)c->cfg.max_submit_jobs, &env, field,
-                                           sizeof field)
+                     ? cr_wire_recv_submit_specs(sock, &peer, (size_t)c->cfg.max_msg,
+                                                 (size_t)c->cfg.max_submit_jobs, &env, field,
+                                                 sizeof field, &c->specs)
                      : cr_wire_recv_max(sock, &peer, (size_t)c->cfg.max_msg, &env);
         if (rc == -EAGAIN)
             return;
@@ -2169,6 +2188,7 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
         fn(c, &peer, env);
         if (!c->env_taken)
             cr_wire_free(&env);
+        cr_wire_specs_free(&c->specs); /* unless the handler took them */
     }
 }
 
@@ -2879,6 +2899,7 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
             *pp = in->next;
             s_intake_free(in);
         }
+    cr_wire_specs_free(&c->specs);
     cr_store_close(&c->store);
     free(c->subs);
     free(c);

@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1084,6 +1085,22 @@ Test(coordinator, oversized_submit_refused_undecoded, .timeout = 60)
  * the worker is how long the loop stopped: printed, and bounded by
  * CR_TEST_SUBMIT_STALL_MS (bench/RESULTS.md records what it was). */
 #define CR_TEST_SUBMIT_STALL_MS 2000 /* room for a loaded 2-core machine (RESULTS.md) */
+/* The client side of big_submit_does_not_lose_workers: packing and sending
+ * 63 MiB takes this process a while, during which the worker must go on
+ * beating, or the coordinator would be right to declare it lost. */
+typedef struct {
+    void *sock;      /* the client's DEALER, used by this thread only until done */
+    atomic_int done; /* 1 once the Submit is sent */
+} s_big_submit_t;
+
+static void *s_big_submit_main(void *arg)
+{
+    s_big_submit_t *b = arg;
+    s_submit_many_src(b->sock, "huge", 2000, 33000);
+    atomic_store(&b->done, 1);
+    return NULL;
+}
+
 Test(coordinator, big_submit_does_not_lose_workers, .timeout = 120)
 {
     s_max_msg = 64 << 20; /* the default --max-msg */
@@ -1096,17 +1113,25 @@ Test(coordinator, big_submit_does_not_lose_workers, .timeout = 120)
         s_heartbeat(w);
         usleep(20000);
     }
-    /* 2000 x 33,000 bytes: 63 MiB of sources, just under the 64 MiB cap */
-    s_submit_many_src(cl, "huge", 2000, 33000);
+    /* 2000 x 33,000 bytes: 63 MiB of sources, just under the 64 MiB cap,
+     * packed and sent by another thread while the worker beats on */
+    s_big_submit_t big = {.sock = cl};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, s_big_submit_main, &big), 0);
+    int joined = 0;
     int acked = 0, disconnects = 0, assigns = 0;
     int64_t end = cr_time_mono_ms() + 60000, after_ack = 0, last_beat = 0, max_gap = 0;
     int64_t t_sent = cr_time_mono_ms(), t_ack = 0;
     while (cr_time_mono_ms() < end && (!after_ack || cr_time_mono_ms() < after_ack)) {
         s_heartbeat(w);
-        zmq_pollitem_t it[2] = {{cl, 0, ZMQ_POLLIN, 0}, {w, 0, ZMQ_POLLIN, 0}};
-        zmq_poll(it, 2, 20);
+        if (!joined && atomic_load(&big.done)) {
+            pthread_join(th, NULL);
+            joined = 1;
+        }
+        zmq_pollitem_t it[2] = {{w, 0, ZMQ_POLLIN, 0}, {cl, 0, ZMQ_POLLIN, 0}};
+        zmq_poll(it, joined ? 2 : 1, 20);
         Crucible__Envelope *env = NULL;
-        while (cr_wire_recv(cl, NULL, &env) != -EAGAIN) {
+        while (joined && cr_wire_recv(cl, NULL, &env) != -EAGAIN) {
             if (env && env->body_case == CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK) {
                 acked = 1;
                 t_ack = cr_time_mono_ms();
@@ -1128,6 +1153,8 @@ Test(coordinator, big_submit_does_not_lose_workers, .timeout = 120)
             cr_wire_free(&env);
         }
     }
+    if (!joined)
+        pthread_join(th, NULL);
     fprintf(stderr, "big_submit_does_not_lose_workers: 2000 jobs, 63 MiB: SubmitAck after %lld ms, "
             "longest gap between heartbeats %lld ms (interval 50 ms)\n",
             (long long)(t_ack - t_sent), (long long)max_gap);
