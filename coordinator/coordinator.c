@@ -2642,6 +2642,7 @@ static void s_turn_end(cr_coordinator_t *c)
         return;
     }
     cr_store_rollback(c->store);
+    s_cache_clear(&c->totals); /* the job counts the turn's Submits had changed */
     cr_error("turn not stored (%s): %zu acknowledgements and records dropped; workers resend, "
              "subscribers resume", cr_strerror(rc), c->nout);
     s_outbox_drop(c);
