@@ -1535,8 +1535,20 @@ typedef struct {
  * holds the loop for long whatever its size. Steps join the turn's
  * transaction; at (s_intake_settle) is the committed progress, cur the
  * progress including this turn. */
+/* A client message held until the Submit before it from the same
+ * connection is stored (s_intake_release): a client's messages are
+ * handled in the order sent, so a Subscribe right after a Submit finds the
+ * batch. */
+typedef struct s_deferred {
+    struct s_deferred *next;       /* in arrival order */
+    cr_peer_t peer;                /* its connection */
+    Crucible__Envelope *env;       /* owned */
+} s_deferred_t;
+
 typedef struct s_intake {
     struct s_intake *next;         /* FIFO: only the head one is stored */
+    s_deferred_t *after;           /* owned: the connection's messages since, in order */
+    s_deferred_t **after_tail;     /* where the next one goes */
     cr_peer_t peer;                /* the submitting connection */
     Crucible__Envelope *env;       /* owned: the Submit, which jobs[] point into */
     cr_wire_specs_t *specs;        /* owned: its jobs packed as they came, or NULL (they
@@ -1559,6 +1571,12 @@ static void s_intake_free(s_intake_t *in)
 {
     if (!in)
         return;
+    while (in->after) {
+        s_deferred_t *d = in->after;
+        in->after = d->next;
+        cr_wire_free(&d->env);
+        free(d);
+    }
     cr_wire_free(&in->env);
     cr_wire_specs_free(&in->specs);
     free(in->bundles);
@@ -1576,6 +1594,47 @@ static int s_intake_has(const cr_coordinator_t *c, const char *batch_id)
         if (strcmp(in->sub->batch_id, batch_id) == 0)
             return 1;
     return 0;
+}
+
+/* Holds env (taking it) behind the last Submit of peer's connection still
+ * being stored; 0 when there is none (handle it now). */
+static int s_intake_defer(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env)
+{
+    s_intake_t *last = NULL;
+    for (s_intake_t *in = c->intake; in; in = in->next)
+        if (in->peer.len == peer->len && memcmp(in->peer.bytes, peer->bytes, peer->len) == 0)
+            last = in;
+    s_deferred_t *d = last ? calloc(1, sizeof *d) : NULL;
+    if (!d)
+        return 0; /* none, or out of memory: handled now, out of order at worst */
+    d->peer = *peer;
+    d->env = env;
+    if (!last->after_tail)
+        last->after_tail = &last->after;
+    *last->after_tail = d;
+    last->after_tail = &d->next;
+    c->env_taken = 1;
+    return 1;
+}
+
+static void s_on_client_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env);
+
+/* The Submit of in is stored (or refused): the messages its connection
+ * sent after it are handled now, in order. */
+static void s_intake_release(cr_coordinator_t *c, s_intake_t *in)
+{
+    while (in->after) {
+        s_deferred_t *d = in->after;
+        in->after = d->next;
+        int taken = c->env_taken;
+        c->env_taken = 0;
+        s_on_client_msg(c, &d->peer, d->env);
+        if (!c->env_taken)
+            cr_wire_free(&d->env);
+        c->env_taken = taken;
+        free(d);
+    }
+    in->after_tail = NULL;
 }
 
 static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env)
@@ -1896,7 +1955,9 @@ static void s_phase_intake(cr_coordinator_t *c)
         }
         if (s_intake_step(c, in, &stored) != 0) {
             *pp = in->next;
+            s_intake_release(c, in);
             s_intake_free(in);
+            pp = &c->intake; /* the queue may have changed under the released messages */
             continue;
         }
         if (in->cur.finished) {
@@ -1905,6 +1966,8 @@ static void s_phase_intake(cr_coordinator_t *c)
             s_intake_done(c, in);
             in->next = c->intake_done;
             c->intake_done = in;
+            s_intake_release(c, in);
+            pp = &c->intake;
         }
     }
 }
@@ -2105,6 +2168,8 @@ static void s_on_client_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
 {
     char who[80];
     s_subs_check_key(c, peer);
+    if (env->body_case != CRUCIBLE__ENVELOPE__BODY_SUBMIT && s_intake_defer(c, peer, env))
+        return; /* handled once the Submit before it is stored */
     switch (env->body_case) {
     case CRUCIBLE__ENVELOPE__BODY_SUBMIT:
         if (env->submit)

@@ -1076,6 +1076,58 @@ Test(coordinator, oversized_submit_refused_undecoded, .timeout = 60)
     s_stop(&s_env);
 }
 
+/* A Subscribe sent right behind its Submit, without waiting for the
+ * SubmitAck (as the gateway and the rollout driver do), finds the batch,
+ * though the Submit is stored in steps over several turns: a connection's
+ * messages are handled in the order sent. */
+Test(coordinator, subscribe_right_after_submit_finds_the_batch, .timeout = 60)
+{
+    s_max_msg = 64 << 20; /* the default --max-msg */
+    s_start(&s_env, 0, 1000);
+    s_max_msg = 0;
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    s_submit_many_src(cl, "quick", 2000, 4000); /* 8 MiB: four turns of the intake */
+    Crucible__Subscribe sub = CRUCIBLE__SUBSCRIBE__INIT;
+    Crucible__Envelope senv = CRUCIBLE__ENVELOPE__INIT;
+    sub.batch_id = "quick";
+    sub.follow = 1;
+    senv.body_case = CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE;
+    senv.subscribe = &sub;
+    s_send(cl, &senv);
+    s_status_req(cl, "quick");
+    /* SubmitAck, then the StatusReply of a known batch; never E_NOT_FOUND */
+    int acked = 0, status = 0, errors = 0;
+    int64_t end = cr_time_mono_ms() + 10000;
+    while (cr_time_mono_ms() < end && !status) {
+        zmq_pollitem_t it = {cl, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&it, 1, 100) <= 0)
+            continue;
+        Crucible__Envelope *env = NULL;
+        while (cr_wire_recv(cl, NULL, &env) != -EAGAIN) {
+            if (!env)
+                continue;
+            if (env->body_case == CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK) {
+                cr_assert_eq(env->submit_ack->accepted, 2000);
+                acked = 1;
+            }
+            if (env->body_case == CRUCIBLE__ENVELOPE__BODY_STATUS_REPLY) {
+                cr_assert(acked, "the StatusReply came before the SubmitAck");
+                status = 1;
+            }
+            if (env->body_case == CRUCIBLE__ENVELOPE__BODY_ERROR) {
+                cr_log_error("unexpected Error %s: %s", env->error->code, env->error->message);
+                errors++;
+            }
+            cr_wire_free(&env);
+        }
+    }
+    cr_assert(acked, "no SubmitAck");
+    cr_assert(status, "no StatusReply");
+    cr_assert_eq(errors, 0, "the Subscribe or the status request was answered with an Error");
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
 /* The largest Submit the coordinator takes: max-submit-jobs (the default,
  * 2000) jobs whose sources bring it close to the byte cap (the default
  * --max-msg, 64 MiB), under a short heartbeat (50 ms x liveness 3). A worker
