@@ -20,8 +20,15 @@
  * the coordinator, the same round trip as an echo), CPU per job and peak RSS
  * of the coordinator, workers declared lost, and the ratios to echo.
  *
+ * Both phases wait on an epoll set over the sockets (s_epoll_new), so the
+ * load generator's own cost per wait is in the sockets that are ready. A
+ * client whose batch is done between two of its Submits (BatchDone ends the
+ * subscription) subscribes again after its last seq, as a real one does.
+ *
  *   build/coord_bench -n 200000 -w 1000          # by hand
  *   build/coord_bench -n 2000 -w 20 --check      # the ctest: exits 1 on a wrong count
+ *   build/coord_bench -n 4000 -w 1000 --source-bytes 33000 --no-echo
+ *                                  # 63 MiB Submits: the longest turn is the stall
  */
 #define _GNU_SOURCE
 #include "wire.h"
