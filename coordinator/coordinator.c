@@ -1,7 +1,8 @@
 /* coordinator.c — the broker's main loop and protocol handlers.
  *
  * One thread, one loop, named phases (STYLE.md): poll (timeout = next cron),
- * handle workers, handle clients, dispatch, cron. Every state change goes
+ * handle clients, handle workers, intake (Submits stored in steps), replay,
+ * cron, commit (then Acks and records go out), dispatch. Every state change goes
  * through the store first and is announced second, so a crash between the
  * two loses an announcement (the client resubscribes after its last seq),
  * never a record.
