@@ -20,8 +20,15 @@
  * the coordinator, the same round trip as an echo), CPU per job and peak RSS
  * of the coordinator, workers declared lost, and the ratios to echo.
  *
+ * Both phases wait on an epoll set over the sockets (s_epoll_new), so the
+ * load generator's own cost per wait is in the sockets that are ready. A
+ * client whose batch is done between two of its Submits (BatchDone ends the
+ * subscription) subscribes again after its last seq, as a real one does.
+ *
  *   build/coord_bench -n 200000 -w 1000          # by hand
  *   build/coord_bench -n 2000 -w 20 --check      # the ctest: exits 1 on a wrong count
+ *   build/coord_bench -n 4000 -w 1000 --source-bytes 33000 --no-echo
+ *                                  # 63 MiB Submits: the longest turn is the stall
  */
 #define _GNU_SOURCE
 #include "wire.h"
@@ -37,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -59,6 +67,7 @@ typedef struct {
     const char *crucible; /* the binary */
     const char *sync;     /* --durability for the coordinator, "" = its default */
     const char *extra;    /* more coordinator flags, space separated */
+    long source_bytes;    /* each candidate's source padded to this many bytes; 0 = as is */
 } s_opts_t;
 
 static s_opts_t O = {.n = 20000, .w = 100, .credit = 6, .chunk = 5000, .hb_ms = 1000,
@@ -123,6 +132,30 @@ static double s_peak_rss_mib(pid_t pid)
             break;
     fclose(f);
     return kib < 0 ? -1 : kib / 1024.0;
+}
+
+/* ---- waiting on many sockets ---- */
+
+/* An epoll set over the sockets' ZMQ_FDs, so that a wait costs in the
+ * sockets that are ready, not in all of them (zmq_poll walks and polls
+ * every one: with a thousand peers that was most of the load generator's
+ * CPU). The rule that makes ZMQ_FD safe: after any operation on a socket,
+ * read it until EAGAIN, since a send may take the notice of a message
+ * that arrived meanwhile. Both phases wait this way. */
+static int s_epoll_new(void **socks, int n)
+{
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    for (int i = 0; ep >= 0 && i < n; i++) {
+        int fd = -1;
+        size_t len = sizeof fd;
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+        if (zmq_getsockopt(socks[i], ZMQ_FD, &fd, &len) != 0 ||
+            epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            close(ep);
+            return -1;
+        }
+    }
+    return ep;
 }
 
 /* ---- the record a simulated worker sends back ---- */
@@ -198,7 +231,6 @@ static int s_echo(const char *dir, s_echo_t *out)
     void *ctx = zmq_ctx_new();
     int W = O.w, C = O.credit;
     void **s = calloc((size_t)W, sizeof *s);
-    zmq_pollitem_t *items = calloc((size_t)W, sizeof *items);
     int64_t *sent_at = calloc((size_t)W * (size_t)C, sizeof *sent_at); /* ring per worker */
     int *head = calloc((size_t)W, sizeof *head), *tail = calloc((size_t)W, sizeof *tail);
     int64_t *lat = calloc((size_t)O.n, sizeof *lat);
@@ -207,9 +239,11 @@ static int s_echo(const char *dir, s_echo_t *out)
         int hwm = 100000;
         zmq_setsockopt(s[i], ZMQ_SNDHWM, &hwm, sizeof hwm);
         zmq_connect(s[i], ep);
-        items[i].socket = s[i];
-        items[i].events = ZMQ_POLLIN;
     }
+    int epfd = s_epoll_new(s, W);
+    if (epfd < 0)
+        _exit(2);
+    struct epoll_event *evs = calloc((size_t)W, sizeof *evs);
     usleep(200000);
     double cpu0 = s_cpu_s(pid);
     long sent = 0, got = 0;
@@ -220,12 +254,14 @@ static int s_echo(const char *dir, s_echo_t *out)
             head[i] = (head[i] + 1) % C;
             zmq_send(s[i], payload, plen, ZMQ_DONTWAIT);
         }
+    int nready = W; /* the first pass reads every socket (the rule above) */
+    for (int i = 0; i < W; i++)
+        evs[i].data.u32 = (uint32_t)i;
     while (got < O.n) {
-        if (zmq_poll(items, W, 5000) <= 0)
+        if (nready == 0 && (nready = epoll_wait(epfd, evs, W, 5000)) <= 0)
             break;
-        for (int i = 0; i < W; i++) {
-            if (!(items[i].revents & ZMQ_POLLIN))
-                continue;
+        for (int r = 0; r < nready; r++) {
+            int i = (int)evs[r].data.u32;
             char buf[4096];
             while (zmq_recv(s[i], buf, sizeof buf, ZMQ_DONTWAIT) >= 0) {
                 int64_t now = s_now_us();
@@ -239,6 +275,7 @@ static int s_echo(const char *dir, s_echo_t *out)
                 }
             }
         }
+        nready = 0;
     }
     int64_t t1 = s_now_us();
     double cpu1 = s_cpu_s(pid);
@@ -251,7 +288,8 @@ static int s_echo(const char *dir, s_echo_t *out)
     for (int i = 0; i < W; i++)
         zmq_close(s[i]);
     zmq_ctx_term(ctx);
-    free(s), free(items), free(sent_at), free(head), free(tail), free(lat), free(payload);
+    close(epfd);
+    free(s), free(evs), free(sent_at), free(head), free(tail), free(lat), free(payload);
     return got == O.n ? 0 : -1;
 }
 
@@ -277,6 +315,8 @@ typedef struct {
     long acked, refused;        /* jobs accepted by SubmitAcks / Submits refused */
     int64_t t_submit0, t_submit1, t_first, t_last; /* µs */
     int batch_done;             /* BatchDone seen */
+    uint64_t last_seq;          /* the last seq streamed */
+    long resubscribed;          /* BatchDones before the batch's last Submit: resubscribed */
     int failed;                 /* 1 on a timeout */
     char err[256];              /* first Error message */
 } s_client_t;
@@ -302,6 +342,7 @@ static void s_client_handle(s_client_t *cl, Crucible__Envelope *e)
         if (cl->seen[idx]++ || cl->seq_seen[r->seq - 1]++)
             cl->dups++;
         cl->records++;
+        cl->last_seq = r->seq;
         if (!cl->t_first)
             cl->t_first = s_now_us();
         cl->t_last = s_now_us();
@@ -320,6 +361,24 @@ static void s_client_handle(s_client_t *cl, Crucible__Envelope *e)
     }
 }
 
+/* A batch whose every job so far has a record is done, and its BatchDone
+ * ends the subscription, even when more Submits of it are to come (a fast
+ * coordinator finishes a chunk before the next arrives). The client then
+ * does what a real one does: Subscribe again after the last seq it has. */
+static void s_client_resubscribe(s_client_t *cl, void *s)
+{
+    Crucible__Subscribe sub = CRUCIBLE__SUBSCRIBE__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    sub.batch_id = "bench";
+    sub.after_seq = cl->last_seq;
+    sub.follow = 1;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE;
+    env.subscribe = &sub;
+    cl->batch_done = 0;
+    cl->resubscribed++;
+    cr_wire_send(s, NULL, &env);
+}
+
 static void s_client_drain(s_client_t *cl, void *s, int wait_ms)
 {
     zmq_pollitem_t it = {s, 0, ZMQ_POLLIN, 0};
@@ -330,6 +389,8 @@ static void s_client_drain(s_client_t *cl, void *s, int wait_ms)
         if (e)
             s_client_handle(cl, e);
         cr_wire_free(&e);
+        if (cl->batch_done && cl->records < O.n)
+            s_client_resubscribe(cl, s);
     }
 }
 
@@ -350,6 +411,16 @@ static void *s_client_main(void *arg)
     Crucible__JobSpec *specs = calloc((size_t)chunk, sizeof *specs);
     Crucible__JobSpec **sp = calloc((size_t)chunk, sizeof *sp);
     char (*ids)[16] = calloc((size_t)chunk, sizeof *ids);
+    char *source = (char *)s_source;
+    if (O.source_bytes > (long)sizeof s_source) {
+        /* the same candidate behind a comment: a large Submit of valid jobs */
+        source = malloc((size_t)O.source_bytes + 1);
+        size_t pad = (size_t)O.source_bytes - (sizeof s_source - 1);
+        memcpy(source, "/*", 2);
+        memset(source + 2, 'x', pad - 4);
+        memcpy(source + pad - 2, "*/", 2);
+        memcpy(source + pad, s_source, sizeof s_source);
+    }
     cl->t_submit0 = s_now_us();
     for (long off = 0; off < O.n; off += chunk) {
         long k = O.n - off < chunk ? O.n - off : chunk;
@@ -358,7 +429,7 @@ static void *s_client_main(void *arg)
             snprintf(ids[i], sizeof ids[i], "j%07ld", off + i);
             specs[i].job_id = ids[i];
             specs[i].task = "bench";
-            specs[i].source = (char *)s_source;
+            specs[i].source = source;
             sp[i] = &specs[i];
         }
         Crucible__Submit sub = CRUCIBLE__SUBMIT__INIT;
@@ -382,6 +453,8 @@ static void *s_client_main(void *arg)
             break;
     }
     free(specs), free(sp), free(ids);
+    if (source != s_source)
+        free(source);
     int64_t last = s_now_us();
     long seen = cl->records;
     while (!cl->refused && (cl->records < O.n || !cl->batch_done)) {
@@ -404,7 +477,7 @@ static void *s_client_main(void *arg)
 typedef struct {
     double rate, p50, p99, cpu_us, rss_mib, submit_s, submit_rate, wall_s;
     double ack_p50_ms, max_hb_gap_ms;
-    long records, dups, bad, lost, disconnects, db_done, db_seqs, resent;
+    long records, dups, bad, lost, disconnects, db_done, db_seqs, resent, resub;
     int batch_done, failed;
     char longest[256];
 } s_coord_t;
@@ -499,8 +572,9 @@ static int s_coord(const char *dir, s_coord_t *out)
     zmq_ctx_set(ctx, ZMQ_MAX_SOCKETS, O.w + 64);
     int W = O.w + 1; /* the last one is the probe */
     void **s = calloc((size_t)W, sizeof *s);
-    zmq_pollitem_t *items = calloc((size_t)W, sizeof *items);
     int64_t *next_hb = calloc((size_t)W, sizeof *next_hb);
+    int *todo = calloc(2 * (size_t)W, sizeof *todo); /* sockets to read this pass */
+    struct epoll_event *evs = calloc((size_t)W, sizeof *evs);
     int64_t *res_at = calloc((size_t)O.n, sizeof *res_at); /* µs the last Result was sent */
     int64_t *lat = calloc((size_t)O.n, sizeof *lat);
     long nlat = 0;
@@ -512,9 +586,12 @@ static int s_coord(const char *dir, s_coord_t *out)
         zmq_setsockopt(s[i], ZMQ_ROUTING_ID, id, strlen(id));
         zmq_connect(s[i], wep);
         s_send_ready(s[i], id, O.credit, i < O.w);
-        items[i].socket = s[i];
-        items[i].events = ZMQ_POLLIN;
         next_hb[i] = s_now_us() + (int64_t)O.hb_ms * 1000 * i / W;
+    }
+    int epfd = s_epoll_new(s, W);
+    if (epfd < 0) {
+        fprintf(stderr, "coord_bench: epoll: %s\n", strerror(errno));
+        exit(2);
     }
     s_client_t cl = {.ep = cep, .ctx = ctx};
     cl.seen = calloc((size_t)O.n, 1);
@@ -525,16 +602,26 @@ static int s_coord(const char *dir, s_coord_t *out)
     pthread_t th;
     pthread_create(&th, NULL, s_client_main, &cl);
     int64_t last_probe = 0, max_gap = 0;
+    int first = 1;
     while (!atomic_load(&s_done)) {
-        zmq_poll(items, W, 50);
+        int nt = 0;
+        if (first) { /* the Readies were sent before the set existed: read all */
+            for (int i = 0; i < W; i++)
+                todo[nt++] = i;
+            first = 0;
+        }
+        int nr = epoll_wait(epfd, evs, W, nt ? 0 : 50);
+        for (int r = 0; r < nr; r++)
+            todo[nt++] = (int)evs[r].data.u32;
         int64_t now = s_now_us();
-        for (int i = 0; i < W; i++) {
+        for (int i = 0; i < W; i++)
             if (now >= next_hb[i]) {
                 s_send_hb(s[i]);
                 next_hb[i] = now + (int64_t)O.hb_ms * 1000;
+                todo[nt++] = i; /* a send: read it (the rule above) */
             }
-            if (!(items[i].revents & ZMQ_POLLIN))
-                continue;
+        for (int q = 0; q < nt; q++) {
+            int i = todo[q];
             Crucible__Envelope *e = NULL;
             while (cr_wire_recv(s[i], NULL, &e) != -EAGAIN) {
                 if (!e)
@@ -610,6 +697,7 @@ static int s_coord(const char *dir, s_coord_t *out)
     out->dups = cl.dups;
     out->bad = cl.bad;
     out->batch_done = cl.batch_done;
+    out->resub = cl.resubscribed;
     out->failed = cl.failed || cl.refused;
     if (cl.err[0])
         fprintf(stderr, "coord_bench: the coordinator answered %s\n", cl.err);
@@ -629,7 +717,8 @@ static int s_coord(const char *dir, s_coord_t *out)
         sqlite3_finalize(st);
         sqlite3_close(d);
     }
-    free(cl.seen), free(cl.seq_seen), free(s), free(items), free(next_hb), free(res_at);
+    close(epfd);
+    free(cl.seen), free(cl.seq_seen), free(s), free(todo), free(evs), free(next_hb), free(res_at);
     free(lat);
     return 0;
 }
@@ -639,7 +728,8 @@ static void s_usage(void)
     fprintf(stderr,
             "usage: coord_bench [-n jobs] [-w workers] [-c credit] [-s jobs-per-submit]\n"
             "                   [--hb-ms N] [--durability full|normal|off] [--no-echo]\n"
-            "                   [--echo-only] [--check] [--crucible PATH] [--extra 'FLAGS']\n");
+            "                   [--echo-only] [--check] [--crucible PATH] [--extra 'FLAGS']\n"
+            "                   [--source-bytes N]\n");
 }
 
 int main(int argc, char **argv)
@@ -648,7 +738,8 @@ int main(int argc, char **argv)
         {"no-echo", no_argument, 0, 'E'},   {"echo-only", no_argument, 0, 'e'},
         {"check", no_argument, 0, 'k'},     {"crucible", required_argument, 0, 'b'},
         {"durability", required_argument, 0, 'd'}, {"hb-ms", required_argument, 0, 'h'},
-        {"extra", required_argument, 0, 'x'}, {0, 0, 0, 0}};
+        {"extra", required_argument, 0, 'x'}, {"source-bytes", required_argument, 0, 'S'},
+        {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "n:w:c:s:", lo, NULL)) != -1) {
         switch (ch) {
@@ -663,6 +754,7 @@ int main(int argc, char **argv)
         case 'd': O.sync = optarg; break;
         case 'h': O.hb_ms = atoi(optarg); break;
         case 'x': O.extra = optarg; break;
+        case 'S': O.source_bytes = atol(optarg); break;
         default: s_usage(); return 2;
         }
     }
@@ -701,9 +793,9 @@ int main(int argc, char **argv)
         if (c.longest[0])
             printf("             %s\n", strstr(c.longest, "longest") ? strstr(c.longest, "longest")
                                                                      : c.longest);
-        printf("records:     client %ld (duplicates %ld, invalid %ld, BatchDone %s), database "
-               "%ld DONE with %ld distinct seqs\n", c.records, c.dups, c.bad,
-               c.batch_done ? "yes" : "no", c.db_done, c.db_seqs);
+        printf("records:     client %ld (duplicates %ld, invalid %ld, BatchDone %s, resubscribed "
+               "%ld), database %ld DONE with %ld distinct seqs\n", c.records, c.dups, c.bad,
+               c.batch_done ? "yes" : "no", c.resub, c.db_done, c.db_seqs);
         if (O.echo)
             printf("ratio:       %.1f%% of echo rate; p99 %.2fx echo's\n", 100.0 * c.rate / e.rate,
                    e.p99 > 0 ? c.p99 / e.p99 : 0);

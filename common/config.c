@@ -72,9 +72,10 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("durability", CR_CONF_STR, durability, "full", 1, 0, CR_CMD_COORDINATOR,
         "full, normal or off: what an acknowledged record survives (full: a power cut; "
         "normal: a crash of the coordinator; off: nothing promised)"),
-    /* 2000: a Submit is stored in one step of the loop, and 2000 jobs take about 25 ms
-     * there, inside the loop's 50 ms bound (bench/RESULTS.md); `crucible submit` sends
-     * larger batches in Submits of CR_CLI_SUBMIT_CHUNK jobs */
+    /* 2000: what one Submit's decoding may cost the loop (a Submit is then stored in
+     * steps over several turns, coordinator.c's intake, each inside the loop's 50 ms
+     * bound: bench/RESULTS.md); `crucible submit` sends larger batches in Submits of
+     * CR_CLI_SUBMIT_CHUNK jobs */
     ROW("max-submit-jobs", CR_CONF_INT, max_submit_jobs, "2000", 1, 1000000,
         CR_CMD_COORDINATOR,
         "jobs one Submit may carry; a larger one is refused whole with E_LIMIT (send the batch "

@@ -161,6 +161,18 @@ int cr_wire_utf8_ok(const char *str, size_t len)
 {
     const unsigned char *s = (const unsigned char *)str;
     for (size_t i = 0; i < len;) {
+        /* eight bytes at a time while they are ASCII without NUL: source
+         * text mostly is, and a Submit can carry 64 MiB of it */
+        while (len - i >= 8) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if ((w & 0x8080808080808080ull) ||
+                ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull))
+                break;
+            i += 8;
+        }
+        if (i >= len)
+            break;
         unsigned c = s[i];
         if (c == 0)
             return 0;
@@ -295,13 +307,211 @@ int cr_wire_recv_max(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope
  * calls from cr_wire_recv_submit); 0 = no cap. Set only for that call. */
 static _Thread_local size_t s_max_jobs;
 
+/* Where cr_wire_recv_text puts a Submit's specs (cr_wire_recv_submit_specs);
+ * NULL = decode it whole. Set only for that call. */
+static _Thread_local cr_wire_specs_t **s_specs_out;
+
 int cr_wire_recv_submit(void *sock, cr_peer_t *peer, size_t max, size_t max_jobs,
                         Crucible__Envelope **out, char *field, size_t cap)
 {
+    return cr_wire_recv_submit_specs(sock, peer, max, max_jobs, out, field, cap, NULL);
+}
+
+int cr_wire_recv_submit_specs(void *sock, cr_peer_t *peer, size_t max, size_t max_jobs,
+                              Crucible__Envelope **out, char *field, size_t cap,
+                              cr_wire_specs_t **specs)
+{
+    if (specs)
+        *specs = NULL;
     s_max_jobs = max_jobs;
+    s_specs_out = specs;
     int rc = cr_wire_recv_text(sock, peer, max, out, field, cap);
     s_max_jobs = 0;
+    s_specs_out = NULL;
     return rc;
+}
+
+void cr_wire_specs_free(cr_wire_specs_t **specs_p)
+{
+    if (!specs_p || !*specs_p)
+        return;
+    cr_wire_specs_t *sp = *specs_p;
+    if (sp->frame) {
+        zmq_msg_close(sp->frame);
+        free(sp->frame);
+    }
+    free(sp->spec);
+    free(sp->len);
+    free(sp);
+    *specs_p = NULL;
+}
+
+/* One field of a protobuf encoding at *p: its number, wire type, and for a
+ * length-delimited one its payload; *p moves past it. -1 when the bytes do
+ * not parse. */
+static int s_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wt,
+                   const uint8_t **val, size_t *vlen)
+{
+    uint64_t key, v;
+    if (s_varint(p, end, &key) != 0 || key >> 3 > UINT32_MAX)
+        return -1;
+    *num = (uint32_t)(key >> 3);
+    *wt = (int)(key & 7);
+    *val = NULL;
+    *vlen = 0;
+    switch (*wt) {
+    case 0:
+        return s_varint(p, end, &v);
+    case 1:
+    case 5: {
+        size_t n = *wt == 1 ? 8 : 4;
+        if ((size_t)(end - *p) < n)
+            return -1;
+        *p += n;
+        return 0;
+    }
+    case 2:
+        if (s_varint(p, end, &v) != 0 || v > (uint64_t)(end - *p))
+            return -1;
+        *val = *p;
+        *vlen = (size_t)v;
+        *p += v;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static size_t s_put_varint(uint8_t *p, uint64_t v);
+
+/* The envelope in data with every Submit.jobs[i].source left out, written
+ * to out (at least len bytes), and each job's packed JobSpec in spec/slen
+ * (pointers into data, n of them, counted beforehand). Returns the bytes
+ * written, or 0 when the message is not of the plain shape this handles
+ * (one Submit body; each job once, its source once and length-delimited):
+ * the caller then decodes it whole. */
+static size_t s_strip_sources(const uint8_t *data, size_t len, uint8_t *out, size_t n,
+                              const uint8_t **spec, size_t *slen)
+{
+    const uint32_t f_submit = CRUCIBLE__ENVELOPE__BODY_SUBMIT, f_jobs = 3, f_source = 3;
+    const uint8_t *p = data, *end = data + len, *sub = NULL;
+    size_t sublen = 0, o = 0, k = 0;
+    uint32_t num;
+    int wt;
+    const uint8_t *val;
+    size_t vlen;
+    /* the envelope's other fields as they are; the Submit's at the end */
+    while (p < end) {
+        const uint8_t *at = p;
+        if (s_field(&p, end, &num, &wt, &val, &vlen) != 0)
+            return 0;
+        if (num == f_submit) {
+            if (wt != 2 || sub)
+                return 0;
+            sub = val;
+            sublen = vlen;
+            continue;
+        }
+        memcpy(out + o, at, (size_t)(p - at));
+        o += (size_t)(p - at);
+    }
+    if (!sub)
+        return 0;
+    /* the stripped Submit is no longer than the original: built after a
+     * gap for its tag and length, then moved into place */
+    uint8_t *body = out + o + 20;
+    size_t b = 0;
+    for (p = sub, end = sub + sublen; p < end;) {
+        const uint8_t *at = p;
+        if (s_field(&p, end, &num, &wt, &val, &vlen) != 0)
+            return 0;
+        if (num != f_jobs) {
+            memcpy(body + b, at, (size_t)(p - at));
+            b += (size_t)(p - at);
+            continue;
+        }
+        if (wt != 2 || k >= n)
+            return 0;
+        spec[k] = val;
+        slen[k++] = vlen;
+        /* the job without its source, after room for its tag and length */
+        uint8_t *job = body + b + 12;
+        size_t jb = 0;
+        int sources = 0;
+        for (const uint8_t *q = val, *qend = val + vlen; q < qend;) {
+            const uint8_t *fat = q;
+            const uint8_t *fv;
+            size_t fl;
+            if (s_field(&q, qend, &num, &wt, &fv, &fl) != 0)
+                return 0;
+            if (num == f_source) {
+                if (wt != 2 || sources++)
+                    return 0;
+                continue;
+            }
+            memcpy(job + jb, fat, (size_t)(q - fat));
+            jb += (size_t)(q - fat);
+        }
+        uint8_t hdr[12];
+        size_t h = s_put_varint(hdr, (uint64_t)f_jobs << 3 | 2);
+        h += s_put_varint(hdr + h, jb);
+        memmove(body + b + h, job, jb);
+        memcpy(body + b, hdr, h);
+        b += h + jb;
+    }
+    if (k != n)
+        return 0;
+    uint8_t hdr[20];
+    size_t h = s_put_varint(hdr, (uint64_t)f_submit << 3 | 2);
+    h += s_put_varint(hdr + h, b);
+    memmove(out + o + h, body, b);
+    memcpy(out + o, hdr, h);
+    return o + h + b;
+}
+
+/* Decodes the Submit in m with its sources left out and gives its specs
+ * (cr_wire_recv_submit_specs); takes m when it returns 0 with *specs set.
+ * 1: not of the shape s_strip_sources handles, m untouched. */
+static int s_recv_specs(zmq_msg_t *m, size_t max, size_t n, Crucible__Envelope **out,
+                        cr_wire_specs_t **specs)
+{
+    const uint8_t *data = zmq_msg_data(m);
+    size_t len = zmq_msg_size(m);
+    cr_wire_specs_t *sp = calloc(1, sizeof *sp);
+    uint8_t *buf = malloc(len + 64);
+    if (sp) {
+        sp->spec = calloc(n ? n : 1, sizeof *sp->spec);
+        sp->len = calloc(n ? n : 1, sizeof *sp->len);
+        sp->frame = malloc(sizeof(zmq_msg_t));
+    }
+    size_t blen = 0;
+    if (!sp || !buf || !sp->spec || !sp->len || !sp->frame ||
+        !(blen = s_strip_sources(data, len, buf, n, sp->spec, sp->len))) {
+        if (sp) {
+            free(sp->spec);
+            free(sp->len);
+            free(sp->frame);
+        }
+        free(sp);
+        free(buf);
+        return 1;
+    }
+    int rc = cr_wire_unpack(buf, blen, max, out);
+    free(buf);
+    if (rc == 0 && (*out)->body_case == CRUCIBLE__ENVELOPE__BODY_SUBMIT && (*out)->submit &&
+        (*out)->submit->n_jobs == n) {
+        sp->n = n;
+        zmq_msg_init(sp->frame);
+        zmq_msg_move(sp->frame, m);
+        *specs = sp;
+        return 0;
+    }
+    cr_wire_free(out);
+    free(sp->spec);
+    free(sp->len);
+    free(sp->frame);
+    free(sp);
+    return 1;
 }
 
 int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope **out,
@@ -341,26 +551,37 @@ int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelop
     }
     int more = zmq_msg_more(&m);
     int rc;
-    if (s_max_jobs && zmq_msg_size(&m) <= max &&
-        cr_wire_submit_jobs(zmq_msg_data(&m), zmq_msg_size(&m)) > s_max_jobs)
+    size_t njobs = s_max_jobs || s_specs_out
+                       ? cr_wire_submit_jobs(zmq_msg_data(&m), zmq_msg_size(&m))
+                       : 0;
+    if (s_max_jobs && zmq_msg_size(&m) <= max && njobs > s_max_jobs)
         rc = CR_E_LIMIT; /* refused before decoding: the decoder's memory is per entry */
+    else if (s_specs_out && njobs && zmq_msg_size(&m) <= max &&
+             s_recv_specs(&m, max, njobs, out, s_specs_out) == 0)
+        rc = 0; /* m is now (*s_specs_out)->frame: the checks below read it there */
     else
         rc = cr_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), max, out);
+    zmq_msg_t *frame = s_specs_out && *s_specs_out ? (zmq_msg_t *)(*s_specs_out)->frame : &m;
     if (rc == 0 && field && cap) {
-        const uint8_t *data = zmq_msg_data(&m);
-        if (s_text_walk(data, data + zmq_msg_size(&m), &crucible__envelope__descriptor, 0, field,
-                        cap, 0)) {
+        const uint8_t *data = zmq_msg_data(frame);
+        if (s_text_walk(data, data + zmq_msg_size(frame), &crucible__envelope__descriptor, 0,
+                        field, cap, 0)) {
             cr_wire_free(out);
             rc = CR_E_DECODE;
         } else {
             field[0] = '\0';
         }
     }
-    zmq_msg_close(&m);
-    if (more) {
-        s_drain_more(sock);
-        cr_wire_free(out);
-        return CR_E_DECODE;
+    zmq_msg_close(&m); /* empty when moved */
+    if (more || rc != 0) {
+        if (more)
+            s_drain_more(sock);
+        if (s_specs_out)
+            cr_wire_specs_free(s_specs_out);
+        if (more) {
+            cr_wire_free(out);
+            return CR_E_DECODE;
+        }
     }
     return rc;
 }
@@ -485,6 +706,48 @@ int cr_wire_record_pack(const Crucible__RewardRecord *rec, uint8_t **buf, size_t
     crucible__reward_record__pack(rec, b);
     *buf = b;
     *len = n;
+    return 0;
+}
+
+static size_t s_put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    do {
+        p[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    return n;
+}
+
+int cr_wire_pack_result(const uint8_t *rec, size_t len, uint8_t **buf, size_t *outlen)
+{
+    /* field numbers from the descriptors, so a renumbered .proto cannot
+     * make these bytes disagree with cr_wire_pack's */
+    const ProtobufCFieldDescriptor *fv = protobuf_c_message_descriptor_get_field_by_name(
+        &crucible__envelope__descriptor, "version");
+    const ProtobufCFieldDescriptor *fr = protobuf_c_message_descriptor_get_field_by_name(
+        &crucible__envelope__descriptor, "result");
+    const ProtobufCFieldDescriptor *fc = protobuf_c_message_descriptor_get_field_by_name(
+        &crucible__result__descriptor, "record");
+    if (!fv || !fr || !fc)
+        return CR_E_DECODE;
+    uint8_t head[40], inner[12];
+    size_t ni = s_put_varint(inner, (uint64_t)fc->id << 3 | 2);
+    ni += s_put_varint(inner + ni, len);
+    size_t nh = s_put_varint(head, (uint64_t)fv->id << 3 | 0);
+    nh += s_put_varint(head + nh, CR_PROTOCOL_VERSION);
+    nh += s_put_varint(head + nh, (uint64_t)fr->id << 3 | 2);
+    nh += s_put_varint(head + nh, ni + len);
+    if (nh + ni + len > CR_WIRE_MAX_MSG)
+        return CR_E_TOO_BIG;
+    uint8_t *b = malloc(nh + ni + len);
+    if (!b)
+        return -ENOMEM;
+    memcpy(b, head, nh);
+    memcpy(b + nh, inner, ni);
+    memcpy(b + nh + ni, rec, len);
+    *buf = b;
+    *outlen = nh + ni + len;
     return 0;
 }
 

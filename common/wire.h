@@ -85,6 +85,27 @@ int cr_wire_recv_max(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope
 int cr_wire_recv_submit(void *sock, cr_peer_t *peer, size_t max, size_t max_jobs,
                         Crucible__Envelope **out, char *field, size_t cap);
 
+/* A Submit's jobs as they came on the wire, so that the coordinator stores
+ * each packed JobSpec without decoding its source and packing it again:
+ * spec[i] (len[i] bytes) is the packed env->submit->jobs[i], whose source
+ * the decoded envelope leaves empty. Free with cr_wire_specs_free. */
+typedef struct {
+    void *frame;          /* owned zmq_msg_t: the message the specs point into */
+    const uint8_t **spec; /* owned array of n pointers into frame */
+    size_t *len;          /* owned array of n lengths */
+    size_t n;             /* jobs */
+} cr_wire_specs_t;
+
+/* cr_wire_recv_submit that, for a Submit, also gives *specs (caller owns;
+ * NULL when the message is not a Submit or is one of an unusual shape,
+ * which is then decoded whole as before). */
+int cr_wire_recv_submit_specs(void *sock, cr_peer_t *peer, size_t max, size_t max_jobs,
+                              Crucible__Envelope **out, char *field, size_t cap,
+                              cr_wire_specs_t **specs);
+
+/* Frees *specs_p (NULL is fine) and nulls it. */
+void cr_wire_specs_free(cr_wire_specs_t **specs_p);
+
 /* Jobs in the Submit body of a packed envelope (0 when it is not a Submit
  * or does not parse), read from the wire format without decoding. */
 size_t cr_wire_submit_jobs(const void *data, size_t len);
@@ -130,6 +151,11 @@ int cr_wire_frame_parse(const void *buf, size_t len, size_t max, const uint8_t *
 
 /* Packs a RewardRecord into a heap buffer (caller frees). 0 or -ENOMEM. */
 int cr_wire_record_pack(const Crucible__RewardRecord *rec, uint8_t **buf, size_t *len);
+
+/* Packs Envelope{Result{record}} around a record already packed (rec, len
+ * bytes): the bytes cr_wire_pack gives for that envelope, without packing
+ * the record a second time. Caller frees *buf. 0, CR_E_TOO_BIG or -ENOMEM. */
+int cr_wire_pack_result(const uint8_t *rec, size_t len, uint8_t **buf, size_t *outlen);
 
 /* Unpacks a record; release with crucible__reward_record__free_unpacked(rec, NULL).
  * Returns 0 or CR_E_DECODE. */

@@ -1,7 +1,8 @@
 /* coordinator.c — the broker's main loop and protocol handlers.
  *
  * One thread, one loop, named phases (STYLE.md): poll (timeout = next cron),
- * handle workers, handle clients, dispatch, cron. Every state change goes
+ * handle clients, handle workers, intake (Submits stored in steps), replay,
+ * cron, commit (then Acks and records go out), dispatch. Every state change goes
  * through the store first and is announced second, so a crash between the
  * two loses an announcement (the client resubscribes after its last seq),
  * never a record.
@@ -53,8 +54,12 @@
 #include <zmq.h>
 
 /* Messages handled per socket per loop turn, so that a flood on one side
- * cannot starve the other or the dispatch phase. */
-#define CR_COORD_BURST 256
+ * cannot starve the other or the dispatch phase (CR_COORD_PHASE_MS bounds
+ * the time as well). Enough for a turn to take what a thousand workers sent
+ * since the last one: their results then share one commit, and a dispatch
+ * sweep over the workers serves them all (bench/RESULTS.md, 2026-12-02:
+ * at 256 a turn took a quarter of that, for a commit and a sweep each). */
+#define CR_COORD_BURST 4096
 /* Records one catching-up subscriber is sent per loop turn (s_replay_step):
  * well under the clients socket's high-water mark. */
 #define CR_COORD_REPLAY_STEP 512
@@ -66,6 +71,20 @@
 /* ms one socket's phase may read for before the loop moves on: two such
  * phases, cron and dispatch stay inside CR_COORD_TURN_BOUND_MS. */
 #define CR_COORD_PHASE_MS 15
+/* Messages the workers' phase reads in every turn, however late: the
+ * workers' heartbeats and results are never starved by a stream of large
+ * Submits (about half a millisecond of results). */
+#define CR_COORD_MIN_READ 64
+/* A Submit is stored in steps (s_phase_intake) of at most this many jobs
+ * and bytes of specs, as many a turn as CR_COORD_INTAKE_MS and
+ * CR_COORD_INTAKE_TURN_BYTES allow: 2000 jobs in one step held the loop
+ * 25-80 ms here, 63 MiB of them 400 ms, and the turn's commit syncs what
+ * its steps wrote, about 6 ms a MiB on this machine (bench/RESULTS.md,
+ * 2026-12-02). */
+#define CR_COORD_INTAKE_JOBS 256
+#define CR_COORD_INTAKE_BYTES (1 << 20)
+#define CR_COORD_INTAKE_TURN_BYTES (2 << 20)
+#define CR_COORD_INTAKE_MS 10
 /* Most SubmitAck.errors lines: one per bad task, capped against a flood. */
 #define CR_COORD_MAX_ERRORS 64
 /* Throughput window: one bucket per second over a minute. */
@@ -157,6 +176,12 @@ struct cr_coordinator {
     s_cache_t options;              /* batch id -> its JobOptions */
     s_cache_t bundles;              /* task hash -> its TaskBundle */
     s_cache_t totals;               /* batch id -> its job count (uint64_t) */
+    struct s_intake *intake;        /* owned FIFO of Submits being stored (s_phase_intake) */
+    struct s_intake *intake_done;   /* owned: stored in full this turn, freed at its commit */
+    int env_taken;                  /* 1: the handler kept the envelope (s_phase_socket) */
+    cr_wire_specs_t *specs;         /* owned: the packed jobs of the Submit being handled,
+                                       taken by s_client_submit (NULL: decoded whole) */
+    int intake_skipped;             /* 1: the last turn left the intake out (too long already) */
     /* --- the turn's transaction (group commit) --- */
     int turn_open;                  /* 1 between s_turn_begin and s_turn_end */
     uint32_t turn_records;          /* records made since s_turn_begin */
@@ -198,6 +223,8 @@ static void s_on_signal(int sig)
 }
 
 /* ---- small helpers ---- */
+
+static int s_intake_has(const cr_coordinator_t *c, const char *batch_id);
 
 /* A peer for logs: never its routing id, which is all a second connection
  * would need to ask for its route. With CURVE the key's head comes first
@@ -305,6 +332,42 @@ static int s_send(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, Crucib
                  ? env->result->record->seq
                  : 0;
     c->out_bytes += m->len;
+    c->nout++;
+    return 0;
+}
+
+/* s_send of a client message already packed (buf, len bytes: an envelope;
+ * seq its record's when a Result): copied, the caller keeps buf. */
+static int s_send_bytes(cr_coordinator_t *c, const cr_peer_t *peer, const uint8_t *buf,
+                        size_t len, uint64_t seq)
+{
+    if (!c->turn_open) {
+        if (zmq_send(c->clients, peer->bytes, peer->len, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
+            zmq_send(c->clients, buf, len, ZMQ_DONTWAIT) >= 0)
+            return 0;
+        char who[80];
+        cr_debug("send Result to %s failed: %s", s_peer_name(peer, who, sizeof who),
+                 zmq_strerror(zmq_errno()));
+        return CR_E_ZMQ;
+    }
+    if (c->nout == c->capout) {
+        size_t cap = c->capout ? 2 * c->capout : 256;
+        void *g = realloc(c->out, cap * sizeof *c->out);
+        if (!g)
+            return -ENOMEM;
+        c->out = g;
+        c->capout = cap;
+    }
+    s_outmsg_t *m = &c->out[c->nout];
+    if (!(m->buf = malloc(len ? len : 1)))
+        return -ENOMEM;
+    memcpy(m->buf, buf, len);
+    m->len = len;
+    m->sock = c->clients;
+    m->peer = *peer;
+    m->sub = c->tag_sub;
+    m->seq = seq;
+    c->out_bytes += len;
     c->nout++;
     return 0;
 }
@@ -630,15 +693,18 @@ static void s_subs_reap(cr_coordinator_t *c)
 
 /* Sends env to every live subscriber of batch_id; a failed send (client
  * gone, or too far behind) ends that subscription: the client resumes with
- * Subscribe{after_seq}. */
-static void s_publish(cr_coordinator_t *c, const char *batch_id, Crucible__Envelope *env)
+ * Subscribe{after_seq}. packed (plen bytes), when not NULL, is env packed
+ * (a Result: its record's seq is seq). */
+static void s_publish(cr_coordinator_t *c, const char *batch_id, Crucible__Envelope *env,
+                      const uint8_t *packed, size_t plen, uint64_t seq)
 {
     for (size_t i = 0; i < c->nsubs; i++) {
         s_sub_t *s = &c->subs[i];
         if (s->dead || s->replaying || strcmp(s->batch_id, batch_id) != 0)
             continue;
         c->tag_sub = s->id;
-        int rc = s_send(c, c->clients, &s->peer, env);
+        int rc = packed ? s_send_bytes(c, &s->peer, packed, plen, seq)
+                        : s_send(c, c->clients, &s->peer, env);
         c->tag_sub = 0;
         if (rc != 0) {
             char who[80];
@@ -735,7 +801,7 @@ static void s_group_done(cr_coordinator_t *c, const char *batch_id, const char *
     if (to)
         s_send(c, c->clients, to, &env);
     else
-        s_publish(c, batch_id, &env);
+        s_publish(c, batch_id, &env, NULL, 0, 0);
 out:
     free(adv);
     s_group_free(&g);
@@ -776,7 +842,7 @@ static void s_batch_done(cr_coordinator_t *c, const char *batch_id, const cr_sto
         s_send(c, c->clients, to, &env);
         return;
     }
-    s_publish(c, batch_id, &env);
+    s_publish(c, batch_id, &env, NULL, 0, 0);
     for (size_t i = 0; i < c->nsubs; i++)
         if (!c->subs[i].replaying && strcmp(c->subs[i].batch_id, batch_id) == 0)
             c->subs[i].dead = 1; /* a replaying one gets BatchDone when it catches up */
@@ -784,8 +850,11 @@ static void s_batch_done(cr_coordinator_t *c, const char *batch_id, const cr_sto
 }
 
 /* A job just became DONE (its record has its seq): stream it, then the
- * group and the batch if this record completed them. */
-static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
+ * group and the batch if this record completed them. blob (len bytes),
+ * when not NULL, is rec packed as the store keeps it: the stream's
+ * envelope is made around it instead of packing rec again. */
+static void s_on_record_packed(cr_coordinator_t *c, const Crucible__RewardRecord *rec,
+                               const uint8_t *blob, size_t len)
 {
     c->turn_records++;
     Crucible__Result res = CRUCIBLE__RESULT__INIT;
@@ -793,7 +862,12 @@ static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
     res.record = (Crucible__RewardRecord *)rec;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
     env.result = &res;
-    s_publish(c, rec->batch_id, &env);
+    uint8_t *packed = NULL;
+    size_t plen = 0;
+    if (blob && cr_wire_pack_result(blob, len, &packed, &plen) != 0)
+        packed = NULL; /* packed the ordinary way below */
+    s_publish(c, rec->batch_id, &env, packed, plen, rec->seq);
+    free(packed);
     if (c->metrics)
         cr_jobmetrics_record(c->metrics, "crucible", NULL, rec);
 
@@ -810,11 +884,16 @@ static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
     cr_store_batch_t b;
     if (rec->seq == s_batch_total(c, rec->batch_id) &&
         cr_store_batch_get(c->store, rec->batch_id, &b) == 0 && b.total > 0 &&
-        b.done == b.total && b.last_seq == rec->seq) {
+        b.done == b.total && b.last_seq == rec->seq && !s_intake_has(c, rec->batch_id)) {
         cr_info("batch %s done: %u records", rec->batch_id, b.total);
         s_batch_done(c, rec->batch_id, &b, NULL);
     }
     s_subs_reap(c);
+}
+
+static void s_on_record(cr_coordinator_t *c, const Crucible__RewardRecord *rec)
+{
+    s_on_record_packed(c, rec, NULL, 0);
 }
 
 /* ---- workers ---- */
@@ -1094,7 +1173,11 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
         cr_sched_finished(w);
     cr_debug("job %s/%s: %s from %s (seq %llu)", rec->batch_id, rec->job_id,
              cr_status_name(rec->status), w->id, (unsigned long long)rec->seq);
-    s_on_record(c, rec);
+    const uint8_t *blob = NULL;
+    size_t blen = 0;
+    if (cr_store_last_record(c->store, &blob, &blen) != 0)
+        blob = NULL;
+    s_on_record_packed(c, rec, blob, blen);
     s_ack(c, w, rec);
 out:
     return;
@@ -1279,35 +1362,6 @@ static int s_resolve_options(const cr_coordinator_t *c, const Crucible__JobOptio
 }
 
 typedef struct {
-    Crucible__RewardRecord **recs; /* owned copies */
-    size_t n;                      /* used */
-    size_t cap;                    /* allocated */
-} s_records_t;
-
-static int s_records_collect(const Crucible__RewardRecord *rec, void *arg)
-{
-    s_records_t *r = arg;
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 16;
-        void *g = realloc(r->recs, cap * sizeof *r->recs);
-        if (!g)
-            return 1;
-        r->recs = g;
-        r->cap = cap;
-    }
-    r->recs[r->n] = cr_wire_record_dup(rec);
-    return r->recs[r->n++] == NULL;
-}
-
-static void s_records_free(s_records_t *r)
-{
-    for (size_t i = 0; i < r->n; i++)
-        if (r->recs[i])
-            crucible__reward_record__free_unpacked(r->recs[i], NULL);
-    free(r->recs);
-}
-
-typedef struct {
     cr_coordinator_t *c;   /* the coordinator */
     const cr_peer_t *to;   /* the subscribing client */
     const char *batch_id;  /* its batch */
@@ -1398,7 +1452,7 @@ static void s_replay_step(cr_coordinator_t *c, s_sub_t *sub)
         sub->dead = 1;
         return;
     }
-    if (b.total > 0 && b.done == b.total) {
+    if (b.total > 0 && b.done == b.total && !s_intake_has(c, sub->batch_id)) {
         s_batch_done(c, sub->batch_id, &b, &sub->peer);
         sub->dead = 1;
     } else if (sub->follow) {
@@ -1464,18 +1518,132 @@ static void s_subscribe(cr_coordinator_t *c, const cr_peer_t *peer, const char *
     s_subs_reap(c);
 }
 
-static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Submit *sub)
+/* ---- intake: a Submit stored a step a turn ---- */
+
+/* Work of one intake: what its steps have stored. */
+typedef struct {
+    size_t next;       /* jobs of the Submit stored so far */
+    uint32_t n_new;    /* of them new (INVALID_TASK ones included) */
+    uint32_t n_dup;    /* of them known before */
+    uint32_t rejected; /* of them recorded INVALID_TASK */
+    int started;       /* 1: the batch and its tasks are stored, the limit checked */
+    int finished;      /* 1: every job is stored and the SubmitAck is queued */
+} s_intake_at_t;
+
+/* A Submit accepted by s_client_submit and stored by s_phase_intake in
+ * steps of at most CR_COORD_INTAKE_JOBS jobs and CR_COORD_INTAKE_BYTES of
+ * specs, as many a turn as CR_COORD_INTAKE_MS allows, so that no Submit
+ * holds the loop for long whatever its size. Steps join the turn's
+ * transaction; at (s_intake_settle) is the committed progress, cur the
+ * progress including this turn. */
+/* A client message held until the Submit before it from the same
+ * connection is stored (s_intake_release): a client's messages are
+ * handled in the order sent, so a Subscribe right after a Submit finds the
+ * batch. */
+typedef struct s_deferred {
+    struct s_deferred *next;       /* in arrival order */
+    cr_peer_t peer;                /* its connection */
+    Crucible__Envelope *env;       /* owned */
+} s_deferred_t;
+
+typedef struct s_intake {
+    struct s_intake *next;         /* FIFO: only the head one is stored */
+    s_deferred_t *after;           /* owned: the connection's messages since, in order */
+    s_deferred_t **after_tail;     /* where the next one goes */
+    cr_peer_t peer;                /* the submitting connection */
+    Crucible__Envelope *env;       /* owned: the Submit, which jobs[] point into */
+    cr_wire_specs_t *specs;        /* owned: its jobs packed as they came, or NULL (they
+                                      are packed from env's, step by step) */
+    Crucible__Submit *sub;         /* env->submit */
+    char owner[CR_STORE_OWNER_MAX + 1]; /* the batch's owner (its first submitter) */
+    s_bundle_t *bundles;           /* owned: one per sub->tasks, checked */
+    cr_store_job_in_t *jobs;       /* owned: one per sub->jobs; spec packed per step */
+    char (*unknown)[CR_STORE_ID_MAX + 40]; /* owned: "unknown task" message per job */
+    const char *errors[CR_COORD_MAX_ERRORS]; /* SubmitAck.errors, into bundles/unknown */
+    size_t nerrors;                /* entries used */
+    uint8_t *opts_blob;            /* owned: the resolved options, packed */
+    size_t opts_len;               /* bytes */
+    uint64_t last_seq0;            /* the batch's last seq before this Submit */
+    s_intake_at_t at;              /* committed progress */
+    s_intake_at_t cur;             /* progress with this turn's steps */
+} s_intake_t;
+
+static void s_intake_free(s_intake_t *in)
 {
+    if (!in)
+        return;
+    while (in->after) {
+        s_deferred_t *d = in->after;
+        in->after = d->next;
+        cr_wire_free(&d->env);
+        free(d);
+    }
+    cr_wire_free(&in->env);
+    cr_wire_specs_free(&in->specs);
+    free(in->bundles);
+    free(in->jobs);
+    free(in->unknown);
+    free(in->opts_blob);
+    free(in);
+}
+
+/* 1 while a Submit of batch_id is being stored: the batch is not done,
+ * even when every job stored so far has its record. */
+static int s_intake_has(const cr_coordinator_t *c, const char *batch_id)
+{
+    for (const s_intake_t *in = c->intake; in; in = in->next)
+        if (strcmp(in->sub->batch_id, batch_id) == 0)
+            return 1;
+    return 0;
+}
+
+/* Holds env (taking it) behind the last Submit of peer's connection still
+ * being stored; 0 when there is none (handle it now). */
+static int s_intake_defer(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env)
+{
+    s_intake_t *last = NULL;
+    for (s_intake_t *in = c->intake; in; in = in->next)
+        if (in->peer.len == peer->len && memcmp(in->peer.bytes, peer->bytes, peer->len) == 0)
+            last = in;
+    s_deferred_t *d = last ? calloc(1, sizeof *d) : NULL;
+    if (!d)
+        return 0; /* none, or out of memory: handled now, out of order at worst */
+    d->peer = *peer;
+    d->env = env;
+    if (!last->after_tail)
+        last->after_tail = &last->after;
+    *last->after_tail = d;
+    last->after_tail = &d->next;
+    c->env_taken = 1;
+    return 1;
+}
+
+static void s_on_client_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env);
+
+/* The Submit of in is stored (or refused): the messages its connection
+ * sent after it are handled now, in order. */
+static void s_intake_release(cr_coordinator_t *c, s_intake_t *in)
+{
+    while (in->after) {
+        s_deferred_t *d = in->after;
+        in->after = d->next;
+        int taken = c->env_taken;
+        c->env_taken = 0;
+        s_on_client_msg(c, &d->peer, d->env);
+        if (!c->env_taken)
+            cr_wire_free(&d->env);
+        c->env_taken = taken;
+        free(d);
+    }
+    in->after_tail = NULL;
+}
+
+static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env)
+{
+    Crucible__Submit *sub = env->submit;
     char who[80], err[1024];
     const char *batch = sub->batch_id;
     s_peer_name(peer, who, sizeof who);
-    s_bundle_t *bundles = NULL;
-    cr_store_job_in_t *jobs = NULL;
-    uint8_t **specs = NULL;
-    uint8_t *opts_blob = NULL;
-    char (*unknown)[CR_STORE_ID_MAX + 40] = NULL; /* "unknown task" message per job */
-    const char *errors[CR_COORD_MAX_ERRORS];
-    size_t nerrors = 0;
 
     if (!s_id_ok(batch, 0)) {
         s_error(c, c->clients, peer, CR_E_USAGE, "", "Submit: batch_id: must be 1..%d bytes of UTF-8 "
@@ -1505,13 +1673,19 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
         return;
     }
 
+    s_intake_t *in = calloc(1, sizeof *in);
+    if (!in)
+        goto nomem;
+    in->peer = *peer;
+    in->sub = sub;
     /* Validate every bundle; a name given twice with different contents is
      * ambiguous, so both are invalid. */
-    bundles = calloc(sub->n_tasks ? sub->n_tasks : 1, sizeof *bundles);
-    jobs = calloc(sub->n_jobs, sizeof *jobs);
-    specs = calloc(sub->n_jobs, sizeof *specs);
-    if (!bundles || !jobs || !specs)
+    in->bundles = calloc(sub->n_tasks ? sub->n_tasks : 1, sizeof *in->bundles);
+    in->jobs = calloc(sub->n_jobs, sizeof *in->jobs);
+    in->unknown = calloc(sub->n_jobs, sizeof *in->unknown);
+    if (!in->bundles || !in->jobs || !in->unknown)
         goto nomem;
+    s_bundle_t *bundles = in->bundles;
     for (size_t i = 0; i < sub->n_tasks; i++) {
         s_bundle_check(&bundles[i], sub->tasks[i]);
         for (size_t k = 0; k < i; k++) {
@@ -1526,75 +1700,86 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
         }
     }
     for (size_t i = 0; i < sub->n_tasks; i++)
-        if (!bundles[i].valid && nerrors < CR_COORD_MAX_ERRORS)
-            errors[nerrors++] = bundles[i].msg;
+        if (!bundles[i].valid && in->nerrors < CR_COORD_MAX_ERRORS)
+            in->errors[in->nerrors++] = bundles[i].msg;
 
-    /* Jobs and their bundles. */
-    unknown = calloc(sub->n_jobs, sizeof *unknown);
-    if (!unknown)
-        goto nomem;
+    /* Jobs and their bundles; the specs are packed step by step. */
     for (size_t i = 0; i < sub->n_jobs; i++) {
         Crucible__JobSpec *js = sub->jobs[i];
         s_bundle_t *b = NULL;
         for (size_t k = 0; k < sub->n_tasks && !b; k++)
             if (bundles[k].name && strcmp(bundles[k].name, js->task) == 0)
                 b = &bundles[k];
-        jobs[i].job_id = js->job_id;
-        jobs[i].group_id = js->group_id;
-        jobs[i].has_keys = 1; /* the store keeps these in memory, not decoding the spec */
-        jobs[i].task = js->task;
-        jobs[i].sample_index = js->sample_index;
-        jobs[i].turn = js->turn;
-        jobs[i].task_hash = b && b->valid ? b->hash : "";
-        jobs[i].language = b && b->valid ? b->language : "";
+        cr_store_job_in_t *j = &in->jobs[i];
+        j->job_id = js->job_id;
+        j->group_id = js->group_id;
+        j->has_keys = 1; /* the store keeps these in memory, not decoding the spec */
+        j->task = js->task;
+        j->sample_index = js->sample_index;
+        j->turn = js->turn;
+        j->task_hash = b && b->valid ? b->hash : "";
+        j->language = b && b->valid ? b->language : "";
         if (!b) {
-            snprintf(unknown[i], sizeof unknown[i], "unknown task '%s'", js->task);
+            snprintf(in->unknown[i], sizeof in->unknown[i], "unknown task '%s'", js->task);
             int seen = 0;
-            for (size_t k = 0; k < nerrors; k++)
-                seen |= strcmp(errors[k], unknown[i]) == 0;
-            if (!seen && nerrors < CR_COORD_MAX_ERRORS)
-                errors[nerrors++] = unknown[i];
+            for (size_t k = 0; k < in->nerrors; k++)
+                seen |= strcmp(in->errors[k], in->unknown[i]) == 0;
+            if (!seen && in->nerrors < CR_COORD_MAX_ERRORS)
+                in->errors[in->nerrors++] = in->unknown[i];
         }
-        jobs[i].spec_len = crucible__job_spec__get_packed_size(js);
-        specs[i] = malloc(jobs[i].spec_len ? jobs[i].spec_len : 1);
-        if (!specs[i])
-            goto nomem;
-        crucible__job_spec__pack(js, specs[i]);
-        jobs[i].spec = specs[i];
     }
-    size_t opts_len = crucible__job_options__get_packed_size(&opts);
-    opts_blob = malloc(opts_len ? opts_len : 1);
-    if (!opts_blob)
+    in->opts_len = crucible__job_options__get_packed_size(&opts);
+    in->opts_blob = malloc(in->opts_len ? in->opts_len : 1);
+    if (!in->opts_blob)
         goto nomem;
-    crucible__job_options__pack(&opts, opts_blob);
+    crucible__job_options__pack(&opts, in->opts_blob);
 
     /* The owner of the queue limit is the batch's first submitter. */
-    char owner[CR_STORE_OWNER_MAX + 1];
     cr_store_batch_t before;
     int known = cr_store_batch_get(c->store, batch, &before) == 0;
     if (known && !s_may_see(peer, &before)) {
         s_error(c, c->clients, peer, CR_E_DUPLICATE, batch, "Submit: batch id '%s' is taken", batch);
-        goto out;
+        s_intake_free(in);
+        return;
     }
     if (known)
-        snprintf(owner, sizeof owner, "%s", before.owner);
+        snprintf(in->owner, sizeof in->owner, "%s", before.owner);
     else
-        s_owner_of(peer, owner);
-    uint64_t last_seq0 = known ? before.last_seq : 0;
-    s_cache_del(&c->totals, batch); /* this Submit may change it */
+        s_owner_of(peer, in->owner);
+    in->last_seq0 = known ? before.last_seq : 0;
+    /* queued behind the Submits before it (a client's Submits are stored in
+     * the order they came); the envelope is the intake's now */
+    in->env = env;
+    c->env_taken = 1;
+    if (c->specs && c->specs->n == sub->n_jobs) {
+        in->specs = c->specs; /* stored as they came: no decode of the sources, no re-pack */
+        c->specs = NULL;
+    }
+    s_intake_t **tail = &c->intake;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = in;
+    return;
 
-    /* One transaction: the batch, its tasks, its jobs, the INVALID_TASK
-     * records, the limit check. Refused means nothing stays. */
-    uint32_t n_new = 0, n_dup = 0, rejected = 0;
-    int rc = cr_store_begin(c->store);
-    if (rc == 0)
-        rc = cr_store_add_batch(c->store, batch, owner, opts_blob, opts_len, cr_time_now_ms(),
-                                NULL);
-    for (size_t i = 0; rc == 0 && i < sub->n_tasks; i++) {
-        if (!bundles[i].valid)
+nomem:
+    cr_error("batch %s from %s: out of memory", batch, who);
+    s_error(c, c->clients, peer, -ENOMEM, batch, "Submit: coordinator out of memory");
+    s_intake_free(in);
+}
+
+/* The first step: the batch, its options and its tasks, and the queue
+ * limit, which counts every job of the Submit the store does not know
+ * (refused means nothing was stored). Inside the caller's savepoint. */
+static int s_intake_start(cr_coordinator_t *c, s_intake_t *in, uint64_t *queued)
+{
+    const char *batch = in->sub->batch_id;
+    int rc = cr_store_add_batch(c->store, batch, in->owner, in->opts_blob, in->opts_len,
+                                cr_time_now_ms(), NULL);
+    for (size_t i = 0; rc == 0 && i < in->sub->n_tasks; i++) {
+        if (!in->bundles[i].valid)
             continue;
-        Crucible__TaskBundle tb = *bundles[i].tb;
-        tb.hash = bundles[i].hash; /* ours: a client's hash is not trusted as a cache key */
+        Crucible__TaskBundle tb = *in->bundles[i].tb;
+        tb.hash = in->bundles[i].hash; /* ours: a client's hash is not trusted as a cache key */
         size_t len = crucible__task_bundle__get_packed_size(&tb);
         uint8_t *blob = malloc(len ? len : 1);
         if (!blob) {
@@ -1602,19 +1787,67 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
             break;
         }
         crucible__task_bundle__pack(&tb, blob);
-        rc = cr_store_add_task(c->store, bundles[i].hash, bundles[i].name, blob, len);
+        rc = cr_store_add_task(c->store, in->bundles[i].hash, in->bundles[i].name, blob, len);
         free(blob);
     }
-    if (rc == 0)
-        rc = cr_store_add_jobs(c->store, batch, jobs, sub->n_jobs, cr_time_now_ms(), &n_new,
-                               &n_dup);
-    for (size_t i = 0; rc == 0 && i < sub->n_jobs; i++) {
-        if (!jobs[i].is_new || jobs[i].task_hash[0])
+    if (rc == 0 && c->cfg.queue_limit > 0) {
+        uint32_t fresh = 0;
+        rc = cr_store_count_new(c->store, batch, in->jobs, in->sub->n_jobs, &fresh);
+        if (rc == 0)
+            rc = cr_store_queued_by_owner(c->store, in->owner, queued);
+        if (rc == 0 && fresh > 0 && *queued + fresh > (uint64_t)c->cfg.queue_limit) {
+            *queued += fresh;
+            rc = CR_E_LIMIT;
+        }
+    }
+    return rc;
+}
+
+/* Stores the next step of in (inside the turn's transaction, in a savepoint
+ * of its own). Returns 0, or the error that ended the intake (answered). */
+static int s_intake_step(cr_coordinator_t *c, s_intake_t *in, size_t *stored)
+{
+    Crucible__Submit *sub = in->sub;
+    const char *batch = sub->batch_id;
+    char who[80];
+    s_peer_name(&in->peer, who, sizeof who);
+    size_t from = in->cur.next, to = from, bytes = 0;
+    while (to < sub->n_jobs && to - from < CR_COORD_INTAKE_JOBS &&
+           (to == from || bytes < CR_COORD_INTAKE_BYTES)) {
+        in->jobs[to].spec_len = in->specs ? in->specs->len[to]
+                                          : crucible__job_spec__get_packed_size(sub->jobs[to]);
+        bytes += in->jobs[to].spec_len;
+        to++;
+    }
+    uint8_t *buf = in->specs ? NULL : malloc(bytes ? bytes : 1);
+    Crucible__RewardRecord **made = calloc(to - from, sizeof *made);
+    size_t nmade = 0;
+    uint64_t queued = 0;
+    int rc = (buf || in->specs) && made ? 0 : -ENOMEM;
+    for (size_t i = from, off = 0; rc == 0 && i < to; off += in->jobs[i].spec_len, i++) {
+        if (in->specs) {
+            in->jobs[i].spec = in->specs->spec[i];
             continue;
-        const char *why = unknown[i];
+        }
+        crucible__job_spec__pack(sub->jobs[i], buf + off);
+        in->jobs[i].spec = buf + off;
+    }
+    if (rc == 0)
+        rc = cr_store_begin(c->store);
+    int open = rc == 0;
+    if (rc == 0 && !in->cur.started)
+        rc = s_intake_start(c, in, &queued);
+    uint32_t n_new = 0, n_dup = 0;
+    if (rc == 0)
+        rc = cr_store_add_jobs(c->store, batch, in->jobs + from, to - from, cr_time_now_ms(),
+                               &n_new, &n_dup);
+    for (size_t i = from; rc == 0 && i < to; i++) {
+        if (!in->jobs[i].is_new || in->jobs[i].task_hash[0])
+            continue;
+        const char *why = in->unknown[i];
         for (size_t k = 0; k < sub->n_tasks; k++)
-            if (bundles[k].name && strcmp(bundles[k].name, sub->jobs[i]->task) == 0)
-                why = bundles[k].msg;
+            if (in->bundles[k].name && strcmp(in->bundles[k].name, sub->jobs[i]->task) == 0)
+                why = in->bundles[k].msg;
         Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
         r.batch_id = (char *)batch;
         r.job_id = sub->jobs[i]->job_id;
@@ -1624,77 +1857,144 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
         Crucible__RewardRecord *rec = cr_wire_record_dup(&r);
         rc = rec ? cr_store_complete(c->store, rec, NULL) : -ENOMEM;
         if (rec)
-            crucible__reward_record__free_unpacked(rec, NULL);
-        rejected++;
-    }
-    uint32_t queued_new = n_new - rejected;
-    uint64_t queued = 0;
-    if (rc == 0 && queued_new > 0 && c->cfg.queue_limit > 0) {
-        rc = cr_store_queued_by_owner(c->store, owner, &queued);
-        if (rc == 0 && queued > (uint64_t)c->cfg.queue_limit)
-            rc = CR_E_LIMIT;
+            made[nmade++] = rec;
     }
     if (rc == 0)
         rc = cr_store_commit(c->store);
-    if (rc != 0)
+    else if (open)
         cr_store_rollback(c->store);
+    for (size_t i = from; i < to; i++)
+        in->jobs[i].spec = NULL;
+    free(buf);
+    s_cache_del(&c->totals, batch); /* the step changed it */
+    if (rc == 0) {
+        *stored += bytes;
+        in->cur.started = 1;
+        in->cur.next = to;
+        in->cur.n_new += n_new;
+        in->cur.n_dup += n_dup;
+        in->cur.rejected += (uint32_t)nmade;
+        c->dispatch_due |= n_new > nmade;
+        /* records made at submit go to the batch's subscribers */
+        for (size_t i = 0; i < nmade; i++)
+            s_on_record(c, made[i]);
+    }
+    for (size_t i = 0; i < nmade; i++)
+        crucible__reward_record__free_unpacked(made[i], NULL);
+    free(made);
     if (rc == CR_E_LIMIT) {
         cr_info("batch %s from %s refused: queue limit %lld (%llu queued with it)", batch, who,
                 (long long)c->cfg.queue_limit, (unsigned long long)queued);
-        s_error(c, c->clients, peer, CR_E_LIMIT, batch,
+        s_error(c, c->clients, &in->peer, CR_E_LIMIT, batch,
                 "queue limit is %lld jobs per client: this submit would bring yours to %llu; "
                 "nothing was queued", (long long)c->cfg.queue_limit, (unsigned long long)queued);
-        goto out;
+        return rc;
     }
     if (rc != 0) {
-        cr_error("batch %s from %s not stored: %s", batch, who, cr_strerror(rc));
-        s_error(c, c->clients, peer, rc, batch, "Submit not stored: %s", cr_strerror(rc));
-        goto out;
+        cr_error("batch %s from %s not stored: %s (%zu of its %zu jobs stored before)", batch, who,
+                 cr_strerror(rc), in->cur.next, sub->n_jobs);
+        s_error(c, c->clients, &in->peer, rc, batch, "Submit not stored: %s (%zu of its %zu jobs "
+                "were; send the Submit again: it is idempotent)", cr_strerror(rc), in->cur.next,
+                sub->n_jobs);
+        return rc;
     }
+    if (in->cur.next < sub->n_jobs)
+        return 0;
 
+    /* every job is stored: the SubmitAck goes out with the turn's commit */
+    in->cur.finished = 1;
+    uint32_t queued_new = in->cur.n_new - in->cur.rejected;
     cr_store_counts_t counts;
     cr_store_counts(c->store, &counts);
     Crucible__SubmitAck ack = CRUCIBLE__SUBMIT_ACK__INIT;
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
     ack.batch_id = (char *)batch;
     ack.accepted = queued_new;
-    ack.duplicate = n_dup;
-    ack.rejected = rejected;
+    ack.duplicate = in->cur.n_dup;
+    ack.rejected = in->cur.rejected;
     ack.queue_depth = (uint32_t)counts.queued;
-    ack.n_errors = nerrors;
-    ack.errors = (char **)errors;
+    ack.n_errors = in->nerrors;
+    ack.errors = (char **)in->errors;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK;
     env.submit_ack = &ack;
-    s_send(c, c->clients, peer, &env);
+    s_send(c, c->clients, &in->peer, &env);
     cr_info("batch %s from %s: %u queued, %u duplicate, %u invalid task", batch, who, queued_new,
-            n_dup, rejected);
-    c->dispatch_due |= queued_new > 0;
+            in->cur.n_dup, in->cur.rejected);
+    return 0;
+}
 
-    /* Records made at submit go to the batch's existing subscribers... */
-    if (rejected) {
-        s_records_t made = {0};
-        cr_store_records(c->store, batch, last_seq0, s_records_collect, &made);
-        for (size_t i = 0; i < made.n; i++)
-            if (made.recs[i])
-                s_on_record(c, made.recs[i]);
-        s_records_free(&made);
+/* The batch of a finished intake may be complete now (every job a
+ * duplicate or INVALID_TASK, or the workers were quicker than the steps):
+ * its BatchDone, which s_on_record held back while the Submit was stored. */
+static void s_intake_done(cr_coordinator_t *c, s_intake_t *in)
+{
+    const char *batch = in->sub->batch_id;
+    cr_store_batch_t b;
+    if (!s_intake_has(c, batch) && cr_store_batch_get(c->store, batch, &b) == 0 &&
+        b.total > 0 && b.done == b.total && b.last_seq > in->last_seq0) {
+        cr_info("batch %s done: %u records", batch, b.total);
+        s_batch_done(c, batch, &b, NULL);
     }
-    /* ...and to this client through a replay from the start. */
-    if (sub->subscribe)
-        s_subscribe(c, peer, batch, 0, 1);
-    goto out;
+    /* this client gets the batch through a replay from the start */
+    if (in->sub->subscribe)
+        s_subscribe(c, &in->peer, batch, 0, 1);
+}
 
-nomem:
-    cr_error("batch %s from %s: out of memory", batch, who);
-    s_error(c, c->clients, peer, -ENOMEM, batch, "Submit: coordinator out of memory");
-out:
-    for (size_t i = 0; specs && i < sub->n_jobs; i++)
-        free(specs[i]);
-    free(specs);
-    free(jobs);
-    free(bundles);
-    free(opts_blob);
-    free(unknown);
+/* The intake phase: steps of the oldest Submits for up to
+ * CR_COORD_INTAKE_MS and CR_COORD_INTAKE_TURN_BYTES. An intake that ended (stored, or refused) leaves the
+ * queue; one stored in full is freed once the turn is committed. */
+static void s_phase_intake(cr_coordinator_t *c)
+{
+    int64_t until = cr_time_mono_ms() + CR_COORD_INTAKE_MS;
+    size_t stored = 0; /* bytes of specs this turn */
+    s_intake_t **pp = &c->intake;
+    while (*pp && cr_time_mono_ms() < until && stored < CR_COORD_INTAKE_TURN_BYTES) {
+        s_intake_t *in = *pp;
+        if (in->cur.finished) {
+            pp = &in->next;
+            continue;
+        }
+        if (s_intake_step(c, in, &stored) != 0) {
+            *pp = in->next;
+            s_intake_release(c, in);
+            s_intake_free(in);
+            pp = &c->intake; /* the queue may have changed under the released messages */
+            continue;
+        }
+        if (in->cur.finished) {
+            s_intake_t *next = in->next;
+            *pp = next; /* out of the queue, so that s_intake_done sees the batch's others */
+            s_intake_done(c, in);
+            in->next = c->intake_done;
+            c->intake_done = in;
+            s_intake_release(c, in);
+            pp = &c->intake;
+        }
+    }
+}
+
+/* After the turn's commit: what the steps stored is kept (ok) or, when the
+ * commit failed, done again from the last committed step. */
+static void s_intake_settle(cr_coordinator_t *c, int ok)
+{
+    while (c->intake_done) {
+        s_intake_t *in = c->intake_done;
+        c->intake_done = in->next;
+        if (ok) {
+            s_intake_free(in);
+            continue;
+        }
+        /* back to the head of the queue, from its last committed step */
+        in->cur = in->at;
+        in->next = c->intake;
+        c->intake = in;
+    }
+    for (s_intake_t *in = c->intake; in; in = in->next) {
+        if (ok)
+            in->at = in->cur;
+        else
+            in->cur = in->at;
+    }
 }
 
 typedef struct {
@@ -1869,10 +2169,12 @@ static void s_on_client_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
 {
     char who[80];
     s_subs_check_key(c, peer);
+    if (env->body_case != CRUCIBLE__ENVELOPE__BODY_SUBMIT && s_intake_defer(c, peer, env))
+        return; /* handled once the Submit before it is stored */
     switch (env->body_case) {
     case CRUCIBLE__ENVELOPE__BODY_SUBMIT:
         if (env->submit)
-            s_client_submit(c, peer, env->submit);
+            s_client_submit(c, peer, env);
         break;
     case CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE:
         if (env->subscribe)
@@ -1899,12 +2201,13 @@ static void s_on_client_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
 
 typedef void (*s_handler_fn)(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env);
 
-/* Reads up to CR_COORD_BURST messages from a ROUTER. A message that does
- * not decode is answered with Error and logged with its peer. */
-static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_handler_fn fn)
+/* Reads up to CR_COORD_BURST messages from a ROUTER, and none after until
+ * (mono ms) once it has read min_read. A message that does not decode is
+ * answered with Error and logged with its peer. */
+static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_handler_fn fn,
+                           int64_t until, int min_read)
 {
-    int64_t until = cr_time_mono_ms() + CR_COORD_PHASE_MS;
-    for (int i = 0; i < CR_COORD_BURST && cr_time_mono_ms() < until; i++) {
+    for (int i = 0; i < CR_COORD_BURST && (i < min_read || cr_time_mono_ms() < until); i++) {
         cr_peer_t peer;
         memset(&peer, 0, sizeof peer);
         Crucible__Envelope *env = NULL;
@@ -1912,9 +2215,9 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
         /* clients' text must be NUL-free UTF-8 (trust note 4's hygiene);
          * workers' records may quote compiler output that is not */
         int rc = sock == c->clients
-                     ? cr_wire_recv_submit(sock, &peer, (size_t)c->cfg.max_msg,
-                                           (size_t)c->cfg.max_submit_jobs, &env, field,
-                                           sizeof field)
+                     ? cr_wire_recv_submit_specs(sock, &peer, (size_t)c->cfg.max_msg,
+                                                 (size_t)c->cfg.max_submit_jobs, &env, field,
+                                                 sizeof field, &c->specs)
                      : cr_wire_recv_max(sock, &peer, (size_t)c->cfg.max_msg, &env);
         if (rc == -EAGAIN)
             return;
@@ -1947,8 +2250,11 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
                 s_error(c, sock, &peer, rc, "", "%s", cr_strerror(rc));
             continue;
         }
+        c->env_taken = 0;
         fn(c, &peer, env);
-        cr_wire_free(&env);
+        if (!c->env_taken)
+            cr_wire_free(&env);
+        cr_wire_specs_free(&c->specs); /* unless the handler took them */
     }
 }
 
@@ -2264,8 +2570,9 @@ static void s_phase_cron(cr_coordinator_t *c)
 
 /* Opens the transaction that every store change of the phases that follow
  * joins: the results and records of one turn cost one commit (one fsync
- * under durability full) instead of one each. Dispatch runs outside it: an
- * assignment writes nothing (store.c, "Memory and log"). */
+ * under durability full) instead of one each. Dispatch runs after its
+ * commit in a transaction of its own, which only reads (an assignment
+ * writes nothing: store.c, "Memory and log"), so it costs no sync. */
 static void s_turn_begin(cr_coordinator_t *c)
 {
     /* between turns nothing of the caches is held: the place to bound them */
@@ -2395,11 +2702,13 @@ static void s_turn_end(cr_coordinator_t *c)
         return;
     c->turn_open = 0;
     int rc = cr_store_commit(c->store);
+    s_intake_settle(c, rc == 0);
     if (rc == 0) {
         s_outbox_flush(c);
         return;
     }
     cr_store_rollback(c->store);
+    s_cache_clear(&c->totals); /* the job counts the turn's Submits had changed */
     cr_error("turn not stored (%s): %zu acknowledgements and records dropped; workers resend, "
              "subscribers resume", cr_strerror(rc), c->nout);
     s_outbox_drop(c);
@@ -2549,7 +2858,7 @@ int cr_coordinator_run(cr_coordinator_t *c)
     while (!atomic_load(&c->stop) && !s_signalled) {
         /* poll */
         int64_t wait = c->next_cron_ms - cr_time_mono_ms();
-        if (wait < 0 || c->beating || s_replay_pending(c))
+        if (wait < 0 || c->beating || c->intake || s_replay_pending(c))
             wait = 0;
         zmq_pollitem_t items[2 + 1 + CR_METRICS_HTTP_CONNS] = {{c->workers, 0, ZMQ_POLLIN, 0},
                                                                {c->clients, 0, ZMQ_POLLIN, 0}};
@@ -2564,11 +2873,29 @@ int cr_coordinator_run(cr_coordinator_t *c)
         }
         int64_t t0 = cr_time_mono_ms();
         s_turn_begin(c);
-        /* handle workers, then clients */
-        if (items[0].revents & ZMQ_POLLIN)
-            s_phase_socket(c, c->workers, "worker", s_on_worker_msg);
+        /* handle clients, then workers: a client's message can be a large
+         * Submit, whose decoding is the one step of it that cannot be cut
+         * (s_phase_intake stores it in steps), so the workers' phase comes
+         * after it and fits in what is left of the turn's bound */
         if (items[1].revents & ZMQ_POLLIN)
-            s_phase_socket(c, c->clients, "client", s_on_client_msg);
+            s_phase_socket(c, c->clients, "client", s_on_client_msg,
+                           cr_time_mono_ms() + CR_COORD_PHASE_MS, 0);
+        if (items[0].revents & ZMQ_POLLIN) {
+            int64_t now = cr_time_mono_ms(), until = t0 + 2 * CR_COORD_PHASE_MS;
+            s_phase_socket(c, c->workers, "worker", s_on_worker_msg,
+                           now + CR_COORD_PHASE_MS < until ? now + CR_COORD_PHASE_MS : until,
+                           CR_COORD_MIN_READ);
+        }
+        /* intake: the next steps of the Submits being stored; not in a turn
+         * already half over its bound (decoding a large Submit is such a
+         * turn), unless the last turn skipped it too */
+        if (c->intake && (cr_time_mono_ms() - t0 < CR_COORD_TURN_BOUND_MS / 2 ||
+                          c->intake_skipped)) {
+            s_phase_intake(c);
+            c->intake_skipped = 0;
+        } else if (c->intake) {
+            c->intake_skipped = 1;
+        }
         /* metrics scrapes */
         for (int k = 2; k < 2 + nm; k++)
             if (items[k].revents) {
@@ -2590,9 +2917,13 @@ int cr_coordinator_run(cr_coordinator_t *c)
         /* dispatch: after the Acks, so that a worker hears its result is
          * safe before it hears of the job that takes the freed credit */
         if (c->dispatch_due) {
-            /* no transaction: an assignment writes nothing (store.c, "Memory
-             * and log"), and the rare record made here commits by itself */
+            /* its own transaction, a read one: an assignment writes nothing
+             * (store.c, "Memory and log") but reads its job's spec, and one
+             * read transaction for the phase costs one WAL lock instead of
+             * one per job; the rare record made here commits with it */
+            s_turn_begin(c);
             s_phase_dispatch(c);
+            s_turn_end(c);
             s_turn_mark(c, &t0, "dispatch");
         }
     }
@@ -2629,6 +2960,13 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
         s_cache_clear(&c->bundles);
     if (c->totals.free_fn)
         s_cache_clear(&c->totals);
+    for (int k = 0; k < 2; k++)
+        while (k ? c->intake_done : c->intake) {
+            s_intake_t **pp = k ? &c->intake_done : &c->intake, *in = *pp;
+            *pp = in->next;
+            s_intake_free(in);
+        }
+    cr_wire_specs_free(&c->specs);
     cr_store_close(&c->store);
     free(c->subs);
     free(c);

@@ -49,7 +49,13 @@
  * kept in memory and written once per batch at the outermost commit
  * (s_flush), and before any read through SQL of records or batch rows.
  * Nothing on the result path reads SQLite: the job, its keys (task, group,
- * sample index, turn, times) and the next seq come from memory. Savepoints
+ * sample index, turn, times) and the next seq come from memory. An
+ * assignment reads the job's spec from its row, unless the job kept the
+ * packed spec it was added with (up to CR_STORE_SPEC_CACHE bytes for all
+ * live jobs together, a constant, so memory does not grow with a batch).
+ * The records of a turn are written at the flush in rowid order, 64 rows
+ * to a statement. The seq and group indexes are partial: a job has an
+ * entry there only once it has a seq, or if it has a group. Savepoints
  * nest as before; a rollback undoes memory too (the undo log, s_undo_to),
  * so memory never holds what the log does not.
  *
@@ -107,6 +113,11 @@
 /* 5 s: only this process writes, so a wait means a checkpoint or a reader
  * like the sqlite3 shell; longer would stall the event loop. */
 #define CR_STORE_BUSY_MS 5000
+/* Bytes of packed specs kept in memory beside the live jobs they belong to,
+ * so that an assignment of one reads nothing from SQLite; past it specs are
+ * read from their rows at assign. A constant, so memory does not grow with
+ * a batch: 64 MiB holds the queue of a farm fed as fast as it drains. */
+#define CR_STORE_SPEC_CACHE ((size_t)64 << 20)
 
 static const char s_schema[] =
     "CREATE TABLE IF NOT EXISTS batches("
@@ -126,8 +137,14 @@ static const char s_schema[] =
      * going DONE leaves it (one b-tree delete) and history does not grow it */
     "DROP INDEX IF EXISTS jobs_queue;"
     "CREATE INDEX IF NOT EXISTS jobs_live ON jobs(state) WHERE state < 2;"
-    "CREATE UNIQUE INDEX IF NOT EXISTS jobs_seq ON jobs(batch_id, seq);"
-    "CREATE INDEX IF NOT EXISTS jobs_group ON jobs(batch_id, group_id);"
+    /* partial too: a job is added with no seq and, mostly, no group, and an
+     * index entry it does not need is two b-tree writes per job (the insert,
+     * then the move when its seq is set); the queries name the condition
+     * (seq > ?, group_id > '') so that the planner may use them */
+    "DROP INDEX IF EXISTS jobs_seq;"
+    "DROP INDEX IF EXISTS jobs_group;"
+    "CREATE UNIQUE INDEX IF NOT EXISTS jobs_seq_set ON jobs(batch_id, seq) WHERE seq IS NOT NULL;"
+    "CREATE INDEX IF NOT EXISTS jobs_group_set ON jobs(batch_id, group_id) WHERE group_id > '';"
     "CREATE INDEX IF NOT EXISTS jobs_worker ON jobs(worker_id) WHERE state = 1;"
     "CREATE INDEX IF NOT EXISTS batches_owner ON batches(owner);"
     /* CURVE: the key a worker id was first seen with (cr_store_worker_key) */
@@ -157,6 +174,7 @@ static const char s_schema[] =
     X(TASK_GET, "SELECT bundle FROM tasks WHERE hash = ?1")                               \
     X(JOB_ADD, "INSERT OR IGNORE INTO jobs(batch_id, job_id, task_hash, language, spec,"  \
                " group_id, state, attempt, t_submitted) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 0, 1, ?7)") \
+    X(JOB_HAS, "SELECT 1 FROM jobs WHERE batch_id = ?1 AND job_id = ?2")               \
     X(JOB_GET, "SELECT state, attempt, worker_id, group_id, language, t_submitted,"       \
                " t_assigned, coalesce(seq, 0), spec, task_hash FROM jobs"                 \
                " WHERE batch_id = ?1 AND job_id = ?2")                                    \
@@ -173,9 +191,9 @@ static const char s_schema[] =
                  " GROUP BY status")                                                      \
     X(FLAGS, "SELECT flags FROM jobs WHERE batch_id = ?1 AND state = 2 AND flags <> ''")  \
     X(GROUP_STATE, "SELECT count(*), count(seq), coalesce(max(seq), 0) FROM jobs"         \
-                   " WHERE batch_id = ?1 AND group_id = ?2")                              \
+                   " WHERE batch_id = ?1 AND group_id = ?2 AND group_id > ''")            \
     X(GROUP_RECORDS, "SELECT record FROM jobs WHERE batch_id = ?1 AND group_id = ?2"      \
-                     " AND state = 2 ORDER BY seq")                                       \
+                     " AND group_id > '' AND state = 2 ORDER BY seq")                     \
     X(GROUPS_DONE, "SELECT group_id, max(seq) FROM jobs WHERE batch_id = ?1"              \
                    " AND group_id > '' GROUP BY group_id HAVING count(*) = count(seq)"   \
                    " ORDER BY 2")
@@ -212,6 +230,9 @@ typedef struct s_job {
     const char *task;             /* JobSpec.task (interned) */
     const char *task_hash;        /* bundle key (interned); "" for none */
     char *group_id;               /* owned; NULL = none */
+    uint8_t *spec;                /* owned copy of the packed JobSpec, or NULL: read from
+                                     the row at assign (s_assign; CR_STORE_SPEC_CACHE) */
+    size_t spec_len;              /* its bytes */
     uint32_t attempt;             /* as stored */
     uint32_t sample_index;        /* JobSpec.sample_index */
     uint32_t turn;                /* JobSpec.turn */
@@ -318,6 +339,9 @@ struct cr_store {
     s_job_t **grave;             /* owned: jobs made DONE in the open transaction */
     size_t ngrave, capgrave;
     int any_dirty;               /* 1: some batch is dirty */
+    size_t spec_bytes;           /* bytes of the specs kept in live jobs (s_job_t.spec) */
+    size_t last_pend;            /* pend index + 1 of the last record made; 0 = none
+                                    (cr_store_last_record) */
 };
 
 /* ---- helpers ---- */
@@ -689,7 +713,16 @@ static void s_job_free(s_job_t *j)
     if (!j)
         return;
     free(j->group_id);
+    free(j->spec);
     free(j);
+}
+
+/* s_job_free, keeping the count of cached spec bytes. */
+static void s_job_release(cr_store_t *s, s_job_t *j)
+{
+    if (j && j->spec)
+        s->spec_bytes -= j->spec_len;
+    s_job_free(j);
 }
 
 /* ---- memory: the undo log (cr_store_rollback) ---- */
@@ -784,7 +817,7 @@ static void s_undo_to(cr_store_t *s, size_t mark)
             s_state_unlink(s, j);
             s_batch_unlink(j);
             s_hash_del(s, j);
-            s_job_free(j);
+            s_job_release(s, j);
             break;
         case S_UNDO_JOB:
             if (j->dead) { /* it went DONE: back to life */
@@ -834,6 +867,7 @@ static void s_pending_bind(sqlite3_stmt *st, int base, const s_pending_t *p)
 
 static void s_pending_drop(cr_store_t *s, size_t keep)
 {
+    s->last_pend = 0;
     while (s->npend > keep) {
         s_pending_t *p = &s->pend[--s->npend];
         free(p->flags);
@@ -841,10 +875,18 @@ static void s_pending_drop(cr_store_t *s, size_t keep)
     }
 }
 
+static int s_cmp_pending(const void *a, const void *b)
+{
+    int64_t x = ((const s_pending_t *)a)->rowid, y = ((const s_pending_t *)b)->rowid;
+    return x < y ? -1 : x > y;
+}
+
 /* Writes the records made since the last flush: S_MULTI_ROWS to a
- * statement, the rest one by one, all prepared once. */
+ * statement, the rest one by one, all prepared once; in rowid order, so
+ * that neighbouring rows are written while their pages are at hand. */
 static int s_flush_records(cr_store_t *s)
 {
+    qsort(s->pend, s->npend, sizeof *s->pend, s_cmp_pending);
     size_t i = 0;
     for (; i + S_MULTI_ROWS <= s->npend; i += S_MULTI_ROWS) {
         sqlite3_stmt *st = s->finish_many;
@@ -900,7 +942,7 @@ static void s_settle(cr_store_t *s)
     if (s->depth > 0)
         return;
     for (size_t i = 0; i < s->ngrave; i++)
-        s_job_free(s->grave[i]);
+        s_job_release(s, s->grave[i]);
     s->ngrave = 0;
     s->nundo = 0;
 }
@@ -1017,7 +1059,7 @@ static s_job_t *s_job_new(cr_store_t *s, s_batch_t *b, int64_t rowid, const char
         return NULL;
     }
     if (!j->task_hash || !j->task) {
-        s_job_free(j);
+        s_job_release(s, j);
         return NULL;
     }
     j->sample_index = sample_index;
@@ -1087,7 +1129,7 @@ static void s_unload(cr_store_t *s)
         while (s->jobs[i]) {
             s_job_t *j = s->jobs[i];
             s->jobs[i] = j->hnext;
-            s_job_free(j);
+            s_job_release(s, j);
         }
     free(s->jobs);
     s->jobs = NULL;
@@ -1108,7 +1150,7 @@ static void s_unload(cr_store_t *s)
     s->langs = NULL;
     s->nlangs = 0;
     for (size_t i = 0; i < s->ngrave; i++)
-        s_job_free(s->grave[i]);
+        s_job_release(s, s->grave[i]);
     free(s->grave);
     free(s->undo);
     s->grave = NULL;
@@ -1281,6 +1323,25 @@ static int s_exists(cr_store_t *s, int which, const char *a, const char *b)
 }
 
 
+int cr_store_count_new(cr_store_t *s, const char *batch_id, const cr_store_job_in_t *jobs,
+                       size_t n, uint32_t *n_new)
+{
+    uint32_t fresh = 0;
+    *n_new = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!jobs[i].task_hash || !jobs[i].task_hash[0] || !jobs[i].job_id)
+            continue; /* recorded INVALID_TASK, never queued */
+        if (s_job_find(s, batch_id, jobs[i].job_id))
+            continue; /* live */
+        int has = s_exists(s, Q_JOB_HAS, batch_id, jobs[i].job_id);
+        if (has < 0)
+            return has;
+        fresh += has == 0;
+    }
+    *n_new = fresh;
+    return 0;
+}
+
 int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jobs, size_t n,
                       int64_t now_ms, uint32_t *n_new, uint32_t *n_dup)
 {
@@ -1338,13 +1399,19 @@ int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jo
                                j->task_hash, task, j->group_id, sample, turn, 1, now_ms, 0);
         if (js)
             crucible__job_spec__free_unpacked(js, NULL);
+        if (m && j->spec_len && s->spec_bytes + j->spec_len <= CR_STORE_SPEC_CACHE &&
+            (m->spec = malloc(j->spec_len))) {
+            memcpy(m->spec, j->spec, j->spec_len);
+            m->spec_len = j->spec_len;
+            s->spec_bytes += j->spec_len;
+        }
         rc = m ? s_undo_push(s, S_UNDO_NEW, m, NULL) : -ENOMEM;
         if (rc != 0) {
             if (m) { /* not in the log: taken out by hand */
                 s_queue_unlink(s, m);
                 s_batch_unlink(m);
                 s_hash_del(s, m);
-                s_job_free(m);
+                s_job_release(s, m);
             }
             break;
         }
@@ -1501,7 +1568,8 @@ static void s_join_flags(const Crucible__RewardRecord *rec, char *buf, size_t ca
 }
 
 /* cr_store_assign, with the task bundle and options or (blobs 0) only the
- * spec and the task's hash. In memory; the one read is the spec, by rowid. */
+ * spec and the task's hash. In memory; the one read is the spec, by rowid,
+ * unless the job kept it (CR_STORE_SPEC_CACHE), which it then hands over. */
 static int s_assign(cr_store_t *s, const char *batch_id, const char *job_id,
                     const char *worker_id, int64_t now_ms, cr_store_assigned_t *out, int blobs)
 {
@@ -1522,12 +1590,20 @@ static int s_assign(cr_store_t *s, const char *batch_id, const char *job_id,
         rc = -ENOMEM;
     if (rc == 0 && out) {
         snprintf(a.task_hash, sizeof a.task_hash, "%s", j->task_hash);
-        sqlite3_stmt *st = s_q(s, Q_SPEC_GET);
-        sqlite3_bind_int64(st, 1, j->rowid);
-        int step = sqlite3_step(st);
-        rc = step == SQLITE_ROW ? s_dup_blob(st, 0, &a.spec, &a.spec_len)
-                                : step == SQLITE_DONE ? CR_E_NOT_FOUND : s_fail(s, "spec");
-        sqlite3_reset(st);
+        if (j->spec) {
+            a.spec = j->spec;
+            a.spec_len = j->spec_len;
+            s->spec_bytes -= j->spec_len;
+            j->spec = NULL;
+            j->spec_len = 0;
+        } else {
+            sqlite3_stmt *st = s_q(s, Q_SPEC_GET);
+            sqlite3_bind_int64(st, 1, j->rowid);
+            int step = sqlite3_step(st);
+            rc = step == SQLITE_ROW ? s_dup_blob(st, 0, &a.spec, &a.spec_len)
+                                    : step == SQLITE_DONE ? CR_E_NOT_FOUND : s_fail(s, "spec");
+            sqlite3_reset(st);
+        }
     }
     if (rc == 0 && out && blobs)
         rc = s_blob_of(s, Q_TASK_GET, a.task_hash, &a.task, &a.task_len);
@@ -1614,6 +1690,7 @@ static int s_finish(cr_store_t *s, s_job_t *j, Crucible__RewardRecord *rec)
     }
     /* the row is written at the next flush (a read through SQL, a nested
      * begin, the outermost commit), with the turn's other records */
+    s->last_pend = s->npend + 1;
     s->pend[s->npend++] = (s_pending_t){.rowid = j->rowid, .seq = rec->seq,
                                         .status = rec->status, .flags = fl, .blob = blob,
                                         .len = len, .worker = j->worker ? j->worker : "",
@@ -1633,7 +1710,7 @@ static int s_finish(cr_store_t *s, s_job_t *j, Crucible__RewardRecord *rec)
     if (s->depth > 0)
         s->grave[s->ngrave++] = j;
     else
-        s_job_free(j);
+        s_job_release(s, j);
     return 0;
 }
 
@@ -1675,6 +1752,15 @@ int cr_store_complete(cr_store_t *s, Crucible__RewardRecord *rec, cr_store_job_i
             memset(prev, 0, sizeof *prev);
     }
     return rc;
+}
+
+int cr_store_last_record(cr_store_t *s, const uint8_t **blob, size_t *len)
+{
+    if (!s->last_pend || s->last_pend > s->npend)
+        return CR_E_NOT_FOUND;
+    *blob = s->pend[s->last_pend - 1].blob;
+    *len = s->pend[s->last_pend - 1].len;
+    return 0;
 }
 
 /* A record the store writes itself (INFRA_ERROR, CANCELLED): keys and the

@@ -147,6 +147,12 @@ int cr_store_add_task(cr_store_t *s, const char *hash, const char *name, const u
 int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jobs, size_t n,
                       int64_t now_ms, uint32_t *n_new, uint32_t *n_dup);
 
+/* How many of jobs[0..n) with a task hash the store knows neither live nor
+ * DONE: what cr_store_add_jobs would queue (a job id given twice counts
+ * twice). *n_new is 0 on failure. */
+int cr_store_count_new(cr_store_t *s, const char *batch_id, const cr_store_job_in_t *jobs,
+                       size_t n, uint32_t *n_new);
+
 /* The oldest QUEUED jobs whose language is one of langs, at most limit, in
  * submission order. *n gets how many were written to out. */
 int cr_store_next_queued(cr_store_t *s, const char *const *langs, size_t nlangs, size_t limit,
@@ -176,6 +182,12 @@ int cr_store_task(cr_store_t *s, const char *hash, uint8_t **blob, size_t *len);
  * Returns 0; CR_E_DUPLICATE when the job is already DONE (nothing changed,
  * prev filled); CR_E_NOT_FOUND. */
 int cr_store_complete(cr_store_t *s, Crucible__RewardRecord *rec, cr_store_job_info_t *prev);
+
+/* The packed bytes of the record the last cr_store_complete made, as they
+ * will be stored (so that they are packed once, for the log and for the
+ * stream). Borrowed: valid until the next call into the store. 0, or
+ * CR_E_NOT_FOUND when that record was written already. */
+int cr_store_last_record(cr_store_t *s, const uint8_t **blob, size_t *len);
 
 /* ASSIGNED → QUEUED after its worker was lost: the lost try counts, so the
  * attempt goes up by one. When the lost try was attempt max_attempts (or

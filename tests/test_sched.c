@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1075,6 +1076,58 @@ Test(coordinator, oversized_submit_refused_undecoded, .timeout = 60)
     s_stop(&s_env);
 }
 
+/* A Subscribe sent right behind its Submit, without waiting for the
+ * SubmitAck (as the gateway and the rollout driver do), finds the batch,
+ * though the Submit is stored in steps over several turns: a connection's
+ * messages are handled in the order sent. */
+Test(coordinator, subscribe_right_after_submit_finds_the_batch, .timeout = 60)
+{
+    s_max_msg = 64 << 20; /* the default --max-msg */
+    s_start(&s_env, 0, 1000);
+    s_max_msg = 0;
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    s_submit_many_src(cl, "quick", 2000, 4000); /* 8 MiB: four turns of the intake */
+    Crucible__Subscribe sub = CRUCIBLE__SUBSCRIBE__INIT;
+    Crucible__Envelope senv = CRUCIBLE__ENVELOPE__INIT;
+    sub.batch_id = "quick";
+    sub.follow = 1;
+    senv.body_case = CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE;
+    senv.subscribe = &sub;
+    s_send(cl, &senv);
+    s_status_req(cl, "quick");
+    /* SubmitAck, then the StatusReply of a known batch; never E_NOT_FOUND */
+    int acked = 0, status = 0, errors = 0;
+    int64_t end = cr_time_mono_ms() + 10000;
+    while (cr_time_mono_ms() < end && !status) {
+        zmq_pollitem_t it = {cl, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&it, 1, 100) <= 0)
+            continue;
+        Crucible__Envelope *env = NULL;
+        while (cr_wire_recv(cl, NULL, &env) != -EAGAIN) {
+            if (!env)
+                continue;
+            if (env->body_case == CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK) {
+                cr_assert_eq(env->submit_ack->accepted, 2000);
+                acked = 1;
+            }
+            if (env->body_case == CRUCIBLE__ENVELOPE__BODY_STATUS_REPLY) {
+                cr_assert(acked, "the StatusReply came before the SubmitAck");
+                status = 1;
+            }
+            if (env->body_case == CRUCIBLE__ENVELOPE__BODY_ERROR) {
+                cr_log_error("unexpected Error %s: %s", env->error->code, env->error->message);
+                errors++;
+            }
+            cr_wire_free(&env);
+        }
+    }
+    cr_assert(acked, "no SubmitAck");
+    cr_assert(status, "no StatusReply");
+    cr_assert_eq(errors, 0, "the Subscribe or the status request was answered with an Error");
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
 /* The largest Submit the coordinator takes: max-submit-jobs (the default,
  * 2000) jobs whose sources bring it close to the byte cap (the default
  * --max-msg, 64 MiB), under a short heartbeat (50 ms x liveness 3). A worker
@@ -1084,6 +1137,22 @@ Test(coordinator, oversized_submit_refused_undecoded, .timeout = 60)
  * the worker is how long the loop stopped: printed, and bounded by
  * CR_TEST_SUBMIT_STALL_MS (bench/RESULTS.md records what it was). */
 #define CR_TEST_SUBMIT_STALL_MS 2000 /* room for a loaded 2-core machine (RESULTS.md) */
+/* The client side of big_submit_does_not_lose_workers: packing and sending
+ * 63 MiB takes this process a while, during which the worker must go on
+ * beating, or the coordinator would be right to declare it lost. */
+typedef struct {
+    void *sock;      /* the client's DEALER, used by this thread only until done */
+    atomic_int done; /* 1 once the Submit is sent */
+} s_big_submit_t;
+
+static void *s_big_submit_main(void *arg)
+{
+    s_big_submit_t *b = arg;
+    s_submit_many_src(b->sock, "huge", 2000, 33000);
+    atomic_store(&b->done, 1);
+    return NULL;
+}
+
 Test(coordinator, big_submit_does_not_lose_workers, .timeout = 120)
 {
     s_max_msg = 64 << 20; /* the default --max-msg */
@@ -1096,17 +1165,25 @@ Test(coordinator, big_submit_does_not_lose_workers, .timeout = 120)
         s_heartbeat(w);
         usleep(20000);
     }
-    /* 2000 x 33,000 bytes: 63 MiB of sources, just under the 64 MiB cap */
-    s_submit_many_src(cl, "huge", 2000, 33000);
+    /* 2000 x 33,000 bytes: 63 MiB of sources, just under the 64 MiB cap,
+     * packed and sent by another thread while the worker beats on */
+    s_big_submit_t big = {.sock = cl};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, s_big_submit_main, &big), 0);
+    int joined = 0;
     int acked = 0, disconnects = 0, assigns = 0;
     int64_t end = cr_time_mono_ms() + 60000, after_ack = 0, last_beat = 0, max_gap = 0;
     int64_t t_sent = cr_time_mono_ms(), t_ack = 0;
     while (cr_time_mono_ms() < end && (!after_ack || cr_time_mono_ms() < after_ack)) {
         s_heartbeat(w);
-        zmq_pollitem_t it[2] = {{cl, 0, ZMQ_POLLIN, 0}, {w, 0, ZMQ_POLLIN, 0}};
-        zmq_poll(it, 2, 20);
+        if (!joined && atomic_load(&big.done)) {
+            pthread_join(th, NULL);
+            joined = 1;
+        }
+        zmq_pollitem_t it[2] = {{w, 0, ZMQ_POLLIN, 0}, {cl, 0, ZMQ_POLLIN, 0}};
+        zmq_poll(it, joined ? 2 : 1, 20);
         Crucible__Envelope *env = NULL;
-        while (cr_wire_recv(cl, NULL, &env) != -EAGAIN) {
+        while (joined && cr_wire_recv(cl, NULL, &env) != -EAGAIN) {
             if (env && env->body_case == CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK) {
                 acked = 1;
                 t_ack = cr_time_mono_ms();
@@ -1128,6 +1205,8 @@ Test(coordinator, big_submit_does_not_lose_workers, .timeout = 120)
             cr_wire_free(&env);
         }
     }
+    if (!joined)
+        pthread_join(th, NULL);
     fprintf(stderr, "big_submit_does_not_lose_workers: 2000 jobs, 63 MiB: SubmitAck after %lld ms, "
             "longest gap between heartbeats %lld ms (interval 50 ms)\n",
             (long long)(t_ack - t_sent), (long long)max_gap);

@@ -3,6 +3,7 @@
 #include "wire.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -213,4 +214,117 @@ Test(wire, sockets)
     snprintf(path, sizeof path, "%s/s", dir);
     unlink(path);
     rmdir(dir);
+}
+
+/* The Result envelope built around packed record bytes is byte for byte what
+ * packing the envelope gives, and decodes to the same record. */
+Test(wire, pack_result_matches_pack)
+{
+    Crucible__RewardRecord rec = CRUCIBLE__REWARD_RECORD__INIT;
+    Crucible__CompileResult comp = CRUCIBLE__COMPILE_RESULT__INIT;
+    rec.batch_id = "b";
+    rec.job_id = "j1";
+    rec.seq = 300; /* a two-byte varint */
+    rec.status = CRUCIBLE__STATUS__STATUS_OK;
+    rec.message = "";
+    comp.ok = 1;
+    char log[400];
+    memset(log, 'x', sizeof log - 1);
+    log[sizeof log - 1] = '\0';
+    comp.log = log; /* a record over 127 bytes: two-byte lengths */
+    rec.compile = &comp;
+    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    res.record = &rec;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    uint8_t *a = NULL, *r = NULL, *b = NULL;
+    size_t alen = 0, rlen = 0, blen = 0;
+    cr_assert_eq(cr_wire_pack(&env, &a, &alen), 0);
+    cr_assert_eq(cr_wire_record_pack(&rec, &r, &rlen), 0);
+    cr_assert_eq(cr_wire_pack_result(r, rlen, &b, &blen), 0);
+    cr_assert_eq(blen, alen);
+    cr_assert_eq(memcmp(a, b, alen), 0);
+    Crucible__Envelope *back = NULL;
+    cr_assert_eq(cr_wire_unpack(b, blen, CR_WIRE_MAX_MSG, &back), 0);
+    cr_assert_eq(back->body_case, CRUCIBLE__ENVELOPE__BODY_RESULT);
+    cr_assert_eq(back->result->record->seq, 300);
+    cr_assert_str_eq(back->result->record->compile->log, log);
+    cr_wire_free(&back);
+    free(a);
+    free(r);
+    free(b);
+}
+
+/* A Submit read with its specs: the envelope's jobs carry every field but
+ * the source, and each spec is that job packed as sent, source included. */
+Test(wire, submit_specs_keep_the_sent_jobs)
+{
+    void *ctx = zmq_ctx_new();
+    void *a = zmq_socket(ctx, ZMQ_PAIR), *b = zmq_socket(ctx, ZMQ_PAIR);
+    cr_assert_eq(zmq_bind(a, "inproc://specs"), 0);
+    cr_assert_eq(zmq_connect(b, "inproc://specs"), 0);
+    Crucible__TaskBundle tb = CRUCIBLE__TASK_BUNDLE__INIT;
+    Crucible__TaskBundle *tbs[1] = {&tb};
+    tb.name = "t";
+    tb.task_json = "{}";
+    Crucible__JobSpec j[3], *jp[3];
+    char src[3][300];
+    for (int i = 0; i < 3; i++) {
+        crucible__job_spec__init(&j[i]);
+        jp[i] = &j[i];
+        memset(src[i], 'a' + i, sizeof src[i] - 1);
+        src[i][sizeof src[i] - 1] = '\0';
+        j[i].job_id = i == 0 ? "j0" : i == 1 ? "j1" : "j2";
+        j[i].task = "t";
+        j[i].group_id = i == 2 ? "g" : "";
+        j[i].source = i == 1 ? "" : src[i]; /* one without a source */
+        j[i].sample_index = (uint32_t)i * 200; /* two-byte varints too */
+        j[i].turn = 3;
+    }
+    Crucible__Submit sub = CRUCIBLE__SUBMIT__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    sub.batch_id = "b";
+    sub.n_tasks = 1;
+    sub.tasks = tbs;
+    sub.n_jobs = 3;
+    sub.jobs = jp;
+    sub.subscribe = 1;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT;
+    env.submit = &sub;
+    cr_assert_eq(cr_wire_send(b, NULL, &env), 0);
+    Crucible__Envelope *out = NULL;
+    cr_wire_specs_t *sp = NULL;
+    char field[64];
+    int rc;
+    while ((rc = cr_wire_recv_submit_specs(a, NULL, CR_WIRE_MAX_MSG, 10, &out, field,
+                                           sizeof field, &sp)) == -EAGAIN)
+        usleep(1000);
+    cr_assert_eq(rc, 0);
+    cr_assert_not_null(sp);
+    cr_assert_eq(sp->n, 3);
+    cr_assert_eq(out->submit->n_jobs, 3);
+    cr_assert_str_eq(out->submit->batch_id, "b");
+    cr_assert_eq(out->submit->subscribe, 1);
+    cr_assert_eq(out->submit->n_tasks, 1);
+    cr_assert_str_eq(out->submit->tasks[0]->task_json, "{}");
+    for (int i = 0; i < 3; i++) {
+        Crucible__JobSpec *g = out->submit->jobs[i];
+        cr_assert_str_eq(g->job_id, j[i].job_id);
+        cr_assert_str_eq(g->group_id, j[i].group_id);
+        cr_assert_eq(g->sample_index, j[i].sample_index);
+        cr_assert_eq(g->turn, 3);
+        cr_assert_str_eq(g->source, ""); /* left out of the decode */
+        Crucible__JobSpec *back = crucible__job_spec__unpack(NULL, sp->len[i], sp->spec[i]);
+        cr_assert_not_null(back);
+        cr_assert_str_eq(back->job_id, j[i].job_id);
+        cr_assert_str_eq(back->source, j[i].source);
+        crucible__job_spec__free_unpacked(back, NULL);
+    }
+    cr_wire_specs_free(&sp);
+    cr_assert_null(sp);
+    cr_wire_free(&out);
+    zmq_close(a);
+    zmq_close(b);
+    zmq_ctx_term(ctx);
 }
