@@ -109,7 +109,7 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("runner", CR_CONF_STR, runner, "", 1, 0, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
         "crucible-runner path; empty = next to the crucible binary"),
     ROW("backends", CR_CONF_STR, backends, "c", 1, 0, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
-        "comma list of backends the worker serves (c, cuda)"),
+        "comma list of backends the worker serves (c, cuda, torch)"),
     /* 0: a fixed 2 left a 16-core GPU host's GPU waiting for compiles (worker/worker.c,
      * s_autosize, says how it is sized) */
     ROW("compile-jobs", CR_CONF_INT, compile_jobs, "0", 0, 256, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
@@ -370,8 +370,9 @@ static const char *s_check_text(const cr_conf_row_t *r, const char *v)
         const char *p = v;
         do {
             size_t k = strcspn(p, ",");
-            if (!((k == 1 && strncmp(p, "c", 1) == 0) || (k == 4 && strncmp(p, "cuda", 4) == 0)))
-                return "expected a comma list of c, cuda";
+            if (!((k == 1 && strncmp(p, "c", 1) == 0) || (k == 4 && strncmp(p, "cuda", 4) == 0) ||
+                  (k == 5 && strncmp(p, "torch", 5) == 0)))
+                return "expected a comma list of c, cuda, torch";
             p += k;
         } while (*p++ == ',');
         return NULL;

@@ -102,9 +102,18 @@ static const char *const s_cuda_flags[] = {"-O3", "-std=c++17", "-Xcompiler", "-
                                            "-Bsymbolic", "-DCCCL_DISABLE_NVTX", NULL};
 static const char *const s_cuda_libs[] = {NULL};
 
+/* torch (docs/torch.md): the "compiler" is crucible-torch beside this
+ * program; it checks the problem or candidate and builds a candidate's
+ * load_inline extensions, and its lib.so is a JSON object the Python
+ * executor loads. */
+static const char *const s_torch_flags[] = {"compile", NULL};
+static const char *const s_torch_libs[] = {NULL};
+#define S_CC_BESIDE_SELF ((size_t)-1) /* cc_offset: a program beside this one */
+
 static const s_lang_t s_langs[] = {
     {"c", ".c", offsetof(cr_config_t, cc), s_c_flags, s_c_libs, 0},
     {"cuda", ".cu", offsetof(cr_config_t, nvcc), s_cuda_flags, s_cuda_libs, 1},
+    {"torch", ".py", S_CC_BESIDE_SELF, s_torch_flags, s_torch_libs, 0},
 };
 #define S_NLANGS (sizeof s_langs / sizeof s_langs[0])
 
@@ -122,6 +131,20 @@ static const s_lang_t *s_lang_find(const char *language)
 
 static const char *s_lang_cc(const cr_config_t *cfg, const s_lang_t *l)
 {
+    if (l->cc_offset == S_CC_BESIDE_SELF) {
+        /* written once, before the pool's threads start (cr_compile_new) */
+        static char path[PATH_MAX];
+        if (!path[0]) {
+            char self[PATH_MAX - 32];
+            ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+            self[n > 0 ? n : 0] = '\0';
+            char *slash = strrchr(self, '/');
+            if (slash)
+                *slash = '\0';
+            snprintf(path, sizeof path, "%s/crucible-%s", n > 0 ? self : ".", l->language);
+        }
+        return path;
+    }
     const char *cc = (const char *)cfg + l->cc_offset;
     return cc[0] ? cc : "cc";
 }

@@ -26,6 +26,7 @@
 #include "task.h"
 #include "timeutil.h"
 #include "topo.h"
+#include "torch/torch_judge.h"
 #include "wire.h"
 
 #include <dlfcn.h>
@@ -45,9 +46,9 @@
 
 #define CR_RUNNER_VERSION "0.1.0"
 #ifdef CR_WITH_CUDA
-#define S_BACKENDS "c, cuda"
+#define S_BACKENDS "c, cuda, torch"
 #else
-#define S_BACKENDS "c"
+#define S_BACKENDS "c, torch"
 #endif
 /* 16 MiB: a task.json and its paths are at most a few MiB (CR_TASK_MAX_FILE). */
 #define CR_RUNNER_MAX_REQUEST (16u << 20)
@@ -266,8 +267,8 @@ static int s_audit(const Crucible__RunnerRequest *req, const cr_task_t *task,
     return audit == 0;
 }
 
-/* crucible-executor beside this program. */
-static void s_executor_path(char *out, size_t len)
+/* crucible-executor (or another program: crucible-torch) beside this one. */
+static void s_program_path(char *out, size_t len, const char *name)
 {
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -279,7 +280,7 @@ static void s_executor_path(char *out, size_t len)
     char *slash = strrchr(self, '/');
     if (slash)
         *slash = '\0';
-    snprintf(out, len, "%.4000s/crucible-executor", self);
+    snprintf(out, len, "%.4000s/%s", self, name);
 }
 
 /* Two allowed cores: one for the executor that is timed, another for the
@@ -312,7 +313,7 @@ static cr_exec_t *s_executor(const Crucible__RunnerRequest *req, const cr_task_t
 {
     static const char *const names[] = {"candidate", "reference", "baseline"};
     char prog[PATH_MAX], err[700] = "";
-    s_executor_path(prog, sizeof prog);
+    s_program_path(prog, sizeof prog, "crucible-executor");
     cr_exec_opts_t o = {.program = prog, .role = names[role], .object = object,
                         .scratch_dir = req->scratch_dir, .uid = req->sandbox_uid,
                         .threads = task->threads_allowed, .cap_memory = 1, .cpu = cpu};
@@ -405,6 +406,29 @@ done:
     if (base != ref)
         cr_exec_destroy(&base);
     cr_exec_destroy(&ref);
+}
+
+/* The torch backend (torch/torch_judge.h): Python executors, this judge. */
+static void s_judge_torch(const Crucible__RunnerRequest *req, cr_task_t *task,
+                          Crucible__RewardRecord *rec)
+{
+    char prog[PATH_MAX];
+    int ncpu;
+    const Crucible__JobOptions *o = req->options;
+    s_program_path(prog, sizeof prog, "crucible-torch");
+    cr_torch_env_t env = {.harness = prog, .exec_verdict = s_exec_verdict,
+                          .fail_hard = s_fail_hard};
+    /* the GPU where the host has one (the executors' torch opens it, not this
+     * process); "device": "cpu" keeps a task on the CPU */
+    env.cuda = strcmp(task->device ? task->device : "auto", "cpu") != 0 &&
+               access("/dev/nvidia0", F_OK) == 0;
+    s_pick_cpus(req->cpu, &env.exec_cpu, &env.judge_cpu, &ncpu);
+    if (o && o->run_timeout_s > 0 && isfinite(o->run_timeout_s))
+        env.deadline_ns = cr_time_mono_ns() + (int64_t)(o->run_timeout_s * S_DEADLINE_SHARE * 1e9);
+    env.time_budget_s = s_positive_or(o ? o->time_budget_s : 0, CR_JUDGE_DEFAULT_BUDGET_S,
+                                      S_TIME_BUDGET_MAX_S);
+    env.rse_target = s_positive_or(o ? o->rse_target : 0, CR_JUDGE_DEFAULT_RSE, 1.0);
+    cr_torch_judge_run(req, task, &env, rec);
 }
 
 /* The CUDA backend, in this process (docs/judge.md §5 says what is left to
@@ -516,6 +540,10 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
 #else
     int have = !cuda && strcmp(task->language, "c") == 0;
 #endif
+    if (strcmp(task->language, "torch") == 0) { /* the backend's row */
+        s_judge_torch(req, task, rec);
+        goto done;
+    }
     if (!have) {
         s_fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                     "task %s: language '%s' needs a backend this runner was built without",
@@ -619,7 +647,7 @@ int main(int argc, char **argv)
                 continue;
             }
 #endif
-            if (!strcmp(backend, "c"))
+            if (!strcmp(backend, "c") || !strcmp(backend, "torch"))
                 continue;
             fprintf(stderr, "crucible-runner: --prestart: backend '%s' is not built in (%s)\n",
                     backend, S_BACKENDS);

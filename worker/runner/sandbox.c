@@ -491,6 +491,13 @@ static int s_no_caps(void)
     return syscall(__NR_capset, &h, d) == 0 ? 0 : -errno;
 }
 
+/* The rules that stop new processes and programs (cr_sandbox_opts_t.allow_exec). */
+static int s_is_process_rule(const s_rule_t *r)
+{
+    return r->kind == S_CLONE || !strcmp(r->name, "fork") || !strcmp(r->name, "vfork") ||
+           !strcmp(r->name, "execve") || !strcmp(r->name, "execveat");
+}
+
 static int s_seccomp(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -505,6 +512,8 @@ static int s_seccomp(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep)
     for (size_t i = 0; i < S_NRULES && rc == 0; i++) {
         const s_rule_t *r = &s_rules[i];
         int nr = (int)r->nr;
+        if (o->allow_exec && o->threads && s_is_process_rule(r))
+            continue; /* the Triton JIT's compilers (cr_sandbox_opts_t.allow_exec) */
         switch (r->kind) {
         case S_TRAP:
             rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, nr, 0);

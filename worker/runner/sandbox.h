@@ -52,6 +52,9 @@ typedef struct {
     int cap_memory;          /* 1: cap the address space (C tasks; CUDA reserves huge ranges) */
     const char *stay_root;   /* not NULL: keep the uid (root) and say why in the log; for
                                 a root-only step the judge takes later (clock locking) */
+    int allow_exec;          /* 1: new processes and programs are let through (fork, clone
+                                without CLONE_THREAD, execve); only with threads: the torch
+                                backend on a GPU, whose Triton JIT runs ptxas (docs/torch.md) */
 } cr_sandbox_opts_t;
 
 /* What was put in place (1 = in force). */
