@@ -149,6 +149,23 @@ static const char *s_lang_cc(const cr_config_t *cfg, const s_lang_t *l)
     return cc[0] ? cc : "cc";
 }
 
+/* 1 when cmd is a path to a program or a program on PATH. */
+static int s_on_path(const char *cmd)
+{
+    if (strchr(cmd, '/'))
+        return access(cmd, X_OK) == 0;
+    const char *path = getenv("PATH");
+    char buf[PATH_MAX];
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, cmd);
+        if (n && access(buf, X_OK) == 0)
+            return 1;
+        p += n + (p[n] == ':');
+    }
+    return 0;
+}
+
 /* ---- jobs ---- */
 
 cr_wjob_t *cr_wjob_new(const Crucible__Job *job)
@@ -1197,7 +1214,7 @@ cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, vo
     }
     /* the served languages first: the box exposes their compilers */
     int served[S_NLANGS] = {0}, order[S_NLANGS];
-    const char *ccs[S_NLANGS];
+    const char *ccs[S_NLANGS + 1];
     int ncc = 0;
     char list[CR_CONFIG_STR], *save = NULL;
     snprintf(list, sizeof list, "%s", cfg->backends[0] ? cfg->backends : "c");
@@ -1222,7 +1239,13 @@ cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, vo
         order[ncc] = (int)(l - s_langs);
         ccs[ncc++] = s_lang_cc(cfg, l);
     }
-    if (!(c->box = cr_box_new(cfg, cfg->work_dir, ccs, ncc)))
+    /* A torch candidate's load_inline with cuda_sources runs nvcc: the box
+     * holds the CUDA toolkit too where the worker has one (docs/torch.md). */
+    int nbox = ncc;
+    const s_lang_t *torch = s_lang_find("torch");
+    if (torch && served[torch - s_langs] && s_on_path(cfg->nvcc[0] ? cfg->nvcc : "nvcc"))
+        ccs[nbox++] = cfg->nvcc[0] ? cfg->nvcc : "nvcc";
+    if (!(c->box = cr_box_new(cfg, cfg->work_dir, ccs, nbox)))
         goto fail;
     for (int k = 0; k < ncc; k++) { /* in the order of cfg->backends: Ready names the first */
         char **id = &c->ident[order[k]];

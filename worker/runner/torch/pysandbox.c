@@ -6,7 +6,8 @@
 
 #include <stdio.h>
 
-/* Enters the sandbox for the rest of the process (cr_sandbox_enter); the
+/* Enters the sandbox for the rest of the process (cr_sandbox_enter, with
+ * allow_jit: PyTorch's CPU kernels write code at run time); the
  * SIGSYS handler echoes a denied call into echo[0..echo_len) (the control
  * block's msg). Returns 0 with the summary in summary[0..len) and *net set,
  * or -1 with what failed there. */
@@ -22,7 +23,8 @@ int cr_pysandbox_enter(const char *scratch, unsigned uid, int threads, int cap_m
     char err[512] = "";
     cr_sandbox_report_t rep;
     cr_sandbox_opts_t o = {.scratch_dir = scratch, .uid = uid, .threads = threads,
-                           .cap_memory = cap_memory, .allow_exec = allow_exec};
+                           .cap_memory = cap_memory, .allow_exec = allow_exec,
+                           .allow_jit = 1};
     if (echo && echo_len)
         cr_sandbox_echo_denials(echo, echo_len);
     if (cr_sandbox_enter(&o, &rep, err, sizeof err) != 0) {
@@ -34,9 +36,13 @@ int cr_pysandbox_enter(const char *scratch, unsigned uid, int threads, int cap_m
     return 0;
 }
 
-/* The second filter (cr_sandbox_lock_code), once PyTorch has mapped the
- * code of the first call. 0 or a negative code. */
+/* The second filter, once the first call has run: handlers and timers
+ * (cr_sandbox_lock_handlers). Not the code rules: PyTorch's CPU kernels
+ * (oneDNN) and Triton map code as they meet new shapes (docs/torch.md).
+ * threads is unused: the handler rules are the same either way. 0 or a
+ * negative code. */
 int cr_pysandbox_lock(int threads)
 {
-    return cr_sandbox_lock_code(threads);
+    (void)threads;
+    return cr_sandbox_lock_handlers();
 }
