@@ -36,7 +36,10 @@
  *    executor runs threads, so exec.c times by the wall) agrees: an event
  *    time below the wall time by more than S_XCHK_ABS_US + S_XCHK_REL of
  *    it, at the median, is work the events did not see (another stream, a
- *    thread) and is HACK_DETECTED / timing_mismatch. */
+ *    thread) and is HACK_DETECTED / timing_mismatch. Work that outlives RUN
+ *    altogether (a harness patched from inside to return early) lands in
+ *    FETCH, which waits for the outputs: a candidate's FETCH far slower than
+ *    the reference's for the same bytes is timing_mismatch too. */
 #define _GNU_SOURCE
 #include "torch_judge.h"
 
@@ -375,7 +378,8 @@ static int s_cmd(cr_exec_t *x, uint32_t sub, void *const *bufs, int nb, double *
 /* STAGE, RUN (timed: *us the judge's, *evt the executor's event claim or
  * < 0), FETCH. Same returns as s_cmd. */
 static int s_run(cr_exec_t *x, const unsigned char *spec, void *const *in, int nin,
-                 void *const *out, int nout, double *us, double *evt, char *msg, size_t len)
+                 void *const *out, int nout, double *us, double *evt, double *fetch_us,
+                 char *msg, size_t len)
 {
     int rc = s_cmd(x, CR_TORCH_STAGE, in, nin, NULL, msg, len);
     if (rc == 0)
@@ -386,7 +390,7 @@ static int s_run(cr_exec_t *x, const unsigned char *spec, void *const *in, int n
         *evt = isfinite(e) ? e : -1;
     }
     if (rc == 0)
-        rc = s_cmd(x, CR_TORCH_FETCH, out, nout, NULL, msg, len);
+        rc = s_cmd(x, CR_TORCH_FETCH, out, nout, fetch_us, msg, len);
     return rc;
 }
 
@@ -530,7 +534,8 @@ static int s_verify_set(s_judge_t *J, Crucible__RewardRecord *rec, Crucible__Cas
     s_poison(J, cout);
     uint64_t h0 = s_hash(J, pristine);
     /* the candidate first, on inputs the reference has not seen yet */
-    rc = s_run(J->cand, J->spec_cand, cin, J->nbuf, cout, J->nout, NULL, NULL, msg, sizeof msg);
+    rc = s_run(J->cand, J->spec_cand, cin, J->nbuf, cout, J->nout, NULL, NULL, NULL, msg,
+               sizeof msg);
     if (rc == CR_E_EXEC && cr_exec_fault_ptr(J->cand)) {
         cr_judge_check_t k = {.all_written = 1, .first_bad = -1};
         snprintf(k.msg, sizeof k.msg, "an input was written by the candidate (inputs are "
@@ -557,7 +562,8 @@ static int s_verify_set(s_judge_t *J, Crucible__RewardRecord *rec, Crucible__Cas
     /* then the reference, in its own process, on the pristine copy */
     s_put_inputs(J, rin, pristine);
     s_poison(J, rout);
-    rc = s_run(J->ref, J->spec_ref, rin, J->nbuf, rout, J->nout, NULL, NULL, msg, sizeof msg);
+    rc = s_run(J->ref, J->spec_ref, rin, J->nbuf, rout, J->nout, NULL, NULL, NULL, msg,
+               sizeof msg);
     if (rc != 0) {
         s_judge_error(J, rec, rc, rc != CR_E_EXEC, msg);
         goto done;
@@ -656,6 +662,7 @@ static void s_perturb(const s_judge_t *J, void **in, cr_rng_t *rng, int trial)
 
 typedef struct {
     double *a, *b, *aw, *bw; /* us: candidate, reference (used), their wall clocks */
+    double *fa, *fb;         /* us: their FETCH commands (note 4) */
     size_t n;
     unsigned verified;
 } s_samples_t;
@@ -693,12 +700,14 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
     pr->cache_flushed = J->cuda;
     cr_judge_set_str(&pr->clock_policy, "observe");
     cr_judge_set_str(&pr->ref_policy, "interleaved");
-    S.a = malloc(4 * CR_JUDGE_MAX_SAMPLES * sizeof *S.a);
+    S.a = malloc(6 * CR_JUDGE_MAX_SAMPLES * sizeof *S.a);
     if (!pr->cases || !S.a)
         goto fail;
     S.b = S.a + CR_JUDGE_MAX_SAMPLES;
     S.aw = S.b + CR_JUDGE_MAX_SAMPLES;
     S.bw = S.aw + CR_JUDGE_MAX_SAMPLES;
+    S.fa = S.bw + CR_JUDGE_MAX_SAMPLES;
+    S.fb = S.fa + CR_JUDGE_MAX_SAMPLES;
     s_new_case(J);
     for (int s = 0; s < S_POOL; s++)
         if (s_draw(J, 0, CR_JUDGE_SET_TIMED + (uint32_t)s, data[s]) ||
@@ -728,9 +737,9 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         s_perturb(J, cur, &perturb, 0);
         s_put_inputs(J, slot_in[k], cur);
         s_poison(J, slot_out[k]);
-        double ua = 0, ea = -1, ub = 0, eb = -1;
-        rc = s_run(J->cand, J->spec_cand, slot_in[k], J->nbuf, slot_out[k], J->nout, &ua, &ea, msg,
-                   sizeof msg);
+        double ua = 0, ea = -1, ub = 0, eb = -1, fa = 0, fb = 0;
+        rc = s_run(J->cand, J->spec_cand, slot_in[k], J->nbuf, slot_out[k], J->nout, &ua, &ea,
+                   &fa, msg, sizeof msg);
         if (rc == CR_E_EXEC && cr_exec_fault_ptr(J->cand)) {
             cr_judge_flag(rec, "input_mutated");
             cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "timing: an input was "
@@ -748,7 +757,8 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         }
         s_put_inputs(J, rin, cur);
         s_poison(J, rout);
-        rc = s_run(J->ref, J->spec_ref, rin, J->nbuf, rout, J->nout, &ub, &eb, msg, sizeof msg);
+        rc = s_run(J->ref, J->spec_ref, rin, J->nbuf, rout, J->nout, &ub, &eb, &fb, msg,
+                   sizeof msg);
         if (rc != 0) {
             s_judge_error(J, rec, rc, rc != CR_E_EXEC, msg);
             rc = 0;
@@ -770,6 +780,8 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         }
         S.aw[S.n] = ua;
         S.bw[S.n] = ub;
+        S.fa[S.n] = fa;
+        S.fb[S.n] = fb;
         S.a[S.n] = J->cuda && ea > 0 ? ea : ua;
         S.b[S.n] = J->cuda && eb > 0 ? eb : ub;
         cr_stats_online_push(&oa, S.a[S.n]);
@@ -806,6 +818,14 @@ out:;
             for (size_t i = 0; i < S.n; i++)
                 S.aw[i] -= S.a[i];
             double gap = s_median(S.aw, S.n), wall = br->wall_median_us;
+            double fa = s_median(S.fa, S.n), fb = s_median(S.fb, S.n);
+            if (fa > 2 * fb + S_XCHK_ABS_US) {
+                cr_judge_flag(rec, "timing_mismatch");
+                cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                              "timing: copying the candidate's outputs took %.1f us against the "
+                              "reference's %.1f us (medians): its work went on after forward() "
+                              "returned", fa, fb);
+            }
             if (gap > S_XCHK_ABS_US + S_XCHK_REL * wall) {
                 cr_judge_flag(rec, "timing_mismatch");
                 cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
