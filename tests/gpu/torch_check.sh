@@ -20,7 +20,9 @@
 #   bench     64 KernelBench-format candidates through one worker against the same 64
 #             evaluated one after another KernelBench's way (fresh process, compile,
 #             5 correctness trials, 100 timed trials): evaluations per minute, ratio
-#             (goal >= 5x)
+#             (goal >= 5x). The sequential side is the long one (a fresh process and an
+#             nvcc build per candidate, ~40 s each: ~45 min for 64); CR_BENCH_SEQ_N=16 runs
+#             the first 16 of them and takes their rate, CR_BENCH_N the batch size.
 # Logs: LOGDIR/<step>/..., LOGDIR/summary.txt. Never changes a GPU setting.
 set -u
 cd "$(dirname "$0")/../.."
@@ -137,7 +139,8 @@ step_bench() {
     mkdir -p "$logs/bench"
     log "bench: 64 KernelBench-format candidates, one worker vs KernelBench-style sequential"
     "$py" tests/gpu/torch_bench.py --crucible "$bin/crucible" --src "$root" --python "$py" \
-        --work "$logs/bench" --n 64 > "$logs/bench/bench.txt" 2>&1
+        --work "$logs/bench" --n "${CR_BENCH_N:-64}" --seq-n "${CR_BENCH_SEQ_N:-0}" \
+        > "$logs/bench/bench.txt" 2>&1
     rc=$?
     grep '^BENCH' "$logs/bench/bench.txt" | sed 's/^/  /' | tee -a "$logs/run.log"
     ratio=$(grep '^BENCH ratio' "$logs/bench/bench.txt" | tail -n 1)

@@ -53,7 +53,7 @@ def main():
     out = os.path.join(work, "results.jsonl")
     cmd = [a.crucible, "run", tasks, manifest, "--backends", "torch", "--workers", a.workers,
            "--out", out, "--log-dir", os.path.join(work, "logs"), "--time-budget-s", "0.2",
-           "--compile-timeout-s", "300", "--run-timeout-s", "300"] + a.extra
+           "--compile-timeout-s", "900", "--run-timeout-s", "300"] + a.extra
     print("check_examples: %d candidates: %s" % (len(picked), " ".join(cmd)), flush=True)
     t0 = time.time()
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -584,7 +584,7 @@ def executor_main(argv):
             # the driver cannot initialise inside the sandbox on some hosts
             torch.zeros(1, device="cuda")
             torch.cuda.synchronize()
-            os.environ.setdefault("TRITON_CACHE_DIR", "/dev/shm/crucible-triton-%d" % os.getpid())
+            os.environ["CUDA_CACHE_DISABLE"] = "1"  # the driver's JIT cache is under $HOME
     except BaseException as e:
         _die(ctl, "import torch (%s): %s" % (device, _first_line(e)))
     import warnings
@@ -605,7 +605,20 @@ def executor_main(argv):
                                 ctypes.byref(net))
     if rc != 0:
         _die(ctl, "sandbox: %s" % summary.value.decode("utf-8", "replace"))
-    sys.stderr.write("crucible-torch: %s: %s\n" % (role, summary.value.decode("utf-8", "replace")))
+    said = summary.value.decode("utf-8", "replace")
+    sys.stderr.write("crucible-torch: %s: %s\n" % (role, said))
+    if device == "cuda":
+        # Triton's JIT writes its kernels and launcher, ptxas its temporaries, and
+        # Triton loads what it wrote: writes are allowed only under the scratch dir,
+        # /dev and /dev/shm; the scratch dir is a noexec tmpfs when the sandbox could
+        # mount one, and then /dev/shm is a private one (gone with the process)
+        base = "/dev/shm/crucible-torch" if "/dev/shm private" in said and \
+            "scratch tmpfs" in said else "/proc/self/cwd/.crucible-torch"
+        os.makedirs(base + "/tmp", exist_ok=True)
+        os.environ["TRITON_CACHE_DIR"] = base + "/triton"
+        os.environ["TMPDIR"] = base + "/tmp"
+        import tempfile
+        tempfile.tempdir = None
     ex = Executor(ctl, role, device, threads)
     ctl.set_u32(O_NET, net.value)
     ctl.set_u32(O_READY, 1)
