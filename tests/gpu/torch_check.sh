@@ -38,6 +38,9 @@ export LD_LIBRARY_PATH="$dev/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$PATH:/usr/local/cuda/bin"
 [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
 export CR_TEST_SOURCE_DIR="$root" CR_TEST_BIN_DIR="$bin"
+# the architecture load_inline builds for in the compile box (which shows no GPU)
+cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)
+[ -n "$cap" ] && export CUDA_TORCH_ARCH_LIST="${CUDA_TORCH_ARCH_LIST:-$cap}"
 t0=$(date +%s)
 summary=$logs/summary.txt
 : > "$summary"

@@ -132,6 +132,10 @@ def _install_load_shim(exts):
         fd = os.memfd_create("ext-" + e["name"], 0)
         os.write(fd, base64.b64decode(e["so"]))
         path = "/proc/self/fd/%d" % fd
+        if kw.get("is_python_module") is False:  # operators registered with TORCH_LIBRARY
+            import torch
+            torch.ops.load_library(path)
+            return path
         loader = importlib.machinery.ExtensionFileLoader(e["name"], path)
         spec = importlib.util.spec_from_file_location(e["name"], path, loader=loader)
         mod = importlib.util.module_from_spec(spec)
@@ -184,6 +188,11 @@ def compile_main(argv):
     else:
         obj["kind"] = "candidate"
         os.environ.setdefault("TORCH_EXTENSIONS_DIR", os.path.abspath("torch_ext"))
+        # the box shows no GPU to read the architecture from; the worker's environment
+        # reaches it through CUDA_* only (box.h): CUDA_TORCH_ARCH_LIST, else Hopper
+        # with PTX for anything newer
+        if "TORCH_CUDA_ARCH_LIST" not in os.environ:
+            os.environ["TORCH_CUDA_ARCH_LIST"] = os.environ.get("CUDA_TORCH_ARCH_LIST", "9.0+PTX")
         root = os.path.abspath("ext")
         built = {}
         try:
