@@ -475,4 +475,36 @@ Test(hacks, every_candidate_gets_its_verdict)
     s_cli("results", batch, fmt, &pr);
     s_expect_counts("crucible results", pr.err);
     cr_proc_result_close(&pr);
+
+    /* torch: KernelBench's fields, one object per record, agreeing with it */
+    if (!strncmp(s_lang, "torch", 5)) {
+        const char *const kb[] = {"--format", "kernelbench", NULL};
+        s_cli("results", batch, kb, &pr);
+        int lines = 0;
+        for (char *l = pr.out, *e; l && *l; l = e ? e + 1 : NULL) {
+            e = strchr(l, '\n');
+            if (e)
+                *e = '\0';
+            json_t *o = json_loads(l, 0, NULL);
+            cr_expect_not_null(o, "not a KernelBench result: %s", l);
+            if (!o)
+                continue;
+            lines++;
+            const char *id = json_string_value(json_object_get(o, "job_id"));
+            for (int i = 0; id && i < s_n; i++) {
+                if (strcmp(s_cases[i].job_id, id) != 0)
+                    continue;
+                cr_expect_eq(json_is_true(json_object_get(o, "correctness")),
+                             s_cases[i].status == CRUCIBLE__STATUS__STATUS_OK, "%s: %s", id, l);
+                cr_expect(json_is_true(json_object_get(o, "compiled")) ||
+                              s_cases[i].status == CRUCIBLE__STATUS__STATUS_COMPILE_ERROR,
+                          "%s: %s", id, l);
+                cr_expect(json_is_object(json_object_get(o, "metadata")), "%s", l);
+            }
+            json_decref(o);
+        }
+        cr_expect_eq(lines, s_n, "crucible results --format kernelbench: %d lines for %d records",
+                     lines, s_n);
+        cr_proc_result_close(&pr);
+    }
 }

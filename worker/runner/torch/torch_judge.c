@@ -122,6 +122,7 @@ typedef struct {
     double max_diff[CR_TASK_MAX_CASES];
     int ndiff;
     char runtime_error[S_MSG], correctness_issue[S_MSG];
+    double ref_mean_us;               /* the reference's mean timed call (KernelBench's ref_runtime) */
 } s_judge_t;
 
 /* ---------------------------------------------------------------- executors */
@@ -867,6 +868,7 @@ out:;
         br->ref_rse = b.rse;
         cr_stats_speedup(&a, &b, &br->speedup, &br->speedup_lo, &br->speedup_hi);
         pr->speedup_geomean = br->speedup;
+        J->ref_mean_us = b.mean;
     }
     rc = 0;
 fail:
@@ -883,7 +885,7 @@ fail:
 /* ---------------------------------------------------------------- KernelBench */
 
 /* The record's KernelBench fields (its eval.py KernelExecResult; times in
- * ms, means, as KernelBench reports them). */
+ * ms, means of the timed calls, as KernelBench reports them). */
 static void s_kernelbench(const s_judge_t *J, Crucible__RewardRecord *rec)
 {
     Crucible__KernelBenchResult *kb = malloc(sizeof *kb);
@@ -897,7 +899,7 @@ static void s_kernelbench(const s_judge_t *J, Crucible__RewardRecord *rec)
         rec->profile && rec->profile->n_cases ? rec->profile->cases[0] : NULL;
     if (br && br->samples) {
         kb->runtime = br->mean_us / 1e3;
-        kb->ref_runtime = br->ref_median_us > 0 ? br->ref_median_us / 1e3 : -1;
+        kb->ref_runtime = J->ref_mean_us > 0 ? J->ref_mean_us / 1e3 : -1;
         kb->excessive_speedup = br->speedup > 10; /* KernelBench's default threshold */
     }
     cr_judge_set_str(&kb->runtime_error, J->runtime_error);
