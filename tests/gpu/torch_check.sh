@@ -13,8 +13,9 @@
 #   env       GPU, driver, python, torch, triton, nvcc
 #   examples  every torch example (tasks/torch, tasks/torch-candidates, CUDA load_inline,
 #             Triton and CPU ones) gets its expected status (check_examples.py --needs all)
-#   hacks     the torch hack suite on the GPU (tests/hacks/torch) and its GPU rows
-#             (tests/hacks/torch-gpu), through test_hacks
+#   hacks     the torch hack suite (tests/hacks/torch, models kept on the CPU by
+#             CR_TORCH_DEVICE=cpu: its verdicts are the CPU profile's) and its GPU rows
+#             (tests/hacks/torch-gpu, on the GPU), through test_hacks
 #   dobench   crucible's median against triton.testing.do_bench (fresh process each) for
 #             every honest CUDA/Triton example that came back OK: within 2%?
 #   bench     64 KernelBench-format candidates through one worker against the same 64
@@ -111,8 +112,11 @@ step_examples() {
 step_hacks() {
     mkdir -p "$logs/hacks"
     for lang in torch torch-gpu; do
-        log "hacks: $lang"
-        CR_HACKS_LANG=$lang CRUCIBLE_BACKENDS=torch CR_HACKS_WORKERS=1 \
+        # the CPU suite's verdicts are the CPU profile's (no threads, no processes)
+        dev=cuda
+        [ $lang = torch ] && dev=cpu
+        log "hacks: $lang (models on the $dev)"
+        CR_TORCH_DEVICE=$dev CR_HACKS_LANG=$lang CRUCIBLE_BACKENDS=torch CR_HACKS_WORKERS=1 \
             CRUCIBLE_COMPILE_TIMEOUT_S=300 CR_HACKS_TABLE="$logs/hacks/$lang.md" \
             timeout 900 "$bin/test_hacks" --jobs 1 > "$logs/hacks/$lang.log" 2>&1
         rc=$?

@@ -419,9 +419,11 @@ static void s_judge_torch(const Crucible__RunnerRequest *req, cr_task_t *task,
     cr_torch_env_t env = {.harness = prog, .exec_verdict = s_exec_verdict,
                           .fail_hard = s_fail_hard};
     /* the GPU where the host has one (the executors' torch opens it, not this
-     * process); "device": "cpu" keeps a task on the CPU */
+     * process); "device": "cpu" keeps a task on the CPU, and CR_TORCH_DEVICE=cpu
+     * in the worker's environment every task (the CPU hack suite on a GPU host) */
+    const char *force = getenv("CR_TORCH_DEVICE");
     env.cuda = strcmp(task->device ? task->device : "auto", "cpu") != 0 &&
-               access("/dev/nvidia0", F_OK) == 0;
+               !(force && !strcmp(force, "cpu")) && access("/dev/nvidia0", F_OK) == 0;
     s_pick_cpus(req->cpu, &env.exec_cpu, &env.judge_cpu, &ncpu);
     if (o && o->run_timeout_s > 0 && isfinite(o->run_timeout_s))
         env.deadline_ns = cr_time_mono_ns() + (int64_t)(o->run_timeout_s * S_DEADLINE_SHARE * 1e9);

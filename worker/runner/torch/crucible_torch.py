@@ -568,7 +568,7 @@ def executor_main(argv):
         ctl = Ctl()
     except (OSError, ValueError) as e:
         _die(None, "cannot map the control block and arenas: %s" % e)
-    device = os.environ.get("CRUCIBLE_TORCH_DEVICE", "cpu")
+    device = os.environ.get("CR_TORCH_DEVICE", "cpu")
     if cpu >= 0 and not threads:
         try:
             os.sched_setaffinity(0, {cpu})

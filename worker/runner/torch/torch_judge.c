@@ -157,7 +157,7 @@ static int s_start(s_judge_t *J, const Crucible__RunnerRequest *req, Crucible__R
                                   .ro_bytes = S_ARENA_BYTES, .rw_bytes = S_ARENA_BYTES};
     }
     /* the executors read it before their sandbox: the GPU is opened there */
-    setenv("CRUCIBLE_TORCH_DEVICE", J->cuda ? "cuda" : "cpu", 1);
+    setenv("CR_TORCH_DEVICE", J->cuda ? "cuda" : "cpu", 1);
     pthread_t th;
     int threaded = pthread_create(&th, NULL, s_start_thread, &s[0]) == 0;
     if (!threaded)
@@ -340,7 +340,7 @@ static int s_load(s_judge_t *J, Crucible__RewardRecord *rec)
         return -1;
     }
     const char *dev = json_string_value(json_object_get(J->answer, "device"));
-    if (dev)
+    if (dev && !strncmp(dev, "cuda:", 5)) /* the GPU's name; on the CPU runner.c's "cpu:<model>" */
         cr_judge_set_str(&rec->device, dev);
     json_object_set(req, "init_inputs", json_object_get(J->answer, "init_inputs"));
     json_object_set(req, "inputs", json_object_get(J->answer, "inputs"));
