@@ -76,35 +76,38 @@ def _first_line(e):
 
 # ------------------------------------------------------------ load_inline
 
+_NOT_CONTENT = ("build_directory", "verbose", "keep_intermediates")
+
+
 def _ext_key(kw):
-    """The content key of one load_inline call: everything that changes what
-    is built, and the torch it is built against."""
+    """The content key of one load_inline call: every argument that changes what
+    is built (all but where and how loudly), and the torch it is built against."""
     import torch
-    parts = {k: kw.get(k) for k in ("name", "cpp_sources", "cuda_sources", "functions",
-                                     "extra_cflags", "extra_cuda_cflags", "extra_ldflags",
-                                     "extra_include_paths", "with_cuda", "is_python_module",
-                                     "with_pytorch_error_handling")}
+    parts = {k: v for k, v in kw.items() if k not in _NOT_CONTENT}
     parts["torch"] = torch.__version__
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
-def _norm_kw(args, kwargs):
-    names = ("name", "cpp_sources", "cuda_sources", "functions", "extra_cflags",
-             "extra_cuda_cflags", "extra_ldflags", "extra_include_paths", "build_directory",
-             "verbose", "with_cuda", "is_python_module", "with_pytorch_error_handling",
-             "keep_intermediates")
-    kw = dict(zip(names, args))
-    kw.update(kwargs)
-    return kw
+def _binder(real):
+    """Maps a call's arguments to load_inline's parameter names, by the
+    signature of the installed torch (its positional order changes across
+    versions: 2.x added sycl_sources)."""
+    import inspect
+    sig = inspect.signature(real)
+
+    def bind(args, kwargs):
+        return dict(sig.bind(*args, **kwargs).arguments)
+    return bind
 
 
 def _install_build_shim(built, root):
     """Compile stage: load_inline builds for real, into root/<key>."""
     import torch.utils.cpp_extension as ce
     real = ce.load_inline
+    bind = _binder(real)
 
     def load_inline(*args, **kwargs):
-        kw = _norm_kw(args, kwargs)
+        kw = bind(args, kwargs)
         key = _ext_key(kw)
         bdir = os.path.join(root, key)
         os.makedirs(bdir, exist_ok=True)
@@ -121,9 +124,10 @@ def _install_load_shim(exts):
     """Executor: load_inline imports what the compile stage built (the same
     content key), from a memfd: nothing is compiled inside the sandbox."""
     import torch.utils.cpp_extension as ce
+    bind = _binder(ce.load_inline)
 
     def load_inline(*args, **kwargs):
-        kw = _norm_kw(args, kwargs)
+        kw = bind(args, kwargs)
         key = _ext_key(kw)
         e = exts.get(key)
         if e is None:
