@@ -580,7 +580,7 @@ int cr_cli_watch(int argc, char **argv)
 
 typedef struct {
     FILE *f;       /* output, borrowed */
-    int format;    /* 0 jsonl, 1 csv, 2 pb */
+    int format;    /* 0 jsonl, 1 csv, 2 pb, 3 kernelbench (jsonl of KernelBench's fields) */
     uint64_t n;    /* records written */
     cr_progress_t *counts; /* per status and flag, when no progress line counts them; borrowed */
 } s_writer_t;
@@ -593,6 +593,10 @@ static int s_write_record(void *arg, const Crucible__RewardRecord *rec)
         cr_progress_add(w->counts, rec);
     if (w->format == 0) {
         char *j = cr_record_to_json(rec);
+        rc = j && fprintf(w->f, "%s\n", j) > 0 ? 0 : -EIO;
+        free(j);
+    } else if (w->format == 3) {
+        char *j = cr_record_to_kernelbench(rec);
         rc = j && fprintf(w->f, "%s\n", j) > 0 ? 0 : -EIO;
         free(j);
     } else if (w->format == 1) {
@@ -609,7 +613,7 @@ int cr_cli_results(int argc, char **argv)
 {
     cr_config_t cfg;
     int npos, x = cr_cli_parse("results", CR_CMD_RESULTS,
-                               "crucible results BATCH [--format jsonl|csv|pb] [--out FILE] "
+                               "crucible results BATCH [--format jsonl|csv|pb|kernelbench] [--out FILE] "
                                "[options]\n  writes every record of the batch; ends when the "
                                "batch is done (or --wait-s passes)",
                                1, 1, argc, argv, &cfg, &npos);
@@ -619,6 +623,7 @@ int cr_cli_results(int argc, char **argv)
     s_writer_t w = {.f = stdout,
                     .format = strcmp(cfg.format, "csv") == 0  ? 1
                               : strcmp(cfg.format, "pb") == 0 ? 2
+                              : strcmp(cfg.format, "kernelbench") == 0 ? 3
                                                               : 0};
     if (cfg.out[0] && !(w.f = fopen(cfg.out, "we"))) {
         fprintf(stderr, "crucible results: %s: %s\n", cfg.out, strerror(errno));

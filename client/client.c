@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,9 +283,112 @@ void cr_client_bundle_hash(Crucible__TaskBundle *b)
     cr_hash_final_hex(&h, b->hash);
 }
 
+/* A torch problem's source as its key sees it (docs/torch.md): line ends
+ * LF, no trailing spaces or tabs, no blank lines at the end, one final
+ * newline; so the same problem saved by another editor is the same task.
+ * In place (it only shrinks). */
+static void s_normalise_source(char *src)
+{
+    char *w = src;
+    for (const char *r = src; *r;) {
+        size_t n = strcspn(r, "\r\n");
+        size_t k = n;
+        while (k > 0 && (r[k - 1] == ' ' || r[k - 1] == '\t'))
+            k--;
+        memmove(w, r, k);
+        w += k;
+        r += n;
+        if (*r == '\r')
+            r++;
+        if (*r == '\n')
+            r++;
+        *w++ = '\n';
+    }
+    while (w > src && w[-1] == '\n')
+        w--;
+    if (w > src)
+        *w++ = '\n';
+    *w = '\0';
+}
+
+/* 1 when path names a regular file ending in .py: a KernelBench-format
+ * problem given as a task by itself. */
+static int s_is_problem_file(const char *path)
+{
+    struct stat st;
+    size_t n = strlen(path);
+    return n > 3 && strcmp(path + n - 3, ".py") == 0 && stat(path, &st) == 0 &&
+           S_ISREG(st.st_mode);
+}
+
+/* The bundle of a problem file (s_is_problem_file): task.json made from its
+ * name and, when its folder has one, the options in torch.json there
+ * (precision, tolerance, trials, device); the source normalised. */
+static int s_problem_bundle(const char *file, Crucible__TaskBundle **out, char *err,
+                            size_t errlen)
+{
+    const char *slash = strrchr(file, '/');
+    const char *base = slash ? slash + 1 : file;
+    char stem[129], dir[PATH_MAX];
+    snprintf(stem, sizeof stem, "%.*s", (int)(strlen(base) - 3 > 128 ? 128 : strlen(base) - 3),
+             base);
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - file) : 1, slash ? file : ".");
+    for (char *c = stem; *c; c++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", *c))
+            *c = '_';
+    json_t *tj = NULL;
+    char *opt = cr_file_join(dir, "torch.json");
+    if (opt && cr_file_exists(opt)) {
+        json_error_t je;
+        if (!(tj = json_load_file(opt, 0, &je)) || !json_is_object(tj)) {
+            snprintf(err, errlen, "%s: line %d: %s", opt, je.line,
+                     tj ? "an object of options is expected" : je.text);
+            json_decref(tj);
+            free(opt);
+            return CR_E_TASK;
+        }
+    }
+    free(opt);
+    if (!tj)
+        tj = json_object();
+    json_object_set_new(tj, "name", json_string(stem));
+    json_object_set_new(tj, "language", json_string("torch"));
+    json_object_set_new(tj, "reference", json_string(base));
+    char *text = json_dumps(tj, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(tj);
+    Crucible__TaskBundle *b = malloc(sizeof *b);
+    int rc = text && b ? 0 : -ENOMEM;
+    if (b)
+        crucible__task_bundle__init(b);
+    if (rc == 0) {
+        b->task_json = text;
+        text = NULL;
+        b->name = strdup(stem);
+        b->hash = malloc(CR_HASH_HEX_LEN + 1);
+        b->baseline_source = strdup("");
+        rc = b->name && b->hash && b->baseline_source ? 0 : -ENOMEM;
+    }
+    if (rc == 0 && (rc = cr_file_read(file, 1u << 20, &b->reference_source, NULL)) != 0)
+        snprintf(err, errlen, "%s: %s", file, cr_strerror(rc));
+    if (rc == 0) {
+        s_normalise_source(b->reference_source);
+        cr_client_bundle_hash(b);
+        *out = b;
+        b = NULL;
+    } else if (rc == -ENOMEM) {
+        snprintf(err, errlen, "%s: out of memory", file);
+    }
+    if (b)
+        crucible__task_bundle__free_unpacked(b, NULL);
+    free(text);
+    return rc;
+}
+
 int cr_client_task_bundle(const char *dir, Crucible__TaskBundle **out, char *err, size_t errlen)
 {
     *out = NULL;
+    if (s_is_problem_file(dir))
+        return s_problem_bundle(dir, out, err, errlen);
     char *path = cr_file_join(dir, "task.json"), *text = NULL;
     if (!path)
         return -ENOMEM;
@@ -331,6 +435,9 @@ int cr_client_task_bundle(const char *dir, Crucible__TaskBundle **out, char *err
         rc = s_read_in(dir, json_string_value(base), &b->baseline_source, err, errlen);
     if (rc != 0)
         goto done;
+    const char *lang = json_string_value(json_object_get(j, "language"));
+    if (lang && !strcmp(lang, "torch"))
+        s_normalise_source(b->reference_source); /* the problem's key (docs/torch.md) */
     cr_client_bundle_hash(b);
     *out = b;
     b = NULL;
@@ -658,7 +765,7 @@ int cr_jobset_load(cr_jobset_t *js, const char *tasks, const char *cands, char *
     char *tj = cr_file_join(tasks, "task.json");
     if (!tj)
         return -ENOMEM;
-    if (cr_file_exists(tj)) {
+    if (cr_file_exists(tj) || s_is_problem_file(tasks)) {
         rc = s_add_task(js, tasks, err, errlen);
     } else {
         struct dirent **names = NULL;
@@ -670,8 +777,8 @@ int cr_jobset_load(cr_jobset_t *js, const char *tasks, const char *cands, char *
         for (int i = 0; i < n && rc == 0; i++) {
             char *d = names[i]->d_name[0] == '.' ? NULL : cr_file_join(tasks, names[i]->d_name);
             char *t = d ? cr_file_join(d, "task.json") : NULL;
-            if (t && cr_file_exists(t))
-                rc = s_add_task(js, d, err, errlen);
+            if ((t && cr_file_exists(t)) || (d && s_is_problem_file(d)))
+                rc = s_add_task(js, d, err, errlen); /* a task folder, or a problem file */
             free(t);
             free(d);
         }
@@ -679,7 +786,8 @@ int cr_jobset_load(cr_jobset_t *js, const char *tasks, const char *cands, char *
     }
     free(tj);
     if (rc == 0 && js->ntasks == 0) {
-        snprintf(err, errlen, "%s: no task folders (folders holding task.json)", tasks);
+        snprintf(err, errlen, "%s: no task folders (folders holding task.json) and no "
+                 "problem files (.py)", tasks);
         rc = CR_E_NOT_FOUND;
     }
     if (rc != 0)

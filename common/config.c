@@ -110,7 +110,7 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("runner", CR_CONF_STR, runner, "", 1, 0, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
         "crucible-runner path; empty = next to the crucible binary"),
     ROW("backends", CR_CONF_STR, backends, "c", 1, 0, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
-        "comma list of backends the worker serves (c, cuda)"),
+        "comma list of backends the worker serves (c, cuda, torch)"),
     /* 0: a fixed 2 left a 16-core GPU host's GPU waiting for compiles (worker/worker.c,
      * s_autosize, says how it is sized) */
     ROW("compile-jobs", CR_CONF_INT, compile_jobs, "0", 0, 256, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
@@ -156,8 +156,8 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("batch", CR_CONF_STR, batch, "", 1, 0, CR_CMD_SUBMIT | CR_CMD_RUN | DRIVER,
         "batch id; empty = generated"),
     ROW("format", CR_CONF_STR, format, "jsonl", 1, 0, CR_CMD_RESULTS | CR_CMD_ROLLOUT,
-        "results format: jsonl, csv or pb (length-delimited RewardRecord); rollout: jsonl or pb "
-        "(length-delimited Trajectory)"),
+        "results format: jsonl, csv, pb (length-delimited RewardRecord) or kernelbench "
+        "(KernelBench's fields, jsonl); rollout: jsonl or pb (length-delimited Trajectory)"),
     ROW("out", CR_CONF_STR, out, "", 1, 0, CR_CMD_RESULTS | CR_CMD_RUN | CR_CMD_REPORT | DRIVER,
         "results file; empty = stdout (run: crucible-results.jsonl; report: the HTML file, "
         "empty = report-<batch>.html; rollout: trajectories, empty = trajectories.jsonl, its "
@@ -356,9 +356,10 @@ static const char *s_check_text(const cr_conf_row_t *r, const char *v)
         return strcmp(v, "sentences") == 0 || strcmp(v, "json") == 0 ? NULL
                                                                    : "expected sentences or json";
     if (strcmp(n, "format") == 0)
-        return strcmp(v, "jsonl") == 0 || strcmp(v, "csv") == 0 || strcmp(v, "pb") == 0
+        return strcmp(v, "jsonl") == 0 || strcmp(v, "csv") == 0 || strcmp(v, "pb") == 0 ||
+                       strcmp(v, "kernelbench") == 0
                    ? NULL
-                   : "expected jsonl, csv or pb";
+                   : "expected jsonl, csv, pb or kernelbench";
     if (strcmp(n, "log-level") == 0) {
         cr_log_level_t l;
         return cr_log_parse_level(v, &l) == 0 ? NULL
@@ -371,8 +372,9 @@ static const char *s_check_text(const cr_conf_row_t *r, const char *v)
         const char *p = v;
         do {
             size_t k = strcspn(p, ",");
-            if (!((k == 1 && strncmp(p, "c", 1) == 0) || (k == 4 && strncmp(p, "cuda", 4) == 0)))
-                return "expected a comma list of c, cuda";
+            if (!((k == 1 && strncmp(p, "c", 1) == 0) || (k == 4 && strncmp(p, "cuda", 4) == 0) ||
+                  (k == 5 && strncmp(p, "torch", 5) == 0)))
+                return "expected a comma list of c, cuda, torch";
             p += k;
         } while (*p++ == ',');
         return NULL;

@@ -501,3 +501,76 @@ int cr_record_write_delimited(FILE *f, const Crucible__RewardRecord *rec)
     free(buf);
     return rc;
 }
+
+/* ------------------------------------------------------------ KernelBench */
+
+char *cr_record_to_kernelbench(const Crucible__RewardRecord *r)
+{
+    const Crucible__KernelBenchResult *kb = r->kernelbench;
+    const Crucible__BenchResult *br =
+        r->profile && r->profile->n_cases ? r->profile->cases[0] : NULL;
+    int compile_fail = r->status == CRUCIBLE__STATUS__STATUS_COMPILE_ERROR ||
+                       r->status == CRUCIBLE__STATUS__STATUS_COMPILE_TIMEOUT;
+    json_t *md = json_object(), *o = json_object();
+    if (!md || !o) {
+        json_decref(md);
+        json_decref(o);
+        return NULL;
+    }
+    const char *msg = r->message ? r->message : "";
+    if (compile_fail) {
+        json_object_set_new(md, "compilation_error_name",
+                            json_string(r->status == CRUCIBLE__STATUS__STATUS_COMPILE_TIMEOUT
+                                            ? "TimeoutError" : "CompilationError"));
+        json_object_set_new(md, "compilation_error", json_string(msg));
+    }
+    const char *rt = kb && kb->runtime_error && kb->runtime_error[0] ? kb->runtime_error : NULL;
+    if (!rt && (r->status == CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR ||
+                r->status == CRUCIBLE__STATUS__STATUS_TIMEOUT ||
+                r->status == CRUCIBLE__STATUS__STATUS_CUDA_FAULT ||
+                r->status == CRUCIBLE__STATUS__STATUS_OOM))
+        rt = msg;
+    if (rt)
+        json_object_set_new(md, "runtime_error", json_string(rt));
+    const char *ci = kb && kb->correctness_issue && kb->correctness_issue[0]
+                         ? kb->correctness_issue : NULL;
+    if (!ci && (r->status == CRUCIBLE__STATUS__STATUS_INCORRECT ||
+                r->status == CRUCIBLE__STATUS__STATUS_HACK_DETECTED))
+        ci = msg;
+    if (ci)
+        json_object_set_new(md, "correctness_issue", json_string(ci));
+    if (kb && kb->n_max_difference) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < kb->n_max_difference; i++) {
+            char v[48]; /* KernelBench keeps them as "%.6f" strings */
+            snprintf(v, sizeof v, "%.6f", kb->max_difference[i]);
+            json_array_append_new(a, json_string(v));
+        }
+        json_object_set_new(md, "max_difference", a);
+    }
+    if (kb && kb->correctness_trials && kb->correctness_trials[0])
+        json_object_set_new(md, "correctness_trials", json_string(kb->correctness_trials));
+    if (kb && kb->excessive_speedup)
+        json_object_set_new(md, "excessive_speedup", json_true());
+    if (r->device && r->device[0])
+        json_object_set_new(md, "hardware", json_string(r->device));
+    json_t *flags = json_array();
+    for (size_t i = 0; i < r->n_hack_flags; i++)
+        json_array_append_new(flags, json_string(r->hack_flags[i]));
+    double runtime = kb ? kb->runtime : br && br->samples ? br->mean_us / 1e3 : -1;
+    /* without the runner's figures: the reference's median stands in for its mean */
+    double ref = kb ? kb->ref_runtime : br && br->ref_median_us > 0 ? br->ref_median_us / 1e3 : -1;
+    json_object_set_new(o, "job_id", json_string(r->job_id ? r->job_id : ""));
+    json_object_set_new(o, "task", json_string(r->task ? r->task : ""));
+    json_object_set_new(o, "compiled", json_boolean(kb ? kb->compiled && !compile_fail
+                                                       : !compile_fail));
+    json_object_set_new(o, "correctness", json_boolean(r->status == CRUCIBLE__STATUS__STATUS_OK));
+    json_object_set_new(o, "runtime", json_real(runtime));
+    json_object_set_new(o, "ref_runtime", json_real(ref));
+    json_object_set_new(o, "metadata", md);
+    json_object_set_new(o, "status", json_string(cr_status_name(r->status)));
+    json_object_set_new(o, "hack_flags", flags);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    json_decref(o);
+    return s;
+}

@@ -29,6 +29,16 @@ char *cr_record_to_json(const Crucible__RewardRecord *rec);
 int cr_record_from_json(const char *line, Crucible__RewardRecord **out, char *err,
                         size_t errlen);
 
+/* KernelBench's result for one record, as one JSON object on one line
+ * (KernelExecResult of its src/kernelbench/eval.py: compiled, correctness,
+ * runtime and ref_runtime in ms, metadata with compilation_error,
+ * runtime_error, correctness_issue, max_difference, correctness_trials),
+ * with the record's keys, status and hack flags beside (docs/torch.md).
+ * From the record's kernelbench field where the runner filled one (torch
+ * tasks), else derived from its status, message and profile. Caller frees;
+ * NULL on ENOMEM. */
+char *cr_record_to_kernelbench(const Crucible__RewardRecord *rec);
+
 /* CSV: a header line and one row per record (RFC 4180 quoting). */
 void cr_record_csv_header(FILE *f);
 void cr_record_csv_row(FILE *f, const Crucible__RewardRecord *rec);

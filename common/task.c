@@ -1017,11 +1017,72 @@ static const char *const s_top_keys[] = {"name",      "language", "signature", "
                                          "baseline",  "prompt",   "bytes",     "flops",
                                          "allow",     "threads",  NULL};
 
+/* "language": "torch" (docs/torch.md): a KernelBench-format problem file as
+ * the reference, and options instead of a signature. Tolerances default to
+ * KernelBench's per precision (its eval.py: atol = rtol = 1e-4 for fp32,
+ * 1e-2 for fp16 and bf16); trials to its eval script's 5. */
+static int s_parse_torch(const s_ctx_t *cx, json_t *root, cr_task_t *t, const char *name)
+{
+    static const char *const keys[] = {"name", "language", "reference", "prompt", "precision",
+                                       "tolerance", "trials", "device", "description", NULL};
+    const char *ref, *prompt, *prec, *dev;
+    int rc = s_check_keys(cx, root, "", keys);
+    if (rc || (rc = s_get_string(cx, root, "reference", "reference", 1, &ref)) ||
+        (rc = s_check_filename(cx, "reference", ref)) ||
+        (rc = s_get_string(cx, root, "prompt", "prompt", 0, &prompt)) ||
+        (prompt && (rc = s_check_filename(cx, "prompt", prompt))) ||
+        (rc = s_get_string(cx, root, "precision", "precision", 0, &prec)) ||
+        (rc = s_get_string(cx, root, "device", "device", 0, &dev)))
+        return rc;
+    if (!prec || !strcmp(prec, "fp32"))
+        t->precision = CR_DT_F32;
+    else if (!strcmp(prec, "fp16"))
+        t->precision = CR_DT_F16;
+    else if (!strcmp(prec, "bf16"))
+        t->precision = CR_DT_BF16;
+    else
+        return s_fail(cx, "precision", "'%.16s' is not one of fp32, fp16, bf16", prec);
+    if (dev && strcmp(dev, "auto") && strcmp(dev, "cpu"))
+        return s_fail(cx, "device", "'%.16s' is not one of auto, cpu", dev);
+    t->trials = 5;
+    json_t *v = json_object_get(root, "trials");
+    if (v && !json_is_null(v)) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+            json_integer_value(v) > CR_TASK_MAX_CASES)
+            return s_fail(cx, "trials", "must be an integer from 1 to %d", CR_TASK_MAX_CASES);
+        t->trials = (int)json_integer_value(v);
+    }
+    if ((rc = s_dup(name, &t->name)) || (rc = s_dup("torch", &t->language)) ||
+        (rc = s_dup("", &t->signature)) || (rc = s_dup(ref, &t->reference)) ||
+        (rc = s_dup(prompt, &t->prompt)) || (rc = s_dup("", &t->dir)) ||
+        (rc = s_dup(dev ? dev : "auto", &t->device)))
+        return rc;
+    double def = t->precision == CR_DT_F32 ? 1e-4 : 1e-2;
+    t->atol = t->rtol = def;
+    v = json_object_get(root, "tolerance");
+    if (v && json_is_number(v)) { /* KernelBench's one number for both */
+        t->atol = t->rtol = json_number_value(v);
+        if (!(t->atol >= 0) || isinf(t->atol))
+            return s_fail(cx, "tolerance", "must be a non-negative number");
+    } else if ((rc = s_parse_tolerance(cx, t, root))) {
+        return rc;
+    } else if (!json_object_get(root, "tolerance")) {
+        t->atol = t->rtol = def;
+    }
+    /* one correctness case per trial and one bench case (docs/torch.md) */
+    t->ncases = t->trials;
+    t->nbench = 1;
+    t->bench[0] = 0;
+    return 0;
+}
+
 static int s_parse(const s_ctx_t *cx, json_t *root, cr_task_t *t)
 {
     if (!json_is_object(root))
         return s_fail(cx, "top level", "must be a JSON object, got %s", s_jtype(root));
-    int rc = s_check_keys(cx, root, "", s_top_keys);
+    json_t *lv = json_object_get(root, "language");
+    int torch = json_is_string(lv) && !strcmp(json_string_value(lv), "torch");
+    int rc = torch ? 0 : s_check_keys(cx, root, "", s_top_keys); /* torch: s_parse_torch */
     if (rc)
         return rc;
     const char *name, *lang, *sig, *ref, *base, *prompt;
@@ -1035,9 +1096,10 @@ static int s_parse(const s_ctx_t *cx, json_t *root, cr_task_t *t)
     if ((rc = s_get_string(cx, root, "language", "language", 1, &lang)))
         return rc;
     if (!strcmp(lang, "torch"))
-        return s_fail(cx, "language", "\"torch\" is not supported yet (use \"c\" or \"cuda\")");
+        return s_parse_torch(cx, root, t, name);
     if (strcmp(lang, "c") && strcmp(lang, "cuda"))
-        return s_fail(cx, "language", "unknown language '%.32s' (one of \"c\", \"cuda\")", lang);
+        return s_fail(cx, "language", "unknown language '%.32s' (one of \"c\", \"cuda\", "
+                                      "\"torch\")", lang);
     if ((rc = s_get_string(cx, root, "reference", "reference", 1, &ref)) ||
         (rc = s_check_filename(cx, "reference", ref)) ||
         (rc = s_get_string(cx, root, "baseline", "baseline", 0, &base)) ||
@@ -1177,6 +1239,7 @@ void cr_task_destroy(cr_task_t **self_p)
     free(t->dir);
     free(t->name);
     free(t->language);
+    free(t->device);
     free(t->signature);
     free(t->reference);
     free(t->baseline);
@@ -1255,6 +1318,16 @@ char *cr_task_shim_source(const cr_task_t *t, const char *src_name)
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
+    if (!strcmp(t->language, "torch")) {
+        /* no call shim: crucible-torch reads the source itself (docs/torch.md) */
+        fprintf(f, "# Generated by Crucible for task %s: crucible-torch compile reads %s\n",
+                t->name, src_name);
+        if (fclose(f) != 0) {
+            free(buf);
+            return NULL;
+        }
+        return buf;
+    }
     fprintf(f, "/* Generated by Crucible for task %s: cr_entry(args) calls the solve()\n"
                " * of the source included below, reading argument i through args[i], a\n"
                " * pointer to a value of its declared type. Same translation unit, so solve\n"

@@ -71,7 +71,7 @@ typedef struct {
 typedef struct {
     char *dir;          /* folder it was loaded from, or "" for a bundle; owned */
     char *name;         /* owned */
-    char *language;     /* "c", "cuda" (later "torch"); owned */
+    char *language;     /* "c", "cuda", "torch"; owned */
     char *signature;    /* owned */
     char *reference;    /* file name in dir; owned */
     char *baseline;     /* file name, NULL when absent; owned */
@@ -88,6 +88,12 @@ typedef struct {
     int nallow;
     char *allow[CR_TASK_MAX_ALLOW]; /* libraries the candidate may link ("cublas"); owned */
     int threads_allowed; /* "threads": true lets a C candidate create threads */
+    /* "language": "torch" (docs/torch.md): no signature, params or cases; the
+     * reference is a KernelBench-format problem file */
+    cr_dtype_t precision; /* "precision" fp32 (default), fp16, bf16: model and float inputs */
+    int trials;           /* "trials": correctness trials, each with fresh inputs (default 5) */
+    char *device;         /* "device": "auto" (default: the GPU where the runner has one) or
+                             "cpu"; owned; NULL for other languages */
 } cr_task_t;
 
 /* Dtype helpers. cr_dtype_parse accepts "float32", "float64", "float16",

@@ -12,6 +12,7 @@ libcriterion-dev libhwloc-dev hwloc
 libcurl4-openssl-dev libseccomp-dev
 libmicrohttpd-dev
 python3 clang
+python3-torch libtorch-dev pybind11-dev python3-numpy ninja-build
 python3-yaml systemd prometheus chromium
 slurmctld slurmd slurm-client munge"
 

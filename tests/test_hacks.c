@@ -6,7 +6,8 @@
  * with no flag at all (a flag there is a false positive).
  *
  * Environment:
- *   CR_HACKS_LANG     c (default) or cuda: which folder and which tasks
+ *   CR_HACKS_LANG     c (default), cuda, torch (the torch backend on the CPU) or
+ *                     torch-gpu (its GPU-only candidates): which folder and tasks
  *   CR_HACKS_TABLE    where the markdown result table goes (default
  *                     <build dir>/hacks-<lang>.md); it is printed too
  *   CR_HACKS_WORKERS  local workers (default 2)
@@ -122,9 +123,15 @@ static void s_fini(void)
 TestSuite(hacks, .fini = s_fini, .timeout = 590);
 
 /* The folder of task name: <suite>/tasks/<name>, tests/hacks/tasks/<name>,
- * else tasks/examples/<name>. */
+ * else tasks/examples/<name>; for the torch suites, the problem file
+ * tasks/torch/<name>.py (a task by itself, docs/torch.md). */
 static void s_task_dir(const char *name, char *out, size_t len)
 {
+    if (!strncmp(s_lang, "torch", 5)) {
+        snprintf(out, len, "%s/tasks/torch/%s.py", SRC, name);
+        cr_assert(cr_file_exists(out), "torch task '%s' is not in tasks/torch", name);
+        return;
+    }
     snprintf(out, len, "%s/tasks/%s", s_suite(), name);
     char tj[700];
     snprintf(tj, sizeof tj, "%s/task.json", out);
@@ -150,7 +157,9 @@ static void s_load_expected(const char *sub)
     json_error_t je;
     json_t *j = json_load_file(path, 0, &je);
     cr_assert_not_null(j, "%s: %s (line %d)", path, je.text, je.line);
-    const char *ext = strcmp(s_lang, "cuda") == 0 ? ".cu" : ".c";
+    const char *ext = strcmp(s_lang, "cuda") == 0        ? ".cu"
+                      : strncmp(s_lang, "torch", 5) == 0 ? ".py" /* torch, torch-gpu */
+                                                         : ".c";
     const char *file;
     json_t *v;
     json_object_foreach(j, file, v) {
@@ -210,7 +219,8 @@ static void s_make_jobset(cr_jobset_t *js)
         const s_case_t *c = &s_cases[i];
         char dir[600], link[400], file[600];
         s_task_dir(c->task, dir, sizeof dir);
-        snprintf(link, sizeof link, "%s/%s", tasks, c->task);
+        snprintf(link, sizeof link, "%s/%s%s", tasks, c->task,
+                 strncmp(s_lang, "torch", 5) ? "" : ".py"); /* a problem file */
         if (access(link, F_OK) != 0)
             cr_assert_eq(symlink(dir, link), 0, "%s", link);
         snprintf(file, sizeof file, "%s/%s/%s%s%s", s_suite(), s_lang, c->sub,
@@ -465,4 +475,36 @@ Test(hacks, every_candidate_gets_its_verdict)
     s_cli("results", batch, fmt, &pr);
     s_expect_counts("crucible results", pr.err);
     cr_proc_result_close(&pr);
+
+    /* torch: KernelBench's fields, one object per record, agreeing with it */
+    if (!strncmp(s_lang, "torch", 5)) {
+        const char *const kb[] = {"--format", "kernelbench", NULL};
+        s_cli("results", batch, kb, &pr);
+        int lines = 0;
+        for (char *l = pr.out, *e; l && *l; l = e ? e + 1 : NULL) {
+            e = strchr(l, '\n');
+            if (e)
+                *e = '\0';
+            json_t *o = json_loads(l, 0, NULL);
+            cr_expect_not_null(o, "not a KernelBench result: %s", l);
+            if (!o)
+                continue;
+            lines++;
+            const char *id = json_string_value(json_object_get(o, "job_id"));
+            for (int i = 0; id && i < s_n; i++) {
+                if (strcmp(s_cases[i].job_id, id) != 0)
+                    continue;
+                cr_expect_eq(json_is_true(json_object_get(o, "correctness")),
+                             s_cases[i].status == CRUCIBLE__STATUS__STATUS_OK, "%s: %s", id, l);
+                cr_expect(json_is_true(json_object_get(o, "compiled")) ||
+                              s_cases[i].status == CRUCIBLE__STATUS__STATUS_COMPILE_ERROR,
+                          "%s: %s", id, l);
+                cr_expect(json_is_object(json_object_get(o, "metadata")), "%s", l);
+            }
+            json_decref(o);
+        }
+        cr_expect_eq(lines, s_n, "crucible results --format kernelbench: %d lines for %d records",
+                     lines, s_n);
+        cr_proc_result_close(&pr);
+    }
 }

@@ -5,6 +5,7 @@
 #include "wire.h"
 
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -427,4 +428,56 @@ Test(reward, advantages_have_mean_zero)
     cr_reward_advantages(same, none, 3, a3);
     for (int i = 0; i < 3; i++)
         cr_assert_eq(a3[i], 0);
+}
+
+/* `crucible results --format kernelbench`: KernelBench's fields, from the
+ * runner's kernelbench part where there is one, else from the status. */
+Test(record, kernelbench_fields)
+{
+    Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
+    r.job_id = "t/c.py";
+    r.task = "t";
+    r.status = CRUCIBLE__STATUS__STATUS_COMPILE_ERROR;
+    r.message = "compile error: error: expected ';'";
+    char *s = cr_record_to_kernelbench(&r);
+    cr_assert_not_null(s);
+    json_t *o = json_loads(s, 0, NULL);
+    cr_assert_not_null(o, "%s", s);
+    cr_expect(json_is_false(json_object_get(o, "compiled")), "%s", s);
+    cr_expect(json_is_false(json_object_get(o, "correctness")), "%s", s);
+    cr_expect_float_eq(json_real_value(json_object_get(o, "runtime")), -1.0, 1e-12);
+    json_t *md = json_object_get(o, "metadata");
+    cr_expect_str_eq(json_string_value(json_object_get(md, "compilation_error")), r.message);
+    json_decref(o);
+    free(s);
+
+    Crucible__KernelBenchResult kb = CRUCIBLE__KERNEL_BENCH_RESULT__INIT;
+    double diffs[] = {0.5, 0.0625};
+    kb.compiled = 1;
+    kb.runtime = 0.25;
+    kb.ref_runtime = 0.5;
+    kb.correctness_issue = "Output mismatch";
+    kb.correctness_trials = "(3 / 5)";
+    kb.max_difference = diffs;
+    kb.n_max_difference = 2;
+    r.kernelbench = &kb;
+    r.status = CRUCIBLE__STATUS__STATUS_INCORRECT;
+    r.message = "case 3: output differs";
+    s = cr_record_to_kernelbench(&r);
+    o = json_loads(s, 0, NULL);
+    cr_assert_not_null(o, "%s", s);
+    cr_expect(json_is_true(json_object_get(o, "compiled")), "%s", s);
+    cr_expect(json_is_false(json_object_get(o, "correctness")), "%s", s);
+    cr_expect_float_eq(json_real_value(json_object_get(o, "runtime")), 0.25, 1e-12);
+    cr_expect_float_eq(json_real_value(json_object_get(o, "ref_runtime")), 0.5, 1e-12);
+    md = json_object_get(o, "metadata");
+    cr_expect_str_eq(json_string_value(json_object_get(md, "correctness_issue")),
+                     "Output mismatch");
+    cr_expect_str_eq(json_string_value(json_object_get(md, "correctness_trials")), "(3 / 5)");
+    json_t *d = json_object_get(md, "max_difference");
+    cr_expect_eq(json_array_size(d), 2);
+    cr_expect_str_eq(json_string_value(json_array_get(d, 0)), "0.500000"); /* KernelBench's %.6f */
+    cr_expect_str_eq(json_string_value(json_object_get(o, "status")), "INCORRECT");
+    json_decref(o);
+    free(s);
 }

@@ -1,4 +1,5 @@
 /* test_task.c — task.json validation, expressions, task folders and the call shim. */
+#include "client.h"
 #include "error.h"
 #include "expr.h"
 #include "file.h"
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* A valid task touching every optional field; the malformed cases below are
@@ -175,7 +177,7 @@ static const s_bad_t s_bad[] = {
     {NULL, {"name=5"}, "name", "must be a string"},
     {NULL, {"name=\"a/b\""}, "name", "letters, digits"},
     {NULL, {"language"}, "language", "missing"},
-    {NULL, {"language=\"torch\""}, "language", "not supported yet"},
+    {NULL, {"language=\"torch\""}, "signature", "unknown key"}, /* torch: no signature */
     {NULL, {"language=\"rust\""}, "language", "unknown language 'rust'"},
     {NULL, {"signature"}, "signature", "missing"},
     {NULL, {"signature=[1]"}, "signature", "must be a string"},
@@ -625,4 +627,112 @@ Test(task, shim_cuda_has_c_linkage)
     free(src);
     cr_assert_null(cr_task_shim_source(t, "evil\"name.cu"));
     cr_task_destroy(&t);
+}
+
+/* ---- "language": "torch" (docs/torch.md) ---- */
+
+Test(task, torch_task_options_and_defaults)
+{
+    char err[512];
+    cr_task_t *t = NULL;
+    cr_assert_eq(cr_task_parse("{\"name\": \"relu\", \"language\": \"torch\", "
+                               "\"reference\": \"relu.py\"}", "t.json", &t, err, sizeof err),
+                 0, "%s", err);
+    cr_expect_str_eq(t->language, "torch");
+    cr_expect_eq(t->precision, CR_DT_F32);
+    cr_expect_eq(t->trials, 5); /* KernelBench's eval script */
+    cr_expect_float_eq(t->atol, 1e-4, 1e-12); /* KernelBench's fp32 tolerance */
+    cr_expect_float_eq(t->rtol, 1e-4, 1e-12);
+    cr_expect_str_eq(t->device, "auto");
+    cr_expect_eq(t->ncases, 5);
+    cr_expect_eq(t->nbench, 1);
+    cr_expect_eq(t->nparams, 0);
+    char *shim = cr_task_shim_source(t, "kernel.py");
+    cr_assert_not_null(shim);
+    cr_expect(shim[0] == '#' && !strstr(shim, "cr_entry"), "a torch shim is a comment: %s", shim);
+    free(shim);
+    cr_task_destroy(&t);
+
+    cr_assert_eq(cr_task_parse("{\"name\": \"mm\", \"language\": \"torch\", \"reference\": "
+                               "\"mm.py\", \"precision\": \"bf16\", \"trials\": 3, \"device\": "
+                               "\"cpu\"}", "t.json", &t, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(t->precision, CR_DT_BF16);
+    cr_expect_eq(t->trials, 3);
+    cr_expect_float_eq(t->atol, 1e-2, 1e-12); /* fp16 and bf16: 1e-2 */
+    cr_expect_str_eq(t->device, "cpu");
+    cr_task_destroy(&t);
+
+    cr_assert_eq(cr_task_parse("{\"name\": \"mm\", \"language\": \"torch\", \"reference\": "
+                               "\"mm.py\", \"tolerance\": 0.003}", "t.json", &t, err, sizeof err),
+                 0, "%s", err);
+    cr_expect_float_eq(t->atol, 0.003, 1e-12); /* one number: both, as KernelBench's */
+    cr_expect_float_eq(t->rtol, 0.003, 1e-12);
+    cr_task_destroy(&t);
+}
+
+Test(task, torch_task_errors_name_the_field)
+{
+    static const char *const bad[][2] = {
+        {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", \"precision\": "
+         "\"fp8\"}", "precision"},
+        {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", \"trials\": 0}",
+         "trials"},
+        {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", \"device\": "
+         "\"tpu\"}", "device"},
+        {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", \"signature\": "
+         "\"void solve()\"}", "signature"},
+        {"{\"name\": \"a\", \"language\": \"torch\"}", "reference"},
+        {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", \"tolerance\": "
+         "-1}", "tolerance"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char err[512] = "";
+        cr_task_t *t = NULL;
+        cr_expect_neq(cr_task_parse(bad[i][0], "t.json", &t, err, sizeof err), 0, "%s",
+                      bad[i][0]);
+        cr_expect(strstr(err, bad[i][1]) != NULL, "'%s' does not name %s", err, bad[i][1]);
+        cr_task_destroy(&t);
+    }
+}
+
+/* A folder of KernelBench problem files is a folder of tasks; a problem's
+ * key (the bundle hash) is its normalised source's. */
+Test(task, torch_problem_files_are_tasks_keyed_by_normalised_source)
+{
+    char dir[] = "/tmp/cr-torch-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char a[600], b[600], c[600], sub[600];
+    snprintf(sub, sizeof sub, "%s/b", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    snprintf(a, sizeof a, "%s/relu.py", dir);
+    snprintf(b, sizeof b, "%s/b/relu.py", dir);
+    snprintf(c, sizeof c, "%s/gelu.py", dir);
+    const char *src = "import torch\nclass Model(torch.nn.Module):\n    pass\n";
+    const char *same = "import torch  \r\nclass Model(torch.nn.Module):\r\n    pass\r\n\r\n\n";
+    cr_assert_eq(cr_file_write_atomic(a, src, strlen(src)), 0);
+    cr_assert_eq(cr_file_write_atomic(b, same, strlen(same)), 0);
+    cr_assert_eq(cr_file_write_atomic(c, "x = 1\n", 6), 0);
+    char err[512] = "";
+    Crucible__TaskBundle *ba = NULL, *bb = NULL;
+    cr_assert_eq(cr_client_task_bundle(a, &ba, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cr_client_task_bundle(b, &bb, err, sizeof err), 0, "%s", err);
+    cr_expect_str_eq(ba->name, "relu");
+    cr_expect_str_eq(ba->hash, bb->hash, "the same problem, saved differently, is one key");
+    cr_expect_str_eq(ba->reference_source, src);
+    cr_task_t *t = NULL;
+    cr_assert_eq(cr_task_parse(ba->task_json, "relu.py", &t, err, sizeof err), 0, "%s", err);
+    cr_expect_str_eq(t->language, "torch");
+    cr_expect_str_eq(t->reference, "relu.py");
+    cr_task_destroy(&t);
+    crucible__task_bundle__free_unpacked(ba, NULL);
+    crucible__task_bundle__free_unpacked(bb, NULL);
+
+    cr_jobset_t js = {0};
+    cr_assert_eq(cr_jobset_load(&js, dir, NULL, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(js.ntasks, 2, "relu.py and gelu.py (the subfolder holds no task.json)");
+    cr_jobset_close(&js);
+
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
 }

@@ -102,9 +102,18 @@ static const char *const s_cuda_flags[] = {"-O3", "-std=c++17", "-Xcompiler", "-
                                            "-Bsymbolic", "-DCCCL_DISABLE_NVTX", NULL};
 static const char *const s_cuda_libs[] = {NULL};
 
+/* torch (docs/torch.md): the "compiler" is crucible-torch beside this
+ * program; it checks the problem or candidate and builds a candidate's
+ * load_inline extensions, and its lib.so is a JSON object the Python
+ * executor loads. */
+static const char *const s_torch_flags[] = {"compile", NULL};
+static const char *const s_torch_libs[] = {NULL};
+#define S_CC_BESIDE_SELF ((size_t)-1) /* cc_offset: a program beside this one */
+
 static const s_lang_t s_langs[] = {
     {"c", ".c", offsetof(cr_config_t, cc), s_c_flags, s_c_libs, 0},
     {"cuda", ".cu", offsetof(cr_config_t, nvcc), s_cuda_flags, s_cuda_libs, 1},
+    {"torch", ".py", S_CC_BESIDE_SELF, s_torch_flags, s_torch_libs, 0},
 };
 #define S_NLANGS (sizeof s_langs / sizeof s_langs[0])
 
@@ -122,8 +131,39 @@ static const s_lang_t *s_lang_find(const char *language)
 
 static const char *s_lang_cc(const cr_config_t *cfg, const s_lang_t *l)
 {
+    if (l->cc_offset == S_CC_BESIDE_SELF) {
+        /* written once, before the pool's threads start (cr_compile_new) */
+        static char path[PATH_MAX];
+        if (!path[0]) {
+            char self[PATH_MAX - 32];
+            ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+            self[n > 0 ? n : 0] = '\0';
+            char *slash = strrchr(self, '/');
+            if (slash)
+                *slash = '\0';
+            snprintf(path, sizeof path, "%s/crucible-%s", n > 0 ? self : ".", l->language);
+        }
+        return path;
+    }
     const char *cc = (const char *)cfg + l->cc_offset;
     return cc[0] ? cc : "cc";
+}
+
+/* 1 when cmd is a path to a program or a program on PATH. */
+static int s_on_path(const char *cmd)
+{
+    if (strchr(cmd, '/'))
+        return access(cmd, X_OK) == 0;
+    const char *path = getenv("PATH");
+    char buf[PATH_MAX];
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, cmd);
+        if (n && access(buf, X_OK) == 0)
+            return 1;
+        p += n + (p[n] == ':');
+    }
+    return 0;
 }
 
 /* ---- jobs ---- */
@@ -1174,7 +1214,7 @@ cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, vo
     }
     /* the served languages first: the box exposes their compilers */
     int served[S_NLANGS] = {0}, order[S_NLANGS];
-    const char *ccs[S_NLANGS];
+    const char *ccs[S_NLANGS + 1];
     int ncc = 0;
     char list[CR_CONFIG_STR], *save = NULL;
     snprintf(list, sizeof list, "%s", cfg->backends[0] ? cfg->backends : "c");
@@ -1199,7 +1239,13 @@ cr_compile_t *cr_compile_new(const cr_config_t *cfg, cr_compile_done_fn done, vo
         order[ncc] = (int)(l - s_langs);
         ccs[ncc++] = s_lang_cc(cfg, l);
     }
-    if (!(c->box = cr_box_new(cfg, cfg->work_dir, ccs, ncc)))
+    /* A torch candidate's load_inline with cuda_sources runs nvcc: the box
+     * holds the CUDA toolkit too where the worker has one (docs/torch.md). */
+    int nbox = ncc;
+    const s_lang_t *torch = s_lang_find("torch");
+    if (torch && served[torch - s_langs] && s_on_path(cfg->nvcc[0] ? cfg->nvcc : "nvcc"))
+        ccs[nbox++] = cfg->nvcc[0] ? cfg->nvcc : "nvcc";
+    if (!(c->box = cr_box_new(cfg, cfg->work_dir, ccs, nbox)))
         goto fail;
     for (int k = 0; k < ncc; k++) { /* in the order of cfg->backends: Ready names the first */
         char **id = &c->ident[order[k]];

@@ -808,3 +808,10 @@ pid_t cr_exec_pid(const cr_exec_t *x)
 {
     return x->pid;
 }
+
+int cr_exec_result(const cr_exec_t *x, char *msg, size_t len)
+{
+    if (msg && len)
+        s_said(x, msg, len);
+    return x->ctl->result;
+}

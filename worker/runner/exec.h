@@ -115,6 +115,12 @@ int cr_exec_arg_ptr(const cr_exec_t *x, const void *p, cr_exec_arg_t *a);
 int cr_exec_call(cr_exec_t *x, const cr_exec_arg_t *args, unsigned n, double *us,
                  int *fp_changed, char *why, size_t whylen);
 
+/* What the executor said of its last command: ctl->result (0 = done), and
+ * its message (printable ASCII, NUL-ended) in msg (may be NULL). Its own
+ * word: only ever used against it (a harness that reports a client error,
+ * such as the torch backend's). */
+int cr_exec_result(const cr_exec_t *x, char *msg, size_t len);
+
 /* The fault after CR_E_EXEC; kind CR_EXEC_OK while none happened. */
 const cr_exec_fault_t *cr_exec_fault(const cr_exec_t *x);
 

@@ -26,6 +26,7 @@
 #include "task.h"
 #include "timeutil.h"
 #include "topo.h"
+#include "torch/torch_judge.h"
 #include "wire.h"
 
 #include <dlfcn.h>
@@ -45,9 +46,9 @@
 
 #define CR_RUNNER_VERSION "0.1.0"
 #ifdef CR_WITH_CUDA
-#define S_BACKENDS "c, cuda"
+#define S_BACKENDS "c, cuda, torch"
 #else
-#define S_BACKENDS "c"
+#define S_BACKENDS "c, torch"
 #endif
 /* 16 MiB: a task.json and its paths are at most a few MiB (CR_TASK_MAX_FILE). */
 #define CR_RUNNER_MAX_REQUEST (16u << 20)
@@ -319,6 +320,31 @@ done:
     cr_exec_destroy(&ref);
 }
 
+/* The torch backend (torch/torch_judge.h): Python executors, this judge. */
+static void s_judge_torch(const Crucible__RunnerRequest *req, cr_task_t *task,
+                          Crucible__RewardRecord *rec)
+{
+    char prog[PATH_MAX];
+    int ncpu;
+    const Crucible__JobOptions *o = req->options;
+    cr_exec_program("crucible-torch", prog, sizeof prog);
+    cr_torch_env_t env = {.harness = prog, .exec_verdict = cr_judge_exec_verdict,
+                          .fail_hard = cr_judge_hard};
+    /* the GPU where the host has one (the executors' torch opens it, not this
+     * process); "device": "cpu" keeps a task on the CPU, and CR_TORCH_DEVICE=cpu
+     * in the worker's environment every task (the CPU hack suite on a GPU host) */
+    const char *force = getenv("CR_TORCH_DEVICE");
+    env.cuda = strcmp(task->device ? task->device : "auto", "cpu") != 0 &&
+               !(force && !strcmp(force, "cpu")) && access("/dev/nvidia0", F_OK) == 0;
+    s_pick_cpus(req->cpu, &env.exec_cpu, &env.judge_cpu, &ncpu);
+    if (o && o->run_timeout_s > 0 && isfinite(o->run_timeout_s))
+        env.deadline_ns = cr_time_mono_ns() + (int64_t)(o->run_timeout_s * S_DEADLINE_SHARE * 1e9);
+    env.time_budget_s = s_positive_or(o ? o->time_budget_s : 0, CR_JUDGE_DEFAULT_BUDGET_S,
+                                      S_TIME_BUDGET_MAX_S);
+    env.rse_target = s_positive_or(o ? o->rse_target : 0, CR_JUDGE_DEFAULT_RSE, 1.0);
+    cr_torch_judge_run(req, task, &env, rec);
+}
+
 /* The CUDA backend: the reference, the baseline and the candidate each in
  * an executor of its own (cuda/judge.c, docs/judge.md §5); this process
  * judges, with a CUDA context of its own. */
@@ -364,6 +390,10 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
 #else
     int have = !cuda && strcmp(task->language, "c") == 0;
 #endif
+    if (strcmp(task->language, "torch") == 0) { /* the backend's row */
+        s_judge_torch(req, task, rec);
+        goto done;
+    }
     if (!have) {
         cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                     "task %s: language '%s' needs a backend this runner was built without",
@@ -467,7 +497,7 @@ int main(int argc, char **argv)
                 continue;
             }
 #endif
-            if (!strcmp(backend, "c"))
+            if (!strcmp(backend, "c") || !strcmp(backend, "torch"))
                 continue;
             fprintf(stderr, "crucible-runner: --prestart: backend '%s' is not built in (%s)\n",
                     backend, S_BACKENDS);

@@ -491,6 +491,13 @@ static int s_no_caps(void)
     return syscall(__NR_capset, &h, d) == 0 ? 0 : -errno;
 }
 
+/* The rules that stop new processes and programs (cr_sandbox_opts_t.allow_exec). */
+static int s_is_process_rule(const s_rule_t *r)
+{
+    return r->kind == S_CLONE || !strcmp(r->name, "fork") || !strcmp(r->name, "vfork") ||
+           !strcmp(r->name, "execve") || !strcmp(r->name, "execveat");
+}
+
 static int s_seccomp(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -505,6 +512,10 @@ static int s_seccomp(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep)
     for (size_t i = 0; i < S_NRULES && rc == 0; i++) {
         const s_rule_t *r = &s_rules[i];
         int nr = (int)r->nr;
+        if (o->allow_exec && o->threads && s_is_process_rule(r))
+            continue; /* the Triton JIT's compilers (cr_sandbox_opts_t.allow_exec) */
+        if (o->allow_jit && r->kind == S_PROT_EXEC)
+            continue; /* a JIT's code pages (cr_sandbox_opts_t.allow_jit) */
         switch (r->kind) {
         case S_TRAP:
             rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, nr, 0);
@@ -664,7 +675,21 @@ int cr_sandbox_enter(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep, char 
 
 /* ---- after the load ---- */
 
+static int s_lock(int threads, int code);
+
 int cr_sandbox_lock_code(int threads)
+{
+    return s_lock(threads, 1);
+}
+
+int cr_sandbox_lock_handlers(void)
+{
+    return s_lock(1, 0);
+}
+
+/* The second filter: handlers and timers always; code (executable
+ * mappings, and with no threads every mprotect) when code is 1. */
+static int s_lock(int threads, int code)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx)
@@ -693,7 +718,7 @@ int cr_sandbox_lock_code(int threads)
     /* code: no new executable mapping, no page re-protected (threads need
      * mprotect for their stacks' guard pages: only PROT_EXEC is denied then,
      * by the first filter) */
-    if (rc == 0)
+    if (rc == 0 && code)
         rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(mmap), 1,
                               SCMP_CMP(2, SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
     if (rc == 0 && !threads)

@@ -52,6 +52,12 @@ typedef struct {
     int cap_memory;          /* 1: cap the address space (C tasks; CUDA reserves huge ranges) */
     const char *stay_root;   /* not NULL: keep the uid (root) and say why in the log; for
                                 a root-only step the judge takes later (clock locking) */
+    int allow_exec;          /* 1: new processes and programs are let through (fork, clone
+                                without CLONE_THREAD, execve); only with threads: the torch
+                                backend on a GPU, whose Triton JIT runs ptxas (docs/torch.md) */
+    int allow_jit;           /* 1: pages may turn executable (mprotect with PROT_EXEC): code
+                                a JIT writes (oneDNN in PyTorch on the CPU, Triton); the
+                                torch executor, whose harness the judge trusts with nothing */
 } cr_sandbox_opts_t;
 
 /* What was put in place (1 = in force). */
@@ -93,6 +99,12 @@ int cr_sandbox_enter(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep, char 
  * 0) every mprotect. The SIGSYS handler of cr_sandbox_enter reports a trap.
  * Returns 0 or a negative code (the filter is then not in force). */
 int cr_sandbox_lock_code(int threads);
+
+/* The second filter without its code rules: traps installing signal
+ * handlers and timers only, for an executor whose runtime maps code as it
+ * runs (the torch executor: PyTorch's CPU kernels JIT their code on first
+ * use, Triton loads its kernels). 0 or a negative code. */
+int cr_sandbox_lock_handlers(void);
 
 /* From now on the SIGSYS handler also copies its line (NUL-terminated,
  * without the newline) into buf[0..len): the executor points it at the

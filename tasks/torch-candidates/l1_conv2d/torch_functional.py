@@ -1,0 +1,13 @@
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """Honest: the same convolution through F.conv2d on the module's parameters."""
+
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, padding=kernel_size // 2)
+
+    def forward(self, x):
+        return torch.nn.functional.conv2d(x, self.conv.weight, self.conv.bias, padding=self.conv.padding)

@@ -1,0 +1,959 @@
+/* torch_judge.c — see torch_judge.h; docs/torch.md is the whole picture.
+ *
+ * Design notes.
+ *
+ * 1. Shapes come from the reference. The judge cannot read a problem file
+ *    (it runs no client code), so the reference's executor builds the
+ *    model, calls get_inputs() once and forward() once at LOAD and answers
+ *    with the init inputs, each input's shape, dtype and the statistics of
+ *    its sample, and each output's shape and dtype (torch_proto.h). The
+ *    candidate's executor is given that answer as data: the reference's
+ *    code never enters the candidate's process.
+ *
+ * 2. Inputs are the judge's. Every tensor input of every run is drawn here
+ *    from the secret seed (cr_rng_seed(seed, trial, set, input)), in one of
+ *    S_NDIST distributions by trial, shaped like the reference's sample:
+ *    normal with its mean and spread, uniform over its range, normal twice
+ *    as wide; integer inputs uniform over their range; non-negative samples
+ *    stay non-negative (log, sqrt) and constant ones constant (a mask of
+ *    ones is part of the problem). They are written into the executor's
+ *    sealed input arena, which the candidate can only read: on the CPU the
+ *    candidate's tensors are views of it, so an in-place op on an input
+ *    faults (input_mutated).
+ *
+ * 3. A run is three commands: STAGE (inputs become the call's arguments;
+ *    on a GPU copied to the device, the L2 flushed), RUN (forward(), the
+ *    only command whose time is used), FETCH (outputs copied into the
+ *    output arena, poisoned before). Candidate first, then the reference on
+ *    the same inputs in its own executor; the comparison and the verdict
+ *    are cpu_judge.c's, so a torch candidate is held to the C backend's
+ *    rules, flags and precedence.
+ *
+ * 4. Times. On the CPU a sample is the judge's measure of the RUN command
+ *    (exec.c: the executor's CPU time, less its empty command's). On a GPU
+ *    the executor also reports CUDA events around forward(); the judge
+ *    accepts them only as far as its own wall clock of the command (the
+ *    executor runs threads, so exec.c times by the wall) allows
+ *    (s_cross_check): never below the wall time less the harness's cost,
+ *    and work the events missed beyond a bound is HACK_DETECTED /
+ *    timing_mismatch. Work that outlives RUN
+ *    altogether (a harness patched from inside to return early) lands in
+ *    FETCH, which waits for the outputs: a candidate's FETCH far slower than
+ *    the reference's for the same bytes is timing_mismatch too. */
+#define _GNU_SOURCE
+#include "torch_judge.h"
+
+#include "cpu_judge.h"
+#include "torch_proto.h"
+
+#include "error.h"
+#include "hash.h"
+#include "inputs.h"
+#include "log.h"
+#include "stats.h"
+#include "timeutil.h"
+#include "topo.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* crucible_torch.py reads the control block at these offsets */
+_Static_assert(offsetof(cr_exec_ctl_t, args) == 16 && sizeof(cr_exec_arg_t) == 32 &&
+                   offsetof(cr_exec_arg_t, val) == 16 && offsetof(cr_exec_ctl_t, done_seq) == 1088 &&
+                   offsetof(cr_exec_ctl_t, ready) == 1092 &&
+                   offsetof(cr_exec_ctl_t, sandbox_net) == 1096 &&
+                   offsetof(cr_exec_ctl_t, result) == 1100 &&
+                   offsetof(cr_exec_ctl_t, fp_changed) == 1104 &&
+                   offsetof(cr_exec_ctl_t, msg) == 1120,
+               "crucible_torch.py's copy of the control block layout");
+
+#define S_MAX_T (CR_EXEC_MAX_ARGS - 1) /* tensors per run: argument 0 is the sub-command */
+/* 2 GiB per arena: memfds are sparse, so only what a case writes is memory;
+ * it bounds one case's inputs (or outputs) at about 1/(2 + S_POOL) of it. */
+#define S_ARENA_BYTES (2ull << 30)
+#define S_NDIST 3       /* input distributions, by trial (note 2) */
+#define S_POOL 4        /* timing input sets = candidate slots */
+#define S_WARMUP 3      /* untimed calls per side before sampling */
+#define S_PERTURB_MIN 8 /* each timed call redraws one element in 8..32 (cpu_judge.c's rule) */
+#define S_PERTURB_SPAN 25
+/* The event-time cross-check (note 4): what the events missed beyond the
+ * harness's own cost, 20 us (a few kernel launches of jitter) + 20% (the
+ * launch gaps of a model of many small kernels), is hidden work. The FETCH
+ * check allows 200 us: a copy's jitter on a loaded host. */
+#define S_XCHK_ABS_US 20.0
+#define S_XCHK_REL 0.2
+#define S_FETCH_SLACK_US 200.0
+/* Where the wall clock starts to count instead of the events: the jitter of
+ * the harness's cost between two processes is a few microseconds. */
+#define S_MISSED_US 3.0
+#define S_MISSED_REL 0.05
+#define S_MSG 600
+
+typedef struct {
+    int value;                        /* 1: a plain value (sent as data, no buffer) */
+    cr_dtype_t dt;
+    int ndim;
+    int64_t shape[CR_TASK_MAX_DIMS];
+    size_t numel, bytes;
+    double min, max, mean, std;       /* of the reference's sample (inputs) */
+} s_tensor_t;
+
+typedef struct {
+    const cr_task_t *task;
+    const cr_torch_env_t *env;
+    unsigned char seed[32];
+    cr_exec_t *ref, *cand;
+    int nin, nbuf, nout;              /* inputs, tensor inputs, outputs */
+    s_tensor_t in[S_MAX_T], out[S_MAX_T];
+    int bufidx[S_MAX_T];              /* tensor inputs' indices into in[] */
+    cr_task_t *cmp;                   /* outputs as `out` params, for cr_judge_compare_outputs */
+    const unsigned char *spec_ref;    /* the spec regions (s_spec): the executors' event times */
+    const unsigned char *spec_cand;
+    json_t *answer;                   /* the reference's load answer; owned */
+    int cuda;
+    /* KernelBench's metadata, filled as the trials go */
+    int passed;                       /* trials passed */
+    double max_diff[CR_TASK_MAX_CASES];
+    int ndiff;
+    char runtime_error[S_MSG], correctness_issue[S_MSG];
+    double ref_mean_us;               /* the reference's mean timed call (KernelBench's ref_runtime) */
+} s_judge_t;
+
+/* ---------------------------------------------------------------- executors */
+
+typedef struct {
+    cr_exec_opts_t o;
+    cr_exec_t *x;
+    int rc;
+    char err[700];
+} s_start_t;
+
+static void *s_start_thread(void *arg)
+{
+    s_start_t *s = arg;
+    s->rc = cr_exec_new(&s->o, &s->x, s->err, sizeof s->err);
+    return NULL;
+}
+
+/* Starts the reference's and the candidate's executors at once: each
+ * imports torch before entering its sandbox, seconds that overlap. */
+static int s_start(s_judge_t *J, const Crucible__RunnerRequest *req, Crucible__RewardRecord *rec)
+{
+    s_start_t s[2];
+    static const char *const roles[] = {"reference", "candidate"};
+    const char *objs[] = {req->reference_so, req->candidate_so};
+    for (int i = 0; i < 2; i++) {
+        memset(&s[i], 0, sizeof s[i]);
+        s[i].o = (cr_exec_opts_t){.program = J->env->harness, .role = roles[i],
+                                  .object = objs[i], .scratch_dir = req->scratch_dir,
+                                  .uid = req->sandbox_uid, .threads = J->cuda,
+                                  .cap_memory = !J->cuda, .cpu = J->env->exec_cpu,
+                                  .ro_bytes = S_ARENA_BYTES, .rw_bytes = S_ARENA_BYTES};
+    }
+    /* the executors read it before their sandbox: the GPU is opened there */
+    setenv("CR_TORCH_DEVICE", J->cuda ? "cuda" : "cpu", 1);
+    pthread_t th;
+    int threaded = pthread_create(&th, NULL, s_start_thread, &s[0]) == 0;
+    if (!threaded)
+        s_start_thread(&s[0]);
+    s_start_thread(&s[1]);
+    if (threaded)
+        pthread_join(th, NULL);
+    J->ref = s[0].x;
+    J->cand = s[1].x;
+    for (int i = 0; i < 2; i++) {
+        if (s[i].rc != 0) {
+            J->env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s executor: %s",
+                              roles[i], s[i].err);
+            return -1;
+        }
+        cr_exec_set_deadline(s[i].x, J->env->deadline_ns);
+    }
+    rec->sandboxed_net = cr_exec_sandbox_net(J->cand);
+    return 0;
+}
+
+/* Frees x's arena buffers but the spec region at the start of its output
+ * arena (torch_proto.h): the first allocation after every cr_exec_reset,
+ * so always at offset 0. Returns it. */
+static unsigned char *s_spec(cr_exec_t *x)
+{
+    cr_exec_reset(x);
+    return cr_exec_alloc(x, 0, CR_TORCH_SPEC_BYTES);
+}
+
+/* A new case: both executors' buffers freed. */
+static void s_new_case(s_judge_t *J)
+{
+    J->spec_ref = s_spec(J->ref);
+    J->spec_cand = s_spec(J->cand);
+}
+
+static int s_put_json(cr_exec_t *x, json_t *o)
+{
+    unsigned char *sp = s_spec(x);
+    char *text = json_dumps(o, JSON_COMPACT);
+    int rc = text && sp && strlen(text) < CR_TORCH_REQ_LEN ? 0 : -ENOMEM;
+    if (rc == 0)
+        memcpy(sp + CR_TORCH_REQ_OFF, text, strlen(text) + 1);
+    free(text);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- the spec (note 1) */
+
+static int s_tensor(json_t *o, s_tensor_t *t, int input, char *err, size_t len)
+{
+    memset(t, 0, sizeof *t);
+    if (input && json_object_get(o, "value")) {
+        t->value = 1;
+        return 0;
+    }
+    json_t *shape = json_object_get(o, "shape");
+    const char *dt = json_string_value(json_object_get(o, "dtype"));
+    if (!json_is_array(shape) || !dt || cr_dtype_parse(dt, &t->dt) != 0 ||
+        json_array_size(shape) > CR_TASK_MAX_DIMS) {
+        snprintf(err, len, "a tensor needs a shape of at most %d dims and a known dtype",
+                 CR_TASK_MAX_DIMS);
+        return CR_E_TASK;
+    }
+    t->ndim = (int)json_array_size(shape);
+    t->numel = 1;
+    for (int d = 0; d < t->ndim; d++) {
+        json_t *v = json_array_get(shape, (size_t)d);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) > (1ll << 40)) {
+            snprintf(err, len, "dimension %d is not a size", d);
+            return CR_E_TASK;
+        }
+        t->shape[d] = json_integer_value(v);
+        if (t->shape[d] && t->numel > (SIZE_MAX >> 8) / (size_t)t->shape[d]) {
+            snprintf(err, len, "too many elements");
+            return CR_E_TASK;
+        }
+        t->numel *= (size_t)t->shape[d];
+    }
+    t->bytes = t->numel * cr_dtype_size(t->dt);
+    if (t->bytes > S_ARENA_BYTES / (2 + S_POOL)) {
+        snprintf(err, len, "a tensor of %zu bytes: more than a case may hold (%llu)", t->bytes,
+                 (unsigned long long)(S_ARENA_BYTES / (2 + S_POOL)));
+        return CR_E_TASK;
+    }
+    t->min = json_number_value(json_object_get(o, "min"));
+    t->max = json_number_value(json_object_get(o, "max"));
+    t->mean = json_number_value(json_object_get(o, "mean"));
+    t->std = json_number_value(json_object_get(o, "std"));
+    if (!isfinite(t->min) || !isfinite(t->max) || !isfinite(t->mean) || !isfinite(t->std)) {
+        snprintf(err, len, "get_inputs() gave a tensor with non-finite values");
+        return CR_E_TASK;
+    }
+    return 0;
+}
+
+/* Parses the reference's answer. 0, or CR_E_TASK with err. */
+static int s_parse_answer(s_judge_t *J, const char *text, char *err, size_t len)
+{
+    json_error_t je;
+    J->answer = json_loads(text, 0, &je);
+    json_t *ins = J->answer ? json_object_get(J->answer, "inputs") : NULL;
+    json_t *outs = J->answer ? json_object_get(J->answer, "outputs") : NULL;
+    if (!json_is_array(ins) || !json_is_array(outs) ||
+        !json_is_array(json_object_get(J->answer, "init_inputs"))) {
+        snprintf(err, len, "the reference's executor gave no usable description (%s)",
+                 J->answer ? "fields missing" : je.text);
+        return CR_E_TASK;
+    }
+    if (json_array_size(ins) > S_MAX_T || json_array_size(outs) > S_MAX_T ||
+        json_array_size(outs) == 0) {
+        snprintf(err, len, "get_inputs() and forward() may give 1 to %d tensors each", S_MAX_T);
+        return CR_E_TASK;
+    }
+    J->nin = (int)json_array_size(ins);
+    J->nout = (int)json_array_size(outs);
+    char why[200];
+    for (int i = 0; i < J->nin; i++) {
+        if (s_tensor(json_array_get(ins, (size_t)i), &J->in[i], 1, why, sizeof why) != 0) {
+            snprintf(err, len, "get_inputs()[%d]: %s", i, why);
+            return CR_E_TASK;
+        }
+        if (!J->in[i].value)
+            J->bufidx[J->nbuf++] = i;
+    }
+    for (int i = 0; i < J->nout; i++)
+        if (s_tensor(json_array_get(outs, (size_t)i), &J->out[i], 0, why, sizeof why) != 0) {
+            snprintf(err, len, "forward() output %d: %s", i, why);
+            return CR_E_TASK;
+        }
+    /* the outputs as a task of `out` params: the comparison is cpu_judge.c's */
+    if (!(J->cmp = calloc(1, sizeof *J->cmp)))
+        return -ENOMEM;
+    J->cmp->nparams = J->nout;
+    J->cmp->atol = J->task->atol;
+    J->cmp->rtol = J->task->rtol;
+    for (int i = 0; i < J->nout; i++) {
+        cr_param_t *p = &J->cmp->params[i];
+        snprintf(p->name, sizeof p->name, J->nout == 1 ? "output" : "output%d", i);
+        p->role = CR_ROLE_OUT;
+        p->dtype = J->out[i].dt;
+        p->is_pointer = 1;
+    }
+    return 0;
+}
+
+/* LOAD of both executors: the reference describes, the candidate is told. */
+static int s_load(s_judge_t *J, Crucible__RewardRecord *rec)
+{
+    const char *prec = J->task->precision == CR_DT_F16    ? "fp16"
+                       : J->task->precision == CR_DT_BF16 ? "bf16"
+                                                          : "fp32";
+    /* the weights' seed: KernelBench seeds both models alike (42), so that a
+     * ModelNew with the same parameters gets the same weights. Not secret. */
+    json_t *req = json_pack("{s:s, s:s, s:i}", "precision", prec, "device",
+                            J->cuda ? "cuda" : "cpu", "init_seed", 42);
+    char err[S_MSG] = "";
+    if (!req || s_put_json(J->ref, req) != 0) {
+        json_decref(req);
+        J->env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "load request: no memory");
+        return -1;
+    }
+    int fp = 0;
+    char why[160];
+    if (cr_exec_load(J->ref, &fp, why, sizeof why) != 0) {
+        J->env->exec_verdict(rec, J->ref, 0);
+        json_decref(req);
+        return -1;
+    }
+    const unsigned char *sp = s_spec(J->ref);
+    char *ans = strndup((const char *)sp + CR_TORCH_ANS_OFF, CR_TORCH_ANS_LEN);
+    int rc = ans ? s_parse_answer(J, ans, err, sizeof err) : -ENOMEM;
+    free(ans);
+    if (rc != 0) {
+        J->env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "the task is broken: %s",
+                          err);
+        json_decref(req);
+        return -1;
+    }
+    const char *dev = json_string_value(json_object_get(J->answer, "device"));
+    if (dev && !strncmp(dev, "cuda:", 5)) /* the GPU's name; on the CPU runner.c's "cpu:<model>" */
+        cr_judge_set_str(&rec->device, dev);
+    json_object_set(req, "init_inputs", json_object_get(J->answer, "init_inputs"));
+    json_object_set(req, "inputs", json_object_get(J->answer, "inputs"));
+    json_object_set(req, "outputs", json_object_get(J->answer, "outputs"));
+    rc = s_put_json(J->cand, req);
+    json_decref(req);
+    if (rc != 0) {
+        J->env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "the task is broken: its "
+                          "init inputs and specs do not fit %u bytes", CR_TORCH_REQ_LEN);
+        return -1;
+    }
+    if (cr_exec_load(J->cand, &fp, why, sizeof why) != 0) {
+        const cr_exec_fault_t *f = cr_exec_fault(J->cand);
+        if (f->kind == CR_EXEC_LOAD)
+            snprintf(J->runtime_error, sizeof J->runtime_error, "%s", f->msg);
+        J->env->exec_verdict(rec, J->cand, 1);
+        return -1;
+    }
+    s_new_case(J);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- one run (note 3) */
+
+/* One sub-command on x: 0 (done), a CR_TORCH_R_* code with msg, or
+ * CR_E_EXEC (the executor stopped serving). */
+static int s_cmd(cr_exec_t *x, uint32_t sub, void *const *bufs, int nb, double *us, char *msg,
+                 size_t len)
+{
+    cr_exec_arg_t a[CR_EXEC_MAX_ARGS];
+    memset(a, 0, sizeof a);
+    a[0].kind = CR_EXEC_ARG_VALUE;
+    memcpy(a[0].val, &sub, sizeof sub);
+    for (int i = 0; i < nb; i++)
+        if (cr_exec_arg_ptr(x, bufs[i], &a[1 + i]) != 0)
+            return -EINVAL; /* only a judge bug puts a heap pointer here */
+    if (cr_exec_call(x, a, (unsigned)nb + 1, us, NULL, NULL, 0) != 0)
+        return CR_E_EXEC;
+    return cr_exec_result(x, msg, len);
+}
+
+/* STAGE, RUN (timed: *us the judge's, *evt the executor's event claim or
+ * < 0), FETCH. Same returns as s_cmd. */
+static int s_run(cr_exec_t *x, const unsigned char *spec, void *const *in, int nin,
+                 void *const *out, int nout, double *us, double *evt, double *fetch_us,
+                 char *msg, size_t len)
+{
+    int rc = s_cmd(x, CR_TORCH_STAGE, in, nin, NULL, msg, len);
+    if (rc == 0)
+        rc = s_cmd(x, CR_TORCH_RUN, NULL, 0, us, msg, len);
+    if (rc == 0 && evt) {
+        double e;
+        memcpy(&e, spec + CR_TORCH_EVT_OFF, sizeof e);
+        *evt = isfinite(e) ? e : -1;
+    }
+    if (rc == 0)
+        rc = s_cmd(x, CR_TORCH_FETCH, out, nout, fetch_us, msg, len);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- inputs (note 2) */
+
+static cr_dist_t s_dist(const s_tensor_t *t, int trial)
+{
+    cr_dist_t d;
+    double lo = t->min, hi = t->max, s = t->std > 0 ? t->std : 1;
+    if (!cr_dtype_is_float(t->dt)) {
+        d.kind = CR_DIST_INT;
+        d.a = floor(lo);
+        d.b = floor(hi) + 1;
+        return d;
+    }
+    if (hi <= lo) { /* a constant: part of the problem */
+        d.kind = CR_DIST_UNIFORM;
+        d.a = d.b = lo;
+        return d;
+    }
+    int k = trial % S_NDIST;
+    if (lo >= 0) { /* non-negative stays non-negative */
+        d.kind = CR_DIST_UNIFORM;
+        d.a = lo;
+        d.b = k == 2 ? hi * 2 : hi;
+        return d;
+    }
+    d.kind = k == 1 ? CR_DIST_UNIFORM : CR_DIST_NORMAL;
+    d.a = k == 1 ? lo : t->mean;
+    d.b = k == 1 ? hi : k == 2 ? 2 * s : s;
+    return d;
+}
+
+/* Heap buffers for the tensor inputs of one set, drawn from the seed. */
+static int s_draw(const s_judge_t *J, int trial, uint32_t set, void **buf)
+{
+    for (int b = 0; b < J->nbuf; b++) {
+        const s_tensor_t *t = &J->in[J->bufidx[b]];
+        if (!(buf[b] = malloc(t->bytes ? t->bytes : 1)))
+            return -ENOMEM;
+        cr_rng_t rng;
+        cr_rng_seed(&rng, J->seed, (uint32_t)trial, set, (uint32_t)b);
+        cr_dist_t d = s_dist(t, trial);
+        cr_inputs_fill(buf[b], t->dt, t->numel, &d, &rng);
+    }
+    return 0;
+}
+
+static void s_free_all(void **buf, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(buf[i]);
+        buf[i] = NULL;
+    }
+}
+
+/* Carves one set's inputs (ro) or outputs out of x's arenas. */
+static int s_carve(const s_judge_t *J, cr_exec_t *x, int ro, void **p)
+{
+    int n = ro ? J->nbuf : J->nout;
+    for (int i = 0; i < n; i++) {
+        size_t bytes = ro ? J->in[J->bufidx[i]].bytes : J->out[i].bytes;
+        if (!(p[i] = cr_exec_alloc(x, ro, bytes)))
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+static void s_put_inputs(const s_judge_t *J, void **dst, void *const *src)
+{
+    for (int b = 0; b < J->nbuf; b++)
+        memcpy(dst[b], src[b], J->in[J->bufidx[b]].bytes);
+}
+
+static void s_poison(const s_judge_t *J, void **out)
+{
+    for (int i = 0; i < J->nout; i++)
+        cr_inputs_poison(out[i], J->out[i].dt, J->out[i].numel);
+}
+
+static uint64_t s_hash(const s_judge_t *J, void *const *in)
+{
+    uint64_t h = 0;
+    for (int b = 0; b < J->nbuf; b++)
+        h = h * 1000003u ^ cr_hash64(in[b], J->in[J->bufidx[b]].bytes);
+    return h;
+}
+
+/* ---------------------------------------------------------------- verification */
+
+/* What a candidate's client error means: a raise in forward() is a
+ * RUNTIME_ERROR (KernelBench's runtime_error), a wrong count or shape an
+ * INCORRECT (its correctness_issue). */
+static void s_client_error(s_judge_t *J, Crucible__RewardRecord *rec, int c, int code,
+                           const char *msg)
+{
+    if (code == CR_TORCH_R_OUTPUT) {
+        snprintf(J->correctness_issue, sizeof J->correctness_issue, "%s", msg);
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_INCORRECT, "case %d: %s", c, msg);
+    } else {
+        snprintf(J->runtime_error, sizeof J->runtime_error, "%s", msg);
+        J->env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR,
+                          "case %d: the candidate raised: %s", c, msg);
+    }
+}
+
+/* Judge failures (no memory, a broken reference): 1 = stop. */
+static int s_judge_error(s_judge_t *J, Crucible__RewardRecord *rec, int rc, int ref_code,
+                         const char *msg)
+{
+    if (rc == CR_E_EXEC) {
+        int cand = cr_exec_fault(J->cand)->kind != CR_EXEC_OK;
+        J->env->exec_verdict(rec, cand ? J->cand : J->ref, cand);
+    } else if (ref_code) {
+        J->env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK,
+                          "the task is broken: the reference: %s", msg);
+    } else {
+        J->env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                          "torch judge: %s", rc == -ENOMEM ? "out of memory" : cr_strerror(rc));
+    }
+    return 1;
+}
+
+/* One run of trial c on input set `set` (0, or 1: new inputs at new
+ * addresses). Returns 1 when it passed, 0 when not (verdict on rec), -1
+ * when judging must stop (verdict on rec). */
+static int s_verify_set(s_judge_t *J, Crucible__RewardRecord *rec, Crucible__CaseResult *cr,
+                        int c, uint32_t set)
+{
+    void *pristine[S_MAX_T] = {0}, *cin[S_MAX_T], *cout[S_MAX_T], *rin[S_MAX_T],
+         *rout[S_MAX_T];
+    char msg[S_MSG] = "";
+    int ret = -1, rc;
+    if ((rc = s_draw(J, c, set, pristine)) != 0 || (rc = s_carve(J, J->cand, 1, cin)) ||
+        (rc = s_carve(J, J->cand, 0, cout)) || (rc = s_carve(J, J->ref, 1, rin)) ||
+        (rc = s_carve(J, J->ref, 0, rout))) {
+        s_judge_error(J, rec, rc, 0, "");
+        goto done;
+    }
+    s_put_inputs(J, cin, pristine);
+    s_poison(J, cout);
+    uint64_t h0 = s_hash(J, pristine);
+    /* the candidate first, on inputs the reference has not seen yet */
+    rc = s_run(J->cand, J->spec_cand, cin, J->nbuf, cout, J->nout, NULL, NULL, NULL, msg,
+               sizeof msg);
+    if (rc == CR_E_EXEC && cr_exec_fault_ptr(J->cand)) {
+        cr_judge_check_t k = {.all_written = 1, .first_bad = -1};
+        snprintf(k.msg, sizeof k.msg, "an input was written by the candidate (inputs are "
+                 "mapped read-only: the store faulted)");
+        cr_judge_apply_run(rec, c, &k, set == 1);
+        cr_judge_set_str(&cr->message, k.msg);
+        goto done;
+    }
+    if (rc == CR_E_EXEC || rc < CR_TORCH_R_OUTPUT) {
+        s_judge_error(J, rec, rc, 0, msg);
+        goto done;
+    }
+    if (rc != 0) {
+        s_client_error(J, rec, c, rc, msg);
+        cr_judge_set_str(&cr->message, msg);
+        goto done;
+    }
+    cr_judge_check_t k;
+    memset(&k, 0, sizeof k);
+    k.inputs_unchanged = s_hash(J, cin) == h0;
+    int threads = cr_exec_threads(J->cand);
+    k.background = !J->cuda && threads > 1;
+    k.handlers = cr_exec_extra_handlers(J->cand);
+    /* then the reference, in its own process, on the pristine copy */
+    s_put_inputs(J, rin, pristine);
+    s_poison(J, rout);
+    rc = s_run(J->ref, J->spec_ref, rin, J->nbuf, rout, J->nout, NULL, NULL, NULL, msg,
+               sizeof msg);
+    if (rc != 0) {
+        s_judge_error(J, rec, rc, rc != CR_E_EXEC, msg);
+        goto done;
+    }
+    size_t numel[S_MAX_T];
+    for (int i = 0; i < J->nout; i++)
+        numel[i] = J->out[i].numel;
+    char kmsg[sizeof k.msg];
+    int iu = k.inputs_unchanged, bg = k.background;
+    uint64_t hd = k.handlers;
+    cr_judge_compare_outputs(J->cmp, cout, rout, numel, &k);
+    k.inputs_unchanged = iu, k.background = bg, k.handlers = hd;
+    if (!iu) {
+        snprintf(kmsg, sizeof kmsg, "an input was modified by the candidate");
+        snprintf(k.msg, sizeof k.msg, "%s", kmsg);
+    }
+    int ok = cr_judge_apply_run(rec, c, &k, set == 1);
+    cr->max_abs_err = fmax(cr->max_abs_err, k.max_abs);
+    cr->max_rel_err = fmax(cr->max_rel_err, k.max_rel);
+    cr->mismatches += k.mismatches;
+    cr->inputs_unchanged = cr->inputs_unchanged && iu;
+    cr->all_written = cr->all_written && k.all_written;
+    if (k.mismatches && cr->first_bad_index < 0)
+        cr->first_bad_index = k.first_bad;
+    if (!ok && k.msg[0])
+        cr_judge_set_str(&cr->message, k.msg);
+    if (!ok && k.mismatches && J->ndiff < CR_TASK_MAX_CASES) {
+        J->max_diff[J->ndiff++] = k.max_abs;
+        snprintf(J->correctness_issue, sizeof J->correctness_issue, "Output mismatch");
+    }
+    ret = ok;
+    /* a hack ends judging; a plain mismatch lets the other trials count */
+    if (!ok && rec->status == CRUCIBLE__STATUS__STATUS_HACK_DETECTED)
+        ret = -1;
+done:
+    s_free_all(pristine, J->nbuf);
+    return ret;
+}
+
+static int s_verify(s_judge_t *J, Crucible__RewardRecord *rec)
+{
+    const int T = J->task->trials;
+    int64_t t0 = cr_time_mono_ns();
+    Crucible__VerifyResult *vr = malloc(sizeof *vr);
+    if (!vr)
+        return -ENOMEM;
+    crucible__verify_result__init(vr);
+    rec->verify = vr;
+    if (!(vr->cases = calloc((size_t)T, sizeof *vr->cases)))
+        return -ENOMEM;
+    vr->ok = 1;
+    for (int c = 0; c < T; c++) {
+        Crucible__CaseResult *cr = malloc(sizeof *cr);
+        if (!cr)
+            return -ENOMEM;
+        crucible__case_result__init(cr);
+        vr->cases[vr->n_cases++] = cr;
+        cr->index = (uint32_t)c;
+        cr->inputs_unchanged = cr->all_written = 1;
+        cr->first_bad_index = -1;
+        s_new_case(J);
+        int ok = s_verify_set(J, rec, cr, c, 0);
+        if (ok == 1) {
+            ok = s_verify_set(J, rec, cr, c, 1); /* set 0 stays allocated: new addresses */
+            cr->second_run_passed = ok == 1;
+        }
+        cr->passed = ok == 1;
+        vr->ok &= cr->passed;
+        J->passed += cr->passed;
+        if (ok < 0)
+            break;
+    }
+    vr->seconds = (double)(cr_time_mono_ns() - t0) / 1e9;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- timing */
+
+/* Redraws one element in every m of each tensor input (cpu_judge.c's rule):
+ * no two timed calls see the same inputs. */
+static void s_perturb(const s_judge_t *J, void **in, cr_rng_t *rng, int trial)
+{
+    for (int b = 0; b < J->nbuf; b++) {
+        const s_tensor_t *t = &J->in[J->bufidx[b]];
+        if (t->numel == 0)
+            continue;
+        size_t m = S_PERTURB_MIN + cr_rng_next(rng) % S_PERTURB_SPAN;
+        if (m > t->numel)
+            m = t->numel;
+        cr_dist_t d = s_dist(t, trial);
+        size_t es = cr_dtype_size(t->dt);
+        for (size_t i = cr_rng_next(rng) % m; i < t->numel; i += m)
+            cr_inputs_fill((char *)in[b] + i * es, t->dt, 1, &d, rng);
+    }
+}
+
+typedef struct {
+    double *a, *b, *aw, *bw; /* us: candidate, reference (used), their wall clocks */
+    double *fa, *fb;         /* us: their FETCH commands (note 4) */
+    size_t n;
+    unsigned verified;
+} s_samples_t;
+
+static double s_median(double *v, size_t n)
+{
+    cr_stats_t st;
+    return n && cr_stats_compute(v, n, &st) == 0 ? st.median : 0;
+}
+
+/* Note 4, on a GPU. The reference's harness cost per call is the median of
+ * its wall time less its event time (same harness, a process that runs no
+ * candidate code). A candidate's call cannot have taken less than its own
+ * wall time less that cost: each sample becomes the larger of the two, so
+ * work the events missed (another stream, a thread) is counted anyway; when
+ * it is more than S_XCHK_ABS_US + S_XCHK_REL of the event time at the median
+ * the verdict is HACK_DETECTED / timing_mismatch. A FETCH far slower than
+ * the reference's for the same bytes is work that outlived RUN: the same. */
+static void s_cross_check(s_samples_t *S, Crucible__RewardRecord *rec)
+{
+    double *tmp = malloc(S->n * sizeof *tmp);
+    if (!tmp)
+        return;
+    for (size_t i = 0; i < S->n; i++)
+        tmp[i] = S->bw[i] - S->b[i];
+    double cost = s_median(tmp, S->n);
+    for (size_t i = 0; i < S->n; i++)
+        tmp[i] = S->aw[i] - cost - S->a[i]; /* what the events missed */
+    double missed = s_median(tmp, S->n), evt = s_median(S->a, S->n);
+    /* An honest candidate's events miss nothing at the median (its harness
+     * cost is the reference's): its event times stand, unbiased by the wall
+     * clock's jitter. Past S_MISSED_US + S_MISSED_REL every sample is at
+     * least its wall time less the cost. */
+    if (missed > S_MISSED_US + S_MISSED_REL * evt)
+        for (size_t i = 0; i < S->n; i++)
+            if (S->aw[i] - cost > S->a[i])
+                S->a[i] = S->aw[i] - cost;
+    double fa = s_median(S->fa, S->n), fb = s_median(S->fb, S->n);
+    free(tmp);
+    if (missed > S_XCHK_ABS_US + S_XCHK_REL * evt) {
+        cr_judge_flag(rec, "timing_mismatch");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                      "timing: the candidate's CUDA events missed %.1f us of its calls "
+                      "(medians; the harness's own cost, %.1f us, taken off): work on another "
+                      "stream or thread", missed, cost);
+    }
+    if (fa > 2 * fb + S_FETCH_SLACK_US) {
+        cr_judge_flag(rec, "timing_mismatch");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                      "timing: copying the candidate's outputs took %.1f us against the "
+                      "reference's %.1f us (medians): its work went on after forward() "
+                      "returned", fa, fb);
+    }
+}
+
+static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
+{
+    const int64_t t0 = cr_time_mono_ns();
+    void *data[S_POOL][S_MAX_T], *slot_in[S_POOL][S_MAX_T], *slot_out[S_POOL][S_MAX_T];
+    void *rin[S_MAX_T], *rout[S_MAX_T], *cur[S_MAX_T] = {0};
+    s_samples_t S = {0};
+    char msg[S_MSG] = "";
+    int rc = -ENOMEM;
+    memset(data, 0, sizeof data);
+    Crucible__ProfileResult *pr = malloc(sizeof *pr);
+    Crucible__BenchResult *br = malloc(sizeof *br);
+    if (!pr || !br) {
+        free(pr);
+        free(br);
+        return s_judge_error(J, rec, -ENOMEM, 0, ""), -ENOMEM;
+    }
+    crucible__profile_result__init(pr);
+    crucible__bench_result__init(br);
+    rec->profile = pr;
+    pr->cases = malloc(sizeof *pr->cases);
+    if (pr->cases)
+        pr->cases[pr->n_cases++] = br;
+    else
+        free(br);
+    pr->cache_flushed = J->cuda;
+    cr_judge_set_str(&pr->clock_policy, "observe");
+    cr_judge_set_str(&pr->ref_policy, "interleaved");
+    S.a = malloc(6 * CR_JUDGE_MAX_SAMPLES * sizeof *S.a);
+    if (!pr->cases || !S.a)
+        goto fail;
+    S.b = S.a + CR_JUDGE_MAX_SAMPLES;
+    S.aw = S.b + CR_JUDGE_MAX_SAMPLES;
+    S.bw = S.aw + CR_JUDGE_MAX_SAMPLES;
+    S.fa = S.bw + CR_JUDGE_MAX_SAMPLES;
+    S.fb = S.fa + CR_JUDGE_MAX_SAMPLES;
+    s_new_case(J);
+    for (int s = 0; s < S_POOL; s++)
+        if (s_draw(J, 0, CR_JUDGE_SET_TIMED + (uint32_t)s, data[s]) ||
+            s_carve(J, J->cand, 1, slot_in[s]) || s_carve(J, J->cand, 0, slot_out[s]))
+            goto fail;
+    if (s_carve(J, J->ref, 1, rin) || s_carve(J, J->ref, 0, rout) || s_draw(J, 0, 0, cur))
+        goto fail;
+    if (J->env->judge_cpu >= 0 && cr_topo_pin_self(J->env->judge_cpu) != 0)
+        cr_debug("could not pin the judge to cpu %d", J->env->judge_cpu);
+    cr_rng_t perturb, pick;
+    cr_rng_seed(&perturb, J->seed, 0, 0xfffffffeu, 0);
+    cr_rng_seed(&pick, J->seed, 0, CR_JUDGE_SET_SAMPLING, 0);
+    size_t numel[S_MAX_T];
+    for (int i = 0; i < J->nout; i++)
+        numel[i] = J->out[i].numel;
+    cr_stats_online_t oa = {0}, ob = {0};
+    const double budget = J->env->time_budget_s;
+    int64_t ts = 0;
+    for (size_t i = 0; i < CR_JUDGE_MAX_SAMPLES + S_WARMUP; i++) {
+        int warm = i < S_WARMUP;
+        if (i == S_WARMUP)
+            ts = cr_time_mono_ns();
+        size_t q = warm ? i : i - S_WARMUP;
+        int s = (int)(q % S_POOL), k = (int)((q % S_POOL + q / S_POOL) % S_POOL);
+        for (int b = 0; b < J->nbuf; b++)
+            memcpy(cur[b], data[s][b], J->in[J->bufidx[b]].bytes);
+        s_perturb(J, cur, &perturb, 0);
+        s_put_inputs(J, slot_in[k], cur);
+        s_poison(J, slot_out[k]);
+        double ua = 0, ea = -1, ub = 0, eb = -1, fa = 0, fb = 0;
+        rc = s_run(J->cand, J->spec_cand, slot_in[k], J->nbuf, slot_out[k], J->nout, &ua, &ea,
+                   &fa, msg, sizeof msg);
+        if (rc == CR_E_EXEC && cr_exec_fault_ptr(J->cand)) {
+            cr_judge_flag(rec, "input_mutated");
+            cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "timing: an input was "
+                          "written by the candidate (inputs are mapped read-only: the store "
+                          "faulted)");
+            rc = 0;
+            goto out;
+        }
+        if (rc != 0) {
+            if (rc <= CR_TORCH_R_LOAD && rc >= CR_TORCH_R_OUTPUT)
+                s_client_error(J, rec, 0, rc, msg), rc = 0;
+            else
+                s_judge_error(J, rec, rc, 0, msg), rc = 0;
+            goto out;
+        }
+        s_put_inputs(J, rin, cur);
+        s_poison(J, rout);
+        rc = s_run(J->ref, J->spec_ref, rin, J->nbuf, rout, J->nout, &ub, &eb, &fb, msg,
+                   sizeof msg);
+        if (rc != 0) {
+            s_judge_error(J, rec, rc, rc != CR_E_EXEC, msg);
+            rc = 0;
+            goto out;
+        }
+        if (warm)
+            continue;
+        /* ~1 in CR_JUDGE_VERIFY_ONE_IN timed outputs, and the first, checked
+         * against the reference's answer to the same inputs */
+        if (q == 0 || cr_rng_next(&pick) % CR_JUDGE_VERIFY_ONE_IN == 0) {
+            cr_judge_check_t kk;
+            S.verified++;
+            cr_judge_compare_outputs(J->cmp, slot_out[k], rout, numel, &kk);
+            if (!kk.all_written || kk.mismatches) {
+                cr_judge_flag(rec, "timed_output_mismatch");
+                cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_INCORRECT, "timed run: %s", kk.msg);
+                goto out;
+            }
+        }
+        S.aw[S.n] = ua;
+        S.bw[S.n] = ub;
+        S.fa[S.n] = fa;
+        S.fb[S.n] = fb;
+        S.a[S.n] = J->cuda && ea > 0 ? ea : ua;
+        S.b[S.n] = J->cuda && eb > 0 ? eb : ub;
+        cr_stats_online_push(&oa, S.a[S.n]);
+        cr_stats_online_push(&ob, S.b[S.n]);
+        S.n++;
+        double el = (double)(cr_time_mono_ns() - ts) / 1e9;
+        int enough = S.n >= CR_JUDGE_MIN_SAMPLES;
+        if (enough && cr_stats_online_rse(&oa) < J->env->rse_target &&
+            cr_stats_online_rse(&ob) < J->env->rse_target)
+            break;
+        if ((enough && el >= budget) || el >= CR_JUDGE_HARD_CAP * budget)
+            break;
+    }
+out:;
+    cr_stats_t a, b;
+    br->case_index = 0;
+    br->verified_samples = S.verified;
+    if (J->cuda && S.n) /* note 4: before the statistics, which use the accepted times */
+        s_cross_check(&S, rec);
+    if (S.n && cr_stats_compute(S.a, S.n, &a) == 0 && cr_stats_compute(S.b, S.n, &b) == 0) {
+        br->samples = (uint32_t)a.n;
+        br->median_us = a.median;
+        br->mean_us = a.mean;
+        br->min_us = a.min;
+        br->iqr_us = a.iqr;
+        br->rse = a.rse;
+        br->wall_median_us = s_median(S.aw, S.n);
+        br->raw_median_us = br->wall_median_us;
+        br->ref_samples = (uint32_t)b.n;
+        br->ref_median_us = b.median;
+        br->ref_min_us = b.min;
+        br->ref_rse = b.rse;
+        cr_stats_speedup(&a, &b, &br->speedup, &br->speedup_lo, &br->speedup_hi);
+        pr->speedup_geomean = br->speedup;
+        J->ref_mean_us = b.mean;
+    }
+    rc = 0;
+fail:
+    for (int s = 0; s < S_POOL; s++)
+        s_free_all(data[s], J->nbuf);
+    s_free_all(cur, J->nbuf);
+    free(S.a);
+    pr->seconds = (double)(cr_time_mono_ns() - t0) / 1e9;
+    if (rc != 0)
+        s_judge_error(J, rec, rc, 0, "");
+    return rc;
+}
+
+/* ---------------------------------------------------------------- KernelBench */
+
+/* The record's KernelBench fields (its eval.py KernelExecResult; times in
+ * ms, means of the timed calls, as KernelBench reports them). */
+static void s_kernelbench(const s_judge_t *J, Crucible__RewardRecord *rec)
+{
+    Crucible__KernelBenchResult *kb = malloc(sizeof *kb);
+    if (!kb)
+        return;
+    crucible__kernel_bench_result__init(kb);
+    kb->compiled = 1; /* the runner only sees candidates that built */
+    kb->correctness = rec->status == CRUCIBLE__STATUS__STATUS_OK;
+    kb->runtime = kb->ref_runtime = -1;
+    const Crucible__BenchResult *br =
+        rec->profile && rec->profile->n_cases ? rec->profile->cases[0] : NULL;
+    if (br && br->samples) {
+        kb->runtime = br->mean_us / 1e3;
+        kb->ref_runtime = J->ref_mean_us > 0 ? J->ref_mean_us / 1e3 : -1;
+        kb->excessive_speedup = br->speedup > 10; /* KernelBench's default threshold */
+    }
+    cr_judge_set_str(&kb->runtime_error, J->runtime_error);
+    cr_judge_set_str(&kb->correctness_issue, J->correctness_issue);
+    if (rec->status == CRUCIBLE__STATUS__STATUS_HACK_DETECTED && !J->correctness_issue[0])
+        cr_judge_set_str(&kb->correctness_issue, rec->message ? rec->message : "hack detected");
+    char trials[64];
+    snprintf(trials, sizeof trials, "(%d / %d)", J->passed, J->task->trials);
+    cr_judge_set_str(&kb->correctness_trials, trials);
+    if (J->ndiff && (kb->max_difference = malloc((size_t)J->ndiff * sizeof(double)))) {
+        memcpy(kb->max_difference, J->max_diff, (size_t)J->ndiff * sizeof(double));
+        kb->n_max_difference = (size_t)J->ndiff;
+    }
+    rec->kernelbench = kb;
+}
+
+/* ---------------------------------------------------------------- entry */
+
+void cr_torch_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
+                        const cr_torch_env_t *env, Crucible__RewardRecord *rec)
+{
+    s_judge_t *J = calloc(1, sizeof *J);
+    if (!J) {
+        env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "torch judge: no memory");
+        return;
+    }
+    J->task = task;
+    J->env = env;
+    J->cuda = env->cuda;
+    memcpy(J->seed, req->seed.data, sizeof J->seed);
+    cr_judge_set_str(&rec->backend, "torch");
+    int64_t t0 = cr_time_mono_ns();
+    rec->status = CRUCIBLE__STATUS__STATUS_OK;
+    if (s_start(J, req, rec) != 0 || s_load(J, rec) != 0)
+        goto done;
+    cr_info("torch executors loaded %.3f s after the request (%d inputs, %d outputs, %s)",
+            (double)(cr_time_mono_ns() - t0) / 1e9, J->nin, J->nout, J->cuda ? "cuda" : "cpu");
+    if (s_verify(J, rec) != 0) {
+        env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "torch judge: no memory");
+        goto done;
+    }
+    if (rec->status == CRUCIBLE__STATUS__STATUS_OK && !req->verify_only)
+        s_time(J, rec);
+    uint64_t peak, cap;
+    if (rec->status == CRUCIBLE__STATUS__STATUS_OK && cr_exec_memory(J->cand, &peak, &cap) == 0 &&
+        cap > 0 && (double)peak >= 0.95 * (double)cap)
+        env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_OOM, "the candidate used %llu MiB of "
+                       "address space, at the sandbox's cap", (unsigned long long)(peak >> 20));
+done:
+    s_kernelbench(J, rec);
+    cr_exec_destroy(&J->cand);
+    cr_exec_destroy(&J->ref);
+    json_decref(J->answer);
+    free(J->cmp);
+    explicit_bzero(J->seed, sizeof J->seed);
+    free(J);
+}

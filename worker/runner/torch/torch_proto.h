@@ -1,0 +1,41 @@
+/* torch_proto.h — what the torch judge (torch_judge.c) and its Python
+ * executor (crucible_torch.py, which repeats these numbers) share on top of
+ * exec_proto.h (docs/torch.md, "Protocol").
+ *
+ * The executor is started, frozen and timed exactly as crucible-executor
+ * is; its LOAD reads a JSON request from the start of its output arena and
+ * (the reference) writes a JSON answer after it; its CALLs carry a
+ * sub-command in argument 0 (a CR_EXEC_ARG_VALUE u32):
+ *
+ *   STAGE  args 1..n: the tensor inputs in the input arena, in get_inputs()
+ *          order. They become the next call's arguments (on a GPU, copied to
+ *          the device; the L2 is flushed). Untimed.
+ *   RUN    calls forward() on them; on a GPU between two events and a
+ *          device-wide synchronise, the events' time written at
+ *          CR_TORCH_EVT_OFF (the executor's claim, which the judge accepts
+ *          only inside its own wall-clock measure). The timed command.
+ *   FETCH  args 1..m: where each output goes in the output arena; the
+ *          executor checks count and shape and copies them. Untimed.
+ *
+ * ctl->result after a command: 0, or one of CR_TORCH_R_* with ctl->msg
+ * saying why (the executor's word: it can only hurt the candidate). */
+#ifndef CR_TORCH_PROTO_H
+#define CR_TORCH_PROTO_H
+
+#define CR_TORCH_SPEC_BYTES 65536u /* the spec region at the start of every output arena */
+#define CR_TORCH_REQ_OFF 0u        /* judge -> executor: load request, JSON, NUL-ended */
+#define CR_TORCH_REQ_LEN 32768u
+#define CR_TORCH_ANS_OFF 32768u    /* reference -> judge: load answer, JSON, NUL-ended */
+#define CR_TORCH_ANS_LEN 32704u
+#define CR_TORCH_EVT_OFF 65472u    /* executor -> judge: RUN's event time, us (double; < 0 none) */
+
+enum { CR_TORCH_STAGE = 1, CR_TORCH_RUN = 2, CR_TORCH_FETCH = 3 };
+
+enum {
+    CR_TORCH_R_LOAD = -1,    /* the module did not import */
+    CR_TORCH_R_INIT = -2,    /* get_init_inputs / the model's constructor / get_inputs failed */
+    CR_TORCH_R_RUNTIME = -3, /* forward() (or staging) raised */
+    CR_TORCH_R_OUTPUT = -4,  /* forward() returned the wrong count, type or shape */
+};
+
+#endif
