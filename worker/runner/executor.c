@@ -16,6 +16,7 @@
  *
  * Built with full RELRO and immediate binding (CMakeLists.txt). */
 #define _GNU_SOURCE
+#include "exec_child.h"
 #include "exec_proto.h"
 #include "fpenv.h"
 #include "sandbox.h"
@@ -52,22 +53,6 @@ static size_t s_ro_len;         /* bytes */
 static unsigned char *s_rw;     /* output arena */
 static size_t s_rw_len;         /* bytes */
 
-/* Writes why into the control block (for the judge's message) and exits
- * with CR_EXEC_EXIT_SETUP. */
-static void s_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void s_die(const char *fmt, ...)
-{
-    char msg[sizeof s_ctl->msg];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "crucible-executor: %s\n", msg);
-    if (s_ctl)
-        memcpy(s_ctl->msg, msg, sizeof msg);
-    _exit(CR_EXEC_EXIT_SETUP);
-}
-
 /* A store into the input arena ends the executor with CR_EXEC_EXIT_RO_WRITE
  * and the offset; any other fault is left to kill the process with its
  * signal (SA_RESETHAND: returning re-runs the faulting instruction under the
@@ -86,30 +71,20 @@ static void *s_map(int fd, int prot, size_t *len, const char *what)
 {
     struct stat st;
     if (fstat(fd, &st) != 0 || st.st_size <= 0)
-        s_die("%s: descriptor %d is not a sized file", what, fd);
+        cr_exec_child_die("%s: descriptor %d is not a sized file", what, fd);
     *len = (size_t)st.st_size;
     /* MAP_POPULATE: the page tables are filled now, so no timed call pays
      * first-touch faults on the pages the judge wrote (shmem is mapped in
      * 4 KiB pages wherever shmem_enabled is "never", the default) */
     void *p = mmap(NULL, *len, prot, MAP_SHARED | MAP_POPULATE, fd, 0);
     if (p == MAP_FAILED)
-        s_die("%s: mmap: %s", what, strerror(errno));
+        cr_exec_child_die("%s: mmap: %s", what, strerror(errno));
     close(fd);
 #ifdef MADV_HUGEPAGE
     if (*len >= (2u << 20))
         madvise(p, *len, MADV_HUGEPAGE); /* advice only: fewer first-touch faults */
 #endif
     return p;
-}
-
-static void s_futex_wait(uint32_t *word, uint32_t val)
-{
-    syscall(SYS_futex, word, FUTEX_WAIT, val, NULL, NULL, 0);
-}
-
-static void s_futex_wake(uint32_t *word)
-{
-    syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 /* The command's arguments as cr_entry takes them: args[i] points at a
@@ -158,10 +133,7 @@ static void s_serve(void)
     uint32_t last = 0;
     void *args[CR_EXEC_MAX_ARGS], *ptr[CR_EXEC_MAX_ARGS];
     for (;;) {
-        uint32_t seq;
-        while ((seq = __atomic_load_n(&s_ctl->cmd_seq, __ATOMIC_ACQUIRE)) == last)
-            s_futex_wait(&s_ctl->cmd_seq, last);
-        last = seq;
+        uint32_t seq = last = cr_exec_child_next(s_ctl, last);
         s_ctl->result = 0;
         s_ctl->fp_changed = 0;
         switch (s_ctl->op) {
@@ -204,57 +176,29 @@ static void s_serve(void)
             s_ctl->result = -1;
             break;
         }
-        __atomic_store_n(&s_ctl->done_seq, seq, __ATOMIC_RELEASE);
-        s_futex_wake(&s_ctl->done_seq);
+        cr_exec_child_done(s_ctl, seq);
     }
 }
 
 int main(int argc, char **argv)
 {
-    const char *role = NULL, *scratch = NULL;
-    int threads = 0, cap_memory = 0, cpu = -1;
-    unsigned long uid = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(s_usage, stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--role") && i + 1 < argc) {
-            role = argv[++i];
-        } else if (!strcmp(argv[i], "--threads")) {
-            threads = 1;
-        } else if (!strcmp(argv[i], "--cap-memory")) {
-            cap_memory = 1;
-        } else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) {
-            cpu = atoi(argv[++i]);
-        } else if (!strcmp(argv[i], "--uid") && i + 1 < argc) {
-            uid = strtoul(argv[++i], NULL, 10);
-        } else if (!strcmp(argv[i], "--scratch") && i + 1 < argc) {
-            scratch = argv[++i];
-        } else {
-            fprintf(stderr, "crucible-executor: unknown argument '%s'\n%s", argv[i], s_usage);
-            return 2;
-        }
-    }
-    if (!role) {
-        fprintf(stderr, "crucible-executor: --role is required\n%s", s_usage);
-        return 2;
-    }
-    /* Dies with the judge; a judge that is already gone left no one to serve. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() == 1)
-        _exit(CR_EXEC_EXIT_SETUP);
+    cr_exec_args_t A;
+    int rc = cr_exec_child_args(argc, argv, "crucible-executor", s_usage, &A);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
     size_t ctl_len;
     s_ctl = s_map(CR_EXEC_FD_CTL, PROT_READ | PROT_WRITE, &ctl_len, "control block");
+    cr_exec_child_set_ctl(s_ctl);
     if (ctl_len < sizeof *s_ctl)
-        s_die("control block: %zu bytes, expected %zu", ctl_len, sizeof *s_ctl);
+        cr_exec_child_die("control block: %zu bytes, expected %zu", ctl_len, sizeof *s_ctl);
     s_rw = s_map(CR_EXEC_FD_RW, PROT_READ | PROT_WRITE, &s_rw_len, "output arena");
     s_ro = s_map(CR_EXEC_FD_RO, PROT_READ, &s_ro_len, "input arena");
-    if (cpu >= 0 && !threads) {
+    if (A.cpu >= 0 && !A.threads) {
         cpu_set_t set;
         CPU_ZERO(&set);
-        CPU_SET(cpu, &set);
+        CPU_SET(A.cpu, &set);
         if (sched_setaffinity(0, sizeof set, &set) != 0)
-            fprintf(stderr, "crucible-executor: could not pin to cpu %d: %s\n", cpu,
+            fprintf(stderr, "crucible-executor: could not pin to cpu %d: %s\n", A.cpu,
                     strerror(errno));
     }
     struct sigaction sa;
@@ -263,19 +207,9 @@ int main(int argc, char **argv)
     sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGSEGV, &sa, NULL) != 0 || sigaction(SIGBUS, &sa, NULL) != 0)
-        s_die("sigaction: %s", strerror(errno));
+        cr_exec_child_die("sigaction: %s", strerror(errno));
 
-    cr_sandbox_echo_denials(s_ctl->msg, sizeof s_ctl->msg);
-    char err[512];
-    cr_sandbox_report_t rep;
-    cr_sandbox_opts_t o = {.scratch_dir = scratch, .uid = (uint32_t)uid, .threads = threads,
-                           .cap_memory = cap_memory};
-    if (cr_sandbox_enter(&o, &rep, err, sizeof err) != 0)
-        s_die("sandbox: %s", err);
-    fprintf(stderr, "crucible-executor: %s: %s\n", role, rep.summary);
-    s_ctl->sandbox_net = (uint32_t)rep.net;
-    __atomic_store_n(&s_ctl->ready, 1, __ATOMIC_RELEASE);
-    s_futex_wake(&s_ctl->ready);
+    cr_exec_child_enter(s_ctl, &A);
     s_serve();
     return 0;
 }

@@ -23,6 +23,7 @@
  * Built with full RELRO and immediate binding (CMakeLists.txt). */
 #include "cuda_int.h"
 
+#include "exec_child.h"
 #include "sandbox.h"
 
 #include <fcntl.h>
@@ -49,30 +50,6 @@ static cr_exec_ctl_t *s_ctl;
 static char *s_arena;          /* the shared device arena, as mapped here */
 static size_t s_arena_bytes;
 static cr__cuda_judge_t s_J;   /* this process's launch checks and device state */
-
-static void s_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void s_die(const char *fmt, ...)
-{
-    char msg[sizeof s_ctl->msg];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "crucible-executor-cuda: %s\n", msg);
-    if (s_ctl)
-        memcpy(s_ctl->msg, msg, sizeof msg);
-    _exit(CR_EXEC_EXIT_SETUP);
-}
-
-static void s_futex_wait(uint32_t *word, uint32_t val)
-{
-    syscall(SYS_futex, word, FUTEX_WAIT, val, NULL, NULL, 0);
-}
-
-static void s_futex_wake(uint32_t *word)
-{
-    syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
 
 /* The object in the memfd, its entry and its runtime's error function. */
 static int s_load(void)
@@ -198,10 +175,7 @@ static void s_serve(void)
 {
     uint32_t last = 0;
     for (;;) {
-        uint32_t seq;
-        while ((seq = __atomic_load_n(&s_ctl->cmd_seq, __ATOMIC_ACQUIRE)) == last)
-            s_futex_wait(&s_ctl->cmd_seq, last);
-        last = seq;
+        uint32_t seq = last = cr_exec_child_next(s_ctl, last);
         s_ctl->result = 0;
         switch (s_ctl->op) {
         case CR_EXEC_OP_PING:
@@ -233,51 +207,30 @@ static void s_serve(void)
             s_ctl->result = -1;
             break;
         }
-        __atomic_store_n(&s_ctl->done_seq, seq, __ATOMIC_RELEASE);
-        s_futex_wake(&s_ctl->done_seq);
+        cr_exec_child_done(s_ctl, seq);
     }
 }
 
 int main(int argc, char **argv)
 {
-    const char *role = NULL, *scratch = NULL;
-    unsigned long uid = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(s_usage, stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--role") && i + 1 < argc) {
-            role = argv[++i];
-        } else if (!strcmp(argv[i], "--threads") || !strcmp(argv[i], "--cap-memory")) {
-            continue; /* a CUDA executor always has the runtime's threads and no cap */
-        } else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) {
-            ++i; /* not pinned: the runtime's threads share the judge's cores */
-        } else if (!strcmp(argv[i], "--uid") && i + 1 < argc) {
-            uid = strtoul(argv[++i], NULL, 10);
-        } else if (!strcmp(argv[i], "--scratch") && i + 1 < argc) {
-            scratch = argv[++i];
-        } else {
-            fprintf(stderr, "crucible-executor-cuda: unknown argument '%s'\n%s", argv[i],
-                    s_usage);
-            return 2;
-        }
-    }
-    if (!role) {
-        fprintf(stderr, "crucible-executor-cuda: --role is required\n%s", s_usage);
-        return 2;
-    }
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() == 1)
-        _exit(CR_EXEC_EXIT_SETUP);
+    cr_exec_args_t A;
+    int rc = cr_exec_child_args(argc, argv, "crucible-executor-cuda", s_usage, &A);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    /* always the runtime's threads, no address-space cap, not pinned: the
+     * runtime's threads share the judge's cores */
+    A.threads = 1;
+    A.cap_memory = 0;
     cr_log_set_role("executor");
     struct stat st;
     if (fstat(CR_EXEC_FD_CTL, &st) != 0 || (size_t)st.st_size < sizeof *s_ctl)
-        s_die("control block: descriptor %d is not one", CR_EXEC_FD_CTL);
+        cr_exec_child_die("control block: descriptor %d is not one", CR_EXEC_FD_CTL);
     void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
                    CR_EXEC_FD_CTL, 0);
     if (p == MAP_FAILED)
-        s_die("control block: mmap: %s", strerror(errno));
+        cr_exec_child_die("control block: mmap: %s", strerror(errno));
     s_ctl = (cr_exec_ctl_t *)p;
+    cr_exec_child_set_ctl(s_ctl);
     close(CR_EXEC_FD_CTL);
     close(CR_EXEC_FD_RW); /* the host arenas: a CUDA call's buffers are on the device */
     close(CR_EXEC_FD_RO);
@@ -286,40 +239,26 @@ int main(int argc, char **argv)
     if (e == cudaSuccess)
         e = cudaFree(0);
     if (e != cudaSuccess)
-        s_die("CUDA context: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+        cr_exec_child_die("CUDA context: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
     if (s_ctl->cuda.arena_bytes) {
         cudaIpcMemHandle_t h;
         memcpy(&h, s_ctl->cuda.arena_handle, sizeof h);
         void *a = NULL;
         if ((e = cudaIpcOpenMemHandle(&a, h, cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess)
-            s_die("opening the device arena: %s (%s)", cudaGetErrorName(e),
+            cr_exec_child_die("opening the device arena: %s (%s)", cudaGetErrorName(e),
                   cudaGetErrorString(e));
         s_arena = (char *)a;
         s_arena_bytes = (size_t)s_ctl->cuda.arena_bytes;
     }
     if ((e = cudaEventCreate(&s_J.d.ev0)) != cudaSuccess ||
         (e = cudaEventCreate(&s_J.d.ev1)) != cudaSuccess)
-        s_die("events: %s", cudaGetErrorString(e));
+        cr_exec_child_die("events: %s", cudaGetErrorString(e));
     cr__cuda_state_init(&s_J.d);
     char used[PATH_MAX + 64];
     if (cr__cuda_lc_subscribe(used, sizeof used) != 0)
-        fprintf(stderr, "crucible-executor-cuda: %s: launch checks off: %s\n", role, used);
+        fprintf(stderr, "crucible-executor-cuda: %s: launch checks off: %s\n", A.role, used);
 
-    cr_sandbox_echo_denials(s_ctl->msg, sizeof s_ctl->msg);
-    char err[512];
-    cr_sandbox_report_t rep;
-    cr_sandbox_opts_t o;
-    memset(&o, 0, sizeof o);
-    o.scratch_dir = scratch;
-    o.uid = (uint32_t)uid;
-    o.threads = 1;
-    o.cap_memory = 0;
-    if (cr_sandbox_enter(&o, &rep, err, sizeof err) != 0)
-        s_die("sandbox: %s", err);
-    fprintf(stderr, "crucible-executor-cuda: %s: %s\n", role, rep.summary);
-    s_ctl->sandbox_net = (uint32_t)rep.net;
-    __atomic_store_n(&s_ctl->ready, 1, __ATOMIC_RELEASE);
-    s_futex_wake(&s_ctl->ready);
+    cr_exec_child_enter(s_ctl, &A);
     s_serve();
     return 0;
 }
