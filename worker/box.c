@@ -181,21 +181,47 @@ static void s_add_compiler(cr_box_t *b, const char *cc)
         cr_warn("compile box: compiler '%s' not found: it is not exposed", cc);
         return;
     }
-    char root[PATH_MAX];
-    snprintf(root, sizeof root, "%s", real);
-    char *slash = strrchr(root, '/');
-    if (slash)
-        *slash = '\0';
-    slash = strrchr(root, '/');
-    if (slash && strcmp(slash, "/bin") == 0 && slash != root) {
-        *slash = '\0';
-        if (!s_exposed(b, root))
-            s_add(b, S_BIND_DIR, root, root);
+    /* the toolchain's prefix: bin/.. of where it was found and of its
+     * real file (a virtual environment's python3 links out of its prefix) */
+    for (int k = 0; k < 2; k++) {
+        char root[PATH_MAX];
+        snprintf(root, sizeof root, "%s", k ? found : real);
+        char *slash = strrchr(root, '/');
+        if (slash)
+            *slash = '\0';
+        slash = strrchr(root, '/');
+        if (slash && strcmp(slash, "/bin") == 0 && slash != root) {
+            *slash = '\0';
+            if (!s_exposed(b, root))
+                s_add(b, S_BIND_DIR, root, root);
+        }
     }
     if (!s_exposed(b, found))
         s_add(b, S_BIND_FILE, found, found);
     if (strcmp(found, real) != 0 && !s_exposed(b, real))
         s_add(b, S_BIND_FILE, real, real);
+    /* A script (crucible-torch): its interpreter too, with its prefix (a
+     * Python virtual environment's bin/.. holds its packages). Once: the
+     * interpreter's own "#!" is not followed. */
+    static int depth;
+    char interp[PATH_MAX] = "";
+    FILE *f = depth == 0 ? fopen(real, "re") : NULL;
+    if (f) {
+        char line[PATH_MAX + 8];
+        if (fgets(line, sizeof line, f) && line[0] == '#' && line[1] == '!') {
+            const char *q = line + 2 + strspn(line + 2, " \t");
+            snprintf(interp, sizeof interp, "%.*s", (int)strcspn(q, " \t\r\n"), q);
+        }
+        fclose(f);
+    }
+    /* not one of the system's (/bin/sh, /usr/bin/python3): those are there */
+    int system = !strncmp(interp, "/usr/", 5) || !strncmp(interp, "/bin/", 5) ||
+                 !strncmp(interp, "/sbin/", 6) || !strncmp(interp, "/lib", 4);
+    if (interp[0] == '/' && !system && !s_exposed(b, interp)) {
+        depth++;
+        s_add_compiler(b, interp);
+        depth--;
+    }
 }
 
 /* ---- the child (async-signal-safe only: note 1) ---- */

@@ -50,8 +50,8 @@ result() { echo "RESULT $*" | tee -a "$summary" "$logs/run.log"; }
 
 # The Python that has torch: crucible-torch's shebang names /usr/bin/python3; where torch
 # lives in another interpreter the packed copy is pointed at it. (The worker's compile box
-# shows /usr, /bin, /lib* and the CUDA toolkit only: a torch outside them cannot compile
-# there; see docs/torch.md.)
+# shows /usr, /bin, /lib*, each compiler's prefix and, for a script, its interpreter's
+# prefix: a virtual environment's packages are seen there.)
 py=${CR_TORCH_PYTHON:-}
 for c in /usr/bin/python3 "$(command -v python3)"; do
     [ -n "$py" ] && break
