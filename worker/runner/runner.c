@@ -328,8 +328,7 @@ static void s_judge_torch(const Crucible__RunnerRequest *req, cr_task_t *task,
     int ncpu;
     const Crucible__JobOptions *o = req->options;
     cr_exec_program("crucible-torch", prog, sizeof prog);
-    cr_torch_env_t env = {.harness = prog, .exec_verdict = cr_judge_exec_verdict,
-                          .fail_hard = cr_judge_hard};
+    cr_torch_env_t env = {.harness = prog};
     /* the GPU where the host has one (the executors' torch opens it, not this
      * process); "device": "cpu" keeps a task on the CPU, and CR_TORCH_DEVICE=cpu
      * in the worker's environment every task (the CPU hack suite on a GPU host) */

@@ -169,7 +169,7 @@ static int s_start(s_judge_t *J, const Crucible__RunnerRequest *req, Crucible__R
     J->cand = s[1].x;
     for (int i = 0; i < 2; i++) {
         if (s[i].rc != 0) {
-            J->env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s executor: %s",
+            cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s executor: %s",
                               roles[i], s[i].err);
             return -1;
         }
@@ -319,13 +319,13 @@ static int s_load(s_judge_t *J, Crucible__RewardRecord *rec)
     char err[S_MSG] = "";
     if (!req || s_put_json(J->ref, req) != 0) {
         json_decref(req);
-        J->env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "load request: no memory");
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "load request: no memory");
         return -1;
     }
     int fp = 0;
     char why[160];
     if (cr_exec_load(J->ref, &fp, why, sizeof why) != 0) {
-        J->env->exec_verdict(rec, J->ref, 0);
+        cr_judge_exec_verdict(rec, J->ref, 0);
         json_decref(req);
         return -1;
     }
@@ -334,7 +334,7 @@ static int s_load(s_judge_t *J, Crucible__RewardRecord *rec)
     int rc = ans ? s_parse_answer(J, ans, err, sizeof err) : -ENOMEM;
     free(ans);
     if (rc != 0) {
-        J->env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "the task is broken: %s",
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "the task is broken: %s",
                           err);
         json_decref(req);
         return -1;
@@ -348,7 +348,7 @@ static int s_load(s_judge_t *J, Crucible__RewardRecord *rec)
     rc = s_put_json(J->cand, req);
     json_decref(req);
     if (rc != 0) {
-        J->env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "the task is broken: its "
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK, "the task is broken: its "
                           "init inputs and specs do not fit %u bytes", CR_TORCH_REQ_LEN);
         return -1;
     }
@@ -356,7 +356,7 @@ static int s_load(s_judge_t *J, Crucible__RewardRecord *rec)
         const cr_exec_fault_t *f = cr_exec_fault(J->cand);
         if (f->kind == CR_EXEC_LOAD)
             snprintf(J->runtime_error, sizeof J->runtime_error, "%s", f->msg);
-        J->env->exec_verdict(rec, J->cand, 1);
+        cr_judge_exec_verdict(rec, J->cand, 1);
         return -1;
     }
     s_new_case(J);
@@ -499,7 +499,7 @@ static void s_client_error(s_judge_t *J, Crucible__RewardRecord *rec, int c, int
         cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_INCORRECT, "case %d: %s", c, msg);
     } else {
         snprintf(J->runtime_error, sizeof J->runtime_error, "%s", msg);
-        J->env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR,
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_RUNTIME_ERROR,
                           "case %d: the candidate raised: %s", c, msg);
     }
 }
@@ -510,12 +510,12 @@ static int s_judge_error(s_judge_t *J, Crucible__RewardRecord *rec, int rc, int 
 {
     if (rc == CR_E_EXEC) {
         int cand = cr_exec_fault(J->cand)->kind != CR_EXEC_OK;
-        J->env->exec_verdict(rec, cand ? J->cand : J->ref, cand);
+        cr_judge_exec_verdict(rec, cand ? J->cand : J->ref, cand);
     } else if (ref_code) {
-        J->env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK,
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK,
                           "the task is broken: the reference: %s", msg);
     } else {
-        J->env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                           "torch judge: %s", rc == -ENOMEM ? "out of memory" : cr_strerror(rc));
     }
     return 1;
@@ -923,7 +923,7 @@ void cr_torch_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *tas
 {
     s_judge_t *J = calloc(1, sizeof *J);
     if (!J) {
-        env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "torch judge: no memory");
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "torch judge: no memory");
         return;
     }
     J->task = task;
@@ -938,7 +938,7 @@ void cr_torch_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *tas
     cr_info("torch executors loaded %.3f s after the request (%d inputs, %d outputs, %s)",
             (double)(cr_time_mono_ns() - t0) / 1e9, J->nin, J->nout, J->cuda ? "cuda" : "cpu");
     if (s_verify(J, rec) != 0) {
-        env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "torch judge: no memory");
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "torch judge: no memory");
         goto done;
     }
     if (rec->status == CRUCIBLE__STATUS__STATUS_OK && !req->verify_only)
@@ -946,7 +946,7 @@ void cr_torch_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *tas
     uint64_t peak, cap;
     if (rec->status == CRUCIBLE__STATUS__STATUS_OK && cr_exec_memory(J->cand, &peak, &cap) == 0 &&
         cap > 0 && (double)peak >= 0.95 * (double)cap)
-        env->fail_hard(rec, CRUCIBLE__STATUS__STATUS_OOM, "the candidate used %llu MiB of "
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_OOM, "the candidate used %llu MiB of "
                        "address space, at the sandbox's cap", (unsigned long long)(peak >> 20));
 done:
     s_kernelbench(J, rec);

@@ -29,9 +29,6 @@ typedef struct {
     double rse_target;     /* relative standard error to stop at; > 0 */
     int cuda;              /* 1: run the models on the GPU (the runner has CUDA and the
                               task does not ask for "device": "cpu") */
-    void (*exec_verdict)(Crucible__RewardRecord *rec, const cr_exec_t *x, int candidate);
-    void (*fail_hard)(Crucible__RewardRecord *rec, int status, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
 } cr_torch_env_t;
 
 /* Judges req's candidate against task's reference (both torch "objects":
