@@ -51,7 +51,8 @@ def cuda_tasks_dir(tmp):
 def crucible_run(args, bin_dir, tasks, cands, out_jsonl, extra, timeout):
     cmd = [os.path.join(bin_dir, "crucible"), "run", tasks] + ([cands] if cands else []) + [
         "--backends", "cuda", "--workers", "1", "--compile-jobs", str(args.compile_jobs),
-        "--clock-policy", "observe", "--out", out_jsonl, "--log-level", args.log_level] + extra
+        "--clock-policy", "observe", "--out", out_jsonl, "--log-level", args.log_level] + extra + \
+        args.run_args.split()
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     wall = time.time() - t0
@@ -245,6 +246,8 @@ def main():
     ap.add_argument("--seq-count", type=int, default=64,
                     help="seq: how many of the 64 grpo candidates (a multiple of 8)")
     ap.add_argument("--compile-jobs", type=int, default=12)
+    ap.add_argument("--run-args", default="",
+                    help="more `crucible run` arguments for every cluster, e.g. '--spares 0'")
     ap.add_argument("--log-level", default="warn",
                     help="crucible run's; grpo's cluster logs go to logs_POLICY/")
     args = ap.parse_args()
