@@ -247,7 +247,7 @@ def main():
                     help="seq: how many of the 64 grpo candidates (a multiple of 8)")
     ap.add_argument("--compile-jobs", type=int, default=12)
     ap.add_argument("--run-args", default="",
-                    help="more `crucible run` arguments for every cluster, e.g. '--spares 0'")
+                    help="more `crucible run` arguments for every cluster, e.g. '--runner-per-job --spares 0'")
     ap.add_argument("--log-level", default="warn",
                     help="crucible run's; grpo's cluster logs go to logs_POLICY/")
     args = ap.parse_args()

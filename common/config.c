@@ -121,6 +121,11 @@ const cr_conf_row_t cr_config_rows[] = {
         "runners a cuda worker keeps started ahead, CUDA context made (each holds a judge "
         "arena of at most 4 GiB and 1/12 of the free GPU memory); 0 = each job starts its own; "
         "-1 = auto: 4, fewer when free GPU or host memory is short; the choice is logged"),
+    ROW("runner-per-job", CR_CONF_BOOL, runner_per_job, "0", 0, 1, CR_CMD_WORKER | CR_CMD_RUN,
+        "a runner process per job (with spares) instead of the serving judge, one process "
+        "that judges the worker's c and cuda jobs one after another: it loads no client code, "
+        "each candidate still runs in a fresh executor, and a cuda judge keeps its context and "
+        "the reference's executor between jobs (docs/judge.md)"),
     ROW("cpu", CR_CONF_INT, cpu, "-1", -1, 4095, CR_CMD_WORKER,
         "core the runner's timing thread is pinned to; -1 = pick one"),
     /* 65534: Debian's nobody/nogroup; 0 is refused (it would keep root) */

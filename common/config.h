@@ -69,6 +69,8 @@ typedef struct {
     int64_t compile_jobs;                 /* compile pool threads; 0 = sized from the cores */
     int64_t spares;                       /* cuda worker: runners kept started ahead, <= CR_SPARES_MAX;
                                              -1 = sized from free memory */
+    int64_t runner_per_job;               /* 1: a runner per job, not the serving judge
+                                             (worker/supervisor.c note 8) */
     int64_t cpu;                          /* core the runner's timing thread is pinned to; -1 = pick */
     int64_t sandbox_uid;                  /* uid and gid a root runner drops to (docs/sandbox.md) */
     char metrics_addr[CR_CONFIG_STR];     /* coordinator, worker: HOST:PORT of GET /metrics; "" = off */

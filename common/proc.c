@@ -194,7 +194,8 @@ void cr_proc_discard(cr_proc_t *p)
     *p = CR_PROC_NONE;
 }
 
-int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
+/* cr_proc_wait, and with keep cr_proc_exchange (header). */
+static int s_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r, int keep)
 {
     memset(r, 0, sizeof *r);
     int in_p[2] = {-1, p->in_fd}, out_p[2] = {p->out_fd, -1}, err_p[2] = {p->err_fd, -1};
@@ -214,8 +215,10 @@ int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
 
     /* stdin: written from the poll loop so a child that never reads cannot block us */
     size_t in_off = 0;
+    int in_keep = keep ? in_p[1] : -1; /* a kept child's stdin stays open for the next input */
     if (!o->stdin_data || o->stdin_len == 0) {
-        close(in_p[1]);
+        if (!keep)
+            close(in_p[1]);
         in_p[1] = -1;
     } else {
         fcntl(in_p[1], F_SETFL, O_NONBLOCK);
@@ -289,15 +292,35 @@ int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
                 in_off += (size_t)w;
             int gone = w < 0 && errno != EAGAIN && errno != EINTR; /* EPIPE: stdin closed */
             if (gone || in_off >= o->stdin_len) {
-                close(in_p[1]);
+                if (!keep || gone)
+                    close(in_p[1]);
+                if (gone)
+                    in_keep = -1;
                 in_p[1] = -1;
             }
         }
         if (idx_out >= 0 && (pf[idx_out].revents & (POLLIN | POLLHUP | POLLERR))) {
+            size_t before = out.len;
             s_read_into(&out_p[0], &out, chunk, sizeof chunk);
+            if (keep && out_p[0] >= 0 && in_keep >= 0 && out.len > before && !reaped &&
+                o->out_done && o->out_done(pid, out.buf, out.len, o->out_done_arg)) {
+                r->kept = 1; /* the answer is whole: the child stays for the next input */
+                r->seconds = (double)(cr_time_mono_ns() - t0) / 1e9;
+                r->eof_s = (double)(cr_time_mono_ns() - started) / 1e9;
+                struct pollfd ep = {.fd = err_p[0], .events = POLLIN};
+                while (err_p[0] >= 0 && poll(&ep, 1, 0) > 0 && !(ep.revents & POLLHUP)) {
+                    size_t e0 = err.len;
+                    s_read_into(&err_p[0], &err, chunk, sizeof chunk);
+                    if (err.len == e0)
+                        break;
+                    ep.fd = err_p[0];
+                }
+                break;
+            }
             if (out_p[0] < 0) {
                 r->eof_s = (double)(cr_time_mono_ns() - started) / 1e9;
-                if (!reaped && o->out_done && o->out_done(pid, out.buf, out.len, o->out_done_arg)) {
+                if (!keep && !reaped && o->out_done &&
+                    o->out_done(pid, out.buf, out.len, o->out_done_arg)) {
                     kill(-pid, SIGKILL);
                     kill(pid, SIGKILL);
                     r->detached = 1;
@@ -315,6 +338,22 @@ int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
         if (idx_err >= 0 && (pf[idx_err].revents & (POLLIN | POLLHUP | POLLERR)))
             s_read_into(&err_p[0], &err, chunk, sizeof chunk);
     }
+    if (r->kept && err_p[0] >= 0 && out_p[0] >= 0) {
+        r->in_written = in_off;
+        r->out = out.buf;
+        r->out_len = out.len;
+        r->out_truncated = out.truncated;
+        r->err = err.buf;
+        r->err_len = err.len;
+        r->err_truncated = err.truncated;
+        r->pid = pid;
+        *p = (cr_proc_t){.pid = pid, .in_fd = in_keep, .out_fd = out_p[0], .err_fd = err_p[0],
+                         .t0 = t0};
+        return 0;
+    }
+    r->kept = 0; /* its stderr ended with the answer: not kept after all */
+    if (keep && in_keep >= 0 && in_p[1] < 0)
+        in_p[1] = in_keep;
     if (!reaped && !r->detached) {
         kill(-pid, SIGKILL);
         waitpid(pid, &status, 0);
@@ -338,6 +377,16 @@ int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
     r->err_truncated = err.truncated;
     s_close_pipes(in_p, out_p, err_p);
     return 0;
+}
+
+int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
+{
+    return s_wait(p, o, r, 0);
+}
+
+int cr_proc_exchange(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r)
+{
+    return s_wait(p, o, r, 1);
 }
 
 int cr_proc_run(const cr_proc_opts_t *o, cr_proc_result_t *r)

@@ -61,6 +61,7 @@ typedef struct {
     double eof_s;       /* cr_proc_wait: from its start to the end of stdout; 0 = never */
     double exit_s;      /* cr_proc_wait: from its start to the reap; 0 = killed or not seen */
     int detached;       /* out_done took the output: killed, not reaped (cr_proc_reap) */
+    int kept;           /* cr_proc_exchange: the answer is whole, the child still serves */
     pid_t pid;
 } cr_proc_result_t;
 
@@ -94,6 +95,17 @@ int cr_proc_spawn(const cr_proc_opts_t *o, cr_proc_t *p);
  * o->timeout_ms counted from this call; then as cr_proc_run. Takes over *p
  * (emptied on return, whatever the outcome). -ENOMEM: the child was killed. */
 int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r);
+
+/* cr_proc_wait for a child that serves one input after another (the
+ * worker's judge process, `crucible-runner --serve`): writes o->stdin_data
+ * and leaves its stdin open; after every read of its stdout calls
+ * o->out_done, and when that says the answer is whole returns 0 with
+ * r->kept set and *p still the running child (its descriptors open, for the
+ * next exchange); r holds this exchange's output and the stderr it wrote
+ * meanwhile. When the child ends, breaks the pipe or runs past
+ * o->timeout_ms first, it is as cr_proc_wait: killed, reaped, *p emptied,
+ * r->kept 0. -ENOMEM: the child was killed. */
+int cr_proc_exchange(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r);
 
 /* 1 while a spawned child has not ended (it is not reaped by looking). */
 int cr_proc_alive(const cr_proc_t *p);

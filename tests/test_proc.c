@@ -221,3 +221,68 @@ Test(proc, alive_is_false_once_the_child_ended)
     cr_assert_eq(r.exit_code, 0);
     cr_proc_result_close(&r);
 }
+
+/* An answer is whole at its newline. */
+static int s_line_done(pid_t pid, const char *out, size_t len, void *arg)
+{
+    (void)pid;
+    (void)arg;
+    return len > 0 && out[len - 1] == '\n';
+}
+
+/* cr_proc_exchange: a child that answers input after input stays, with the
+ * stderr of each exchange in its result; one that ends, or runs past the
+ * timeout, is reaped and reported as cr_proc_wait does. */
+Test(proc, exchange_keeps_a_serving_child)
+{
+    char *argv[] = {"sh", "-c",
+                    "while read l; do case $l in quit) exit 3;; nap) sleep 5;; esac; "
+                    "echo note $l >&2; echo got $l; done",
+                    NULL};
+    cr_proc_opts_t o = {.argv = argv, .err_cap = 4096, .out_done = s_line_done,
+                        .timeout_ms = 5000};
+    cr_proc_t p;
+    cr_assert_eq(cr_proc_spawn(&o, &p), 0);
+    pid_t pid = p.pid;
+    cr_proc_result_t r;
+    const char *in[] = {"one\n", "two\n"};
+    for (int i = 0; i < 2; i++) {
+        o.stdin_data = in[i];
+        o.stdin_len = strlen(in[i]);
+        cr_assert_eq(cr_proc_exchange(&p, &o, &r), 0);
+        cr_assert(r.kept, "exchange %d", i);
+        cr_assert_eq(p.pid, pid, "the same child serves");
+        cr_assert(cr_proc_alive(&p));
+        char want[32];
+        snprintf(want, sizeof want, "got %s", in[i]);
+        cr_assert_str_eq(r.out, want);
+        cr_proc_result_close(&r);
+    }
+    o.stdin_data = "quit\n";
+    o.stdin_len = 5;
+    cr_assert_eq(cr_proc_exchange(&p, &o, &r), 0);
+    cr_assert_not(r.kept);
+    cr_assert(r.exited && r.exit_code == 3, "exit %d", r.exit_code);
+    cr_assert_eq(p.pid, 0, "an ended child is not kept");
+    cr_assert_eq(kill(pid, 0), -1, "and it is reaped");
+    cr_proc_result_close(&r);
+
+    /* past the timeout: killed */
+    cr_assert_eq(cr_proc_spawn(&o, &p), 0);
+    o.stdin_data = "a\n";
+    o.stdin_len = 2;
+    cr_assert_eq(cr_proc_exchange(&p, &o, &r), 0);
+    cr_assert(r.kept);
+    cr_assert_str_eq(r.err, "note a\n", "this exchange's stderr");
+    cr_proc_result_close(&r);
+    o.stdin_data = "nap\n";
+    o.stdin_len = 4;
+    o.timeout_ms = 300;
+    int64_t t0 = cr_time_mono_ns();
+    cr_assert_eq(cr_proc_exchange(&p, &o, &r), 0);
+    cr_assert_lt(cr_time_mono_ns() - t0, 3000000000LL);
+    cr_assert_not(r.kept);
+    cr_assert(r.timed_out);
+    cr_assert_eq(p.pid, 0);
+    cr_proc_result_close(&r);
+}

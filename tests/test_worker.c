@@ -1662,3 +1662,103 @@ Test(worker, gpus_unknown_index_is_usage_error, .init = s_setup, .fini = s_teard
     free(text);
     free(log);
 }
+
+/* The pid of this process's child running `runner --serve` (the serving
+ * judge, supervisor.c note 8), 0 when there is none, -1 when several. */
+static pid_t s_judge_pid(const char *runner)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "pgrep -P %d -f '^%s --serve' 2>/dev/null", (int)getpid(), runner);
+    FILE *f = popen(cmd, "r");
+    int pid = 0, more = 0, n = 0;
+    if (f) {
+        n = fscanf(f, "%d", &pid);
+        if (n == 1 && fscanf(f, "%d", &more) == 1)
+            pid = -1;
+        pclose(f);
+    }
+    return n == 1 ? (pid_t)pid : 0;
+}
+
+/* One job through the worker and the real judge; its record's status, the
+ * message copied into msg. */
+static int s_one_real_job(s_coord_t *co, const char *id, const char *src, char *msg, size_t len)
+{
+    Crucible__Job *job = s_job_msg(id, s_task_json, s_ref, src, 60, 60);
+    s_send_assign(co, &job, 1);
+    s_job_msg_free(job);
+    Crucible__Envelope *env = s_expect(co, CRUCIBLE__ENVELOPE__BODY_RESULT, 120000);
+    const Crucible__RewardRecord *r = env->result->record;
+    cr_expect_str_eq(r->job_id, id);
+    int status = r->status;
+    snprintf(msg, len, "%s", r->message ? r->message : "");
+    s_send_ack(co, r);
+    cr_wire_free(&env);
+    return status;
+}
+
+/* The serving judge (supervisor.c note 8): one process judges job after
+ * job; a candidate cannot end it (it may only end its own executor); a
+ * judge killed between jobs is replaced before the next, and one killed in
+ * the middle of a job costs that job an INFRA_ERROR (retried by the
+ * coordinator), never a verdict, and the job after it is judged again. */
+Test(worker, serving_judge_outlives_jobs_and_is_replaced, .init = s_setup, .fini = s_teardown,
+     .timeout = 240)
+{
+    cr_config_t cfg;
+    s_coord_t co;
+    thrd_t th;
+    cr_worker_t *w = s_real_worker_start(&cfg, &co, &th);
+    char msg[1024];
+    cr_assert_eq(s_one_real_job(&co, "first", s_ref, msg, sizeof msg),
+                 CRUCIBLE__STATUS__STATUS_OK, "%s", msg);
+    pid_t judge = s_judge_pid(cfg.runner);
+    cr_assert_gt(judge, 0, "one judge process serves the worker (got %d)", (int)judge);
+    cr_expect_eq(s_one_real_job(&co, "wrong", s_wrong, msg, sizeof msg),
+                 CRUCIBLE__STATUS__STATUS_INCORRECT, "%s", msg);
+    /* a candidate that goes for its judge (the executor's parent, then every
+     * process it can name) by raw system calls, past the link audit's look
+     * at its imports */
+    static const char killer[] =
+        "static long sys(long nr, long a, long b)\n"
+        "{ long r; __asm__ volatile(\"syscall\" : \"=a\"(r) : \"a\"(nr), \"D\"(a), \"S\"(b)\n"
+        "                         : \"rcx\", \"r11\", \"memory\"); return r; }\n"
+        "void solve(const float *a, const float *b, float *c, int n)\n"
+        "{ sys(62, sys(110, 0, 0), 9); sys(62, -1, 9);\n"
+        "  for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }\n";
+    int st = s_one_real_job(&co, "killer", killer, msg, sizeof msg);
+    cr_expect_neq(st, CRUCIBLE__STATUS__STATUS_OK, "a candidate that signals its judge: %s", msg);
+    cr_expect_neq(st, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "not the judge's fault: %s", msg);
+    cr_expect_eq(s_judge_pid(cfg.runner), judge, "the judge outlived three jobs and the killer");
+
+    kill(judge, SIGKILL); /* between jobs */
+    for (int k = 0; k < 200 && s_judge_pid(cfg.runner) == judge; k++)
+        cr_time_sleep_ms(10);
+    cr_expect_eq(s_one_real_job(&co, "after", s_ref, msg, sizeof msg),
+                 CRUCIBLE__STATUS__STATUS_OK, "the next judge: %s", msg);
+    pid_t second = s_judge_pid(cfg.runner);
+    cr_expect(second > 0 && second != judge, "a new judge (%d, was %d)", (int)second, (int)judge);
+
+    /* in the middle of a job: a candidate that takes its time */
+    static const char slow[] =
+        "#include <time.h>\n"
+        "void solve(const float *a, const float *b, float *c, int n)\n"
+        "{ struct timespec t = {1, 0}; nanosleep(&t, 0);\n"
+        "  for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }\n";
+    Crucible__Job *job = s_job_msg("killed", s_task_json, s_ref, slow, 60, 60);
+    s_send_assign(&co, &job, 1);
+    s_job_msg_free(job);
+    cr_time_sleep_ms(1500); /* compiled, and being judged */
+    cr_assert_eq(kill(second, SIGKILL), 0);
+    Crucible__Envelope *env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 120000);
+    const Crucible__RewardRecord *r = env->result->record;
+    cr_expect_eq(r->status, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s: %s",
+                 cr_status_name(r->status), r->message);
+    cr_expect(strstr(r->message, "the judge process ended"), "message '%s'", r->message);
+    s_send_ack(&co, r);
+    cr_wire_free(&env);
+    cr_expect_eq(s_one_real_job(&co, "last", s_ref, msg, sizeof msg),
+                 CRUCIBLE__STATUS__STATUS_OK, "after a judge killed mid-job: %s", msg);
+    cr_expect_eq(s_worker_end(w, &co, th), 0);
+    cr_expect_eq(s_judge_pid(cfg.runner), 0, "the worker's end ends its judge");
+}

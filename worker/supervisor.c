@@ -73,7 +73,22 @@
  *     leaves 0: each runner then measures for itself, as before. A worker
  *     with the CPU backend likewise measures the host's memcpy bandwidth
  *     itself (cr_topo_copy_bw, RunnerRequest.host_copy_bw), the CPU judge's
- *     floor. */
+ *     floor.
+ *  8. Serving (the default; config runner-per-job turns it off): the c and cuda jobs go to one
+ *     long-lived judge process, `crucible-runner --serve` (with --prestart
+ *     cuda on a GPU worker), instead of a runner each: the judge loads no
+ *     client code (docs/judge.md), so it can outlive a job, and each job's
+ *     candidate still runs in a fresh executor of its own. A CUDA judge then
+ *     makes one context per job where a runner made three (its own, the
+ *     candidate's and the reference's executors: the spares of note 5 no
+ *     longer kept up), keeps the reference's executor between jobs of one
+ *     reference, and starts the next candidate's executor while a job
+ *     verifies, never while it times. The exchange is the runner's own
+ *     protocol, a fresh token and request in, the token and one record out
+ *     (cr_proc_exchange); the judge's pid is in the kill slot (note 1) while
+ *     a job runs, so a Cancel, a run timeout or a judge that dies ends it,
+ *     and the next job starts another (s_take_judge). Other backends (torch)
+ *     keep a runner per job. */
 #define _GNU_SOURCE
 #include "supervisor.h"
 
@@ -135,7 +150,9 @@ struct cr_supervisor {
     char runner[PATH_MAX];    /* runner executable */
     char *scratch_root;       /* <work_dir>/scratch; owned */
     pid_t *pid;               /* running runner's pid, 0 = none; MAP_SHARED (note 1) */
-    int prestart;             /* 1: keep spare runners started ahead (note 5) */
+    int prestart;             /* 1: a GPU worker: runners prestart cuda (note 5) */
+    int serve;                /* 1: c and cuda jobs go to the serving judge (note 8) */
+    cr_proc_t judge;          /* the serving judge; pid 0 = none yet; thread only */
     double copy_bw;           /* B/s measured at start (note 7); 0 = runners measure */
     double host_bw;           /* B/s of host memcpy measured at start (note 7); 0 = none */
     cr_proc_t spare[CR_SPARES_MAX]; /* started, waiting for a request, oldest first;
@@ -524,10 +541,10 @@ static void s_runner_opts(cr_supervisor_t *s, int spare, cr_proc_opts_t *o)
 }
 
 /* Tops the spares up to s->nspares (note 5), newest last; a failure only costs
- * the head start. */
+ * the head start. None while serving (note 8). */
 static void s_start_spares(cr_supervisor_t *s)
 {
-    if (!s->prestart)
+    if (!s->prestart || s->serve)
         return;
     for (int i = 0; i < s->nspares; i++) {
         if (s->spare[i].pid > 0)
@@ -561,6 +578,58 @@ static int s_take_runner(cr_supervisor_t *s, cr_proc_t *p)
     cr_proc_opts_t o;
     s_runner_opts(s, 0, &o);
     return cr_proc_spawn(&o, p);
+}
+
+/* The serving judge (note 8): the one running, else one started now.
+ * 0 with *p (a copy; s->judge stays its owner), or -errno. */
+static int s_take_judge(cr_supervisor_t *s, cr_proc_t *p)
+{
+    static char serve[] = "--serve", prestart_flag[] = "--prestart", cuda[] = "cuda";
+    if (s->judge.pid > 0 && !cr_proc_alive(&s->judge)) {
+        cr_warn("the judge process %d ended between jobs; starting another", (int)s->judge.pid);
+        cr_proc_discard(&s->judge);
+    }
+    if (s->judge.pid <= 0) {
+        char *argv[5];
+        int n = 0;
+        argv[n++] = s->runner;
+        argv[n++] = serve;
+        if (s->prestart) {
+            argv[n++] = prestart_flag;
+            argv[n++] = cuda;
+        }
+        argv[n] = NULL;
+        cr_proc_opts_t o;
+        memset(&o, 0, sizeof o);
+        o.argv = argv;
+        int rc = cr_proc_spawn(&o, &s->judge);
+        if (rc != 0)
+            return rc;
+        cr_info("supervisor: judge process %d serves this worker's %s jobs", (int)s->judge.pid,
+                s->prestart ? "c and cuda" : "c");
+    }
+    *p = s->judge;
+    return 0;
+}
+
+/* Whether job j goes to the serving judge (note 8). */
+static int s_served(const cr_supervisor_t *s, const cr_wjob_t *j)
+{
+    const char *lang = j->task ? j->task->language : "";
+    return s->serve && (!strcmp(lang, "c") || (s->prestart && !strcmp(lang, "cuda")));
+}
+
+/* cr_proc_opts_t.out_done of an exchange with the serving judge (note 8):
+ * the token and exactly one whole frame. */
+static int s_report_whole(pid_t pid, const char *out, size_t len, void *arg)
+{
+    (void)pid;
+    const uint8_t *token = (const uint8_t *)arg, *payload = NULL;
+    size_t plen = 0;
+    return len > CR_RUNNER_TOKEN_LEN && memcmp(out, token, CR_RUNNER_TOKEN_LEN) == 0 &&
+           cr_wire_frame_parse(out + CR_RUNNER_TOKEN_LEN, len - CR_RUNNER_TOKEN_LEN,
+                               S_REPORT_CAP, &payload, &plen) == 0 &&
+           plen + 4 == len - CR_RUNNER_TOKEN_LEN;
 }
 
 /* The state letter of pid's main thread (/proc/<pid>/stat, field 3), or 0;
@@ -662,8 +731,18 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
     cr_proc_result_t r;
     int64_t t_start = cr_time_now_ms();
     cr_proc_t p;
-    rc = s_take_runner(s, &p);
-    if (rc == 0) {
+    int served = s_served(s, j);
+    if (served) { /* note 8 */
+        o.out_done = s_report_whole;
+        rc = s_take_judge(s, &p);
+        if (rc == 0) {
+            pthread_mutex_lock(&s->mu);
+            *s->pid = p.pid; /* killable by Cancel and shutdown (note 1) */
+            pthread_mutex_unlock(&s->mu);
+            rc = cr_proc_exchange(&p, &o, &r);
+            s->judge = rc == 0 && r.kept ? p : CR_PROC_NONE; /* else it is gone */
+        }
+    } else if ((rc = s_take_runner(s, &p)) == 0) {
         pthread_mutex_lock(&s->mu);
         *s->pid = p.pid; /* killable by Cancel and shutdown from now (note 1) */
         pthread_mutex_unlock(&s->mu);
@@ -687,7 +766,9 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
                      s->runner, cr_strerror(rc));
         goto out;
     }
-    if (r.detached)
+    if (r.kept)
+        cr_debug("judge pid %d: report complete %.3f s after its request", (int)r.pid, r.eof_s);
+    else if (r.detached)
         cr_debug("runner pid %d: report complete %.3f s after its request; killed, reaped later",
                  (int)r.pid, r.eof_s);
     else
@@ -715,13 +796,18 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
     } else if (r.exited && r.exit_code == 127 && r.out_len == 0 && r.err_len == 0) {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "runner %s could not be started",
                      s->runner);
-    } else if (r.in_written < flen && !r.detached) {
+    } else if (r.in_written < flen && !r.detached && !r.kept) {
         /* it never took its whole request, so no candidate code ran in it: a
          * spare that died as it was handed the job, or a runner that saw its
          * stdin end early and said so behind a token it never got; not a
          * verdict (retried) */
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                      "runner ended (%s) before reading its request%s%s",
+                     cr_proc_describe(&r, how, sizeof how), tail[0] ? "; stderr: " : "", tail);
+    } else if (served && !r.kept) {
+        /* the judge loads no client code: its end is not a verdict (retried) */
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                     "the judge process ended (%s) without a report%s%s",
                      cr_proc_describe(&r, how, sizeof how), tail[0] ? "; stderr: " : "", tail);
     } else if ((r.exited && r.exit_code == CR_RUNNER_EXIT_SANDBOX) ||
                (r.signaled && r.signal == SIGSYS)) {
@@ -737,7 +823,7 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
         s_hack_verdict(j, "report_forged",
                        "the report channel does not start with the runner's token: "
                        "the candidate wrote to it");
-    } else if ((r.detached || (r.exited && r.exit_code == 0)) &&
+    } else if ((r.kept || r.detached || (r.exited && r.exit_code == 0)) &&
                r.out_len > CR_RUNNER_TOKEN_LEN) {
         const char *rep = r.out + CR_RUNNER_TOKEN_LEN;
         size_t replen = r.out_len - CR_RUNNER_TOKEN_LEN;
@@ -849,8 +935,15 @@ static void *s_thread(void *arg)
     pthread_mutex_lock(&s->mu);
     int stopping = s->stop;
     pthread_mutex_unlock(&s->mu);
-    if (!stopping)
+    if (!stopping && s->serve) {
+        cr_proc_t p;
+        int rc = s_take_judge(s, &p); /* its context made before the first compile ends */
+        if (rc != 0)
+            cr_warn("cannot start the judge process %s: %s; the first job tries again",
+                    s->runner, cr_strerror(rc));
+    } else if (!stopping) {
         s_start_spares(s); /* ready before the first job's compile ends (note 5) */
+    }
     pthread_mutex_lock(&s->mu);
     for (;;) {
         while (!s->stop && !s->queue.head)
@@ -929,6 +1022,8 @@ cr_supervisor_t *cr_supervisor_new(const cr_config_t *cfg, const cr_ident_t *id,
                        : cfg->spares < CR_SPARES_MAX ? cfg->spares
                                                      : CR_SPARES_MAX);
     s->prestart = cr_config_has_backend(cfg->backends, "cuda");
+    s->serve = cfg->runner_per_job == 0;
+    s->judge = CR_PROC_NONE;
     s->pid = mmap(NULL, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (s->pid == MAP_FAILED)
         s->pid = NULL;
@@ -1008,6 +1103,7 @@ void cr_supervisor_destroy(cr_supervisor_t **self_p)
         cr_wjob_destroy(&j);
     for (int i = 0; i < CR_SPARES_MAX; i++)
         cr_proc_discard(&s->spare[i]); /* joined: the thread no longer touches them */
+    cr_proc_discard(&s->judge);
     cr_proc_reap(s->ending);
     if (s->pid)
         munmap(s->pid, sizeof(pid_t));

@@ -105,6 +105,18 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
  * reset before the return either way. Default 0. */
 void cr_cuda_judge_leave_device(int on);
 
+/* on != 0: this process judges one request after another (`crucible-runner
+ * --serve`). The judge then keeps, for the jobs that follow, its context and
+ * device state, and the reference's executor while the reference object
+ * stays the same and did nothing wrong; each job's candidate gets a fresh
+ * executor, started during the job before it and ready before any timing
+ * (docs/judge.md §5). Default 0. */
+void cr_cuda_judge_serve(int on);
+
+/* Serving: 1 once the judge's own context broke (a job's report says why);
+ * the process should take no more requests. */
+int cr_cuda_judge_broken(void);
+
 /* Which NVML library the judge opens (NULL = libnvidia-ml.so.1). Tests set it
  * to tests/fake_nvml's library so that lock policies never touch a real GPU.
  * The string must outlive the judge. */

@@ -96,6 +96,7 @@ struct cr_exec {
     double overhead_us;     /* us: the empty command's least cost (note 3) */
     uint64_t base_handlers; /* SigCgt after the sandbox, before any load */
     int obj_fd;             /* the object memfd of an executor started ahead; -1 = none */
+    int ready;              /* cr_exec_ready has seen it in its sandbox and calibrated it */
     cr_exec_fault_t fault;  /* the first fault; kind 0 while none */
 };
 
@@ -527,6 +528,14 @@ static int s_wait_ready(cr_exec_t *x, char *err, size_t errlen)
 
 int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errlen)
 {
+    int rc = cr_exec_start(o, out, err, errlen);
+    if (rc == 0 && (rc = cr_exec_ready(*out, err, errlen)) != 0)
+        cr_exec_destroy(out);
+    return rc;
+}
+
+int cr_exec_start(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errlen)
+{
     *out = NULL;
     cr_exec_t *x = calloc(1, sizeof *x);
     if (!x)
@@ -604,24 +613,6 @@ int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errl
         cr_info("%s executor: /proc/%d/syscall not readable (%s): a CPU-time sample may miss "
                 "its last slice", o->role, (int)pid, strerror(errno));
     x->wall = o->threads || x->stat_fd < 0;
-    if ((rc = s_wait_ready(x, err, errlen)) != 0 || (rc = s_freeze(x)) != 0) {
-        if (!err[0] || rc == CR_E_EXEC)
-            snprintf(err, errlen, "%s", x->fault.msg[0] ? x->fault.msg : "executor lost");
-        cr_exec_destroy(&x);
-        return rc;
-    }
-    cpu_set_t set;
-    x->spin = sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
-    x->base_handlers = s_handlers(x->pid);
-    s_calibrate(x);
-    if (x->fault.kind != CR_EXEC_OK) {
-        snprintf(err, errlen, "%s", x->fault.msg);
-        cr_exec_destroy(&x);
-        return CR_E_EXEC;
-    }
-    cr_debug("%s executor pid %d ready: empty command %.2f us (%s), arenas %zu + %zu bytes",
-             x->role, (int)x->pid, x->overhead_us, x->wall ? "wall clock" : "CPU time",
-             x->ro_len, x->rw_len);
     *out = x;
     return 0;
 fail:
@@ -630,6 +621,38 @@ fail:
             close(fd[i]);
     cr_exec_destroy(&x);
     return rc < 0 ? rc : -EIO;
+}
+
+int cr_exec_ready(cr_exec_t *x, char *err, size_t errlen)
+{
+    if (x->ready)
+        return 0;
+    if (err && errlen)
+        err[0] = '\0';
+    int rc;
+    if ((rc = s_wait_ready(x, err, errlen)) != 0 || (rc = s_freeze(x)) != 0) {
+        if (!err[0] || rc == CR_E_EXEC)
+            snprintf(err, errlen, "%s", x->fault.msg[0] ? x->fault.msg : "executor lost");
+        return rc;
+    }
+    cpu_set_t set;
+    x->spin = sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
+    x->base_handlers = s_handlers(x->pid);
+    s_calibrate(x);
+    if (x->fault.kind != CR_EXEC_OK) {
+        snprintf(err, errlen, "%s", x->fault.msg);
+        return CR_E_EXEC;
+    }
+    x->ready = 1;
+    cr_debug("%s executor pid %d ready: empty command %.2f us (%s), arenas %zu + %zu bytes",
+             x->role, (int)x->pid, x->overhead_us, x->wall ? "wall clock" : "CPU time",
+             x->ro_len, x->rw_len);
+    return 0;
+}
+
+int cr_exec_is_ready(const cr_exec_t *x)
+{
+    return x->ready || __atomic_load_n(&x->ctl->ready, __ATOMIC_ACQUIRE) != 0;
 }
 
 static void s_release(cr_exec_t *x);
@@ -644,16 +667,34 @@ void cr_exec_destroy(cr_exec_t **xp)
     *xp = NULL;
 }
 
+/* Executors abandoned (killed, not yet reaped): cr_exec_reap_abandoned's. */
+static pid_t s_abandoned[64];
+static int s_nabandoned;
+
 void cr_exec_abandon(cr_exec_t **xp)
 {
     cr_exec_t *x = xp ? *xp : NULL;
     if (!x)
         return;
-    if (x->pid > 0)
-        kill(x->pid, SIGKILL); /* reaped by this process's own end */
+    if (x->pid > 0) {
+        kill(x->pid, SIGKILL); /* reaped later (cr_exec_reap_abandoned) or by our end */
+        if (s_nabandoned == (int)(sizeof s_abandoned / sizeof *s_abandoned))
+            cr_exec_reap_abandoned(); /* full: wait for the oldest now */
+        s_abandoned[s_nabandoned++] = x->pid;
+    }
     x->pid = 0;
     s_release(x);
     *xp = NULL;
+}
+
+int cr_exec_reap_abandoned(void)
+{
+    int n = s_nabandoned;
+    for (int i = 0; i < s_nabandoned; i++)
+        while (waitpid(s_abandoned[i], NULL, 0) < 0 && errno == EINTR) {
+        }
+    s_nabandoned = 0;
+    return n;
 }
 
 static void s_release(cr_exec_t *x)

@@ -68,13 +68,30 @@ void cr_exec_program(const char *name, char *out, size_t len);
  * code with err set; no process is left behind on failure. */
 int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errlen);
 
+/* cr_exec_new in two halves, so that an executor's start (a CUDA
+ * context: most of a second) overlaps other work: cr_exec_start forks it and
+ * returns at once (0 with *out, or a negative code with err set, nothing
+ * left behind); cr_exec_ready waits until it is in its sandbox and measures
+ * its empty command (0 at once when it was done before; on failure the
+ * caller destroys it). No command may be sent before cr_exec_ready. */
+int cr_exec_start(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errlen);
+int cr_exec_ready(cr_exec_t *x, char *err, size_t errlen);
+
+/* 1 when cr_exec_ready would not wait for the executor to start (it said
+ * ready; its calibration may still be due). */
+int cr_exec_is_ready(const cr_exec_t *x);
+
 /* Kills and reaps the executor, unmaps its arenas; safe on NULL, nulls *x. */
 void cr_exec_destroy(cr_exec_t **x);
 
-/* The same without waiting for it to end: for a process that exits right
- * after its report (a CUDA executor's end takes its context's teardown,
- * which would hold the report back), whose own end reaps it. */
+/* The same without waiting for it to end (a CUDA executor's end takes its
+ * context's teardown, which would hold the report back): its pid is kept
+ * for cr_exec_reap_abandoned, or for this process's own end to reap. */
 void cr_exec_abandon(cr_exec_t **x);
+
+/* Waits for every executor abandoned since the last call to end (their
+ * contexts torn down); returns how many. */
+int cr_exec_reap_abandoned(void);
 
 /* Loads the object (LOAD). 0, or CR_E_EXEC with the fault set
  * (CR_EXEC_LOAD when the object would not load). *fp_changed is set to 1

@@ -51,6 +51,7 @@ enum {
     CR_EXEC_OP_LOAD = 2, /* load CR_EXEC_FD_OBJ, find its entry, lock the sandbox down */
     CR_EXEC_OP_CALL = 3, /* call the entry with args */
     CR_EXEC_OP_LC_STOP = 4, /* CUDA: end the launch-count subscription (before timing) */
+    CR_EXEC_OP_LC_START = 5, /* CUDA: subscribe again (an executor kept for another job) */
 };
 
 enum {

@@ -62,6 +62,7 @@
 
 static const char s_usage[] =
     "usage: crucible-runner [--help | --version | --measure-device |\n"
+    "                        [--prestart BACKEND] [--serve] |\n"
     "                        [--prestart BACKEND [--preload OBJECT]...] [--park]]\n"
     "\n"
     "Judges one candidate. Reads a 16-byte report token and one frame (4-byte\n"
@@ -83,6 +84,13 @@ static const char s_usage[] =
     "  --park              after the report, close stdout and sleep 2 s before\n"
     "                      exiting: a worker that sees this kills the runner and\n"
     "                      goes on while the kernel tears the process down.\n"
+    "  --serve             judge one request after another: after each report,\n"
+    "                      read the next token and request, until stdin ends\n"
+    "                      (then exit 0). The judge process loads no client code,\n"
+    "                      so it can outlive a job; each job's candidate runs in a\n"
+    "                      fresh executor, and a CUDA judge keeps its context,\n"
+    "                      its buffers and the reference's executor for the jobs\n"
+    "                      that follow (docs/judge.md).\n"
     "  --measure-device    measure the GPU's device-to-device copy bandwidth and\n"
     "                      print \"copy_bw BYTES_PER_S\"; the worker does this once\n"
     "                      at start and passes the figure to every runner (the\n"
@@ -353,8 +361,8 @@ static void s_judge_cuda(const Crucible__RunnerRequest *req, cr_task_t *task,
 {
     if (!s_audit(req, task, rec))
         return;
-    /* This process _exits after its report: the judge leaves its device
-     * state to that exit. */
+    /* This process _exits after its report (unless it serves): the judge
+     * leaves its device state to that exit. */
     cr_cuda_judge_leave_device(1);
     if (cr_cuda_judge_run(req, task, rec) != 0)
         cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cuda judge: out of memory");
@@ -425,6 +433,91 @@ done:
     cr_task_destroy(&task);
 }
 
+/* Reads one request and writes its report: 0, 1 when stdin ended before a
+ * request began (serve: the worker is done with this judge), or 2 when the
+ * report could not be written. serve: stdin stays open for the next
+ * request, and the process state a judge changed is put back. */
+static int s_one(int report_fd, int serve)
+{
+    Crucible__RewardRecord *rec = malloc(sizeof *rec);
+    if (!rec)
+        return 2;
+    crucible__reward_record__init(rec);
+    rec->status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
+    cr_judge_set_str(&rec->backend, "c");
+    char model[256], device[300];
+    cr_topo_cpu_model(model, sizeof model);
+    snprintf(device, sizeof device, "cpu:%s", model);
+    cr_judge_set_str(&rec->device, device);
+
+    uint8_t *raw = NULL;
+    const uint8_t *payload = NULL;
+    size_t plen = 0;
+    char err[256] = "";
+    Crucible__RunnerRequest *req = NULL;
+    /* The report token comes first (wire.h): it stays on this stack, and
+     * goes out first on the report descriptor, so the worker can tell this
+     * code's report from bytes anything else wrote there. */
+    uint8_t token[CR_RUNNER_TOKEN_LEN] = {0};
+    int rc;
+    ssize_t first;
+    while ((first = read(0, token, 1)) < 0 && errno == EINTR) {
+    }
+    if (first == 0 && serve) {
+        crucible__reward_record__free_unpacked(rec, NULL);
+        return 1;
+    }
+    rc = first < 0 ? -errno : first == 0 ? CR_E_DECODE : s_read_all(0, token + 1, sizeof token - 1);
+    if (rc == 0)
+        rc = s_read_request(&raw, &payload, &plen, err, sizeof err);
+    else
+        snprintf(err, sizeof err, "stdin ended inside the %d-byte report token",
+                 CR_RUNNER_TOKEN_LEN);
+    if (rc != 0) {
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "request: %s",
+                    err[0] ? err : cr_strerror(rc));
+    } else if (!(req = crucible__runner_request__unpack(NULL, plen, payload))) {
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                    "request: not a valid RunnerRequest (%zu bytes)", plen);
+    } else if (cr_hash_global_init() != 0) {
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "libsodium did not initialise");
+    } else {
+        /* One request a process: nothing is left to read on stdin. */
+        int devnull = serve ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (devnull >= 0) {
+            dup2(devnull, 0);
+            close(devnull);
+        }
+        cpu_set_t cpus;
+        int have_cpus = sched_getaffinity(0, sizeof cpus, &cpus) == 0;
+        s_judge(req, rec);
+        if (serve) { /* what a judge changed of this process: its core, its folder */
+            if (have_cpus)
+                sched_setaffinity(0, sizeof cpus, &cpus);
+            if (chdir("/") != 0)
+                cr_warn("serve: chdir /: %s", strerror(errno));
+        }
+    }
+    free(raw);
+    if (req)
+        crucible__runner_request__free_unpacked(req, NULL);
+
+    uint8_t *out = NULL;
+    size_t outlen = 0;
+    rc = cr_wire_record_pack(rec, &out, &outlen);
+    if (rc == 0)
+        rc = s_write_all(report_fd, token, sizeof token);
+    explicit_bzero(token, sizeof token);
+    if (rc == 0)
+        rc = cr_wire_frame_write(report_fd, out, outlen);
+    if (rc != 0)
+        fprintf(stderr, "crucible-runner: could not write the report: %s\n", cr_strerror(rc));
+    free(out);
+    crucible__reward_record__free_unpacked(rec, NULL);
+    fflush(stderr);
+    return rc == 0 ? 0 : 2;
+}
+
 int main(int argc, char **argv)
 {
     /* First of all: keep the real stdout for the report and point fd 1 at
@@ -436,7 +529,7 @@ int main(int argc, char **argv)
     }
     cr_log_set_role("runner");
     const int64_t t_start = cr_time_mono_ns();
-    int park = 0, npreload = 0, prestarted = 0;
+    int park = 0, serve = 0, npreload = 0, prestarted = 0;
     const char *preload[2];
     /* Same variable as the config table's log-level row (the worker passes
      * its environment on), so `CRUCIBLE_LOG_LEVEL=debug` reaches the judge. */
@@ -469,6 +562,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--park")) {
             park = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--serve")) {
+            serve = 1;
             continue;
         }
         if (!strcmp(argv[i], "--preload") && i + 1 < argc) {
@@ -505,6 +602,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "crucible-runner: unknown argument '%s'\n%s", argv[i], s_usage);
         return 2;
     }
+    if (serve && (park || npreload)) {
+        fprintf(stderr, "crucible-runner: --serve takes neither --park nor --preload\n%s",
+                s_usage);
+        return 2;
+    }
+#ifdef CR_WITH_CUDA
+    cr_cuda_judge_serve(serve);
+#endif
     if (npreload > 0 && !prestarted) {
         fprintf(stderr, "crucible-runner: --preload needs --prestart\n%s", s_usage);
         return 2;
@@ -524,65 +629,19 @@ int main(int argc, char **argv)
                 preload[k]);
     }
 
-    Crucible__RewardRecord *rec = malloc(sizeof *rec);
-    if (!rec)
-        return 2;
-    crucible__reward_record__init(rec);
-    rec->status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
-    cr_judge_set_str(&rec->backend, "c");
-    char model[256], device[300];
-    cr_topo_cpu_model(model, sizeof model);
-    snprintf(device, sizeof device, "cpu:%s", model);
-    cr_judge_set_str(&rec->device, device);
-
-    uint8_t *raw = NULL;
-    const uint8_t *payload = NULL;
-    size_t plen = 0;
-    char err[256] = "";
-    Crucible__RunnerRequest *req = NULL;
-    /* The report token comes first (wire.h): it stays on this stack, and
-     * goes out first on the report descriptor, so the worker can tell this
-     * code's report from bytes candidate code wrote there. */
-    uint8_t token[CR_RUNNER_TOKEN_LEN] = {0};
-    int rc = s_read_all(0, token, sizeof token);
-    if (rc == 0)
-        rc = s_read_request(&raw, &payload, &plen, err, sizeof err);
-    else
-        snprintf(err, sizeof err, "stdin ended inside the %d-byte report token",
-                 CR_RUNNER_TOKEN_LEN);
-    if (rc != 0) {
-        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "request: %s",
-                    err[0] ? err : cr_strerror(rc));
-    } else if (!(req = crucible__runner_request__unpack(NULL, plen, payload))) {
-        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
-                    "request: not a valid RunnerRequest (%zu bytes)", plen);
-    } else if (cr_hash_global_init() != 0) {
-        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "libsodium did not initialise");
-    } else {
-        /* The candidate gets nothing to read: the request is consumed. */
-        int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (devnull >= 0) {
-            dup2(devnull, 0);
-            close(devnull);
+    if (serve) {
+        /* one request after another until the worker closes stdin; a
+         * report that cannot be written ends it (the worker starts another) */
+        int rc;
+        while ((rc = s_one(report_fd, 1)) == 0) {
+#ifdef CR_WITH_CUDA
+            if (cr_cuda_judge_broken())
+                break; /* the worker starts another judge for the next job */
+#endif
         }
-        s_judge(req, rec);
+        _exit(rc == 1 ? 0 : 2);
     }
-    free(raw);
-    if (req)
-        crucible__runner_request__free_unpacked(req, NULL);
-
-    uint8_t *out = NULL;
-    size_t outlen = 0;
-    rc = cr_wire_record_pack(rec, &out, &outlen);
-    if (rc == 0)
-        rc = s_write_all(report_fd, token, sizeof token);
-    explicit_bzero(token, sizeof token);
-    if (rc == 0)
-        rc = cr_wire_frame_write(report_fd, out, outlen);
-    if (rc != 0)
-        fprintf(stderr, "crucible-runner: could not write the report: %s\n", cr_strerror(rc));
-    free(out);
-    crucible__reward_record__free_unpacked(rec, NULL);
+    int rc = s_one(report_fd, 0);
     close(report_fd);
     fflush(stderr);
     /* --park: the worker, seeing the report complete and this thread

@@ -2,6 +2,8 @@
  * run from request to record, the prestart, the bandwidth measurement. */
 #include "cuda_int.h"
 
+#include <sys/stat.h>
+
 /* Set indices (cr_rng_seed) of the secret streams that no input uses;
  * judge_const.h has the verification, timing and sampling ones. */
 #define S_SET_HASHKEY 0xfffffffeu
@@ -26,9 +28,22 @@ static cr__cuda_dev_t *s_pre;
  * judge leaves its device state to process exit (cr__cuda_release_device skipped). */
 static int s_leave_device;
 
-/* The executors cr_cuda_judge_prestart started (candidate, reference);
+/* The executors started ahead of the next judge (candidate, reference):
+ * cr_cuda_judge_prestart's, and when serving the spare candidate executor
+ * started during the last job and the reference executor that job kept;
  * NULL when none. */
 static cr_exec_t *s_prex[2];
+
+/* cr_cuda_judge_serve: this process judges one request after another. */
+static int s_serve;
+
+/* Serving: the object the kept reference executor (s_prex[CR_CUDA_REF])
+ * loaded, and that file's identity then; "" = it has loaded nothing. */
+static char s_ref_obj[PATH_MAX];
+static struct stat s_ref_st;
+
+/* Serving: the judge's own context broke (§3): no more jobs here. */
+static int s_broken;
 
 static const char *const s_role[] = {"candidate", "reference", "baseline"};
 
@@ -58,10 +73,76 @@ static int s_exec_start(const cr__cuda_dev_t *D, int who, int ar, const char *sc
     return cr_exec_new(&o, x, err, errlen) == 0 ? 0 : -1;
 }
 
+/* Serving: whether the kept reference executor already holds the object
+ * at path (the same path, and the same file: the worker's object cache
+ * names a build by its inputs, and a file replaced there is another). */
+static int s_ref_holds(const char *path)
+{
+    struct stat st;
+    return s_ref_obj[0] && !strcmp(s_ref_obj, path) && stat(path, &st) == 0 &&
+           st.st_dev == s_ref_st.st_dev && st.st_ino == s_ref_st.st_ino &&
+           st.st_size == s_ref_st.st_size && st.st_mtim.tv_sec == s_ref_st.st_mtim.tv_sec &&
+           st.st_mtim.tv_nsec == s_ref_st.st_mtim.tv_nsec;
+}
+
+/* Serving: the kept reference executor, checked for this job: its launch
+ * checks subscribed again (its last job ended them before timing, §8).
+ * 0 when it is usable as it is; -1 when it was dropped (a new one starts). */
+static int s_ref_resume(cr__cuda_judge_t *J)
+{
+    cr_exec_t *x = J->x[CR_CUDA_REF];
+    cr_exec_ctl_t *ctl = cr_exec_ctl(x);
+    if (cr_exec_command(x, CR_EXEC_OP_LC_START, NULL) == 0 && ctl->result == 0 &&
+        ctl->cuda.lc_on)
+        return 0;
+    cr_info("serve: the kept reference executor did not resume its launch checks (%s); "
+            "starting another", cr_exec_fault(x)->msg[0] ? cr_exec_fault(x)->msg : "no CUPTI");
+    cr_exec_abandon(&J->x[CR_CUDA_REF]);
+    return -1;
+}
+
+/* Serving: starts the candidate executor of the job after this one, now,
+ * so that its context is made while this job verifies (s_quiet waits for
+ * it before any timing). A failure only costs the next job the wait. */
+static void s_spare_start(const cr__cuda_judge_t *J)
+{
+    char err[800] = "";
+    if (!s_serve || s_prex[CR_CUDA_CAND])
+        return;
+    char prog[PATH_MAX];
+    cr_exec_program("crucible-executor-cuda", prog, sizeof prog);
+    cr_exec_cuda_t cx;
+    memset(&cx, 0, sizeof cx);
+    memcpy(cx.arena_handle, &J->d.ar_handle[CR_CUDA_AR_CAND], sizeof J->d.ar_handle[0]);
+    cx.arena_bytes = J->d.ar[CR_CUDA_AR_CAND].bytes;
+    cr_exec_opts_t o = {.program = prog, .role = s_role[CR_CUDA_CAND], .threads = 1,
+                        .cpu = -1, .cuda = &cx};
+    if (cr_exec_start(&o, &s_prex[CR_CUDA_CAND], err, sizeof err) != 0)
+        cr_info("serve: the next candidate executor not started (%s)", err);
+}
+
+/* Serving: nothing but this job on the GPU from here (timing): the spare
+ * candidate executor's context made, the last job's executors gone. */
+static void s_quiet(void)
+{
+    if (!s_serve)
+        return;
+    int64_t t0 = cr_time_mono_ns();
+    char err[800] = "";
+    if (s_prex[CR_CUDA_CAND] && cr_exec_ready(s_prex[CR_CUDA_CAND], err, sizeof err) != 0) {
+        cr_info("serve: the next candidate executor failed to start (%s)", err);
+        cr_exec_destroy(&s_prex[CR_CUDA_CAND]);
+    }
+    int n = cr_exec_reap_abandoned();
+    cr_info("serve: quiet for timing after %.3f s (%d executors reaped)",
+             (double)(cr_time_mono_ns() - t0) / 1e9, n);
+}
+
 /* The executors of this run, each with its object loaded: the prestart's
- * where there are some, else started now; the baseline's (rare) always
- * now, on the reference's arena. The reference and baseline load first.
- * Returns 0, or -1 with the verdict. */
+ * (or, serving, the spare and the kept reference) where there are some,
+ * else started now; the baseline's (rare) always now, on the reference's
+ * arena. The reference and baseline load first. Returns 0, or -1 with the
+ * verdict. */
 static int s_executors(cr__cuda_judge_t *J)
 {
     const Crucible__RunnerRequest *req = J->req;
@@ -69,6 +150,12 @@ static int s_executors(cr__cuda_judge_t *J)
                           req->baseline_so && req->baseline_so[0] ? req->baseline_so : NULL};
     char err[800] = "";
     int64_t t0 = cr_time_mono_ns();
+    int ref_loaded = 0; /* serving: the kept reference executor holds obj[REF] */
+    if (s_prex[CR_CUDA_REF] && s_ref_obj[0] && !s_ref_holds(obj[CR_CUDA_REF])) {
+        cr_info("serve: a new reference (%s): its executor starts afresh", obj[CR_CUDA_REF]);
+        cr_exec_abandon(&s_prex[CR_CUDA_REF]);
+    }
+    const char *scratch = s_serve ? NULL : req->scratch_dir; /* outlives no job (serve) */
     for (int who = 0; who < 3; who++) {
         if (!obj[who]) {
             J->x[who] = J->x[CR_CUDA_REF];
@@ -77,18 +164,28 @@ static int s_executors(cr__cuda_judge_t *J)
         if (who < 2 && s_prex[who]) {
             J->x[who] = s_prex[who];
             s_prex[who] = NULL;
-        } else if (s_exec_start(&J->d, who, cr__cuda_arena_of(who), req->scratch_dir,
-                                req->sandbox_uid, &J->x[who], err, sizeof err) != 0) {
+            cr_exec_set_deadline(J->x[who], J->deadline_ns);
+            if (who == CR_CUDA_REF && s_ref_obj[0])
+                ref_loaded = s_ref_resume(J) == 0;
+            else if (cr_exec_ready(J->x[who], err, sizeof err) != 0) { /* a spare */
+                cr_info("serve: the %s executor started ahead failed (%s)", s_role[who], err);
+                cr_exec_destroy(&J->x[who]);
+            }
+            s_ref_obj[0] = who == CR_CUDA_REF ? '\0' : s_ref_obj[0];
+        }
+        if (!J->x[who] && s_exec_start(&J->d, who, cr__cuda_arena_of(who), scratch,
+                                       req->sandbox_uid, &J->x[who], err, sizeof err) != 0) {
             cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s executor: %s",
                           s_role[who], err);
             return -1;
         }
         cr_exec_set_deadline(J->x[who], J->deadline_ns);
     }
+    s_spare_start(J); /* the next job's candidate, while this one loads and verifies */
     static const int order[3] = {CR_CUDA_REF, CR_CUDA_BASE, CR_CUDA_CAND};
     for (int i = 0; i < 3; i++) {
         int who = order[i];
-        if (!obj[who])
+        if (!obj[who] || (who == CR_CUDA_REF && ref_loaded))
             continue;
         if (cr_exec_set_object(J->x[who], obj[who], err, sizeof err) != 0) {
             cr__cuda_hard(J, who == CR_CUDA_CAND ? CRUCIBLE__STATUS__STATUS_INFRA_ERROR
@@ -104,20 +201,33 @@ static int s_executors(cr__cuda_judge_t *J)
     }
     J->rec->sandboxed_net = cr_exec_sandbox_net(J->x[CR_CUDA_CAND]);
     cr_info("cuda executors ready %.3f s after the judge began (empty command: reference "
-            "%.2f us, candidate %.2f us)", (double)(cr_time_mono_ns() - t0) / 1e9,
-            cr_exec_overhead_us(J->x[CR_CUDA_REF]), cr_exec_overhead_us(J->x[CR_CUDA_CAND]));
+            "%.2f us, candidate %.2f us%s)", (double)(cr_time_mono_ns() - t0) / 1e9,
+            cr_exec_overhead_us(J->x[CR_CUDA_REF]), cr_exec_overhead_us(J->x[CR_CUDA_CAND]),
+            ref_loaded ? "; the reference's kept from the last job" : "");
     return 0;
 }
 
 /* Kills the executors; with s_leave_device (the process ends after its
- * report) without waiting for their contexts' teardown. */
+ * report) or serving, without waiting for their contexts' teardown.
+ * Serving, a reference executor that did nothing wrong is kept for the
+ * next job (docs/judge.md §5): it never ran candidate code. */
 static void s_executors_end(cr__cuda_judge_t *J)
 {
-    void (*end)(cr_exec_t **) = s_leave_device ? cr_exec_abandon : cr_exec_destroy;
+    void (*end)(cr_exec_t **) = s_leave_device || s_serve ? cr_exec_abandon : cr_exec_destroy;
     if (J->x[CR_CUDA_BASE] != J->x[CR_CUDA_REF])
         end(&J->x[CR_CUDA_BASE]);
     end(&J->x[CR_CUDA_CAND]);
-    end(&J->x[CR_CUDA_REF]);
+    cr_exec_t *ref = J->x[CR_CUDA_REF];
+    const char *path = J->req->reference_so;
+    if (s_serve && ref && !J->dead && cr_exec_fault(ref)->kind == CR_EXEC_OK && path &&
+        strlen(path) < sizeof s_ref_obj && stat(path, &s_ref_st) == 0 && !s_prex[CR_CUDA_REF]) {
+        snprintf(s_ref_obj, sizeof s_ref_obj, "%s", path);
+        cr_exec_set_deadline(ref, 0);
+        s_prex[CR_CUDA_REF] = ref;
+        J->x[CR_CUDA_REF] = NULL;
+    } else {
+        end(&J->x[CR_CUDA_REF]);
+    }
     J->x[CR_CUDA_BASE] = NULL;
 }
 
@@ -154,13 +264,23 @@ void cr_cuda_judge_leave_device(int on)
     s_leave_device = on;
 }
 
+void cr_cuda_judge_serve(int on)
+{
+    s_serve = on;
+}
+
+int cr_cuda_judge_broken(void)
+{
+    return s_broken;
+}
+
 int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
                       Crucible__RewardRecord *rec)
 {
     cr__cuda_judge_t *J = (cr__cuda_judge_t *)calloc(1, sizeof *J);
     if (!J)
         return -ENOMEM;
-    int rc = 0;
+    int rc = 0, have_dev = 0;
     int64_t ph[4] = {0, 0, 0, 0}; /* setup, its end, verify starts, verify ends */
     J->req = req;
     J->t = task;
@@ -228,6 +348,7 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
     ph[0] = cr_time_mono_ns();
     if (s_setup(J) != 0)
         goto done;
+    have_dev = 1;
     if (J->d.name[0])
         cr_judge_set_str(&rec->device, J->d.name);
     if (s_executors(J) != 0)
@@ -247,6 +368,7 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
         goto done;
     if (rec->status != CRUCIBLE__STATUS__STATUS_OK || req->verify_only)
         goto done;
+    s_quiet();
     rc = cr__cuda_time(J);
 
 done:
@@ -257,8 +379,23 @@ done:
     }
     cr__cuda_unlock(J);
     s_executors_end(J);
-    if (!s_leave_device)
+    if (s_serve && have_dev && !J->dead && !s_pre && (s_pre = malloc(sizeof *s_pre))) {
+        /* serving: the device state is the next job's (its arenas emptied;
+         * the spare executor has the candidate arena's handle already) */
+        *s_pre = J->d;
+        for (int a = 0; a < CR_CUDA_AR_N; a++)
+            s_pre->ar[a].top = 0;
+    } else if (have_dev && (!s_leave_device || s_serve)) {
+        /* the executors started ahead mapped these arenas: they go too */
+        cr_exec_destroy(&s_prex[CR_CUDA_CAND]);
+        cr_exec_destroy(&s_prex[CR_CUDA_REF]);
+        s_ref_obj[0] = '\0';
         cr__cuda_release_device(&J->d, J->dead);
+    }
+    if (s_serve && J->dead) {
+        s_broken = 1;
+        cr_warn("serve: the judge's CUDA context is unusable; this judge takes no more jobs");
+    }
     if (ph[0]) {
         char steps[400];
         size_t len = 0;
