@@ -185,6 +185,10 @@ static void s_use_fake_runner(cr_config_t *cfg)
     cr_assert(r.exited && r.exit_code == 0, "fake runner did not compile: %s", r.out);
     cr_proc_result_close(&r);
     snprintf(cfg->runner, sizeof cfg->runner, "%s", exe);
+    /* it answers one request a process (it reads its stdin to the end): the
+     * runner-per-job path; the serving judge is the real runner's
+     * (worker/serving_judge_outlives_jobs_and_is_replaced) */
+    cfg->runner_per_job = 1;
     free(src);
     free(exe);
 }

@@ -37,10 +37,19 @@ static cr_exec_t *s_prex[2];
 /* cr_cuda_judge_serve: this process judges one request after another. */
 static int s_serve;
 
-/* Serving: the object the kept reference executor (s_prex[CR_CUDA_REF])
- * loaded, and that file's identity then; "" = it has loaded nothing. */
-static char s_ref_obj[PATH_MAX];
-static struct stat s_ref_st;
+/* Serving: reference executors kept for later jobs (docs/judge.md §6), each
+ * with the object it loaded and that file's identity then; the least
+ * recently used goes when another is kept. x NULL = a free slot. One: with
+ * four (and a spare reference executor started at each job's end) the
+ * H200's timings went wrong in session 14, not yet explained. */
+#define S_KEPT_MAX 1
+static struct {
+    cr_exec_t *x;
+    char obj[PATH_MAX];
+    struct stat st;
+    uint64_t used; /* s_kept_clock when last taken or kept */
+} s_kept[S_KEPT_MAX];
+static uint64_t s_kept_clock;
 
 /* Serving: the judge's own context broke (§3): no more jobs here. */
 static int s_broken;
@@ -48,10 +57,11 @@ static int s_broken;
 static const char *const s_role[] = {"candidate", "reference", "baseline"};
 
 /* Starts the executor of `who` on arena ar of D (docs/judge.md §5): its own
- * CUDA context, the arena by IPC handle, its sandbox; no object yet.
- * 0, or -1 with the reason in err. */
+ * CUDA context, the arena by IPC handle, its sandbox; no object yet. With
+ * wait, returns once it is ready (cr_exec_new); else at once (cr_exec_start:
+ * cr_exec_ready before its first command). 0, or -1 with the reason in err. */
 static int s_exec_start(const cr__cuda_dev_t *D, int who, int ar, const char *scratch,
-                        uint32_t uid, cr_exec_t **x, char *err, size_t errlen)
+                        uint32_t uid, int wait, cr_exec_t **x, char *err, size_t errlen)
 {
     char prog[PATH_MAX];
     cr_exec_program("crucible-executor-cuda", prog, sizeof prog);
@@ -70,19 +80,59 @@ static int s_exec_start(const cr__cuda_dev_t *D, int who, int ar, const char *sc
     o.threads = 1; /* the runtime's threads: timed by the wall clock (exec.c note 3) */
     o.cpu = -1;
     o.cuda = &cx;
-    return cr_exec_new(&o, x, err, errlen) == 0 ? 0 : -1;
+    return (wait ? cr_exec_new : cr_exec_start)(&o, x, err, errlen) == 0 ? 0 : -1;
 }
 
-/* Serving: whether the kept reference executor already holds the object
+/* Serving: the slot of the kept reference executor that holds the object
  * at path (the same path, and the same file: the worker's object cache
- * names a build by its inputs, and a file replaced there is another). */
-static int s_ref_holds(const char *path)
+ * names a build by its inputs, and a file replaced there is another), or -1.
+ * One that holds a replaced file is dropped. */
+static int s_kept_find(const char *path)
 {
     struct stat st;
-    return s_ref_obj[0] && !strcmp(s_ref_obj, path) && stat(path, &st) == 0 &&
-           st.st_dev == s_ref_st.st_dev && st.st_ino == s_ref_st.st_ino &&
-           st.st_size == s_ref_st.st_size && st.st_mtim.tv_sec == s_ref_st.st_mtim.tv_sec &&
-           st.st_mtim.tv_nsec == s_ref_st.st_mtim.tv_nsec;
+    int have = path && stat(path, &st) == 0;
+    for (int k = 0; k < S_KEPT_MAX; k++) {
+        if (!s_kept[k].x || !path || strcmp(s_kept[k].obj, path) != 0)
+            continue;
+        if (have && st.st_dev == s_kept[k].st.st_dev && st.st_ino == s_kept[k].st.st_ino &&
+            st.st_size == s_kept[k].st.st_size &&
+            st.st_mtim.tv_sec == s_kept[k].st.st_mtim.tv_sec &&
+            st.st_mtim.tv_nsec == s_kept[k].st.st_mtim.tv_nsec)
+            return k;
+        cr_info("serve: %s changed; its reference executor starts afresh", path);
+        cr_exec_abandon(&s_kept[k].x);
+    }
+    return -1;
+}
+
+/* Serving: keeps the reference executor x, which loaded path, for later
+ * jobs; the least recently used one goes when every slot is taken. */
+static void s_kept_put(cr_exec_t *x, const char *path)
+{
+    int k = 0;
+    for (int i = 0; i < S_KEPT_MAX; i++) {
+        if (!s_kept[i].x) {
+            k = i;
+            break;
+        }
+        if (s_kept[i].used < s_kept[k].used)
+            k = i;
+    }
+    cr_exec_abandon(&s_kept[k].x);
+    if (strlen(path) >= sizeof s_kept[k].obj || stat(path, &s_kept[k].st) != 0) {
+        cr_exec_abandon(&x);
+        return;
+    }
+    snprintf(s_kept[k].obj, sizeof s_kept[k].obj, "%s", path);
+    cr_exec_set_deadline(x, 0);
+    s_kept[k].x = x;
+    s_kept[k].used = ++s_kept_clock;
+}
+
+static void s_kept_drop_all(void)
+{
+    for (int k = 0; k < S_KEPT_MAX; k++)
+        cr_exec_destroy(&s_kept[k].x);
 }
 
 /* Serving: the kept reference executor, checked for this job: its launch
@@ -101,41 +151,38 @@ static int s_ref_resume(cr__cuda_judge_t *J)
     return -1;
 }
 
-/* Serving: starts the candidate executor of the job after this one, now,
- * so that its context is made while this job verifies (s_quiet waits for
- * it before any timing). A failure only costs the next job the wait. */
+/* Serving: starts the candidate executor of the next job as this one's
+ * executors are ready, so that its context is made while this job loads
+ * and verifies; s_quiet waits for it before any timing. (Started at the
+ * end of the job instead, after its timing, the next jobs' calls read
+ * milliseconds of wall time and event time too many, on the H200 in
+ * session 14: not explained; bench/RESULTS.md.) A failure only costs the
+ * next job the wait. */
 static void s_spare_start(const cr__cuda_judge_t *J)
 {
     char err[800] = "";
-    if (!s_serve || s_prex[CR_CUDA_CAND])
-        return;
-    char prog[PATH_MAX];
-    cr_exec_program("crucible-executor-cuda", prog, sizeof prog);
-    cr_exec_cuda_t cx;
-    memset(&cx, 0, sizeof cx);
-    memcpy(cx.arena_handle, &J->d.ar_handle[CR_CUDA_AR_CAND], sizeof J->d.ar_handle[0]);
-    cx.arena_bytes = J->d.ar[CR_CUDA_AR_CAND].bytes;
-    cr_exec_opts_t o = {.program = prog, .role = s_role[CR_CUDA_CAND], .threads = 1,
-                        .cpu = -1, .cuda = &cx};
-    if (cr_exec_start(&o, &s_prex[CR_CUDA_CAND], err, sizeof err) != 0)
+    if (s_serve && !s_prex[CR_CUDA_CAND] &&
+        s_exec_start(&J->d, CR_CUDA_CAND, CR_CUDA_AR_CAND, NULL, 0, 0, &s_prex[CR_CUDA_CAND], err,
+                     sizeof err) != 0)
         cr_info("serve: the next candidate executor not started (%s)", err);
 }
 
-/* Serving: nothing but this job on the GPU from here (timing): the spare
- * candidate executor's context made, the last job's executors gone. */
+/* Serving: nothing but this job on the GPU from here (timing): the
+ * executors started ahead are ready, the last job's are gone. */
 static void s_quiet(void)
 {
     if (!s_serve)
         return;
     int64_t t0 = cr_time_mono_ns();
     char err[800] = "";
-    if (s_prex[CR_CUDA_CAND] && cr_exec_ready(s_prex[CR_CUDA_CAND], err, sizeof err) != 0) {
-        cr_info("serve: the next candidate executor failed to start (%s)", err);
-        cr_exec_destroy(&s_prex[CR_CUDA_CAND]);
-    }
+    for (int who = 0; who < 2; who++)
+        if (s_prex[who] && cr_exec_ready(s_prex[who], err, sizeof err) != 0) {
+            cr_info("serve: the next %s executor failed to start (%s)", s_role[who], err);
+            cr_exec_destroy(&s_prex[who]);
+        }
     int n = cr_exec_reap_abandoned();
     cr_info("serve: quiet for timing after %.3f s (%d executors reaped)",
-             (double)(cr_time_mono_ns() - t0) / 1e9, n);
+            (double)(cr_time_mono_ns() - t0) / 1e9, n);
 }
 
 /* The executors of this run, each with its object loaded: the prestart's
@@ -150,10 +197,13 @@ static int s_executors(cr__cuda_judge_t *J)
                           req->baseline_so && req->baseline_so[0] ? req->baseline_so : NULL};
     char err[800] = "";
     int64_t t0 = cr_time_mono_ns();
-    int ref_loaded = 0; /* serving: the kept reference executor holds obj[REF] */
-    if (s_prex[CR_CUDA_REF] && s_ref_obj[0] && !s_ref_holds(obj[CR_CUDA_REF])) {
-        cr_info("serve: a new reference (%s): its executor starts afresh", obj[CR_CUDA_REF]);
-        cr_exec_abandon(&s_prex[CR_CUDA_REF]);
+    int ref_loaded = 0; /* serving: a kept reference executor holds obj[REF] */
+    int k = s_serve ? s_kept_find(obj[CR_CUDA_REF]) : -1;
+    if (k >= 0) {
+        J->x[CR_CUDA_REF] = s_kept[k].x;
+        s_kept[k].x = NULL;
+        cr_exec_set_deadline(J->x[CR_CUDA_REF], J->deadline_ns);
+        ref_loaded = s_ref_resume(J) == 0;
     }
     const char *scratch = s_serve ? NULL : req->scratch_dir; /* outlives no job (serve) */
     for (int who = 0; who < 3; who++) {
@@ -161,20 +211,19 @@ static int s_executors(cr__cuda_judge_t *J)
             J->x[who] = J->x[CR_CUDA_REF];
             continue;
         }
-        if (who < 2 && s_prex[who]) {
+        if (who < 2 && !J->x[who] && s_prex[who]) {
             J->x[who] = s_prex[who];
             s_prex[who] = NULL;
             cr_exec_set_deadline(J->x[who], J->deadline_ns);
-            if (who == CR_CUDA_REF && s_ref_obj[0])
-                ref_loaded = s_ref_resume(J) == 0;
-            else if (cr_exec_ready(J->x[who], err, sizeof err) != 0) { /* a spare */
+            if (cr_exec_ready(J->x[who], err, sizeof err) != 0) { /* started ahead */
                 cr_info("serve: the %s executor started ahead failed (%s)", s_role[who], err);
                 cr_exec_destroy(&J->x[who]);
             }
-            s_ref_obj[0] = who == CR_CUDA_REF ? '\0' : s_ref_obj[0];
         }
-        if (!J->x[who] && s_exec_start(&J->d, who, cr__cuda_arena_of(who), scratch,
-                                       req->sandbox_uid, &J->x[who], err, sizeof err) != 0) {
+        if (J->x[who])
+            continue;
+        if (s_exec_start(&J->d, who, cr__cuda_arena_of(who), scratch, req->sandbox_uid, 1,
+                         &J->x[who], err, sizeof err) != 0) {
             cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s executor: %s",
                           s_role[who], err);
             return -1;
@@ -198,7 +247,9 @@ static int s_executors(cr__cuda_judge_t *J)
             J->verdict = 1;
             return -1;
         }
+        J->ref_loaded |= who == CR_CUDA_REF;
     }
+    J->ref_loaded |= ref_loaded;
     J->rec->sandboxed_net = cr_exec_sandbox_net(J->x[CR_CUDA_CAND]);
     cr_info("cuda executors ready %.3f s after the judge began (empty command: reference "
             "%.2f us, candidate %.2f us%s)", (double)(cr_time_mono_ns() - t0) / 1e9,
@@ -219,11 +270,9 @@ static void s_executors_end(cr__cuda_judge_t *J)
     end(&J->x[CR_CUDA_CAND]);
     cr_exec_t *ref = J->x[CR_CUDA_REF];
     const char *path = J->req->reference_so;
-    if (s_serve && ref && !J->dead && cr_exec_fault(ref)->kind == CR_EXEC_OK && path &&
-        strlen(path) < sizeof s_ref_obj && stat(path, &s_ref_st) == 0 && !s_prex[CR_CUDA_REF]) {
-        snprintf(s_ref_obj, sizeof s_ref_obj, "%s", path);
-        cr_exec_set_deadline(ref, 0);
-        s_prex[CR_CUDA_REF] = ref;
+    if (s_serve && ref && !J->dead && J->ref_loaded && cr_exec_fault(ref)->kind == CR_EXEC_OK &&
+        path) {
+        s_kept_put(ref, path);
         J->x[CR_CUDA_REF] = NULL;
     } else {
         end(&J->x[CR_CUDA_REF]);
@@ -389,9 +438,10 @@ done:
         /* the executors started ahead mapped these arenas: they go too */
         cr_exec_destroy(&s_prex[CR_CUDA_CAND]);
         cr_exec_destroy(&s_prex[CR_CUDA_REF]);
-        s_ref_obj[0] = '\0';
+        s_kept_drop_all();
         cr__cuda_release_device(&J->d, J->dead);
     }
+
     if (s_serve && J->dead) {
         s_broken = 1;
         cr_warn("serve: the judge's CUDA context is unusable; this judge takes no more jobs");
@@ -472,8 +522,8 @@ int cr_cuda_judge_prestart(void)
     int64_t t0 = cr_time_mono_ns();
     char err[800];
     for (int who = 0; who < 2; who++)
-        if (!s_prex[who] && s_exec_start(P, who, cr__cuda_arena_of(who), NULL, 0, &s_prex[who],
-                                         err, sizeof err) != 0)
+        if (!s_prex[who] && s_exec_start(P, who, cr__cuda_arena_of(who), NULL, 0, 1,
+                                         &s_prex[who], err, sizeof err) != 0)
             cr_info("prestart: %s executor not started (%s); the judge tries again",
                     s_role[who], err);
     cr_info("prestart seconds: context %.3f, NVML %.3f, buffers %.3f, executors %.3f",

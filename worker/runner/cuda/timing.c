@@ -368,11 +368,12 @@ static int s_summarise(cr__cuda_judge_t *J, int c, int b, s_side_t *A, s_side_t 
         cr_judge_flag(J->rec, "side_stream");
         cr_judge_fail(J->rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
                       "case %d: the candidate's wall time exceeds its event time by %.1f us "
-                      "more than the reference's: its work escaped the legacy stream "
-                      "(docs/hacks.md #7; join side streams before returning)",
+                      "more than the reference's: its work escaped the events that time it "
+                      "(work on a side stream, or host work between them: docs/hacks.md #7; "
+                      "join side streams before returning)",
                       c, excess);
         cr_warn("case %d: the candidate's wall time exceeds its event time by %.1f us more "
-                "than the reference's: work escaped the legacy stream; timing by wall clock",
+                "than the reference's: work escaped its events; timing by wall clock",
                 c, excess);
         na = s_kept_times(A, all, 1, gap_b, x);
         cr_stats_compute(x, na, &sa);
