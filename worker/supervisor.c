@@ -104,6 +104,7 @@
 #include "topo.h"
 #include "wire.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -580,6 +581,27 @@ static int s_take_runner(cr_supervisor_t *s, cr_proc_t *p)
     return cr_proc_spawn(&o, p);
 }
 
+/* A serving judge's leftovers once it is gone: the scratch folders of the
+ * torch executors it started ahead (torch_judge.c), torch-<pid>-N. */
+static void s_judge_gone(cr_supervisor_t *s, pid_t pid)
+{
+    char prefix[32];
+    int n = snprintf(prefix, sizeof prefix, "torch-%d-", (int)pid);
+    DIR *d = opendir(s->scratch_root);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, prefix, (size_t)n) != 0)
+            continue;
+        char *path = cr_file_join(s->scratch_root, e->d_name);
+        int rc = path ? cr_file_rmtree(path) : -ENOMEM;
+        if (rc != 0)
+            cr_warn("cannot remove %s/%s: %s", s->scratch_root, e->d_name, cr_strerror(rc));
+        free(path);
+    }
+    closedir(d);
+}
+
 /* The serving judge (note 8): the one running, else one started now.
  * 0 with *p (a copy; s->judge stays its owner), or -errno. */
 static int s_take_judge(cr_supervisor_t *s, cr_proc_t *p)
@@ -587,7 +609,9 @@ static int s_take_judge(cr_supervisor_t *s, cr_proc_t *p)
     static char serve[] = "--serve", prestart_flag[] = "--prestart", cuda[] = "cuda";
     if (s->judge.pid > 0 && !cr_proc_alive(&s->judge)) {
         cr_warn("the judge process %d ended between jobs; starting another", (int)s->judge.pid);
+        pid_t gone = s->judge.pid;
         cr_proc_discard(&s->judge);
+        s_judge_gone(s, gone);
     }
     if (s->judge.pid <= 0) {
         char *argv[5];
@@ -606,7 +630,7 @@ static int s_take_judge(cr_supervisor_t *s, cr_proc_t *p)
         if (rc != 0)
             return rc;
         cr_info("supervisor: judge process %d serves this worker's %s jobs", (int)s->judge.pid,
-                s->prestart ? "c and cuda" : "c");
+                s->prestart ? "c, cuda and torch" : "c and torch");
     }
     *p = s->judge;
     return 0;
@@ -616,8 +640,10 @@ static int s_take_judge(cr_supervisor_t *s, cr_proc_t *p)
 static int s_served(const cr_supervisor_t *s, const cr_wjob_t *j)
 {
     const char *lang = j->task ? j->task->language : "";
-    return s->serve && (!strcmp(lang, "c") || (s->prestart && !strcmp(lang, "cuda")));
+    return s->serve && (!strcmp(lang, "c") || !strcmp(lang, "torch") ||
+                        (s->prestart && !strcmp(lang, "cuda")));
 }
+
 
 /* cr_proc_opts_t.out_done of an exchange with the serving judge (note 8):
  * the token and exactly one whole frame. */
@@ -741,6 +767,8 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
             pthread_mutex_unlock(&s->mu);
             rc = cr_proc_exchange(&p, &o, &r);
             s->judge = rc == 0 && r.kept ? p : CR_PROC_NONE; /* else it is gone */
+            if (!s->judge.pid)
+                s_judge_gone(s, r.pid ? r.pid : p.pid);
         }
     } else if ((rc = s_take_runner(s, &p)) == 0) {
         pthread_mutex_lock(&s->mu);
@@ -1103,7 +1131,10 @@ void cr_supervisor_destroy(cr_supervisor_t **self_p)
         cr_wjob_destroy(&j);
     for (int i = 0; i < CR_SPARES_MAX; i++)
         cr_proc_discard(&s->spare[i]); /* joined: the thread no longer touches them */
+    pid_t judge = s->judge.pid;
     cr_proc_discard(&s->judge);
+    if (judge > 0)
+        s_judge_gone(s, judge);
     cr_proc_reap(s->ending);
     if (s->pid)
         munmap(s->pid, sizeof(pid_t));

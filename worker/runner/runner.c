@@ -328,6 +328,10 @@ done:
     cr_exec_destroy(&ref);
 }
 
+/* CR_TORCH_DEVICE as the worker gave it (main): the torch judge sets the
+ * variable for its executors, so a serving judge reads it once. */
+static const char *s_torch_device;
+
 /* The torch backend (torch/torch_judge.h): Python executors, this judge. */
 static void s_judge_torch(const Crucible__RunnerRequest *req, cr_task_t *task,
                           Crucible__RewardRecord *rec)
@@ -340,7 +344,7 @@ static void s_judge_torch(const Crucible__RunnerRequest *req, cr_task_t *task,
     /* the GPU where the host has one (the executors' torch opens it, not this
      * process); "device": "cpu" keeps a task on the CPU, and CR_TORCH_DEVICE=cpu
      * in the worker's environment every task (the CPU hack suite on a GPU host) */
-    const char *force = getenv("CR_TORCH_DEVICE");
+    const char *force = s_torch_device; /* the worker's, not what a job before set */
     env.cuda = strcmp(task->device ? task->device : "auto", "cpu") != 0 &&
                !(force && !strcmp(force, "cpu")) && access("/dev/nvidia0", F_OK) == 0;
     s_pick_cpus(req->cpu, &env.exec_cpu, &env.judge_cpu, &ncpu);
@@ -610,6 +614,9 @@ int main(int argc, char **argv)
 #ifdef CR_WITH_CUDA
     cr_cuda_judge_serve(serve);
 #endif
+    cr_torch_judge_serve(serve);
+    if (getenv("CR_TORCH_DEVICE"))
+        s_torch_device = strdup(getenv("CR_TORCH_DEVICE"));
     if (npreload > 0 && !prestarted) {
         fprintf(stderr, "crucible-runner: --preload needs --prestart\n%s", s_usage);
         return 2;

@@ -47,6 +47,7 @@
 #include "torch_proto.h"
 
 #include "error.h"
+#include "file.h"
 #include "hash.h"
 #include "inputs.h"
 #include "log.h"
@@ -62,6 +63,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* crucible_torch.py reads the control block at these offsets */
 _Static_assert(offsetof(cr_exec_ctl_t, args) == 16 && sizeof(cr_exec_arg_t) == 32 &&
@@ -141,36 +144,159 @@ static void *s_start_thread(void *arg)
     return NULL;
 }
 
+/* Serving (cr_torch_judge_serve, docs/torch.md §7): the executors of the
+ * next job, started as a job ends so that their seconds of importing torch
+ * pass between jobs. Each has a scratch folder of its own, made here and
+ * removed with it; it takes an object only when a job that matches the
+ * options it was started with (device, threads, core, uid) takes it. */
+static int s_serve;
+static struct {
+    cr_exec_t *x;
+    cr_exec_opts_t o;     /* program, role and scratch_dir point into this entry */
+    char program[PATH_MAX], role[16], scratch[PATH_MAX];
+    int cuda;
+} s_spare[2];
+static unsigned s_spare_n; /* names the spares' scratch folders */
+
+void cr_torch_judge_serve(int on)
+{
+    s_serve = on;
+}
+
+static void s_spare_drop(int i)
+{
+    cr_exec_destroy(&s_spare[i].x);
+    if (s_spare[i].scratch[0]) {
+        int e = cr_file_rmtree(s_spare[i].scratch);
+        if (e != 0)
+            cr_warn("torch: cannot remove %s: %s", s_spare[i].scratch, cr_strerror(e));
+    }
+    s_spare[i].scratch[0] = '\0';
+}
+
+/* The options a job's executor of role i gets. */
+static cr_exec_opts_t s_opts(const s_judge_t *J, const Crucible__RunnerRequest *req, int i)
+{
+    static const char *const roles[] = {"reference", "candidate"};
+    const char *objs[] = {req->reference_so, req->candidate_so};
+    return (cr_exec_opts_t){.program = J->env->harness, .role = roles[i], .object = objs[i],
+                            .scratch_dir = req->scratch_dir, .uid = req->sandbox_uid,
+                            .threads = J->cuda, .cap_memory = !J->cuda,
+                            .cpu = J->env->exec_cpu, .ro_bytes = S_ARENA_BYTES,
+                            .rw_bytes = S_ARENA_BYTES};
+}
+
+/* Serving: starts the next job's executors like this job's (its options),
+ * each in a new scratch folder beside the job's, with no object yet. */
+static void s_spares_start(const s_judge_t *J, const Crucible__RunnerRequest *req)
+{
+    if (!s_serve || !req->scratch_dir || !req->scratch_dir[0])
+        return;
+    for (int i = 0; i < 2; i++) {
+        if (s_spare[i].x)
+            continue;
+        cr_exec_opts_t o = s_opts(J, req, i);
+        snprintf(s_spare[i].program, sizeof s_spare[i].program, "%s", o.program);
+        snprintf(s_spare[i].role, sizeof s_spare[i].role, "%s", o.role);
+        const char *slash = strrchr(req->scratch_dir, '/');
+        int dir = slash ? (int)(slash - req->scratch_dir) : 1;
+        snprintf(s_spare[i].scratch, sizeof s_spare[i].scratch, "%.*s/torch-%d-%u", dir,
+                 slash ? req->scratch_dir : ".", (int)getpid(), ++s_spare_n);
+        char err[700] = "";
+        uid_t su = (uid_t)o.uid;
+        if (mkdir(s_spare[i].scratch, 0700) != 0 ||
+            (geteuid() == 0 && su > 0 && chown(s_spare[i].scratch, su, (gid_t)su) != 0)) {
+            cr_info("torch: no spare %s executor: %s: %s", o.role, s_spare[i].scratch,
+                    strerror(errno));
+            s_spare_drop(i);
+            continue;
+        }
+        o.program = s_spare[i].program;
+        o.role = s_spare[i].role;
+        o.scratch_dir = s_spare[i].scratch;
+        o.object = NULL;
+        s_spare[i].o = o;
+        s_spare[i].cuda = J->cuda;
+        if (cr_exec_start(&o, &s_spare[i].x, err, sizeof err) != 0) {
+            cr_info("torch: no spare %s executor: %s", o.role, err);
+            s_spare_drop(i);
+        }
+    }
+}
+
+/* Serving: the spare of role i made ready for this job, its object given,
+ * in *x; 0, or -1 when there is none that fits (then it is dropped). */
+static int s_spare_take(const s_judge_t *J, const cr_exec_opts_t *o, int i, cr_exec_t **x)
+{
+    const cr_exec_opts_t *so = &s_spare[i].o;
+    if (!s_spare[i].x)
+        return -1;
+    char err[700] = "";
+    if (s_spare[i].cuda != J->cuda || so->threads != o->threads ||
+        so->cap_memory != o->cap_memory || so->cpu != o->cpu || so->uid != o->uid ||
+        cr_exec_ready(s_spare[i].x, err, sizeof err) != 0 ||
+        cr_exec_set_object(s_spare[i].x, o->object, err, sizeof err) != 0) {
+        if (err[0])
+            cr_info("torch: the spare %s executor is not used: %s", o->role, err);
+        s_spare_drop(i);
+        return -1;
+    }
+    *x = s_spare[i].x;
+    s_spare[i].x = NULL; /* its scratch folder goes when the job is done (s_spares_done) */
+    return 0;
+}
+
+/* Serving, before a GPU job times: the spares' imports (a CUDA context
+ * each) done, so none is made in a timed window (docs/judge.md §6). */
+static void s_spares_settle(const s_judge_t *J)
+{
+    char err[700];
+    for (int i = 0; i < 2 && J->cuda; i++)
+        if (s_spare[i].x && cr_exec_ready(s_spare[i].x, err, sizeof err) != 0) {
+            cr_info("torch: the spare %s executor failed: %s", s_spare[i].role, err);
+            s_spare_drop(i);
+        }
+}
+
+/* Serving: removes the scratch folders of the spares this job took. */
+static void s_spares_done(void)
+{
+    for (int i = 0; i < 2; i++)
+        if (!s_spare[i].x && s_spare[i].scratch[0])
+            s_spare_drop(i);
+}
+
 /* Starts the reference's and the candidate's executors at once: each
- * imports torch before entering its sandbox, seconds that overlap. */
+ * imports torch before entering its sandbox, seconds that overlap; when
+ * serving, the spares started as the last job ended, where they fit. */
 static int s_start(s_judge_t *J, const Crucible__RunnerRequest *req, Crucible__RewardRecord *rec)
 {
     s_start_t s[2];
-    static const char *const roles[] = {"reference", "candidate"};
-    const char *objs[] = {req->reference_so, req->candidate_so};
+    int have[2] = {0, 0};
     for (int i = 0; i < 2; i++) {
         memset(&s[i], 0, sizeof s[i]);
-        s[i].o = (cr_exec_opts_t){.program = J->env->harness, .role = roles[i],
-                                  .object = objs[i], .scratch_dir = req->scratch_dir,
-                                  .uid = req->sandbox_uid, .threads = J->cuda,
-                                  .cap_memory = !J->cuda, .cpu = J->env->exec_cpu,
-                                  .ro_bytes = S_ARENA_BYTES, .rw_bytes = S_ARENA_BYTES};
+        s[i].o = s_opts(J, req, i);
+        have[i] = s_serve && s_spare_take(J, &s[i].o, i, &s[i].x) == 0;
     }
     /* the executors read it before their sandbox: the GPU is opened there */
     setenv("CR_TORCH_DEVICE", J->cuda ? "cuda" : "cpu", 1);
     pthread_t th;
-    int threaded = pthread_create(&th, NULL, s_start_thread, &s[0]) == 0;
-    if (!threaded)
+    int threaded = !have[0] && !have[1] && pthread_create(&th, NULL, s_start_thread, &s[0]) == 0;
+    if (!threaded && !have[0])
         s_start_thread(&s[0]);
-    s_start_thread(&s[1]);
+    if (!have[1])
+        s_start_thread(&s[1]);
     if (threaded)
         pthread_join(th, NULL);
+    cr_info("torch executors: %s", have[0] && have[1] ? "both started ahead"
+                                   : have[0] || have[1] ? "one started ahead"
+                                                        : "started now");
     J->ref = s[0].x;
     J->cand = s[1].x;
     for (int i = 0; i < 2; i++) {
         if (s[i].rc != 0) {
             cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "%s executor: %s",
-                              roles[i], s[i].err);
+                          s[i].o.role, s[i].err);
             return -1;
         }
         cr_exec_set_deadline(s[i].x, J->env->deadline_ns);
@@ -941,8 +1067,10 @@ void cr_torch_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *tas
         cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "torch judge: no memory");
         goto done;
     }
-    if (rec->status == CRUCIBLE__STATUS__STATUS_OK && !req->verify_only)
+    if (rec->status == CRUCIBLE__STATUS__STATUS_OK && !req->verify_only) {
+        s_spares_settle(J);
         s_time(J, rec);
+    }
     uint64_t peak, cap;
     if (rec->status == CRUCIBLE__STATUS__STATUS_OK && cr_exec_memory(J->cand, &peak, &cap) == 0 &&
         cap > 0 && (double)peak >= 0.95 * (double)cap)
@@ -952,6 +1080,8 @@ done:
     s_kernelbench(J, rec);
     cr_exec_destroy(&J->cand);
     cr_exec_destroy(&J->ref);
+    s_spares_done();
+    s_spares_start(J, req); /* serving: the next job's, while this report goes out */
     json_decref(J->answer);
     free(J->cmp);
     explicit_bzero(J->seed, sizeof J->seed);
