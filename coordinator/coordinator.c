@@ -1034,6 +1034,8 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
     }
     snprintf(info.host, sizeof info.host, "%s", r->host);
     snprintf(info.device, sizeof info.device, "%s", r->device_name);
+    info.task_cache = r->task_cache;
+    info.assign_acks = r->assign_acks;
     int known = 0;
     cr_sched_worker_t *w = cr_sched_register(c->sched, &info, s_clock_ms(c), &known);
     c->dispatch_due = 1;
@@ -2258,9 +2260,11 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
     }
 }
 
-/* Sends one Assign; on failure the jobs go back to the queue uncounted and
- * the worker is skipped until it speaks again. */
-static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__Job **jobs, size_t n)
+/* Sends one Assign of jobs[0..n) and the bundles tasks[0..ntasks) they
+ * name that w was not sent before; on failure the jobs go back to the queue
+ * uncounted and the worker is skipped until it speaks again. */
+static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__Job **jobs, size_t n,
+                          Crucible__TaskBundle **tasks, size_t ntasks)
 {
     if (n == 0)
         return 0;
@@ -2268,9 +2272,13 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__J
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
     a.n_jobs = n;
     a.jobs = jobs;
+    a.n_tasks = ntasks;
+    a.tasks = tasks;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
     env.assign = &a;
     if (s_send(c, c->workers, &w->peer, &env) == 0) {
+        for (size_t i = 0; i < ntasks; i++)
+            cr_sched_task_note(w, tasks[i]->hash, cr_wire_task_bytes(tasks[i]));
         cr_sched_assigned(w, (uint32_t)n);
         cr_debug("assigned %zu jobs to %s (%u in flight)", n, w->id, w->in_flight);
         return 0;
@@ -2285,8 +2293,19 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__J
 typedef struct {
     Crucible__Job job;            /* points at the parts below */
     Crucible__JobSpec *spec;      /* owned (unpacked) */
-    Crucible__TaskBundle task;    /* the cached bundle, named as the job names it */
+    Crucible__TaskBundle task;    /* the cached bundle, named as the job names it; for a
+                                     task_cache worker only that name and the hash */
+    Crucible__TaskBundle *tb;     /* the cached bundle (s_task_bundle) */
 } s_out_job_t;
+
+/* 1 when tasks[0..n) holds tb. */
+static int s_has_task(Crucible__TaskBundle *const *tasks, size_t n, const Crucible__TaskBundle *tb)
+{
+    for (size_t i = 0; i < n; i++)
+        if (tasks[i] == tb)
+            return 1;
+    return 0;
+}
 
 /* Assigns to w the queued jobs keys[0..n) (the oldest in its languages,
  * fetched by s_phase_dispatch) that the scheduler's policy takes. */
@@ -2336,8 +2355,17 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
             cr_store_assigned_free(&a);
             continue;
         }
-        /* The bundle is stored by content; the job names it as submitted. */
-        o->task = *tb;
+        /* The bundle is stored by content; the job names it as submitted.
+         * A task_cache worker is sent each bundle once (in Assign.tasks)
+         * and the job names it by hash. */
+        o->tb = tb;
+        if (w->task_cache) {
+            crucible__task_bundle__init(&o->task);
+            o->task.hash = tb->hash;
+            o->task.name = tb->name;
+        } else {
+            o->task = *tb;
+        }
         if (o->spec->task[0])
             o->task.name = o->spec->task;
         crucible__job__init(&o->job);
@@ -2349,25 +2377,37 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
         ptrs[nout++] = &o->job;
         cr_store_assigned_free(&a);
     }
-    /* Split into messages under the size cap; one job always fits, as it
-     * arrived inside a Submit under the same cap. After a failed send the
-     * rest go back to the queue too. */
-    size_t start = 0, bytes = 0;
+    /* Split into messages under the size cap; one job and its bundle always
+     * fit, as they arrived inside a Submit under the same cap. After a failed
+     * send the rest go back to the queue too. A message carries the bundles
+     * its jobs name that the worker was not sent (task_cache workers). */
+    Crucible__TaskBundle **tasks = calloc(nout ? nout : 1, sizeof *tasks);
+    size_t start = 0, bytes = 0, ntasks = 0;
     size_t cap = (size_t)c->cfg.max_msg > 8192 ? (size_t)c->cfg.max_msg - 4096 : 4096;
-    int failed = 0;
+    int failed = !tasks;
     for (size_t i = 0; i <= nout; i++) {
         size_t sz = i < nout ? crucible__job__get_packed_size(ptrs[i]) + 16 : 0;
+        Crucible__TaskBundle *need = NULL;
+        if (i < nout && w->task_cache && !cr_sched_task_sent(w, out[i].tb->hash) &&
+            !(tasks && s_has_task(tasks, ntasks, out[i].tb))) {
+            need = out[i].tb;
+            sz += crucible__task_bundle__get_packed_size(need) + 16;
+        }
         if (i == nout || (i > start && bytes + sz > cap)) {
             if (!failed)
-                failed = s_flush_assign(c, w, ptrs + start, i - start) != 0;
+                failed = s_flush_assign(c, w, ptrs + start, i - start, tasks, ntasks) != 0;
             else
                 for (size_t k = start; k < i; k++)
                     cr_store_unassign(c->store, ptrs[k]->batch_id, ptrs[k]->spec->job_id);
             start = i;
             bytes = 0;
+            ntasks = 0;
         }
+        if (need && tasks && i < nout)
+            tasks[ntasks++] = need;
         bytes += sz;
     }
+    free(tasks);
     for (size_t i = 0; i < nout; i++)
         crucible__job_spec__free_unpacked(out[i].spec, NULL);
     free(take);

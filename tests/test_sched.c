@@ -1220,6 +1220,88 @@ Test(coordinator, big_submit_does_not_lose_workers, .timeout = 120)
 }
 
 /* Group commit: a worker hears Ack only for a result the store holds. */
+/* s_ready of a worker that says the features of docs/protocol.md. */
+static void s_ready_with(void *w, const char *id, uint32_t credit, int task_cache, int assign_acks)
+{
+    Crucible__Ready r = CRUCIBLE__READY__INIT;
+    char *backends[] = {"c"};
+    r.worker_id = (char *)id;
+    r.host = "testhost";
+    r.device_name = "cpu:test";
+    r.n_backends = 1;
+    r.backends = backends;
+    r.credit = credit;
+    r.task_cache = task_cache;
+    r.assign_acks = assign_acks;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_READY;
+    env.ready = &r;
+    s_send(w, &env);
+}
+
+Test(coordinator, task_bundle_sent_once_per_worker, .timeout = 60)
+{
+    s_start(&s_env, 0, 1000);
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    const char *tasks[] = {"vector_add", "vector_add", "vector_add", "vector_add", NULL};
+    s_submit(cl, "tb", tasks, 0, "");
+    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+
+    /* a worker that keeps bundles: the first Assign carries the bundle, its
+     * job only the name and hash */
+    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
+    s_ready_with(w, "w1", 1, 1, 0);
+    env = EXPECT(w, ASSIGN);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->assign->n_jobs, 1);
+    cr_assert_eq(env->assign->n_tasks, 1, "the first job of a task brings its bundle");
+    cr_assert_not_null(strstr(env->assign->tasks[0]->task_json, "vector_add"));
+    char hash[64];
+    snprintf(hash, sizeof hash, "%s", env->assign->tasks[0]->hash);
+    Crucible__Job *job = env->assign->jobs[0];
+    cr_assert_str_eq(job->task->task_json, "", "the job names its bundle by hash");
+    cr_assert_str_eq(job->task->hash, hash);
+    cr_assert_str_eq(job->task->name, "vector_add");
+    char id[16];
+    snprintf(id, sizeof id, "%s", job->spec->job_id);
+    cr_wire_free(&env);
+
+    /* the next jobs of the task come without it */
+    for (int k = 0; k < 2; k++) {
+        s_result(w, "tb", id, 1, CRUCIBLE__STATUS__STATUS_OK, 1.0);
+        env = EXPECT(w, ASSIGN);
+        cr_assert_not_null(env);
+        cr_assert_eq(env->assign->n_tasks, 0, "bundle sent again to a worker that has it");
+        cr_assert_str_eq(env->assign->jobs[0]->task->hash, hash);
+        cr_assert_str_eq(env->assign->jobs[0]->task->task_json, "");
+        snprintf(id, sizeof id, "%s", env->assign->jobs[0]->spec->job_id);
+        cr_wire_free(&env);
+    }
+    /* a new registration starts over: the bundle comes again */
+    s_ready_with(w, "w1", 1, 1, 0);
+    env = EXPECT(w, ASSIGN);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->assign->n_tasks, 1, "the bundle is sent again after a Ready");
+    cr_assert_str_eq(env->assign->tasks[0]->hash, hash);
+    cr_wire_free(&env);
+
+    /* a worker that does not say task_cache gets its job whole, as before */
+    void *w2 = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w2");
+    s_ready(w2, "w2", 1);
+    env = EXPECT(w2, ASSIGN);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->assign->n_tasks, 0);
+    cr_assert_not_null(strstr(env->assign->jobs[0]->task->task_json, "vector_add"),
+                       "an older worker must get the bundle inside its job");
+    cr_wire_free(&env);
+    zmq_close(w);
+    zmq_close(w2);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
 Test(coordinator, acked_results_are_stored, .timeout = 60)
 {
     s_start(&s_env, 0, 1000);
