@@ -2,7 +2,8 @@
  *
  * One thread, one loop, named phases (STYLE.md): poll (timeout = next cron),
  * handle clients, handle workers, intake (Submits stored in steps), replay,
- * cron, commit (then Acks and records go out), dispatch. Every state change goes
+ * cron, commit (then Acks and records go out), dispatch (an Ack due to a
+ * worker that gets an Assign rides in it), the Acks left. Every state change goes
  * through the store first and is announced second, so a crash between the
  * two loses an announcement (the client resubscribes after its last seq),
  * never a record.
@@ -146,6 +147,16 @@ typedef struct {
     void (*free_fn)(void *msg);               /* frees one msg */
 } s_cache_t;
 
+/* An Ack kept for an assign_acks worker (s_ack): sent inside the Assign
+ * that dispatch makes for it right after the commit, or alone after that. */
+typedef struct {
+    cr_peer_t peer;                     /* the worker's connection */
+    char batch_id[CR_STORE_ID_MAX + 1]; /* Ack.batch_id */
+    char job_id[CR_STORE_ID_MAX + 1];   /* Ack.job_id */
+    uint32_t attempt;                   /* Ack.attempt */
+    int sent;                           /* 1 once it went inside an Assign */
+} s_ack_t;
+
 /* A message kept until the turn's transaction commits (s_send). */
 typedef struct {
     void *sock;        /* c->clients or c->workers */
@@ -192,6 +203,12 @@ struct cr_coordinator {
     size_t out_bytes;               /* bytes kept in out */
     uint64_t tag_sub;               /* subscription the messages being kept belong to */
     uint64_t next_sub_id;           /* last s_sub_t.id given */
+    s_ack_t *acks;                  /* owned: Acks kept for assign_acks workers (s_ack);
+                                       [0, nacks_due) are durable, sorted by peer after
+                                       the commit (s_acks_sort), the rest of this turn */
+    size_t nacks;                   /* entries used */
+    size_t nacks_due;               /* entries whose turn committed */
+    size_t capacks;                 /* entries allocated */
     s_outmsg_t *carry;              /* owned: replies a full client queue refused, sent
                                        again at the next flush (at most CR_COORD_CARRY_MAX) */
     size_t ncarry;                  /* entries used */
@@ -1054,8 +1071,95 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
             w->device[0] ? w->device : "?", backends[0] ? backends : "none", w->credit);
 }
 
+/* Keeps an Ack for an assign_acks worker until the turn commits; 0, or -1
+ * when it must go the ordinary way (no turn open, ids past the store's
+ * bound, no memory). */
+static int s_ack_keep(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible__RewardRecord *rec)
+{
+    if (!c->turn_open || !w->assign_acks || strlen(rec->batch_id) > CR_STORE_ID_MAX ||
+        strlen(rec->job_id) > CR_STORE_ID_MAX)
+        return -1;
+    if (c->nacks == c->capacks) {
+        size_t cap = c->capacks ? 2 * c->capacks : 256;
+        void *g = realloc(c->acks, cap * sizeof *c->acks);
+        if (!g)
+            return -1;
+        c->acks = g;
+        c->capacks = cap;
+    }
+    s_ack_t *a = &c->acks[c->nacks++];
+    a->peer = w->peer;
+    snprintf(a->batch_id, sizeof a->batch_id, "%s", rec->batch_id);
+    snprintf(a->job_id, sizeof a->job_id, "%s", rec->job_id);
+    a->attempt = rec->attempt;
+    a->sent = 0;
+    return 0;
+}
+
+static int s_ack_cmp(const void *x, const void *y)
+{
+    const s_ack_t *a = x, *b = y;
+    if (a->peer.len != b->peer.len)
+        return a->peer.len < b->peer.len ? -1 : 1;
+    return memcmp(a->peer.bytes, b->peer.bytes, a->peer.len);
+}
+
+/* The turn committed: its kept Acks are due, grouped by worker for
+ * s_acks_for. */
+static void s_acks_sort(cr_coordinator_t *c)
+{
+    c->nacks_due = c->nacks;
+    qsort(c->acks, c->nacks_due, sizeof *c->acks, s_ack_cmp);
+}
+
+/* The due Acks of w's connection: *n of them from *first (n = 0: none). */
+static void s_acks_for(cr_coordinator_t *c, const cr_sched_worker_t *w, size_t *first, size_t *n)
+{
+    size_t lo = 0, hi = c->nacks_due;
+    s_ack_t key;
+    key.peer = w->peer;
+    while (lo < hi) { /* the first entry not below w's peer */
+        size_t mid = lo + (hi - lo) / 2;
+        if (s_ack_cmp(&c->acks[mid], &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < c->nacks_due && s_ack_cmp(&c->acks[end], &key) == 0)
+        end++;
+    *first = lo;
+    *n = end - lo;
+}
+
+/* Sends the due Acks that no Assign took, each alone, and forgets them;
+ * Acks kept since (none: dispatch makes no results) stay. */
+static void s_acks_flush(cr_coordinator_t *c)
+{
+    for (size_t i = 0; i < c->nacks_due; i++) {
+        s_ack_t *a = &c->acks[i];
+        if (a->sent)
+            continue;
+        Crucible__Ack ack = CRUCIBLE__ACK__INIT;
+        Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+        ack.batch_id = a->batch_id;
+        ack.job_id = a->job_id;
+        ack.attempt = a->attempt;
+        env.body_case = CRUCIBLE__ENVELOPE__BODY_ACK;
+        env.ack = &ack;
+        s_send_now(c->workers, &a->peer, &env); /* lost: the worker resends, acked again */
+    }
+    memmove(c->acks, c->acks + c->nacks_due, (c->nacks - c->nacks_due) * sizeof *c->acks);
+    c->nacks -= c->nacks_due;
+    c->nacks_due = 0;
+}
+
+/* Acknowledges rec to w once the turn is durable: inside w's next Assign
+ * when one is due in the same turn (an assign_acks worker), else alone. */
 static void s_ack(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible__RewardRecord *rec)
 {
+    if (s_ack_keep(c, w, rec) == 0)
+        return;
     Crucible__Ack ack = CRUCIBLE__ACK__INIT;
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
     ack.batch_id = rec->batch_id;
@@ -2264,19 +2368,37 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
  * name that w was not sent before; on failure the jobs go back to the queue
  * uncounted and the worker is skipped until it speaks again. */
 static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__Job **jobs, size_t n,
-                          Crucible__TaskBundle **tasks, size_t ntasks)
+                          Crucible__TaskBundle **tasks, size_t ntasks, s_ack_t *acks, size_t nacks)
 {
     if (n == 0)
         return 0;
     Crucible__Assign a = CRUCIBLE__ASSIGN__INIT;
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Ack *ackv = nacks ? calloc(nacks, sizeof *ackv) : NULL;
+    Crucible__Ack **ackp = nacks ? calloc(nacks, sizeof *ackp) : NULL;
+    if (!ackv || !ackp)
+        nacks = 0; /* they go alone (s_acks_flush) */
+    for (size_t i = 0; i < nacks; i++) {
+        crucible__ack__init(&ackv[i]);
+        ackv[i].batch_id = acks[i].batch_id;
+        ackv[i].job_id = acks[i].job_id;
+        ackv[i].attempt = acks[i].attempt;
+        ackp[i] = &ackv[i];
+    }
     a.n_jobs = n;
     a.jobs = jobs;
     a.n_tasks = ntasks;
     a.tasks = tasks;
+    a.n_acks = nacks;
+    a.acks = ackp;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
     env.assign = &a;
-    if (s_send(c, c->workers, &w->peer, &env) == 0) {
+    int rc = s_send(c, c->workers, &w->peer, &env);
+    free(ackv);
+    free(ackp);
+    if (rc == 0) {
+        for (size_t i = 0; i < nacks; i++)
+            acks[i].sent = 1;
         for (size_t i = 0; i < ntasks; i++)
             cr_sched_task_note(w, tasks[i]->hash, cr_wire_task_bytes(tasks[i]));
         cr_sched_assigned(w, (uint32_t)n);
@@ -2385,6 +2507,12 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
     size_t start = 0, bytes = 0, ntasks = 0;
     size_t cap = (size_t)c->cfg.max_msg > 8192 ? (size_t)c->cfg.max_msg - 4096 : 4096;
     int failed = !tasks;
+    /* the Acks due to w ride in its first Assign (assign_acks workers) */
+    size_t ack0 = 0, nack = 0;
+    if (w->assign_acks)
+        s_acks_for(c, w, &ack0, &nack);
+    for (size_t k = 0; k < nack; k++)
+        bytes += strlen(c->acks[ack0 + k].batch_id) + strlen(c->acks[ack0 + k].job_id) + 16;
     for (size_t i = 0; i <= nout; i++) {
         size_t sz = i < nout ? crucible__job__get_packed_size(ptrs[i]) + 16 : 0;
         Crucible__TaskBundle *need = NULL;
@@ -2395,10 +2523,12 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
         }
         if (i == nout || (i > start && bytes + sz > cap)) {
             if (!failed)
-                failed = s_flush_assign(c, w, ptrs + start, i - start, tasks, ntasks) != 0;
+                failed = s_flush_assign(c, w, ptrs + start, i - start, tasks, ntasks,
+                                        c->acks + ack0, nack) != 0;
             else
                 for (size_t k = start; k < i; k++)
                     cr_store_unassign(c->store, ptrs[k]->batch_id, ptrs[k]->spec->job_id);
+            nack = 0;
             start = i;
             bytes = 0;
             ntasks = 0;
@@ -2745,8 +2875,10 @@ static void s_turn_end(cr_coordinator_t *c)
     s_intake_settle(c, rc == 0);
     if (rc == 0) {
         s_outbox_flush(c);
+        s_acks_sort(c);
         return;
     }
+    c->nacks = c->nacks_due; /* the turn's Acks name results that were not stored */
     cr_store_rollback(c->store);
     s_cache_clear(&c->totals); /* the job counts the turn's Submits had changed */
     cr_error("turn not stored (%s): %zu acknowledgements and records dropped; workers resend, "
@@ -2954,8 +3086,9 @@ int cr_coordinator_run(cr_coordinator_t *c)
         /* commit, then acknowledge and stream */
         s_turn_end(c);
         s_turn_mark(c, &t0, "cron and commit");
-        /* dispatch: after the Acks, so that a worker hears its result is
-         * safe before it hears of the job that takes the freed credit */
+        /* dispatch: after the commit, so that a worker hears its result is
+         * safe before (or in the same message as) the job that takes the
+         * freed credit */
         if (c->dispatch_due) {
             /* its own transaction, a read one: an assignment writes nothing
              * (store.c, "Memory and log") but reads its job's spec, and one
@@ -2966,6 +3099,8 @@ int cr_coordinator_run(cr_coordinator_t *c)
             s_turn_end(c);
             s_turn_mark(c, &t0, "dispatch");
         }
+        /* the Acks no Assign took go alone */
+        s_acks_flush(c);
     }
     cr_info("coordinator stopping%s; longest turn %lld ms (bound %d ms)",
             s_signalled ? " on a signal" : "", (long long)c->longest_turn_ms,
@@ -2994,6 +3129,7 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
     for (size_t i = 0; i < c->ncarry; i++)
         free(c->carry[i].buf);
     free(c->carry);
+    free(c->acks);
     if (c->options.free_fn)
         s_cache_clear(&c->options);
     if (c->bundles.free_fn)

@@ -1302,6 +1302,91 @@ Test(coordinator, task_bundle_sent_once_per_worker, .timeout = 60)
     s_stop(&s_env);
 }
 
+/* The state the database holds for job of batch (2 = DONE), -1 if none. */
+static int s_db_state(const char *batch, const char *job)
+{
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open_v2(s_env.cfg.db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(db, "SELECT state FROM jobs WHERE batch_id = ?1 AND "
+                                        "job_id = ?2", -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_text(st, 1, batch, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
+    int state = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return state;
+}
+
+/* The next message that is not a Heartbeat, or NULL after timeout_ms. */
+static Crucible__Envelope *s_next(void *sock, int timeout_ms)
+{
+    int64_t end = cr_time_mono_ms() + timeout_ms;
+    while (cr_time_mono_ms() < end) {
+        zmq_pollitem_t it = {sock, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&it, 1, (long)(end - cr_time_mono_ms())) <= 0)
+            continue;
+        Crucible__Envelope *env = NULL;
+        if (cr_wire_recv(sock, NULL, &env) != 0)
+            continue;
+        if (env->body_case != CRUCIBLE__ENVELOPE__BODY_HEARTBEAT)
+            return env;
+        cr_wire_free(&env);
+    }
+    return NULL;
+}
+
+Test(coordinator, ack_rides_in_the_next_assign, .timeout = 60)
+{
+    s_start(&s_env, 0, 1000);
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    const char *tasks[] = {"vector_add", "vector_add", NULL};
+    s_submit(cl, "fa", tasks, 0, "");
+    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
+    s_ready_with(w, "w1", 1, 0, 1);
+    env = EXPECT(w, ASSIGN);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->assign->n_acks, 0);
+    char first[16];
+    snprintf(first, sizeof first, "%s", env->assign->jobs[0]->spec->job_id);
+    cr_wire_free(&env);
+
+    /* the result frees the credit: its Ack and the next job come as one
+     * message, and the record is durable when it arrives */
+    s_result(w, "fa", first, 1, CRUCIBLE__STATUS__STATUS_OK, 1.0);
+    Crucible__Envelope *got = NULL;
+    int acks_alone = 0;
+    while ((got = s_next(w, 3000)) && got->body_case != CRUCIBLE__ENVELOPE__BODY_ASSIGN) {
+        acks_alone += got->body_case == CRUCIBLE__ENVELOPE__BODY_ACK;
+        cr_wire_free(&got);
+    }
+    cr_assert_not_null(got, "no Assign after the result");
+    cr_expect_eq(acks_alone, 0, "the Ack came alone although an Assign was due");
+    cr_assert_eq(got->assign->n_acks, 1, "the Assign does not carry the Ack");
+    cr_expect_str_eq(got->assign->acks[0]->batch_id, "fa");
+    cr_expect_str_eq(got->assign->acks[0]->job_id, first);
+    cr_expect_eq(got->assign->acks[0]->attempt, 1);
+    cr_expect_eq(s_db_state("fa", first), 2, "acknowledged before it was stored");
+    cr_assert_eq(got->assign->n_jobs, 1);
+    char second[16];
+    snprintf(second, sizeof second, "%s", got->assign->jobs[0]->spec->job_id);
+    cr_wire_free(&got);
+
+    /* with no job left to assign, the Ack goes alone */
+    s_result(w, "fa", second, 1, CRUCIBLE__STATUS__STATUS_OK, 1.0);
+    env = EXPECT(w, ACK);
+    cr_assert_not_null(env, "no Ack when no Assign is due");
+    cr_expect_str_eq(env->ack->job_id, second);
+    cr_expect_eq(s_db_state("fa", second), 2, "acknowledged before it was stored");
+    cr_wire_free(&env);
+    zmq_close(w);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
 Test(coordinator, acked_results_are_stored, .timeout = 60)
 {
     s_start(&s_env, 0, 1000);
