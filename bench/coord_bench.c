@@ -735,8 +735,10 @@ static int s_coord(const char *dir, s_coord_t *out)
     sqlite3 *d = NULL;
     if (sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
         sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(d, "SELECT count(*), count(DISTINCT seq) FROM jobs WHERE state = 2"
-                                  " AND seq BETWEEN 1 AND (SELECT count(*) FROM jobs)",
+        /* a DONE job's record is a row of records (coordinator/store.c) */
+        if (sqlite3_prepare_v2(d, "SELECT count(*), count(DISTINCT r.seq) FROM records r JOIN"
+                                  " jobs j ON j.rowid = r.job WHERE r.batch_id = 'bench' AND"
+                                  " r.seq BETWEEN 1 AND (SELECT count(*) FROM jobs)",
                                -1, &st, NULL) == SQLITE_OK &&
             sqlite3_step(st) == SQLITE_ROW) {
             out->db_done = sqlite3_column_int64(st, 0);
