@@ -1897,10 +1897,12 @@ static int s_intake_start(cr_coordinator_t *c, s_intake_t *in, uint64_t *queued)
         free(blob);
     }
     if (rc == 0 && c->cfg.queue_limit > 0) {
+        /* the jobs it does not know are at most all of them: when even all
+         * fit, no job needs looking up */
         uint32_t fresh = 0;
-        rc = cr_store_count_new(c->store, batch, in->jobs, in->sub->n_jobs, &fresh);
-        if (rc == 0)
-            rc = cr_store_queued_by_owner(c->store, in->owner, queued);
+        rc = cr_store_queued_by_owner(c->store, in->owner, queued);
+        if (rc == 0 && *queued + in->sub->n_jobs > (uint64_t)c->cfg.queue_limit)
+            rc = cr_store_count_new(c->store, batch, in->jobs, in->sub->n_jobs, &fresh);
         if (rc == 0 && fresh > 0 && *queued + fresh > (uint64_t)c->cfg.queue_limit) {
             *queued += fresh;
             rc = CR_E_LIMIT;
