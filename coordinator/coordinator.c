@@ -1503,24 +1503,24 @@ static void s_replay_group(const char *group_id, uint64_t last_seq, void *arg)
     r->group_seq[r->ngroups++] = last_seq;
 }
 
-/* Replays one stored record to the subscriber, then the GroupDone that
- * followed it live. */
-static int s_replay_record(const Crucible__RewardRecord *rec, void *arg)
+/* Replays one stored record to the subscriber as it is stored (no decode
+ * and pack again), then the GroupDone that followed it live. */
+static int s_replay_record(uint64_t seq, const uint8_t *rec, size_t len, void *arg)
 {
     s_replay_t *r = arg;
-    Crucible__Result res = CRUCIBLE__RESULT__INIT;
-    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
-    res.record = (Crucible__RewardRecord *)rec;
-    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
-    env.result = &res;
-    if (s_send(r->c, r->c->clients, r->to, &env) != 0) {
+    uint8_t *buf = NULL;
+    size_t blen = 0;
+    if (cr_wire_pack_result(rec, len, &buf, &blen) != 0 ||
+        s_send_bytes(r->c, r->to, buf, blen, seq) != 0) {
+        free(buf);
         r->failed = 1;
         return 1;
     }
+    free(buf);
     for (size_t i = 0; i < r->ngroups; i++)
-        if (r->group_seq[i] == rec->seq)
+        if (r->group_seq[i] == seq)
             s_group_done(r->c, r->batch_id, r->groups[i], r->to, 0);
-    r->last = rec->seq;
+    r->last = seq;
     return ++r->n >= r->limit;
 }
 
@@ -1539,7 +1539,7 @@ static void s_replay_step(cr_coordinator_t *c, s_sub_t *sub)
                     .limit = CR_COORD_REPLAY_STEP, .last = sub->after};
     c->tag_sub = sub->id;
     if (cr_store_groups_done(c->store, sub->batch_id, s_replay_group, &r) == 0)
-        cr_store_records(c->store, sub->batch_id, sub->after, s_replay_record, &r);
+        cr_store_records_packed(c->store, sub->batch_id, sub->after, s_replay_record, &r);
     free(r.groups);
     free(r.group_seq);
     sub->after = r.last;

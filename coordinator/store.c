@@ -23,9 +23,13 @@
  * keeps state 0, and "not DONE" is "state < 2 and no records row", a rowid
  * lookup. A database of the older version (user_version 0), which kept
  * the record in the job's row with state 2, has its records moved to the
- * table once at open (s_migrate); those rows keep their state 2. The queue is in memory (one list per language, in
- * rowid order, so "oldest first" is the head); the partial index jobs_live
- * (rows not DONE) serves the load at open.
+ * table once at open (s_migrate); those rows keep their state 2. No index
+ * lists the live rows (it would hold every job, as rows are not written
+ * when done): the load at open walks jobs in rowid order, skipping those
+ * with a record.
+ *
+ * The queue is in memory (one list per language, in rowid order, so
+ * "oldest first" is the head).
  *
  * Job states and the function performing each transition:
  *
@@ -153,10 +157,11 @@ static const char s_schema[] =
     " t_submitted INTEGER NOT NULL, t_assigned INTEGER NOT NULL DEFAULT 0, seq INTEGER,"
     " status INTEGER NOT NULL DEFAULT 0, flags TEXT NOT NULL DEFAULT '', record BLOB,"
     " PRIMARY KEY(batch_id, job_id));"
-    /* the live rows, for the load at open: a partial index, so that a job
-     * going DONE leaves it (one b-tree delete) and history does not grow it */
+    /* no index of the live rows: a job's row is not written when it is done
+     * (records, below), so such an index would hold every job; the load at
+     * open walks the rows in rowid order instead */
     "DROP INDEX IF EXISTS jobs_queue;"
-    "CREATE INDEX IF NOT EXISTS jobs_live ON jobs(state) WHERE state < 2;"
+    "DROP INDEX IF EXISTS jobs_live;"
     /* partial too: a job is added with no seq and, mostly, no group, and an
      * index entry it does not need is two b-tree writes per job (the insert,
      * then the move when its seq is set); the queries name the condition
@@ -183,7 +188,8 @@ static const char s_schema[] =
     X(BEGIN, "SAVEPOINT cr")                                                              \
     X(RELEASE, "RELEASE cr")                                                              \
     X(ROLLBACK, "ROLLBACK TO cr")                                                         \
-    X(RECOVER, "UPDATE jobs SET state = 0, worker_id = '' WHERE state = 1")               \
+    X(RECOVER, "UPDATE jobs INDEXED BY jobs_worker SET state = 0, worker_id = ''"         \
+               " WHERE state = 1")                                                        \
     X(BATCH_ADD, "INSERT OR IGNORE INTO batches(batch_id, owner, options, created)"       \
                  " VALUES(?1, ?2, ?3, ?4)")                                               \
     X(BATCH_OPTS, "SELECT options FROM batches WHERE batch_id = ?1")                      \
@@ -193,8 +199,8 @@ static const char s_schema[] =
                     " FROM batches")                                                      \
     X(LOAD_JOBS, "SELECT j.rowid, j.batch_id, j.job_id, j.language, j.task_hash, j.spec,"  \
                  " j.group_id, j.attempt, j.t_submitted, j.t_assigned FROM jobs j"       \
-                 " INDEXED BY jobs_live WHERE j.state < 2 AND NOT EXISTS"                \
-                 " (SELECT 1 FROM records r WHERE r.job = j.rowid) ORDER BY j.state, j.rowid") \
+                 " WHERE j.state < 2 AND NOT EXISTS"                                     \
+                 " (SELECT 1 FROM records r WHERE r.job = j.rowid) ORDER BY j.rowid")    \
     X(SPEC_GET, "SELECT spec FROM jobs WHERE rowid = ?1")                                 \
     X(JOB_REQUEUE, "UPDATE jobs SET attempt = ?2, t_assigned = ?3 WHERE rowid = ?1")      \
     X(TASK_ADD, "INSERT OR IGNORE INTO tasks(hash, name, bundle) VALUES(?1, ?2, ?3)")     \
@@ -215,6 +221,8 @@ static const char s_schema[] =
     X(JOB_SET_RECORD, "UPDATE records SET record = ?3 WHERE job ="                        \
                       " (SELECT rowid FROM jobs WHERE batch_id = ?1 AND job_id = ?2)")    \
     X(RECORDS, "SELECT record FROM records WHERE batch_id = ?1 AND seq > ?2 ORDER BY seq") \
+    X(RECORDS_PACKED, "SELECT record, seq FROM records WHERE batch_id = ?1 AND seq > ?2"  \
+                      " ORDER BY seq")                                                    \
     X(WORKER_KEY_ADD, "INSERT OR IGNORE INTO worker_keys(worker_id, key, first_seen)"       \
                       " VALUES(?1, ?2, ?3)")                                              \
     X(WORKER_KEY_GET, "SELECT key FROM worker_keys WHERE worker_id = ?1")                 \
@@ -2081,6 +2089,24 @@ static int s_each_record(cr_store_t *s, sqlite3_stmt *st, cr_store_record_fn fn,
     }
     if (rc == 0 && step != SQLITE_ROW && step != SQLITE_DONE)
         rc = s_fail(s, "records");
+    sqlite3_reset(st);
+    return rc;
+}
+
+int cr_store_records_packed(cr_store_t *s, const char *batch_id, uint64_t after_seq,
+                            cr_store_packed_fn fn, void *arg)
+{
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
+    sqlite3_stmt *st = s_q(s, Q_RECORDS_PACKED);
+    s_text(st, 1, batch_id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)after_seq);
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn((uint64_t)sqlite3_column_int64(st, 1), sqlite3_column_blob(st, 0),
+               (size_t)sqlite3_column_bytes(st, 0), arg))
+            break;
+    int rc = step != SQLITE_ROW && step != SQLITE_DONE ? s_fail(s, "records") : 0;
     sqlite3_reset(st);
     return rc;
 }
