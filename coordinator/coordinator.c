@@ -104,8 +104,14 @@
  * logged. The bound the loop keeps (bench/RESULTS.md measures it). */
 #define CR_COORD_TURN_BOUND_MS 50
 /* ms a subscriber whose queue was full waits before its catch-up from the
- * store tries again: a few turns, so a reader that does not read costs one
- * bounded step now and then, not a step every turn. */
+ * store tries again: from the least, doubled each time its queue is found
+ * full again, up to the most, and back to the least once a message to it
+ * goes through. A reader that does not read then costs one bounded step
+ * every 100 ms, not a step every turn; one that reads, a little slower than
+ * the records come, is not held to 4096 records (its queue) per 100 ms: at
+ * a fixed 100 ms a 1,000,000-job batch streamed at 41k records/s while its
+ * jobs were done at 56k/s (bench/RESULTS.md, issue 20 session 4). */
+#define CR_COORD_SLOW_RETRY_MIN_MS 5
 #define CR_COORD_SLOW_RETRY_MS 100
 /* Replies (SubmitAck, StatusReply, Error) kept for clients whose queue was
  * full, all clients together: past it a reply is dropped (the client's
@@ -130,6 +136,8 @@ typedef struct {
     uint64_t after;                     /* replaying: records up to this seq were sent */
     uint64_t id;                        /* unique in the process: outbox messages name it */
     uint64_t sent_seq;                  /* the last record its connection took */
+    int64_t backoff_ms;                 /* its next wait after a full queue; 0 = the least
+                                           (CR_COORD_SLOW_RETRY_MIN_MS) */
     int64_t retry_ms;                   /* mono ms before which its catch-up waits: its
                                            queue was full (s_outbox_flush) */
 } s_sub_t;
@@ -1570,13 +1578,15 @@ static void s_replay_step(cr_coordinator_t *c, s_sub_t *sub)
     c->tag_sub = 0;
 }
 
-static int s_replay_pending(const cr_coordinator_t *c)
+/* ms until the next catch-up from the store is due (0 or less: now);
+ * INT64_MAX when no subscriber catches up. */
+static int64_t s_replay_wait(const cr_coordinator_t *c)
 {
-    int64_t now = cr_time_mono_ms();
+    int64_t now = cr_time_mono_ms(), next = INT64_MAX;
     for (size_t i = 0; i < c->nsubs; i++)
-        if (c->subs[i].replaying && !c->subs[i].dead && c->subs[i].retry_ms <= now)
-            return 1;
-    return 0;
+        if (c->subs[i].replaying && !c->subs[i].dead && c->subs[i].retry_ms - now < next)
+            next = c->subs[i].retry_ms - now;
+    return next;
 }
 
 /* The replay phase: a step for every subscriber still catching up. */
@@ -2830,6 +2840,8 @@ static void s_outbox_flush(cr_coordinator_t *c)
         if (e == 0) {
             if (sub && m->seq > sub->sent_seq)
                 sub->sent_seq = m->seq;
+            if (sub)
+                sub->backoff_ms = 0;
             continue;
         }
         if (m->sock != c->clients)
@@ -2842,7 +2854,9 @@ static void s_outbox_flush(cr_coordinator_t *c)
                          sub->batch_id, (unsigned long long)sub->sent_seq);
             sub->replaying = 1;
             sub->after = sub->sent_seq;
-            sub->retry_ms = now + CR_COORD_SLOW_RETRY_MS;
+            int64_t wait = sub->backoff_ms ? sub->backoff_ms : CR_COORD_SLOW_RETRY_MIN_MS;
+            sub->retry_ms = now + wait;
+            sub->backoff_ms = 2 * wait < CR_COORD_SLOW_RETRY_MS ? 2 * wait : CR_COORD_SLOW_RETRY_MS;
             continue;
         }
         if (!sub && e == EAGAIN) {
@@ -3032,8 +3046,11 @@ int cr_coordinator_run(cr_coordinator_t *c)
     while (!atomic_load(&c->stop) && !s_signalled) {
         /* poll */
         int64_t wait = c->next_cron_ms - cr_time_mono_ms();
-        if (wait < 0 || c->beating || c->intake || s_replay_pending(c))
+        int64_t replay = s_replay_wait(c);
+        if (wait < 0 || c->beating || c->intake || replay <= 0)
             wait = 0;
+        else if (replay < wait)
+            wait = replay;
         zmq_pollitem_t items[2 + 1 + CR_METRICS_HTTP_CONNS] = {{c->workers, 0, ZMQ_POLLIN, 0},
                                                                {c->clients, 0, ZMQ_POLLIN, 0}};
         int nm = c->metrics_http ? cr_metrics_http_pollitems(c->metrics_http, items + 2,
