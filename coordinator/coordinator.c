@@ -1140,23 +1140,33 @@ static void s_acks_for(cr_coordinator_t *c, const cr_sched_worker_t *w, size_t *
     *n = end - lo;
 }
 
+/* Sends Ack{batch, job, attempt} alone to peer: at once (now), or as
+ * s_send does (kept for after the turn's commit). */
+static void s_ack_alone(cr_coordinator_t *c, const cr_peer_t *peer, const char *batch_id,
+                        const char *job_id, uint32_t attempt, int now)
+{
+    Crucible__Ack ack = CRUCIBLE__ACK__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    ack.batch_id = (char *)batch_id;
+    ack.job_id = (char *)job_id;
+    ack.attempt = attempt;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_ACK;
+    env.ack = &ack;
+    /* lost: the worker resends the result, which is acknowledged again */
+    if (now)
+        s_send_now(c->workers, peer, &env);
+    else
+        s_send(c, c->workers, peer, &env);
+}
+
 /* Sends the due Acks that no Assign took, each alone, and forgets them;
  * Acks kept since (none: dispatch makes no results) stay. */
 static void s_acks_flush(cr_coordinator_t *c)
 {
-    for (size_t i = 0; i < c->nacks_due; i++) {
-        s_ack_t *a = &c->acks[i];
-        if (a->sent)
-            continue;
-        Crucible__Ack ack = CRUCIBLE__ACK__INIT;
-        Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
-        ack.batch_id = a->batch_id;
-        ack.job_id = a->job_id;
-        ack.attempt = a->attempt;
-        env.body_case = CRUCIBLE__ENVELOPE__BODY_ACK;
-        env.ack = &ack;
-        s_send_now(c->workers, &a->peer, &env); /* lost: the worker resends, acked again */
-    }
+    for (size_t i = 0; i < c->nacks_due; i++)
+        if (!c->acks[i].sent)
+            s_ack_alone(c, &c->acks[i].peer, c->acks[i].batch_id, c->acks[i].job_id,
+                        c->acks[i].attempt, 1);
     memmove(c->acks, c->acks + c->nacks_due, (c->nacks - c->nacks_due) * sizeof *c->acks);
     c->nacks -= c->nacks_due;
     c->nacks_due = 0;
@@ -1166,16 +1176,8 @@ static void s_acks_flush(cr_coordinator_t *c)
  * when one is due in the same turn (an assign_acks worker), else alone. */
 static void s_ack(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible__RewardRecord *rec)
 {
-    if (s_ack_keep(c, w, rec) == 0)
-        return;
-    Crucible__Ack ack = CRUCIBLE__ACK__INIT;
-    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
-    ack.batch_id = rec->batch_id;
-    ack.job_id = rec->job_id;
-    ack.attempt = rec->attempt;
-    env.body_case = CRUCIBLE__ENVELOPE__BODY_ACK;
-    env.ack = &ack;
-    s_worker_send(c, w, &env);
+    if (s_ack_keep(c, w, rec) != 0)
+        s_ack_alone(c, &w->peer, rec->batch_id, rec->job_id, rec->attempt, 0);
 }
 
 static void s_set_str(char **field, const char *v)

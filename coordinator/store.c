@@ -220,9 +220,8 @@ static const char s_schema[] =
                   " WHERE j.batch_id = ?1 AND j.job_id = ?2")                             \
     X(JOB_SET_RECORD, "UPDATE records SET record = ?3 WHERE job ="                        \
                       " (SELECT rowid FROM jobs WHERE batch_id = ?1 AND job_id = ?2)")    \
-    X(RECORDS, "SELECT record FROM records WHERE batch_id = ?1 AND seq > ?2 ORDER BY seq") \
-    X(RECORDS_PACKED, "SELECT record, seq FROM records WHERE batch_id = ?1 AND seq > ?2"  \
-                      " ORDER BY seq")                                                    \
+    X(RECORDS, "SELECT record, seq FROM records WHERE batch_id = ?1 AND seq > ?2"         \
+               " ORDER BY seq")                                                           \
     X(WORKER_KEY_ADD, "INSERT OR IGNORE INTO worker_keys(worker_id, key, first_seen)"       \
                       " VALUES(?1, ?2, ?3)")                                              \
     X(WORKER_KEY_GET, "SELECT key FROM worker_keys WHERE worker_id = ?1")                 \
@@ -2098,7 +2097,7 @@ int cr_store_records_packed(cr_store_t *s, const char *batch_id, uint64_t after_
 {
     if (s_flush(s) != 0)
         return CR_E_STORE;
-    sqlite3_stmt *st = s_q(s, Q_RECORDS_PACKED);
+    sqlite3_stmt *st = s_q(s, Q_RECORDS);
     s_text(st, 1, batch_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)after_seq);
     int step;
@@ -2111,15 +2110,35 @@ int cr_store_records_packed(cr_store_t *s, const char *batch_id, uint64_t after_
     return rc;
 }
 
+/* cr_store_records' walk: each packed record decoded for its callback. */
+typedef struct {
+    cr_store_t *s;         /* the store */
+    cr_store_record_fn fn; /* the caller's callback */
+    void *arg;             /* its argument */
+    int rc;                /* CR_E_DECODE once a record did not decode */
+} s_decoding_t;
+
+static int s_decode_record(uint64_t seq, const uint8_t *blob, size_t len, void *arg)
+{
+    s_decoding_t *d = arg;
+    Crucible__RewardRecord *rec = NULL;
+    (void)seq;
+    if (cr_wire_record_unpack(blob, len, &rec) != 0) {
+        cr_error("store %s: a stored record does not decode", d->s->path);
+        d->rc = CR_E_DECODE;
+        return 1;
+    }
+    int stop = d->fn(rec, d->arg);
+    crucible__reward_record__free_unpacked(rec, NULL);
+    return stop;
+}
+
 int cr_store_records(cr_store_t *s, const char *batch_id, uint64_t after_seq,
                      cr_store_record_fn fn, void *arg)
 {
-    if (s_flush(s) != 0)
-        return CR_E_STORE;
-    sqlite3_stmt *st = s_q(s, Q_RECORDS);
-    s_text(st, 1, batch_id);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)after_seq);
-    return s_each_record(s, st, fn, arg);
+    s_decoding_t d = {s, fn, arg, 0};
+    int rc = cr_store_records_packed(s, batch_id, after_seq, s_decode_record, &d);
+    return rc ? rc : d.rc;
 }
 
 int cr_store_group_records(cr_store_t *s, const char *batch_id, const char *group_id,

@@ -384,7 +384,9 @@ static void s_submit(void *sock, const char *batch, const char *const *tasks, in
     s_send(sock, &env);
 }
 
-static void s_ready(void *w, const char *id, uint32_t credit)
+/* Ready of a worker "c" with credit, saying the features of docs/protocol.md
+ * that are set. */
+static void s_ready_with(void *w, const char *id, uint32_t credit, int task_cache, int assign_acks)
 {
     Crucible__Ready r = CRUCIBLE__READY__INIT;
     char *backends[] = {"c"};
@@ -394,10 +396,18 @@ static void s_ready(void *w, const char *id, uint32_t credit)
     r.n_backends = 1;
     r.backends = backends;
     r.credit = credit;
+    r.task_cache = task_cache;
+    r.assign_acks = assign_acks;
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_READY;
     env.ready = &r;
     s_send(w, &env);
+}
+
+/* A worker of the first protocol: none of the features. */
+static void s_ready(void *w, const char *id, uint32_t credit)
+{
+    s_ready_with(w, id, credit, 0, 0);
 }
 
 static void s_heartbeat(void *w)
@@ -1219,35 +1229,24 @@ Test(coordinator, big_submit_does_not_lose_workers, .timeout = 120)
     s_stop(&s_env);
 }
 
-/* Group commit: a worker hears Ack only for a result the store holds. */
-/* s_ready of a worker that says the features of docs/protocol.md. */
-static void s_ready_with(void *w, const char *id, uint32_t credit, int task_cache, int assign_acks)
+/* A coordinator with a client that submitted jobs of tasks[] as batch;
+ * returns the client's socket once the Submit is acknowledged. */
+static void *s_start_with_batch(const char *batch, const char *const *tasks)
 {
-    Crucible__Ready r = CRUCIBLE__READY__INIT;
-    char *backends[] = {"c"};
-    r.worker_id = (char *)id;
-    r.host = "testhost";
-    r.device_name = "cpu:test";
-    r.n_backends = 1;
-    r.backends = backends;
-    r.credit = credit;
-    r.task_cache = task_cache;
-    r.assign_acks = assign_acks;
-    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
-    env.body_case = CRUCIBLE__ENVELOPE__BODY_READY;
-    env.ready = &r;
-    s_send(w, &env);
+    s_start(&s_env, 0, 1000);
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    s_submit(cl, batch, tasks, 0, "");
+    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    return cl;
 }
 
 Test(coordinator, task_bundle_sent_once_per_worker, .timeout = 60)
 {
-    s_start(&s_env, 0, 1000);
-    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
     const char *tasks[] = {"vector_add", "vector_add", "vector_add", "vector_add", NULL};
-    s_submit(cl, "tb", tasks, 0, "");
-    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
-    cr_assert_not_null(env);
-    cr_wire_free(&env);
+    void *cl = s_start_with_batch("tb", tasks);
+    Crucible__Envelope *env = NULL;
 
     /* a worker that keeps bundles: the first Assign carries the bundle, its
      * job only the name and hash */
@@ -1340,13 +1339,9 @@ static Crucible__Envelope *s_next(void *sock, int timeout_ms)
 
 Test(coordinator, ack_rides_in_the_next_assign, .timeout = 60)
 {
-    s_start(&s_env, 0, 1000);
-    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
     const char *tasks[] = {"vector_add", "vector_add", NULL};
-    s_submit(cl, "fa", tasks, 0, "");
-    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
-    cr_assert_not_null(env);
-    cr_wire_free(&env);
+    void *cl = s_start_with_batch("fa", tasks);
+    Crucible__Envelope *env = NULL;
     void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
     s_ready_with(w, "w1", 1, 0, 1);
     env = EXPECT(w, ASSIGN);
@@ -1389,6 +1384,7 @@ Test(coordinator, ack_rides_in_the_next_assign, .timeout = 60)
     s_stop(&s_env);
 }
 
+/* Group commit: a worker hears Ack only for a result the store holds. */
 Test(coordinator, acked_results_are_stored, .timeout = 60)
 {
     s_start(&s_env, 0, 1000);

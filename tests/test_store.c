@@ -647,6 +647,14 @@ Test(store, advantage_is_stored)
 }
 
 /* The checker must catch a broken store, or it proves nothing. */
+/* Completes job of batch "b" with status (the worker's name as message). */
+static void s_complete(cr_store_t *st, const char *job, int status, const char *worker)
+{
+    Crucible__RewardRecord *r = s_rec("b", job, status, worker);
+    cr_assert_eq(cr_store_complete(st, r, NULL), 0);
+    s_free(r);
+}
+
 /* A count from the database by SQL, through a connection of the test's own. */
 static long s_sql_count(const char *sql)
 {
@@ -671,11 +679,8 @@ Test(store, records_appended_and_recovered)
     s_batch(st, "b", 6, 2, "c");
     cr_assert_eq(cr_store_begin(st), 0);
     const char *done[] = {"j3", "j0", "j4", "j1"};
-    for (int i = 0; i < 4; i++) {
-        Crucible__RewardRecord *r = s_rec("b", done[i], CRUCIBLE__STATUS__STATUS_OK, "w1");
-        cr_assert_eq(cr_store_complete(st, r, NULL), 0);
-        s_free(r);
-    }
+    for (int i = 0; i < 4; i++)
+        s_complete(st, done[i], CRUCIBLE__STATUS__STATUS_OK, "w1");
     cr_assert_eq(cr_store_commit(st), 0);
     CHECK(st);
     cr_assert_eq(s_sql_count("SELECT count(*) FROM records WHERE batch_id = 'b'"), 4);
@@ -725,11 +730,8 @@ Test(store, records_of_the_old_layout_are_moved)
 {
     cr_store_t *st = s_open();
     s_batch(st, "b", 3, 0, "c");
-    for (int i = 0; i < 2; i++) {
-        Crucible__RewardRecord *r = s_rec("b", i ? "j1" : "j0", CRUCIBLE__STATUS__STATUS_OK, "w");
-        cr_assert_eq(cr_store_complete(st, r, NULL), 0);
-        s_free(r);
-    }
+    s_complete(st, "j0", CRUCIBLE__STATUS__STATUS_OK, "w");
+    s_complete(st, "j1", CRUCIBLE__STATUS__STATUS_OK, "w");
     cr_store_close(&st);
     /* make it what the older version wrote */
     sqlite3 *db = NULL;

@@ -1304,6 +1304,17 @@ static void s_send_assign_full(s_coord_t *co, Crucible__Job **jobs, size_t n,
     cr_assert_eq(cr_wire_send(co->router, &co->peer, &env), 0);
 }
 
+/* Disconnect, as a coordinator that does not know the worker says it. */
+static void s_send_disconnect(s_coord_t *co)
+{
+    Crucible__Envelope denv = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Disconnect d = CRUCIBLE__DISCONNECT__INIT;
+    d.reason = "unknown worker";
+    denv.body_case = CRUCIBLE__ENVELOPE__BODY_DISCONNECT;
+    denv.disconnect = &d;
+    cr_assert_eq(cr_wire_send(co->router, &co->peer, &denv), 0);
+}
+
 /* A job of s_job_msg whose task names its bundle by hash only. */
 static Crucible__Job *s_job_by_hash(const char *job_id, const char *hash)
 {
@@ -1355,21 +1366,19 @@ Test(worker, task_bundle_sent_once, .init = s_setup, .fini = s_teardown, .timeou
     cr_wire_free(&env);
 
     /* a hash never sent: the job is dropped (no result) and the worker
-     * registers again, which makes the coordinator send every bundle anew */
-    job = s_job_by_hash("stray", "h2");
-    s_send_assign(&co, &job, 1);
-    s_job_msg_free(job);
-    env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
-    cr_wire_free(&env);
-    env = s_coord_recv(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 1000);
-    cr_expect_null(env, "a job without its bundle was run");
-    cr_wire_free(&env);
-    /* that Ready emptied the cache: h1 must come again */
-    job = s_job_by_hash("after_ready", "h1");
-    s_send_assign(&co, &job, 1);
-    s_job_msg_free(job);
-    env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
-    cr_wire_free(&env);
+     * registers again, which makes the coordinator send every bundle anew;
+     * that Ready emptied the cache, so h1 must come again too */
+    const char *strays[2][2] = {{"stray", "h2"}, {"after_ready", "h1"}};
+    for (int k = 0; k < 2; k++) {
+        job = s_job_by_hash(strays[k][0], strays[k][1]);
+        s_send_assign(&co, &job, 1);
+        s_job_msg_free(job);
+        env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
+        cr_wire_free(&env);
+        env = s_coord_recv(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 1000);
+        cr_expect_null(env, "job %s was run without its bundle", strays[k][0]);
+        cr_wire_free(&env);
+    }
     cr_expect_eq(s_worker_end(w, &co, th), 0);
 }
 
@@ -1403,12 +1412,7 @@ Test(worker, ack_in_assign_is_not_resent, .init = s_setup, .fini = s_teardown, .
 
     /* Disconnect makes the worker say Ready and resend what is not
      * acknowledged: a2 only */
-    Crucible__Envelope denv = CRUCIBLE__ENVELOPE__INIT;
-    Crucible__Disconnect d = CRUCIBLE__DISCONNECT__INIT;
-    d.reason = "unknown worker";
-    denv.body_case = CRUCIBLE__ENVELOPE__BODY_DISCONNECT;
-    denv.disconnect = &d;
-    cr_assert_eq(cr_wire_send(co.router, &co.peer, &denv), 0);
+    s_send_disconnect(&co);
     env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
     cr_wire_free(&env);
     int a1 = 0, a2 = 0;
