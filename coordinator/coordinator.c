@@ -2535,6 +2535,8 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
             need = out[i].tb;
             sz += crucible__task_bundle__get_packed_size(need) + 16;
         }
+        if (i == 0 && nack && bytes + sz > cap) /* no room beside the first job */
+            nack = 0, bytes = 0;                /* they go alone (s_acks_flush) */
         if (i == nout || (i > start && bytes + sz > cap)) {
             if (!failed)
                 failed = s_flush_assign(c, w, ptrs + start, i - start, tasks, ntasks,
