@@ -189,9 +189,11 @@ for n in "${!pid[@]}"; do
     [ -n "${pid[$n]}" ] && kill_one "$n"
 done
 wait 2>/dev/null || true
-db=$(sqlite3 "$tmp/crucible.db" "SELECT count(*), sum(state = 2), count(DISTINCT seq), \
-    ifnull(min(seq), 0), ifnull(max(seq), 0), sum(record IS NOT NULL), ifnull(max(attempt), 0), \
-    sum(attempt > 1) FROM jobs WHERE batch_id = '$batch'")
+# a job is DONE when the records table holds its record (coordinator/store.c, "Records")
+db=$(sqlite3 "$tmp/crucible.db" "SELECT count(*), count(r.job), count(DISTINCT r.seq), \
+    ifnull(min(r.seq), 0), ifnull(max(r.seq), 0), sum(r.record IS NOT NULL), \
+    ifnull(max(j.attempt), 0), sum(j.attempt > 1) FROM jobs j LEFT JOIN records r \
+    ON r.job = j.rowid WHERE j.batch_id = '$batch'")
 touch "$tmp/results.jsonl"
 python3 - "$JOBS" "$WORKERS" "$kc" "$kw" "$newid" "$unexpected" "$reconnects" "$wall" "$db" \
     "$tmp/results.jsonl" "$phase" <<'EOF'

@@ -772,3 +772,10 @@ Crucible__RewardRecord *cr_wire_record_dup(const Crucible__RewardRecord *rec)
     free(buf);
     return out;
 }
+
+size_t cr_wire_task_bytes(const Crucible__TaskBundle *tb)
+{
+    return (tb->task_json ? strlen(tb->task_json) : 0) +
+           (tb->reference_source ? strlen(tb->reference_source) : 0) +
+           (tb->baseline_source ? strlen(tb->baseline_source) : 0);
+}

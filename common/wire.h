@@ -17,6 +17,16 @@
 #define CR_PROTOCOL_VERSION 1
 /* 64 MiB: a GRPO step of 4096 candidates of ~10 KiB source fits with room. */
 #define CR_WIRE_MAX_MSG (64u * 1024u * 1024u)
+/* Task bundles sent once (Ready.task_cache, docs/protocol.md): the
+ * coordinator counts what it sent a worker since its Ready, and forgets it
+ * all before a bundle that would take the count past CR_WIRE_TASK_CACHE or
+ * the bytes (cr_wire_task_bytes) past CR_WIRE_TASK_CACHE_BYTES; the worker
+ * keeps the bundles it received most recently within the same bounds (and
+ * at least the newest), which always covers what the coordinator counts.
+ * 256: a farm runs a few hundred tasks at once (KernelBench has 250);
+ * 64 MiB: one message's worth. */
+#define CR_WIRE_TASK_CACHE 256
+#define CR_WIRE_TASK_CACHE_BYTES (64u * 1024u * 1024u)
 /* Identity frames from ROUTER sockets: ZeroMQ caps them at 255 bytes. */
 #define CR_WIRE_MAX_ID 255
 
@@ -146,6 +156,12 @@ int cr_wire_frame_write(int fd, const void *data, size_t len);
  * field exceeds max. */
 int cr_wire_frame_parse(const void *buf, size_t len, size_t max, const uint8_t **payload,
                         size_t *plen);
+
+/* ---- task bundles ---- */
+
+/* The bytes a bundle counts for against CR_WIRE_TASK_CACHE_BYTES: its three
+ * texts (not its name, which a job may give differently). */
+size_t cr_wire_task_bytes(const Crucible__TaskBundle *tb);
 
 /* ---- records ---- */
 

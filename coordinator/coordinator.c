@@ -2,7 +2,8 @@
  *
  * One thread, one loop, named phases (STYLE.md): poll (timeout = next cron),
  * handle clients, handle workers, intake (Submits stored in steps), replay,
- * cron, commit (then Acks and records go out), dispatch. Every state change goes
+ * cron, commit (then Acks and records go out), dispatch (an Ack due to a
+ * worker that gets an Assign rides in it), the Acks left. Every state change goes
  * through the store first and is announced second, so a crash between the
  * two loses an announcement (the client resubscribes after its last seq),
  * never a record.
@@ -103,8 +104,14 @@
  * logged. The bound the loop keeps (bench/RESULTS.md measures it). */
 #define CR_COORD_TURN_BOUND_MS 50
 /* ms a subscriber whose queue was full waits before its catch-up from the
- * store tries again: a few turns, so a reader that does not read costs one
- * bounded step now and then, not a step every turn. */
+ * store tries again: from the least, doubled each time its queue is found
+ * full again, up to the most, and back to the least once a message to it
+ * goes through. A reader that does not read then costs one bounded step
+ * every 100 ms, not a step every turn; one that reads, a little slower than
+ * the records come, is not held to 4096 records (its queue) per 100 ms: at
+ * a fixed 100 ms a 1,000,000-job batch streamed at 41k records/s while its
+ * jobs were done at 56k/s (bench/RESULTS.md, issue 20 session 4). */
+#define CR_COORD_SLOW_RETRY_MIN_MS 5
 #define CR_COORD_SLOW_RETRY_MS 100
 /* Replies (SubmitAck, StatusReply, Error) kept for clients whose queue was
  * full, all clients together: past it a reply is dropped (the client's
@@ -129,6 +136,8 @@ typedef struct {
     uint64_t after;                     /* replaying: records up to this seq were sent */
     uint64_t id;                        /* unique in the process: outbox messages name it */
     uint64_t sent_seq;                  /* the last record its connection took */
+    int64_t backoff_ms;                 /* its next wait after a full queue; 0 = the least
+                                           (CR_COORD_SLOW_RETRY_MIN_MS) */
     int64_t retry_ms;                   /* mono ms before which its catch-up waits: its
                                            queue was full (s_outbox_flush) */
 } s_sub_t;
@@ -145,6 +154,16 @@ typedef struct {
     size_t n;                                 /* entries */
     void (*free_fn)(void *msg);               /* frees one msg */
 } s_cache_t;
+
+/* An Ack kept for an assign_acks worker (s_ack): sent inside the Assign
+ * that dispatch makes for it right after the commit, or alone after that. */
+typedef struct {
+    cr_peer_t peer;                     /* the worker's connection */
+    char batch_id[CR_STORE_ID_MAX + 1]; /* Ack.batch_id */
+    char job_id[CR_STORE_ID_MAX + 1];   /* Ack.job_id */
+    uint32_t attempt;                   /* Ack.attempt */
+    int sent;                           /* 1 once it went inside an Assign */
+} s_ack_t;
 
 /* A message kept until the turn's transaction commits (s_send). */
 typedef struct {
@@ -192,6 +211,12 @@ struct cr_coordinator {
     size_t out_bytes;               /* bytes kept in out */
     uint64_t tag_sub;               /* subscription the messages being kept belong to */
     uint64_t next_sub_id;           /* last s_sub_t.id given */
+    s_ack_t *acks;                  /* owned: Acks kept for assign_acks workers (s_ack);
+                                       [0, nacks_due) are durable, sorted by peer after
+                                       the commit (s_acks_sort), the rest of this turn */
+    size_t nacks;                   /* entries used */
+    size_t nacks_due;               /* entries whose turn committed */
+    size_t capacks;                 /* entries allocated */
     s_outmsg_t *carry;              /* owned: replies a full client queue refused, sent
                                        again at the next flush (at most CR_COORD_CARRY_MAX) */
     size_t ncarry;                  /* entries used */
@@ -1034,6 +1059,8 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
     }
     snprintf(info.host, sizeof info.host, "%s", r->host);
     snprintf(info.device, sizeof info.device, "%s", r->device_name);
+    info.task_cache = r->task_cache;
+    info.assign_acks = r->assign_acks;
     int known = 0;
     cr_sched_worker_t *w = cr_sched_register(c->sched, &info, s_clock_ms(c), &known);
     c->dispatch_due = 1;
@@ -1052,16 +1079,105 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
             w->device[0] ? w->device : "?", backends[0] ? backends : "none", w->credit);
 }
 
-static void s_ack(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible__RewardRecord *rec)
+/* Keeps an Ack for an assign_acks worker until the turn commits; 0, or -1
+ * when it must go the ordinary way (no turn open, ids past the store's
+ * bound, no memory). */
+static int s_ack_keep(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible__RewardRecord *rec)
+{
+    if (!c->turn_open || !w->assign_acks || strlen(rec->batch_id) > CR_STORE_ID_MAX ||
+        strlen(rec->job_id) > CR_STORE_ID_MAX)
+        return -1;
+    if (c->nacks == c->capacks) {
+        size_t cap = c->capacks ? 2 * c->capacks : 256;
+        void *g = realloc(c->acks, cap * sizeof *c->acks);
+        if (!g)
+            return -1;
+        c->acks = g;
+        c->capacks = cap;
+    }
+    s_ack_t *a = &c->acks[c->nacks++];
+    a->peer = w->peer;
+    snprintf(a->batch_id, sizeof a->batch_id, "%s", rec->batch_id);
+    snprintf(a->job_id, sizeof a->job_id, "%s", rec->job_id);
+    a->attempt = rec->attempt;
+    a->sent = 0;
+    return 0;
+}
+
+static int s_ack_cmp(const void *x, const void *y)
+{
+    const s_ack_t *a = x, *b = y;
+    if (a->peer.len != b->peer.len)
+        return a->peer.len < b->peer.len ? -1 : 1;
+    return memcmp(a->peer.bytes, b->peer.bytes, a->peer.len);
+}
+
+/* The turn committed: its kept Acks are due, grouped by worker for
+ * s_acks_for. */
+static void s_acks_sort(cr_coordinator_t *c)
+{
+    c->nacks_due = c->nacks;
+    qsort(c->acks, c->nacks_due, sizeof *c->acks, s_ack_cmp);
+}
+
+/* The due Acks of w's connection: *n of them from *first (n = 0: none). */
+static void s_acks_for(cr_coordinator_t *c, const cr_sched_worker_t *w, size_t *first, size_t *n)
+{
+    size_t lo = 0, hi = c->nacks_due;
+    s_ack_t key;
+    key.peer = w->peer;
+    while (lo < hi) { /* the first entry not below w's peer */
+        size_t mid = lo + (hi - lo) / 2;
+        if (s_ack_cmp(&c->acks[mid], &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < c->nacks_due && s_ack_cmp(&c->acks[end], &key) == 0)
+        end++;
+    *first = lo;
+    *n = end - lo;
+}
+
+/* Sends Ack{batch, job, attempt} alone to peer: at once (now), or as
+ * s_send does (kept for after the turn's commit). */
+static void s_ack_alone(cr_coordinator_t *c, const cr_peer_t *peer, const char *batch_id,
+                        const char *job_id, uint32_t attempt, int now)
 {
     Crucible__Ack ack = CRUCIBLE__ACK__INIT;
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
-    ack.batch_id = rec->batch_id;
-    ack.job_id = rec->job_id;
-    ack.attempt = rec->attempt;
+    ack.batch_id = (char *)batch_id;
+    ack.job_id = (char *)job_id;
+    ack.attempt = attempt;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_ACK;
     env.ack = &ack;
-    s_worker_send(c, w, &env);
+    /* lost: the worker resends the result, which is acknowledged again */
+    if (now)
+        s_send_now(c->workers, peer, &env);
+    else
+        s_send(c, c->workers, peer, &env);
+}
+
+/* Sends the due Acks that no Assign took, each alone, and forgets them;
+ * Acks kept since (none: dispatch makes no results) stay. */
+static void s_acks_flush(cr_coordinator_t *c)
+{
+    for (size_t i = 0; i < c->nacks_due; i++)
+        if (!c->acks[i].sent)
+            s_ack_alone(c, &c->acks[i].peer, c->acks[i].batch_id, c->acks[i].job_id,
+                        c->acks[i].attempt, 1);
+    memmove(c->acks, c->acks + c->nacks_due, (c->nacks - c->nacks_due) * sizeof *c->acks);
+    c->nacks -= c->nacks_due;
+    c->nacks_due = 0;
+}
+
+/* Acknowledges rec to w once the turn is durable: inside w's next Assign
+ * when one is due in the same turn (an assign_acks worker), else alone. */
+static void s_ack(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible__RewardRecord *rec)
+{
+    if (s_ack_keep(c, w, rec) != 0)
+        s_ack_alone(c, &w->peer, rec->batch_id, rec->job_id, rec->attempt, 0);
 }
 
 static void s_set_str(char **field, const char *v)
@@ -1397,24 +1513,24 @@ static void s_replay_group(const char *group_id, uint64_t last_seq, void *arg)
     r->group_seq[r->ngroups++] = last_seq;
 }
 
-/* Replays one stored record to the subscriber, then the GroupDone that
- * followed it live. */
-static int s_replay_record(const Crucible__RewardRecord *rec, void *arg)
+/* Replays one stored record to the subscriber as it is stored (no decode
+ * and pack again), then the GroupDone that followed it live. */
+static int s_replay_record(uint64_t seq, const uint8_t *rec, size_t len, void *arg)
 {
     s_replay_t *r = arg;
-    Crucible__Result res = CRUCIBLE__RESULT__INIT;
-    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
-    res.record = (Crucible__RewardRecord *)rec;
-    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
-    env.result = &res;
-    if (s_send(r->c, r->c->clients, r->to, &env) != 0) {
+    uint8_t *buf = NULL;
+    size_t blen = 0;
+    if (cr_wire_pack_result(rec, len, &buf, &blen) != 0 ||
+        s_send_bytes(r->c, r->to, buf, blen, seq) != 0) {
+        free(buf);
         r->failed = 1;
         return 1;
     }
+    free(buf);
     for (size_t i = 0; i < r->ngroups; i++)
-        if (r->group_seq[i] == rec->seq)
+        if (r->group_seq[i] == seq)
             s_group_done(r->c, r->batch_id, r->groups[i], r->to, 0);
-    r->last = rec->seq;
+    r->last = seq;
     return ++r->n >= r->limit;
 }
 
@@ -1433,7 +1549,7 @@ static void s_replay_step(cr_coordinator_t *c, s_sub_t *sub)
                     .limit = CR_COORD_REPLAY_STEP, .last = sub->after};
     c->tag_sub = sub->id;
     if (cr_store_groups_done(c->store, sub->batch_id, s_replay_group, &r) == 0)
-        cr_store_records(c->store, sub->batch_id, sub->after, s_replay_record, &r);
+        cr_store_records_packed(c->store, sub->batch_id, sub->after, s_replay_record, &r);
     free(r.groups);
     free(r.group_seq);
     sub->after = r.last;
@@ -1464,13 +1580,15 @@ static void s_replay_step(cr_coordinator_t *c, s_sub_t *sub)
     c->tag_sub = 0;
 }
 
-static int s_replay_pending(const cr_coordinator_t *c)
+/* ms until the next catch-up from the store is due (0 or less: now);
+ * INT64_MAX when no subscriber catches up. */
+static int64_t s_replay_wait(const cr_coordinator_t *c)
 {
-    int64_t now = cr_time_mono_ms();
+    int64_t now = cr_time_mono_ms(), next = INT64_MAX;
     for (size_t i = 0; i < c->nsubs; i++)
-        if (c->subs[i].replaying && !c->subs[i].dead && c->subs[i].retry_ms <= now)
-            return 1;
-    return 0;
+        if (c->subs[i].replaying && !c->subs[i].dead && c->subs[i].retry_ms - now < next)
+            next = c->subs[i].retry_ms - now;
+    return next;
 }
 
 /* The replay phase: a step for every subscriber still catching up. */
@@ -1791,10 +1909,12 @@ static int s_intake_start(cr_coordinator_t *c, s_intake_t *in, uint64_t *queued)
         free(blob);
     }
     if (rc == 0 && c->cfg.queue_limit > 0) {
+        /* the jobs it does not know are at most all of them: when even all
+         * fit, no job needs looking up */
         uint32_t fresh = 0;
-        rc = cr_store_count_new(c->store, batch, in->jobs, in->sub->n_jobs, &fresh);
-        if (rc == 0)
-            rc = cr_store_queued_by_owner(c->store, in->owner, queued);
+        rc = cr_store_queued_by_owner(c->store, in->owner, queued);
+        if (rc == 0 && *queued + in->sub->n_jobs > (uint64_t)c->cfg.queue_limit)
+            rc = cr_store_count_new(c->store, batch, in->jobs, in->sub->n_jobs, &fresh);
         if (rc == 0 && fresh > 0 && *queued + fresh > (uint64_t)c->cfg.queue_limit) {
             *queued += fresh;
             rc = CR_E_LIMIT;
@@ -2258,19 +2378,43 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
     }
 }
 
-/* Sends one Assign; on failure the jobs go back to the queue uncounted and
- * the worker is skipped until it speaks again. */
-static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__Job **jobs, size_t n)
+/* Sends one Assign of jobs[0..n) and the bundles tasks[0..ntasks) they
+ * name that w was not sent before; on failure the jobs go back to the queue
+ * uncounted and the worker is skipped until it speaks again. */
+static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__Job **jobs, size_t n,
+                          Crucible__TaskBundle **tasks, size_t ntasks, s_ack_t *acks, size_t nacks)
 {
     if (n == 0)
         return 0;
     Crucible__Assign a = CRUCIBLE__ASSIGN__INIT;
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Ack *ackv = nacks ? calloc(nacks, sizeof *ackv) : NULL;
+    Crucible__Ack **ackp = nacks ? calloc(nacks, sizeof *ackp) : NULL;
+    if (!ackv || !ackp)
+        nacks = 0; /* they go alone (s_acks_flush) */
+    for (size_t i = 0; i < nacks; i++) {
+        crucible__ack__init(&ackv[i]);
+        ackv[i].batch_id = acks[i].batch_id;
+        ackv[i].job_id = acks[i].job_id;
+        ackv[i].attempt = acks[i].attempt;
+        ackp[i] = &ackv[i];
+    }
     a.n_jobs = n;
     a.jobs = jobs;
+    a.n_tasks = ntasks;
+    a.tasks = tasks;
+    a.n_acks = nacks;
+    a.acks = ackp;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
     env.assign = &a;
-    if (s_send(c, c->workers, &w->peer, &env) == 0) {
+    int rc = s_send(c, c->workers, &w->peer, &env);
+    free(ackv);
+    free(ackp);
+    if (rc == 0) {
+        for (size_t i = 0; i < nacks; i++)
+            acks[i].sent = 1;
+        for (size_t i = 0; i < ntasks; i++)
+            cr_sched_task_note(w, tasks[i]->hash, cr_wire_task_bytes(tasks[i]));
         cr_sched_assigned(w, (uint32_t)n);
         cr_debug("assigned %zu jobs to %s (%u in flight)", n, w->id, w->in_flight);
         return 0;
@@ -2285,8 +2429,19 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__J
 typedef struct {
     Crucible__Job job;            /* points at the parts below */
     Crucible__JobSpec *spec;      /* owned (unpacked) */
-    Crucible__TaskBundle task;    /* the cached bundle, named as the job names it */
+    Crucible__TaskBundle task;    /* the cached bundle, named as the job names it; for a
+                                     task_cache worker only that name and the hash */
+    Crucible__TaskBundle *tb;     /* the cached bundle (s_task_bundle) */
 } s_out_job_t;
+
+/* 1 when tasks[0..n) holds tb. */
+static int s_has_task(Crucible__TaskBundle *const *tasks, size_t n, const Crucible__TaskBundle *tb)
+{
+    for (size_t i = 0; i < n; i++)
+        if (tasks[i] == tb)
+            return 1;
+    return 0;
+}
 
 /* Assigns to w the queued jobs keys[0..n) (the oldest in its languages,
  * fetched by s_phase_dispatch) that the scheduler's policy takes. */
@@ -2336,8 +2491,17 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
             cr_store_assigned_free(&a);
             continue;
         }
-        /* The bundle is stored by content; the job names it as submitted. */
-        o->task = *tb;
+        /* The bundle is stored by content; the job names it as submitted.
+         * A task_cache worker is sent each bundle once (in Assign.tasks)
+         * and the job names it by hash. */
+        o->tb = tb;
+        if (w->task_cache) {
+            crucible__task_bundle__init(&o->task);
+            o->task.hash = tb->hash;
+            o->task.name = tb->name;
+        } else {
+            o->task = *tb;
+        }
         if (o->spec->task[0])
             o->task.name = o->spec->task;
         crucible__job__init(&o->job);
@@ -2349,25 +2513,47 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
         ptrs[nout++] = &o->job;
         cr_store_assigned_free(&a);
     }
-    /* Split into messages under the size cap; one job always fits, as it
-     * arrived inside a Submit under the same cap. After a failed send the
-     * rest go back to the queue too. */
-    size_t start = 0, bytes = 0;
+    /* Split into messages under the size cap; one job and its bundle always
+     * fit, as they arrived inside a Submit under the same cap. After a failed
+     * send the rest go back to the queue too. A message carries the bundles
+     * its jobs name that the worker was not sent (task_cache workers). */
+    Crucible__TaskBundle **tasks = calloc(nout ? nout : 1, sizeof *tasks);
+    size_t start = 0, bytes = 0, ntasks = 0;
     size_t cap = (size_t)c->cfg.max_msg > 8192 ? (size_t)c->cfg.max_msg - 4096 : 4096;
-    int failed = 0;
+    int failed = !tasks;
+    /* the Acks due to w ride in its first Assign (assign_acks workers) */
+    size_t ack0 = 0, nack = 0;
+    if (w->assign_acks)
+        s_acks_for(c, w, &ack0, &nack);
+    for (size_t k = 0; k < nack; k++)
+        bytes += strlen(c->acks[ack0 + k].batch_id) + strlen(c->acks[ack0 + k].job_id) + 16;
     for (size_t i = 0; i <= nout; i++) {
         size_t sz = i < nout ? crucible__job__get_packed_size(ptrs[i]) + 16 : 0;
+        Crucible__TaskBundle *need = NULL;
+        if (i < nout && w->task_cache && !cr_sched_task_sent(w, out[i].tb->hash) &&
+            !(tasks && s_has_task(tasks, ntasks, out[i].tb))) {
+            need = out[i].tb;
+            sz += crucible__task_bundle__get_packed_size(need) + 16;
+        }
+        if (i == 0 && nack && bytes + sz > cap) /* no room beside the first job */
+            nack = 0, bytes = 0;                /* they go alone (s_acks_flush) */
         if (i == nout || (i > start && bytes + sz > cap)) {
             if (!failed)
-                failed = s_flush_assign(c, w, ptrs + start, i - start) != 0;
+                failed = s_flush_assign(c, w, ptrs + start, i - start, tasks, ntasks,
+                                        c->acks + ack0, nack) != 0;
             else
                 for (size_t k = start; k < i; k++)
                     cr_store_unassign(c->store, ptrs[k]->batch_id, ptrs[k]->spec->job_id);
+            nack = 0;
             start = i;
             bytes = 0;
+            ntasks = 0;
         }
+        if (need && tasks && i < nout)
+            tasks[ntasks++] = need;
         bytes += sz;
     }
+    free(tasks);
     for (size_t i = 0; i < nout; i++)
         crucible__job_spec__free_unpacked(out[i].spec, NULL);
     free(take);
@@ -2658,6 +2844,8 @@ static void s_outbox_flush(cr_coordinator_t *c)
         if (e == 0) {
             if (sub && m->seq > sub->sent_seq)
                 sub->sent_seq = m->seq;
+            if (sub)
+                sub->backoff_ms = 0;
             continue;
         }
         if (m->sock != c->clients)
@@ -2670,7 +2858,9 @@ static void s_outbox_flush(cr_coordinator_t *c)
                          sub->batch_id, (unsigned long long)sub->sent_seq);
             sub->replaying = 1;
             sub->after = sub->sent_seq;
-            sub->retry_ms = now + CR_COORD_SLOW_RETRY_MS;
+            int64_t wait = sub->backoff_ms ? sub->backoff_ms : CR_COORD_SLOW_RETRY_MIN_MS;
+            sub->retry_ms = now + wait;
+            sub->backoff_ms = 2 * wait < CR_COORD_SLOW_RETRY_MS ? 2 * wait : CR_COORD_SLOW_RETRY_MS;
             continue;
         }
         if (!sub && e == EAGAIN) {
@@ -2705,8 +2895,10 @@ static void s_turn_end(cr_coordinator_t *c)
     s_intake_settle(c, rc == 0);
     if (rc == 0) {
         s_outbox_flush(c);
+        s_acks_sort(c);
         return;
     }
+    c->nacks = c->nacks_due; /* the turn's Acks name results that were not stored */
     cr_store_rollback(c->store);
     s_cache_clear(&c->totals); /* the job counts the turn's Submits had changed */
     cr_error("turn not stored (%s): %zu acknowledgements and records dropped; workers resend, "
@@ -2858,8 +3050,11 @@ int cr_coordinator_run(cr_coordinator_t *c)
     while (!atomic_load(&c->stop) && !s_signalled) {
         /* poll */
         int64_t wait = c->next_cron_ms - cr_time_mono_ms();
-        if (wait < 0 || c->beating || c->intake || s_replay_pending(c))
+        int64_t replay = s_replay_wait(c);
+        if (wait < 0 || c->beating || c->intake || replay <= 0)
             wait = 0;
+        else if (replay < wait)
+            wait = replay;
         zmq_pollitem_t items[2 + 1 + CR_METRICS_HTTP_CONNS] = {{c->workers, 0, ZMQ_POLLIN, 0},
                                                                {c->clients, 0, ZMQ_POLLIN, 0}};
         int nm = c->metrics_http ? cr_metrics_http_pollitems(c->metrics_http, items + 2,
@@ -2914,8 +3109,9 @@ int cr_coordinator_run(cr_coordinator_t *c)
         /* commit, then acknowledge and stream */
         s_turn_end(c);
         s_turn_mark(c, &t0, "cron and commit");
-        /* dispatch: after the Acks, so that a worker hears its result is
-         * safe before it hears of the job that takes the freed credit */
+        /* dispatch: after the commit, so that a worker hears its result is
+         * safe before (or in the same message as) the job that takes the
+         * freed credit */
         if (c->dispatch_due) {
             /* its own transaction, a read one: an assignment writes nothing
              * (store.c, "Memory and log") but reads its job's spec, and one
@@ -2926,6 +3122,8 @@ int cr_coordinator_run(cr_coordinator_t *c)
             s_turn_end(c);
             s_turn_mark(c, &t0, "dispatch");
         }
+        /* the Acks no Assign took go alone */
+        s_acks_flush(c);
     }
     cr_info("coordinator stopping%s; longest turn %lld ms (bound %d ms)",
             s_signalled ? " on a signal" : "", (long long)c->longest_turn_ms,
@@ -2954,6 +3152,7 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
     for (size_t i = 0; i < c->ncarry; i++)
         free(c->carry[i].buf);
     free(c->carry);
+    free(c->acks);
     if (c->options.free_fn)
         s_cache_clear(&c->options);
     if (c->bundles.free_fn)

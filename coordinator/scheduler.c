@@ -105,8 +105,10 @@ void cr_sched_destroy(cr_sched_t **self_p)
     if (!self_p || !*self_p)
         return;
     cr_sched_t *s = *self_p;
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->w[i]->sent);
         free(s->w[i]);
+    }
     free(s->w);
     free(s->hist);
     free(s->by_id);
@@ -242,7 +244,10 @@ cr_sched_worker_t *cr_sched_register(cr_sched_t *s, const cr_sched_worker_t *inf
         s->w[s->n++] = w;
     }
     uint64_t done = w->done;
+    free(w->sent); /* a new registration: the worker emptied its task cache */
     *w = *info;
+    w->sent = NULL;
+    w->nsent = w->capsent = w->sent_bytes = 0;
     w->id[sizeof w->id - 1] = '\0';
     w->host[sizeof w->host - 1] = '\0';
     w->device[sizeof w->device - 1] = '\0';
@@ -300,6 +305,32 @@ size_t cr_sched_pick(const cr_sched_worker_t *w, const char *const *languages, s
     return picked;
 }
 
+int cr_sched_task_sent(const cr_sched_worker_t *w, const char *hash)
+{
+    for (size_t i = 0; i < w->nsent; i++)
+        if (strcmp(w->sent[i], hash) == 0)
+            return 1;
+    return 0;
+}
+
+void cr_sched_task_note(cr_sched_worker_t *w, const char *hash, size_t bytes)
+{
+    if (w->nsent >= CR_WIRE_TASK_CACHE || w->sent_bytes + bytes > CR_WIRE_TASK_CACHE_BYTES)
+        w->nsent = w->sent_bytes = 0;
+    if (w->nsent == w->capsent) {
+        size_t cap = w->capsent ? 2 * w->capsent : 4;
+        if (cap > CR_WIRE_TASK_CACHE)
+            cap = CR_WIRE_TASK_CACHE;
+        void *g = realloc(w->sent, cap * sizeof *w->sent);
+        if (!g)
+            return;
+        w->sent = g;
+        w->capsent = cap;
+    }
+    snprintf(w->sent[w->nsent++], sizeof w->sent[0], "%s", hash);
+    w->sent_bytes += bytes;
+}
+
 void cr_sched_assigned(cr_sched_worker_t *w, uint32_t n)
 {
     w->in_flight += n;
@@ -326,6 +357,7 @@ void cr_sched_remove(cr_sched_t *s, cr_sched_worker_t *w)
 {
     for (size_t i = 0; i < s->n; i++) {
         if (s->w[i] == w) {
+            free(w->sent);
             free(w);
             s->w[i] = s->w[--s->n];
             s_reindex(s);

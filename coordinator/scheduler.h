@@ -8,6 +8,7 @@
 #ifndef CR_SCHEDULER_H
 #define CR_SCHEDULER_H
 
+#include "hash.h"
 #include "wire.h"
 
 #include <stddef.h>
@@ -41,6 +42,13 @@ typedef struct {
     int drained;                   /* 1 when unhealthy (lost or INFRA_ERROR drain-after
                                       times): stays connected, gets no new jobs */
     uint32_t infra_streak;         /* its INFRA_ERROR / WORKER_LOST results in a row */
+    int task_cache;                /* Ready.task_cache: each task bundle is sent it once */
+    int assign_acks;               /* Ready.assign_acks: Acks may ride in its Assigns */
+    char (*sent)[CR_HASH_HEX_LEN + 1]; /* owned: hashes of the bundles sent it since its
+                                      Ready (cr_sched_task_sent); NULL = none */
+    size_t nsent;                  /* entries used in sent */
+    size_t capsent;                /* entries allocated */
+    size_t sent_bytes;             /* cr_wire_task_bytes of the bundles in sent */
 } cr_sched_worker_t;
 
 typedef struct cr_sched cr_sched_t;
@@ -96,6 +104,17 @@ uint32_t cr_sched_free_credit(const cr_sched_worker_t *w);
  * first), marks in take[] the ones to assign — those it serves, oldest
  * first, at most its free credit. Returns how many were marked. */
 size_t cr_sched_pick(const cr_sched_worker_t *w, const char *const *languages, size_t n, int *take);
+
+/* Task bundles sent once (docs/protocol.md): 1 when w was sent the bundle
+ * of hash since its Ready, else 0. */
+int cr_sched_task_sent(const cr_sched_worker_t *w, const char *hash);
+
+/* Notes that w was sent the bundle of hash, of bytes (cr_wire_task_bytes),
+ * in a message that left: first forgetting every bundle noted before when
+ * one more would pass CR_WIRE_TASK_CACHE bundles or CR_WIRE_TASK_CACHE_BYTES
+ * (the worker keeps at least what is noted, wire.h). On ENOMEM nothing is
+ * noted: the bundle is sent again next time. */
+void cr_sched_task_note(cr_sched_worker_t *w, const char *hash, size_t bytes);
 
 /* Bookkeeping when jobs are assigned to / finished by a worker. */
 void cr_sched_assigned(cr_sched_worker_t *w, uint32_t n);

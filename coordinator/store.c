@@ -2,17 +2,34 @@
  *
  * DESIGN NOTES
  *
- * One SQLite file holds three tables:
+ * One SQLite file holds five tables:
  *   batches(batch_id PK, owner, options, created, total, done, last_seq)
  *   tasks(hash PK, name, bundle)             -- packed TaskBundle, keyed by content
  *   jobs(batch_id, job_id, task_hash, language, spec, group_id, state, attempt,
  *        worker_id, t_submitted, t_assigned, seq, status, flags, record;
- *        PRIMARY KEY(batch_id, job_id))
+ *        PRIMARY KEY(batch_id, job_id))      -- as submitted; seq..record are
+ *                                               only an older version's (below)
+ *   records(job PK = jobs.rowid, batch_id, seq, status, flags, worker_id,
+ *           t_assigned, record; UNIQUE(batch_id, seq))
  *   worker_keys(worker_id PK, key, first_seen) -- CURVE: a worker id's key, for good
  * status and flags copy the record's status and hack flags so that counts
- * never decode blobs. The queue is in memory (one list per language, in
- * rowid order, so "oldest first" is the head); the partial index jobs_live
- * (rows not DONE) serves the load at open.
+ * never decode blobs.
+ *
+ * Records. A job is DONE in the log when records holds its row: a record is
+ * appended (an INSERT at the right edge of both b-trees, in a batch's seq
+ * order), never written into the job's row, whose UPDATE (the row growing
+ * by its record, the partial indexes moving) cost twice as much
+ * (bench/RESULTS.md, issue 20 session 4). So the jobs row of a DONE job
+ * keeps state 0, and "not DONE" is "state < 2 and no records row", a rowid
+ * lookup. A database of the older version (user_version 0), which kept
+ * the record in the job's row with state 2, has its records moved to the
+ * table once at open (s_migrate); those rows keep their state 2. No index
+ * lists the live rows (it would hold every job, as rows are not written
+ * when done): the load at open walks jobs in rowid order, skipping those
+ * with a record.
+ *
+ * The queue is in memory (one list per language, in rowid order, so
+ * "oldest first" is the head).
  *
  * Job states and the function performing each transition:
  *
@@ -39,9 +56,9 @@
  * Memory and log. The live part of the state machine, QUEUED and ASSIGNED
  * jobs with their attempts and leases, the queue per language and every
  * batch's counters, is held in memory; the database is the log it is
- * recovered from. A job's row is written when it is added (QUEUED), when a
- * lost try is counted (cr_store_requeue: attempt and t_assigned) and once
- * when it becomes DONE (its record, by rowid); an assignment is never
+ * recovered from. A job's row is written when it is added (QUEUED) and when a
+ * lost try is counted (cr_store_requeue: attempt and t_assigned); when it
+ * becomes DONE its record is appended to records; an assignment is never
  * written: the log keeps an ASSIGNED job QUEUED, which is exactly what a
  * restart makes of it anyway (cr_store_open loads every job that is not
  * DONE as QUEUED; its worker sends Ready again and its result, if one comes,
@@ -53,22 +70,26 @@
  * assignment reads the job's spec from its row, unless the job kept the
  * packed spec it was added with (up to CR_STORE_SPEC_CACHE bytes for all
  * live jobs together, a constant, so memory does not grow with a batch).
- * The records of a turn are written at the flush in rowid order, 64 rows
- * to a statement. The seq and group indexes are partial: a job has an
- * entry there only once it has a seq, or if it has a group. Savepoints
+ * The records of a turn are appended at the flush in rowid order, 64 rows
+ * to a statement. The group index is partial: a job has an entry there
+ * only if it has a group. Savepoints
  * nest as before; a rollback undoes memory too (the undo log, s_undo_to),
  * so memory never holds what the log does not.
  *
  * Invariants (cr_store_check verifies each, tests call it after every step):
  *
- *   (1) state is QUEUED, ASSIGNED or DONE.
+ * "DONE" below is a job with a records row; "its row" a job's row in jobs.
+ *
+ *   (1) state is QUEUED, ASSIGNED or DONE (2: a row of the older version).
  *   (2) attempt >= 1 in every state: it is the number of the try that is,
  *       was or will be running, and it is what the Job and the record carry.
  *   (3) A QUEUED job has no worker_id, no seq and no record.
  *   (4) No row is ASSIGNED: assignments live in memory only, where an
  *       ASSIGNED job has a worker and t_assigned > 0 (checked with (9)).
- *   (5) A DONE job has exactly one record and a seq >= 1; the record decodes,
- *       names the same batch and job, and carries that same seq and status.
+ *   (5) A DONE job has exactly one record and a seq >= 1 (a row with state 2
+ *       has a records row; a records row belongs to a job of its batch); the
+ *       record decodes, names the same batch and job, and carries that same
+ *       seq and status.
  *       DONE is terminal: completing a DONE job returns CR_E_DUPLICATE and
  *       changes nothing (first record wins).
  *   (6) Every job belongs to a stored batch; batches.total counts its jobs and
@@ -118,6 +139,9 @@
  * read from their rows at assign. A constant, so memory does not grow with
  * a batch: 64 MiB holds the queue of a farm fed as fast as it drains. */
 #define CR_STORE_SPEC_CACHE ((size_t)64 << 20)
+/* PRAGMA user_version of this layout: 1 = records in their own table
+ * (s_migrate moves those of version 0, which kept them in the job's row). */
+#define S_SCHEMA_VERSION 1
 
 static const char s_schema[] =
     "CREATE TABLE IF NOT EXISTS batches("
@@ -133,18 +157,26 @@ static const char s_schema[] =
     " t_submitted INTEGER NOT NULL, t_assigned INTEGER NOT NULL DEFAULT 0, seq INTEGER,"
     " status INTEGER NOT NULL DEFAULT 0, flags TEXT NOT NULL DEFAULT '', record BLOB,"
     " PRIMARY KEY(batch_id, job_id));"
-    /* the live rows, for the load at open: a partial index, so that a job
-     * going DONE leaves it (one b-tree delete) and history does not grow it */
+    /* no index of the live rows: a job's row is not written when it is done
+     * (records, below), so such an index would hold every job; the load at
+     * open walks the rows in rowid order instead */
     "DROP INDEX IF EXISTS jobs_queue;"
-    "CREATE INDEX IF NOT EXISTS jobs_live ON jobs(state) WHERE state < 2;"
+    "DROP INDEX IF EXISTS jobs_live;"
     /* partial too: a job is added with no seq and, mostly, no group, and an
      * index entry it does not need is two b-tree writes per job (the insert,
      * then the move when its seq is set); the queries name the condition
      * (seq > ?, group_id > '') so that the planner may use them */
     "DROP INDEX IF EXISTS jobs_seq;"
     "DROP INDEX IF EXISTS jobs_group;"
-    "CREATE UNIQUE INDEX IF NOT EXISTS jobs_seq_set ON jobs(batch_id, seq) WHERE seq IS NOT NULL;"
     "CREATE INDEX IF NOT EXISTS jobs_group_set ON jobs(batch_id, group_id) WHERE group_id > '';"
+    /* the records, appended (design notes, "Records"): keyed by their job's
+     * rowid, so that "is it DONE" is a rowid lookup; records_seq is the
+     * batch's stream in seq order, and its uniqueness keeps invariant (7) */
+    "CREATE TABLE IF NOT EXISTS records("
+    " job INTEGER PRIMARY KEY, batch_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+    " status INTEGER NOT NULL, flags TEXT NOT NULL, worker_id TEXT NOT NULL,"
+    " t_assigned INTEGER NOT NULL, record BLOB NOT NULL);"
+    "CREATE UNIQUE INDEX IF NOT EXISTS records_seq ON records(batch_id, seq);"
     "CREATE INDEX IF NOT EXISTS jobs_worker ON jobs(worker_id) WHERE state = 1;"
     "CREATE INDEX IF NOT EXISTS batches_owner ON batches(owner);"
     /* CURVE: the key a worker id was first seen with (cr_store_worker_key) */
@@ -156,7 +188,8 @@ static const char s_schema[] =
     X(BEGIN, "SAVEPOINT cr")                                                              \
     X(RELEASE, "RELEASE cr")                                                              \
     X(ROLLBACK, "ROLLBACK TO cr")                                                         \
-    X(RECOVER, "UPDATE jobs SET state = 0, worker_id = '' WHERE state = 1")               \
+    X(RECOVER, "UPDATE jobs INDEXED BY jobs_worker SET state = 0, worker_id = ''"         \
+               " WHERE state = 1")                                                        \
     X(BATCH_ADD, "INSERT OR IGNORE INTO batches(batch_id, owner, options, created)"       \
                  " VALUES(?1, ?2, ?3, ?4)")                                               \
     X(BATCH_OPTS, "SELECT options FROM batches WHERE batch_id = ?1")                      \
@@ -164,9 +197,10 @@ static const char s_schema[] =
                  " WHERE batch_id = ?1")                                                  \
     X(LOAD_BATCHES, "SELECT batch_id, owner, options, created, total, done, last_seq"     \
                     " FROM batches")                                                      \
-    X(LOAD_JOBS, "SELECT rowid, batch_id, job_id, language, task_hash, spec, group_id,"   \
-                 " attempt, t_submitted, t_assigned FROM jobs INDEXED BY jobs_live"       \
-                 " WHERE state < 2 ORDER BY state, rowid")                                \
+    X(LOAD_JOBS, "SELECT j.rowid, j.batch_id, j.job_id, j.language, j.task_hash, j.spec,"  \
+                 " j.group_id, j.attempt, j.t_submitted, j.t_assigned FROM jobs j"       \
+                 " WHERE j.state < 2 AND NOT EXISTS"                                     \
+                 " (SELECT 1 FROM records r WHERE r.job = j.rowid) ORDER BY j.rowid")    \
     X(SPEC_GET, "SELECT spec FROM jobs WHERE rowid = ?1")                                 \
     X(JOB_REQUEUE, "UPDATE jobs SET attempt = ?2, t_assigned = ?3 WHERE rowid = ?1")      \
     X(TASK_ADD, "INSERT OR IGNORE INTO tasks(hash, name, bundle) VALUES(?1, ?2, ?3)")     \
@@ -175,28 +209,35 @@ static const char s_schema[] =
     X(JOB_ADD, "INSERT OR IGNORE INTO jobs(batch_id, job_id, task_hash, language, spec,"  \
                " group_id, state, attempt, t_submitted) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 0, 1, ?7)") \
     X(JOB_HAS, "SELECT 1 FROM jobs WHERE batch_id = ?1 AND job_id = ?2")               \
-    X(JOB_GET, "SELECT state, attempt, worker_id, group_id, language, t_submitted,"       \
-               " t_assigned, coalesce(seq, 0), spec, task_hash FROM jobs"                 \
-               " WHERE batch_id = ?1 AND job_id = ?2")                                    \
-    X(JOB_FINISH, "UPDATE jobs SET state = 2, seq = ?2, status = ?3, flags = ?4,"         \
-                  " record = ?5, worker_id = ?6, t_assigned = ?7 WHERE rowid = ?1")       \
-    X(JOB_RECORD, "SELECT record FROM jobs WHERE batch_id = ?1 AND job_id = ?2"           \
-                  " AND state = 2")                                                       \
-    X(JOB_SET_RECORD, "UPDATE jobs SET record = ?3 WHERE batch_id = ?1 AND job_id = ?2")  \
-    X(RECORDS, "SELECT record FROM jobs WHERE batch_id = ?1 AND seq > ?2 ORDER BY seq")   \
+    X(JOB_GET, "SELECT CASE WHEN r.job IS NULL THEN j.state ELSE 2 END, j.attempt,"      \
+               " coalesce(r.worker_id, j.worker_id), j.group_id, j.language, j.t_submitted," \
+               " coalesce(r.t_assigned, j.t_assigned), coalesce(r.seq, 0), j.spec,"      \
+               " j.task_hash FROM jobs j LEFT JOIN records r ON r.job = j.rowid"         \
+               " WHERE j.batch_id = ?1 AND j.job_id = ?2")                                \
+    X(JOB_FINISH, "INSERT INTO records(job, seq, status, flags, record, worker_id,"       \
+                  " t_assigned, batch_id) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")        \
+    X(JOB_RECORD, "SELECT r.record FROM jobs j JOIN records r ON r.job = j.rowid"         \
+                  " WHERE j.batch_id = ?1 AND j.job_id = ?2")                             \
+    X(JOB_SET_RECORD, "UPDATE records SET record = ?3 WHERE job ="                        \
+                      " (SELECT rowid FROM jobs WHERE batch_id = ?1 AND job_id = ?2)")    \
+    X(RECORDS, "SELECT record, seq FROM records WHERE batch_id = ?1 AND seq > ?2"         \
+               " ORDER BY seq")                                                           \
     X(WORKER_KEY_ADD, "INSERT OR IGNORE INTO worker_keys(worker_id, key, first_seen)"       \
                       " VALUES(?1, ?2, ?3)")                                              \
     X(WORKER_KEY_GET, "SELECT key FROM worker_keys WHERE worker_id = ?1")                 \
-    X(BY_STATUS, "SELECT status, count(*) FROM jobs WHERE batch_id = ?1 AND state = 2"    \
+    X(BY_STATUS, "SELECT status, count(*) FROM records WHERE batch_id = ?1"               \
                  " GROUP BY status")                                                      \
-    X(FLAGS, "SELECT flags FROM jobs WHERE batch_id = ?1 AND state = 2 AND flags <> ''")  \
-    X(GROUP_STATE, "SELECT count(*), count(seq), coalesce(max(seq), 0) FROM jobs"         \
-                   " WHERE batch_id = ?1 AND group_id = ?2 AND group_id > ''")            \
-    X(GROUP_RECORDS, "SELECT record FROM jobs WHERE batch_id = ?1 AND group_id = ?2"      \
-                     " AND group_id > '' AND state = 2 ORDER BY seq")                     \
-    X(GROUPS_DONE, "SELECT group_id, max(seq) FROM jobs WHERE batch_id = ?1"              \
-                   " AND group_id > '' GROUP BY group_id HAVING count(*) = count(seq)"   \
-                   " ORDER BY 2")
+    X(FLAGS, "SELECT flags FROM records WHERE batch_id = ?1 AND flags <> ''")             \
+    X(GROUP_STATE, "SELECT count(*), count(r.seq), coalesce(max(r.seq), 0) FROM jobs j"   \
+                   " LEFT JOIN records r ON r.job = j.rowid"                              \
+                   " WHERE j.batch_id = ?1 AND j.group_id = ?2 AND j.group_id > ''")      \
+    X(GROUP_RECORDS, "SELECT r.record FROM jobs j JOIN records r ON r.job = j.rowid"      \
+                     " WHERE j.batch_id = ?1 AND j.group_id = ?2 AND j.group_id > ''"     \
+                     " ORDER BY r.seq")                                                   \
+    X(GROUPS_DONE, "SELECT j.group_id, max(r.seq) FROM jobs j"                            \
+                   " LEFT JOIN records r ON r.job = j.rowid WHERE j.batch_id = ?1"        \
+                   " AND j.group_id > '' GROUP BY j.group_id"                             \
+                   " HAVING count(*) = count(r.seq) ORDER BY 2")
 
 enum {
 #define CR__STORE_ENUM(name, sql) Q_##name,
@@ -291,12 +332,15 @@ typedef struct {
     size_t len;               /* bytes */
     const char *worker;       /* who ran it (interned); "" */
     int64_t t_assigned;       /* ms since the epoch */
+    const char *batch;        /* its batch's id (the batch outlives its pending records) */
 } s_pending_t;
 
 /* Records per multi-row UPDATE: 64 x 7 parameters stays far under SQLite's
  * 32766-parameter limit, and one statement a turn covers a busy turn's
  * results in a few steps. */
 #define S_MULTI_ROWS 64
+/* Parameters of one record's row in JOB_FINISH and finish_many. */
+#define S_PENDING_COLS 8
 
 typedef struct s_intern {
     struct s_intern *next;    /* chain */
@@ -863,6 +907,7 @@ static void s_pending_bind(sqlite3_stmt *st, int base, const s_pending_t *p)
                         (sqlite3_uint64)p->len, SQLITE_STATIC);
     sqlite3_bind_text(st, base + 6, p->worker ? p->worker : "", -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, base + 7, p->t_assigned);
+    sqlite3_bind_text(st, base + 8, p->batch, -1, SQLITE_STATIC);
 }
 
 static void s_pending_drop(cr_store_t *s, size_t keep)
@@ -892,7 +937,7 @@ static int s_flush_records(cr_store_t *s)
         sqlite3_stmt *st = s->finish_many;
         sqlite3_reset(st);
         for (int k = 0; k < S_MULTI_ROWS; k++)
-            s_pending_bind(st, 7 * k, &s->pend[i + (size_t)k]);
+            s_pending_bind(st, S_PENDING_COLS * k, &s->pend[i + (size_t)k]);
         if (s_run(s, st, "finish jobs") != 0)
             return CR_E_STORE;
     }
@@ -1159,6 +1204,40 @@ static void s_unload(cr_store_t *s)
 
 /* ---- open / close / recover ---- */
 
+/* A database of an older version kept each record in its job's row
+ * (state 2, seq, record): those move to the records table once, in one
+ * transaction, and user_version says it was done. 0, or CR_E_STORE. */
+static int s_migrate(cr_store_t *s)
+{
+    _Static_assert(S_SCHEMA_VERSION == 1, "s_migrate writes user_version 1");
+    sqlite3_stmt *st = NULL;
+    int version = -1;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (version < 0)
+        return s_fail(s, "user_version");
+    if (version >= S_SCHEMA_VERSION)
+        return 0;
+    char *msg = NULL;
+    if (sqlite3_exec(s->db,
+                     "BEGIN;"
+                     "INSERT OR IGNORE INTO records(job, batch_id, seq, status, flags, worker_id,"
+                     " t_assigned, record) SELECT rowid, batch_id, seq, status, flags, worker_id,"
+                     " t_assigned, record FROM jobs WHERE state = 2 AND record IS NOT NULL;"
+                     "DROP INDEX IF EXISTS jobs_seq_set;"
+                     "PRAGMA user_version = 1;"
+                     "COMMIT;",
+                     NULL, NULL, &msg) != SQLITE_OK) {
+        cr_error("store %s: moving records to their table: %s", s->path, msg ? msg : "?");
+        sqlite3_free(msg);
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return CR_E_STORE;
+    }
+    return 0;
+}
+
 int cr_store_open(const char *path, cr_store_t **out)
 {
     *out = NULL;
@@ -1185,6 +1264,8 @@ int cr_store_open(const char *path, cr_store_t **out)
         sqlite3_free(msg);
         goto fail;
     }
+    if (s_migrate(s) != 0)
+        goto fail;
     for (int i = 0; i < Q__COUNT; i++) {
         if (sqlite3_prepare_v3(s->db, s_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->q[i], NULL) !=
             SQLITE_OK) {
@@ -1193,17 +1274,14 @@ int cr_store_open(const char *path, cr_store_t **out)
         }
     }
     {
-        /* UPDATE ... FROM (VALUES (...) x S_MULTI_ROWS): the turn's records */
+        /* INSERT ... VALUES (...) x S_MULTI_ROWS: the turn's records */
         char sql[S_MULTI_ROWS * 24 + 512];
         size_t off = (size_t)snprintf(sql, sizeof sql,
-                                      "UPDATE jobs SET state = 2, seq = v.column2, status = "
-                                      "v.column3, flags = v.column4, record = v.column5, "
-                                      "worker_id = v.column6, t_assigned = v.column7 FROM "
-                                      "(VALUES ");
+                                      "INSERT INTO records(job, seq, status, flags, record, "
+                                      "worker_id, t_assigned, batch_id) VALUES ");
         for (int k = 0; k < S_MULTI_ROWS; k++)
-            off += (size_t)snprintf(sql + off, sizeof sql - off, "%s(?,?,?,?,?,?,?)",
+            off += (size_t)snprintf(sql + off, sizeof sql - off, "%s(?,?,?,?,?,?,?,?)",
                                     k ? "," : "");
-        snprintf(sql + off, sizeof sql - off, ") AS v WHERE jobs.rowid = v.column1");
         if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->finish_many,
                                NULL) != SQLITE_OK) {
             s_fail(s, "prepare finish_many");
@@ -1694,7 +1772,7 @@ static int s_finish(cr_store_t *s, s_job_t *j, Crucible__RewardRecord *rec)
     s->pend[s->npend++] = (s_pending_t){.rowid = j->rowid, .seq = rec->seq,
                                         .status = rec->status, .flags = fl, .blob = blob,
                                         .len = len, .worker = j->worker ? j->worker : "",
-                                        .t_assigned = j->t_assigned};
+                                        .t_assigned = j->t_assigned, .batch = b->id};
     /* room was reserved: nothing below fails, so memory follows the record */
     s_undo_push(s, S_UNDO_BATCH, NULL, b);
     s_undo_push(s, S_UNDO_JOB, j, NULL);
@@ -2014,15 +2092,53 @@ static int s_each_record(cr_store_t *s, sqlite3_stmt *st, cr_store_record_fn fn,
     return rc;
 }
 
-int cr_store_records(cr_store_t *s, const char *batch_id, uint64_t after_seq,
-                     cr_store_record_fn fn, void *arg)
+int cr_store_records_packed(cr_store_t *s, const char *batch_id, uint64_t after_seq,
+                            cr_store_packed_fn fn, void *arg)
 {
     if (s_flush(s) != 0)
         return CR_E_STORE;
     sqlite3_stmt *st = s_q(s, Q_RECORDS);
     s_text(st, 1, batch_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)after_seq);
-    return s_each_record(s, st, fn, arg);
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn((uint64_t)sqlite3_column_int64(st, 1), sqlite3_column_blob(st, 0),
+               (size_t)sqlite3_column_bytes(st, 0), arg))
+            break;
+    int rc = step != SQLITE_ROW && step != SQLITE_DONE ? s_fail(s, "records") : 0;
+    sqlite3_reset(st);
+    return rc;
+}
+
+/* cr_store_records' walk: each packed record decoded for its callback. */
+typedef struct {
+    cr_store_t *s;         /* the store */
+    cr_store_record_fn fn; /* the caller's callback */
+    void *arg;             /* its argument */
+    int rc;                /* CR_E_DECODE once a record did not decode */
+} s_decoding_t;
+
+static int s_decode_record(uint64_t seq, const uint8_t *blob, size_t len, void *arg)
+{
+    s_decoding_t *d = arg;
+    Crucible__RewardRecord *rec = NULL;
+    (void)seq;
+    if (cr_wire_record_unpack(blob, len, &rec) != 0) {
+        cr_error("store %s: a stored record does not decode", d->s->path);
+        d->rc = CR_E_DECODE;
+        return 1;
+    }
+    int stop = d->fn(rec, d->arg);
+    crucible__reward_record__free_unpacked(rec, NULL);
+    return stop;
+}
+
+int cr_store_records(cr_store_t *s, const char *batch_id, uint64_t after_seq,
+                     cr_store_record_fn fn, void *arg)
+{
+    s_decoding_t d = {s, fn, arg, 0};
+    int rc = cr_store_records_packed(s, batch_id, after_seq, s_decode_record, &d);
+    return rc ? rc : d.rc;
 }
 
 int cr_store_group_records(cr_store_t *s, const char *batch_id, const char *group_id,
@@ -2334,21 +2450,25 @@ static const struct {
     {"(4) no row is ASSIGNED: assignments live in memory only",
      "SELECT batch_id, job_id FROM jobs WHERE state = 1"},
     {"(5) a DONE job has one record and a seq >= 1",
-     "SELECT batch_id, job_id FROM jobs WHERE state = 2 AND"
-     " (record IS NULL OR seq IS NULL OR seq < 1)"},
+     "SELECT j.batch_id, j.job_id FROM jobs j WHERE j.state = 2 AND NOT EXISTS"
+     " (SELECT 1 FROM records r WHERE r.job = j.rowid)"},
+    {"(5) a record belongs to a job of its batch and has a seq >= 1",
+     "SELECT r.batch_id, coalesce(j.job_id, '') FROM records r LEFT JOIN jobs j"
+     " ON j.rowid = r.job WHERE j.rowid IS NULL OR j.batch_id <> r.batch_id OR r.seq < 1"},
     {"(6) every job belongs to a stored batch",
      "SELECT j.batch_id, j.job_id FROM jobs j WHERE NOT EXISTS"
      " (SELECT 1 FROM batches b WHERE b.batch_id = j.batch_id)"},
     {"(6) batches.total and batches.done count the batch's jobs",
      "SELECT b.batch_id, '' FROM batches b WHERE"
      " b.total <> (SELECT count(*) FROM jobs j WHERE j.batch_id = b.batch_id) OR"
-     " b.done <> (SELECT count(*) FROM jobs j WHERE j.batch_id = b.batch_id AND j.state = 2)"},
+     " b.done <> (SELECT count(*) FROM records r WHERE r.batch_id = b.batch_id)"},
     {"(7) the seqs of a batch are 1..done without gap and last_seq == done",
      "SELECT b.batch_id, '' FROM batches b WHERE b.last_seq <> b.done OR"
-     " b.done <> (SELECT count(DISTINCT seq) FROM jobs j WHERE j.batch_id = b.batch_id) OR"
-     " b.done <> (SELECT coalesce(max(seq), 0) FROM jobs j WHERE j.batch_id = b.batch_id)"},
+     " b.done <> (SELECT count(DISTINCT seq) FROM records r WHERE r.batch_id = b.batch_id) OR"
+     " b.done <> (SELECT coalesce(max(seq), 0) FROM records r WHERE r.batch_id = b.batch_id)"},
     {"(8) a job that is not DONE names a stored task",
-     "SELECT j.batch_id, j.job_id FROM jobs j WHERE j.state < 2 AND NOT EXISTS"
+     "SELECT j.batch_id, j.job_id FROM jobs j WHERE NOT EXISTS"
+     " (SELECT 1 FROM records r WHERE r.job = j.rowid) AND NOT EXISTS"
      " (SELECT 1 FROM tasks t WHERE t.hash = j.task_hash)"},
 };
 
@@ -2358,7 +2478,8 @@ static int s_check_memory(cr_store_t *s, char *err, size_t errlen)
     sqlite3_stmt *st = NULL;
     int rc = 0;
     size_t rows = 0, queued = 0, assigned = 0;
-    if (sqlite3_prepare_v2(s->db, "SELECT batch_id, job_id, attempt FROM jobs WHERE state < 2",
+    if (sqlite3_prepare_v2(s->db, "SELECT batch_id, job_id, attempt FROM jobs j WHERE state < 2"
+                                  " AND NOT EXISTS (SELECT 1 FROM records r WHERE r.job = j.rowid)",
                            -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "check memory: %s", sqlite3_errmsg(s->db));
         return CR_E_STORE;
@@ -2467,8 +2588,8 @@ int cr_store_check(cr_store_t *s, char *err, size_t errlen)
     /* (5) continued: each record decodes and agrees with its row. */
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT batch_id, job_id, seq, status, record FROM jobs"
-                           " WHERE state = 2",
+                           "SELECT j.batch_id, j.job_id, r.seq, r.status, r.record FROM records r"
+                           " JOIN jobs j ON j.rowid = r.job",
                            -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "check records: %s", sqlite3_errmsg(s->db));
         return CR_E_STORE;

@@ -225,6 +225,16 @@ int cr_store_expire_queued(cr_store_t *s, int64_t now_ms, cr_store_done_fn fn, v
 int cr_store_records(cr_store_t *s, const char *batch_id, uint64_t after_seq,
                      cr_store_record_fn fn, void *arg);
 
+/* Return nonzero to stop the iteration. rec (len bytes) is the stored packed
+ * record of seq, the store's: do not keep it. */
+typedef int (*cr_store_packed_fn)(uint64_t seq, const uint8_t *rec, size_t len, void *arg);
+
+/* cr_store_records without decoding: fn gets each record as stored, for a
+ * caller that sends it on (cr_wire_pack_result). Returns 0 (also when fn
+ * stopped it) or CR_E_STORE. */
+int cr_store_records_packed(cr_store_t *s, const char *batch_id, uint64_t after_seq,
+                            cr_store_packed_fn fn, void *arg);
+
 /* One job. Returns 0 or CR_E_NOT_FOUND. */
 int cr_store_job_get(cr_store_t *s, const char *batch_id, const char *job_id,
                      cr_store_job_info_t *out);

@@ -384,7 +384,9 @@ static void s_submit(void *sock, const char *batch, const char *const *tasks, in
     s_send(sock, &env);
 }
 
-static void s_ready(void *w, const char *id, uint32_t credit)
+/* Ready of a worker "c" with credit, saying the features of docs/protocol.md
+ * that are set. */
+static void s_ready_with(void *w, const char *id, uint32_t credit, int task_cache, int assign_acks)
 {
     Crucible__Ready r = CRUCIBLE__READY__INIT;
     char *backends[] = {"c"};
@@ -394,10 +396,18 @@ static void s_ready(void *w, const char *id, uint32_t credit)
     r.n_backends = 1;
     r.backends = backends;
     r.credit = credit;
+    r.task_cache = task_cache;
+    r.assign_acks = assign_acks;
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_READY;
     env.ready = &r;
     s_send(w, &env);
+}
+
+/* A worker of the first protocol: none of the features. */
+static void s_ready(void *w, const char *id, uint32_t credit)
+{
+    s_ready_with(w, id, credit, 0, 0);
 }
 
 static void s_heartbeat(void *w)
@@ -1219,6 +1229,161 @@ Test(coordinator, big_submit_does_not_lose_workers, .timeout = 120)
     s_stop(&s_env);
 }
 
+/* A coordinator with a client that submitted jobs of tasks[] as batch;
+ * returns the client's socket once the Submit is acknowledged. */
+static void *s_start_with_batch(const char *batch, const char *const *tasks)
+{
+    s_start(&s_env, 0, 1000);
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    s_submit(cl, batch, tasks, 0, "");
+    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    return cl;
+}
+
+Test(coordinator, task_bundle_sent_once_per_worker, .timeout = 60)
+{
+    const char *tasks[] = {"vector_add", "vector_add", "vector_add", "vector_add", NULL};
+    void *cl = s_start_with_batch("tb", tasks);
+    Crucible__Envelope *env = NULL;
+
+    /* a worker that keeps bundles: the first Assign carries the bundle, its
+     * job only the name and hash */
+    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
+    s_ready_with(w, "w1", 1, 1, 0);
+    env = EXPECT(w, ASSIGN);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->assign->n_jobs, 1);
+    cr_assert_eq(env->assign->n_tasks, 1, "the first job of a task brings its bundle");
+    cr_assert_not_null(strstr(env->assign->tasks[0]->task_json, "vector_add"));
+    char hash[64];
+    snprintf(hash, sizeof hash, "%s", env->assign->tasks[0]->hash);
+    Crucible__Job *job = env->assign->jobs[0];
+    cr_assert_str_eq(job->task->task_json, "", "the job names its bundle by hash");
+    cr_assert_str_eq(job->task->hash, hash);
+    cr_assert_str_eq(job->task->name, "vector_add");
+    char id[16];
+    snprintf(id, sizeof id, "%s", job->spec->job_id);
+    cr_wire_free(&env);
+
+    /* the next jobs of the task come without it */
+    for (int k = 0; k < 2; k++) {
+        s_result(w, "tb", id, 1, CRUCIBLE__STATUS__STATUS_OK, 1.0);
+        env = EXPECT(w, ASSIGN);
+        cr_assert_not_null(env);
+        cr_assert_eq(env->assign->n_tasks, 0, "bundle sent again to a worker that has it");
+        cr_assert_str_eq(env->assign->jobs[0]->task->hash, hash);
+        cr_assert_str_eq(env->assign->jobs[0]->task->task_json, "");
+        snprintf(id, sizeof id, "%s", env->assign->jobs[0]->spec->job_id);
+        cr_wire_free(&env);
+    }
+    /* a new registration starts over: the bundle comes again */
+    s_ready_with(w, "w1", 1, 1, 0);
+    env = EXPECT(w, ASSIGN);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->assign->n_tasks, 1, "the bundle is sent again after a Ready");
+    cr_assert_str_eq(env->assign->tasks[0]->hash, hash);
+    cr_wire_free(&env);
+
+    /* a worker that does not say task_cache gets its job whole, as before */
+    void *w2 = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w2");
+    s_ready(w2, "w2", 1);
+    env = EXPECT(w2, ASSIGN);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->assign->n_tasks, 0);
+    cr_assert_not_null(strstr(env->assign->jobs[0]->task->task_json, "vector_add"),
+                       "an older worker must get the bundle inside its job");
+    cr_wire_free(&env);
+    zmq_close(w);
+    zmq_close(w2);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
+/* The state the database holds for job of batch (2 = DONE), -1 if none. */
+static int s_db_state(const char *batch, const char *job)
+{
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open_v2(s_env.cfg.db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(db, "SELECT CASE WHEN r.job IS NULL THEN j.state ELSE 2 "
+                                        "END FROM jobs j LEFT JOIN records r ON r.job = j.rowid "
+                                        "WHERE j.batch_id = ?1 AND j.job_id = ?2", -1, &st, NULL),
+                 SQLITE_OK);
+    sqlite3_bind_text(st, 1, batch, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, job, -1, SQLITE_TRANSIENT);
+    int state = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return state;
+}
+
+/* The next message that is not a Heartbeat, or NULL after timeout_ms. */
+static Crucible__Envelope *s_next(void *sock, int timeout_ms)
+{
+    int64_t end = cr_time_mono_ms() + timeout_ms;
+    while (cr_time_mono_ms() < end) {
+        zmq_pollitem_t it = {sock, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&it, 1, (long)(end - cr_time_mono_ms())) <= 0)
+            continue;
+        Crucible__Envelope *env = NULL;
+        if (cr_wire_recv(sock, NULL, &env) != 0)
+            continue;
+        if (env->body_case != CRUCIBLE__ENVELOPE__BODY_HEARTBEAT)
+            return env;
+        cr_wire_free(&env);
+    }
+    return NULL;
+}
+
+Test(coordinator, ack_rides_in_the_next_assign, .timeout = 60)
+{
+    const char *tasks[] = {"vector_add", "vector_add", NULL};
+    void *cl = s_start_with_batch("fa", tasks);
+    Crucible__Envelope *env = NULL;
+    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
+    s_ready_with(w, "w1", 1, 0, 1);
+    env = EXPECT(w, ASSIGN);
+    cr_assert_not_null(env);
+    cr_assert_eq(env->assign->n_acks, 0);
+    char first[16];
+    snprintf(first, sizeof first, "%s", env->assign->jobs[0]->spec->job_id);
+    cr_wire_free(&env);
+
+    /* the result frees the credit: its Ack and the next job come as one
+     * message, and the record is durable when it arrives */
+    s_result(w, "fa", first, 1, CRUCIBLE__STATUS__STATUS_OK, 1.0);
+    Crucible__Envelope *got = NULL;
+    int acks_alone = 0;
+    while ((got = s_next(w, 3000)) && got->body_case != CRUCIBLE__ENVELOPE__BODY_ASSIGN) {
+        acks_alone += got->body_case == CRUCIBLE__ENVELOPE__BODY_ACK;
+        cr_wire_free(&got);
+    }
+    cr_assert_not_null(got, "no Assign after the result");
+    cr_expect_eq(acks_alone, 0, "the Ack came alone although an Assign was due");
+    cr_assert_eq(got->assign->n_acks, 1, "the Assign does not carry the Ack");
+    cr_expect_str_eq(got->assign->acks[0]->batch_id, "fa");
+    cr_expect_str_eq(got->assign->acks[0]->job_id, first);
+    cr_expect_eq(got->assign->acks[0]->attempt, 1);
+    cr_expect_eq(s_db_state("fa", first), 2, "acknowledged before it was stored");
+    cr_assert_eq(got->assign->n_jobs, 1);
+    char second[16];
+    snprintf(second, sizeof second, "%s", got->assign->jobs[0]->spec->job_id);
+    cr_wire_free(&got);
+
+    /* with no job left to assign, the Ack goes alone */
+    s_result(w, "fa", second, 1, CRUCIBLE__STATUS__STATUS_OK, 1.0);
+    env = EXPECT(w, ACK);
+    cr_assert_not_null(env, "no Ack when no Assign is due");
+    cr_expect_str_eq(env->ack->job_id, second);
+    cr_expect_eq(s_db_state("fa", second), 2, "acknowledged before it was stored");
+    cr_wire_free(&env);
+    zmq_close(w);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
 /* Group commit: a worker hears Ack only for a result the store holds. */
 Test(coordinator, acked_results_are_stored, .timeout = 60)
 {
@@ -1248,8 +1413,11 @@ Test(coordinator, acked_results_are_stored, .timeout = 60)
         env = EXPECT(w, ACK);
         cr_assert_not_null(env);
         sqlite3_stmt *st = NULL;
-        cr_assert_eq(sqlite3_prepare_v2(db, "SELECT state FROM jobs WHERE batch_id = 'gc' AND "
-                                            "job_id = ?1", -1, &st, NULL), SQLITE_OK);
+        /* DONE: the records table holds its record (coordinator/store.c) */
+        cr_assert_eq(sqlite3_prepare_v2(db, "SELECT CASE WHEN r.job IS NULL THEN j.state ELSE 2 "
+                                            "END FROM jobs j LEFT JOIN records r ON r.job = "
+                                            "j.rowid WHERE j.batch_id = 'gc' AND j.job_id = ?1",
+                                        -1, &st, NULL), SQLITE_OK);
         sqlite3_bind_text(st, 1, env->ack->job_id, -1, SQLITE_TRANSIENT);
         cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
         cr_assert_eq(sqlite3_column_int(st, 0), 2, "job %s acknowledged before it was stored",

@@ -647,6 +647,124 @@ Test(store, advantage_is_stored)
 }
 
 /* The checker must catch a broken store, or it proves nothing. */
+/* Completes job of batch "b" with status (the worker's name as message). */
+static void s_complete(cr_store_t *st, const char *job, int status, const char *worker)
+{
+    Crucible__RewardRecord *r = s_rec("b", job, status, worker);
+    cr_assert_eq(cr_store_complete(st, r, NULL), 0);
+    s_free(r);
+}
+
+/* A count from the database by SQL, through a connection of the test's own. */
+static long s_sql_count(const char *sql)
+{
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open_v2(s_db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *q = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK, "%s: %s", sql,
+                 sqlite3_errmsg(db));
+    cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+    long n = (long)sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return n;
+}
+
+/* Records are appended to their own table, never written into the job's
+ * row, and a restart finds every one of them: DONE jobs, their seqs, the
+ * replay after a seq, group state, and the queue of the rest. */
+Test(store, records_appended_and_recovered)
+{
+    cr_store_t *st = s_open();
+    s_batch(st, "b", 6, 2, "c");
+    cr_assert_eq(cr_store_begin(st), 0);
+    const char *done[] = {"j3", "j0", "j4", "j1"};
+    for (int i = 0; i < 4; i++)
+        s_complete(st, done[i], CRUCIBLE__STATUS__STATUS_OK, "w1");
+    cr_assert_eq(cr_store_commit(st), 0);
+    CHECK(st);
+    cr_assert_eq(s_sql_count("SELECT count(*) FROM records WHERE batch_id = 'b'"), 4);
+    cr_assert_eq(s_sql_count("SELECT count(*) FROM jobs WHERE state <> 0 OR seq IS NOT NULL OR "
+                             "record IS NOT NULL"), 0, "a record was written into its job's row");
+    cr_store_close(&st);
+
+    st = s_open();
+    CHECK(st);
+    for (int i = 0; i < 4; i++) {
+        cr_store_job_info_t info;
+        cr_assert_eq(cr_store_job_get(st, "b", done[i], &info), 0);
+        cr_assert_eq(info.state, CR_JOB_DONE, "%s", done[i]);
+        cr_assert_eq(info.seq, (uint64_t)i + 1, "%s", done[i]);
+    }
+    cr_assert_eq(s_state(st, "b", "j2"), CR_JOB_QUEUED);
+    cr_assert_eq(s_state(st, "b", "j5"), CR_JOB_QUEUED);
+    s_seen_t seen = {0};
+    cr_assert_eq(cr_store_records(st, "b", 1, s_collect, &seen), 0);
+    cr_assert_eq(seen.n, 3, "the replay after seq 1");
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(seen.seq[i], (uint64_t)i + 2);
+        cr_assert_str_eq(seen.job[i], done[i + 1]);
+        cr_assert_str_eq(seen.msg[i], "w1");
+    }
+    /* j0 j2 j4 are group g0: j2 is not done; g1 (j1 j3 j5) neither */
+    uint32_t members = 0, got = 0;
+    uint64_t last = 0;
+    cr_assert_eq(cr_store_group_state(st, "b", "g0", &members, &got, &last), 0);
+    cr_assert_eq(members, 3);
+    cr_assert_eq(got, 2);
+    cr_assert_eq(last, 3);
+    /* the rest finishes after the restart, its seqs following on */
+    Crucible__RewardRecord *r = s_rec("b", "j2", CRUCIBLE__STATUS__STATUS_INCORRECT, "w2");
+    cr_assert_eq(cr_store_complete(st, r, NULL), 0);
+    cr_assert_eq(r->seq, 5);
+    s_free(r);
+    cr_assert_eq(cr_store_group_state(st, "b", "g0", &members, &got, &last), 0);
+    cr_assert_eq(got, 3);
+    CHECK(st);
+    cr_store_close(&st);
+}
+
+/* A database of the version that kept each record in its job's row: the
+ * records move to their table at open, once, and nothing is lost. */
+Test(store, records_of_the_old_layout_are_moved)
+{
+    cr_store_t *st = s_open();
+    s_batch(st, "b", 3, 0, "c");
+    s_complete(st, "j0", CRUCIBLE__STATUS__STATUS_OK, "w");
+    s_complete(st, "j1", CRUCIBLE__STATUS__STATUS_OK, "w");
+    cr_store_close(&st);
+    /* make it what the older version wrote */
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(s_db, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db,
+                              "BEGIN; UPDATE jobs SET state = 2, seq = r.seq, status = r.status,"
+                              " flags = r.flags, record = r.record, worker_id = r.worker_id,"
+                              " t_assigned = r.t_assigned FROM records r WHERE r.job = jobs.rowid;"
+                              " DROP TABLE records; CREATE UNIQUE INDEX jobs_seq_set ON"
+                              " jobs(batch_id, seq) WHERE seq IS NOT NULL;"
+                              " PRAGMA user_version = 0; COMMIT;",
+                              NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+    sqlite3_close(db);
+    st = s_open();
+    CHECK(st);
+    cr_assert_eq(s_state(st, "b", "j0"), CR_JOB_DONE);
+    cr_assert_eq(s_state(st, "b", "j1"), CR_JOB_DONE);
+    cr_assert_eq(s_state(st, "b", "j2"), CR_JOB_QUEUED);
+    s_seen_t seen = {0};
+    cr_assert_eq(cr_store_records(st, "b", 0, s_collect, &seen), 0);
+    cr_assert_eq(seen.n, 2);
+    cr_assert_str_eq(seen.job[0], "j0");
+    cr_assert_str_eq(seen.job[1], "j1");
+    Crucible__RewardRecord *r = s_rec("b", "j2", CRUCIBLE__STATUS__STATUS_OK, "w");
+    cr_assert_eq(cr_store_complete(st, r, NULL), 0);
+    cr_assert_eq(r->seq, 3);
+    s_free(r);
+    CHECK(st);
+    cr_store_close(&st);
+    cr_assert_eq(s_sql_count("PRAGMA user_version"), 1);
+    cr_assert_eq(s_sql_count("SELECT count(*) FROM records"), 3);
+}
+
 Test(store, check_catches_violations)
 {
     cr_store_t *st = s_open();
@@ -661,12 +779,19 @@ Test(store, check_catches_violations)
         const char *sql;
         const char *expect;
     } breaks[] = {
-        {"UPDATE jobs SET seq = 5 WHERE job_id = 'j1'", "(7)"},
+        /* a DONE job's record, seq and status are its row of records */
+        {"UPDATE records SET seq = 5 WHERE job = (SELECT rowid FROM jobs WHERE job_id = 'j1')",
+         "(7)"},
         {"UPDATE jobs SET state = 1 WHERE job_id = 'j2'", "(4)"},
-        {"UPDATE jobs SET record = NULL WHERE job_id = 'j0'", "(5)"},
+        {"UPDATE records SET record = x'' WHERE job = (SELECT rowid FROM jobs WHERE job_id = "
+         "'j0')", "(5)"},
+        {"UPDATE jobs SET state = 2 WHERE job_id = 'j2'", "(5)"},
+        {"UPDATE records SET job = 999 WHERE job = (SELECT rowid FROM jobs WHERE job_id = 'j1')",
+         "(5)"},
         {"UPDATE jobs SET attempt = 0 WHERE job_id = 'j2'", "(2)"},
         {"UPDATE jobs SET worker_id = 'w' WHERE job_id = 'j2'", "(3)"},
-        {"UPDATE jobs SET status = 8 WHERE job_id = 'j0'", "(5)"},
+        {"UPDATE records SET status = 8 WHERE job = (SELECT rowid FROM jobs WHERE job_id = 'j0')",
+         "(5)"},
         {"UPDATE batches SET total = 7", "(6)"},
         {"DELETE FROM tasks", "(8)"},
     };

@@ -1289,6 +1289,150 @@ Test(worker, loopback_assign_result_ack, .init = s_setup, .fini = s_teardown, .t
     cr_expect_eq(s_worker_end(w, &co, th), 0);
 }
 
+/* Sends Assign{jobs, tasks, acks} as the coordinator does to a worker that
+ * said task_cache and assign_acks. */
+static void s_send_assign_full(s_coord_t *co, Crucible__Job **jobs, size_t n,
+                               Crucible__TaskBundle **tasks, size_t ntasks, Crucible__Ack **acks,
+                               size_t nacks)
+{
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Assign a = CRUCIBLE__ASSIGN__INIT;
+    a.jobs = jobs;
+    a.n_jobs = n;
+    a.tasks = tasks;
+    a.n_tasks = ntasks;
+    a.acks = acks;
+    a.n_acks = nacks;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
+    env.assign = &a;
+    cr_assert_eq(cr_wire_send(co->router, &co->peer, &env), 0);
+}
+
+/* Disconnect, as a coordinator that does not know the worker says it. */
+static void s_send_disconnect(s_coord_t *co)
+{
+    Crucible__Envelope denv = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Disconnect d = CRUCIBLE__DISCONNECT__INIT;
+    d.reason = "unknown worker";
+    denv.body_case = CRUCIBLE__ENVELOPE__BODY_DISCONNECT;
+    denv.disconnect = &d;
+    cr_assert_eq(cr_wire_send(co->router, &co->peer, &denv), 0);
+}
+
+/* A job of s_job_msg whose task names its bundle by hash only. */
+static Crucible__Job *s_job_by_hash(const char *job_id, const char *hash)
+{
+    Crucible__Job *j = s_job_msg(job_id, "", "", s_ref, 10, 30);
+    j->task->hash = (char *)hash;
+    return j;
+}
+
+Test(worker, task_bundle_sent_once, .init = s_setup, .fini = s_teardown, .timeout = 120)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    s_use_fake_runner(&cfg);
+    s_coord_t co;
+    thrd_t th;
+    cr_worker_t *w = s_worker_start(&cfg, &co, &th);
+    Crucible__Envelope *env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
+    cr_expect(env->ready->task_cache, "the worker keeps task bundles by hash");
+    cr_expect(env->ready->assign_acks, "the worker reads Acks in Assigns");
+    cr_wire_free(&env);
+
+    /* the bundle comes once, with the first job that names it ... */
+    Crucible__TaskBundle tb = CRUCIBLE__TASK_BUNDLE__INIT;
+    tb.name = "vadd";
+    tb.task_json = (char *)s_task_json;
+    tb.reference_source = (char *)s_ref;
+    tb.hash = "h1";
+    Crucible__TaskBundle *tbs[1] = {&tb};
+    Crucible__Job *job = s_job_by_hash("first", "h1");
+    s_send_assign_full(&co, &job, 1, tbs, 1, NULL, 0);
+    s_job_msg_free(job);
+    env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 60000);
+    cr_expect_str_eq(env->result->record->job_id, "first");
+    cr_expect_eq(env->result->record->status, CRUCIBLE__STATUS__STATUS_OK, "%s",
+                 env->result->record->message);
+    s_send_ack(&co, env->result->record);
+    cr_wire_free(&env);
+
+    /* ... and a later job of the same hash is run from the worker's copy */
+    job = s_job_by_hash("later", "h1");
+    s_send_assign(&co, &job, 1);
+    s_job_msg_free(job);
+    env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 60000);
+    cr_expect_str_eq(env->result->record->job_id, "later");
+    cr_expect_eq(env->result->record->status, CRUCIBLE__STATUS__STATUS_OK, "%s",
+                 env->result->record->message);
+    cr_expect_str_eq(env->result->record->task, "vadd");
+    s_send_ack(&co, env->result->record);
+    cr_wire_free(&env);
+
+    /* a hash never sent: the job is dropped (no result) and the worker
+     * registers again, which makes the coordinator send every bundle anew;
+     * that Ready emptied the cache, so h1 must come again too */
+    const char *strays[2][2] = {{"stray", "h2"}, {"after_ready", "h1"}};
+    for (int k = 0; k < 2; k++) {
+        job = s_job_by_hash(strays[k][0], strays[k][1]);
+        s_send_assign(&co, &job, 1);
+        s_job_msg_free(job);
+        env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
+        cr_wire_free(&env);
+        env = s_coord_recv(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 1000);
+        cr_expect_null(env, "job %s was run without its bundle", strays[k][0]);
+        cr_wire_free(&env);
+    }
+    cr_expect_eq(s_worker_end(w, &co, th), 0);
+}
+
+Test(worker, ack_in_assign_is_not_resent, .init = s_setup, .fini = s_teardown, .timeout = 120)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    s_use_fake_runner(&cfg);
+    s_coord_t co;
+    thrd_t th;
+    cr_worker_t *w = s_worker_start(&cfg, &co, &th);
+    Crucible__Envelope *env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
+    cr_wire_free(&env);
+    Crucible__Job *job = s_job_msg("a1", s_task_json, s_ref, s_ref, 10, 30);
+    s_send_assign(&co, &job, 1);
+    s_job_msg_free(job);
+    Crucible__Envelope *r1 = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 60000);
+
+    /* its Ack rides in the Assign of the next job */
+    Crucible__Ack ack = CRUCIBLE__ACK__INIT;
+    ack.batch_id = r1->result->record->batch_id;
+    ack.job_id = r1->result->record->job_id;
+    ack.attempt = r1->result->record->attempt;
+    Crucible__Ack *acks[1] = {&ack};
+    job = s_job_msg("a2", s_task_json, s_ref, s_ref, 10, 30);
+    s_send_assign_full(&co, &job, 1, NULL, 0, acks, 1);
+    s_job_msg_free(job);
+    env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 60000);
+    cr_expect_str_eq(env->result->record->job_id, "a2");
+    cr_wire_free(&env);
+
+    /* Disconnect makes the worker say Ready and resend what is not
+     * acknowledged: a2 only */
+    s_send_disconnect(&co);
+    env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
+    cr_wire_free(&env);
+    int a1 = 0, a2 = 0;
+    while ((env = s_coord_recv(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 1000))) {
+        if (env->body_case == CRUCIBLE__ENVELOPE__BODY_RESULT) {
+            a1 += !strcmp(env->result->record->job_id, "a1");
+            a2 += !strcmp(env->result->record->job_id, "a2");
+        }
+        cr_wire_free(&env);
+    }
+    cr_expect_eq(a1, 0, "a result acknowledged inside an Assign was resent");
+    cr_expect_eq(a2, 1, "the unacknowledged result was not resent");
+    cr_wire_free(&r1);
+    cr_expect_eq(s_worker_end(w, &co, th), 0);
+}
+
 Test(worker, resend_and_reconnect, .init = s_setup, .fini = s_teardown, .timeout = 120)
 {
     cr_config_t cfg;

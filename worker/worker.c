@@ -11,7 +11,11 @@
  *     in the unacked list until an Ack names it; it is resent every 5 s and
  *     whenever the connection starts over.
  *  2. in_flight counts jobs assigned and not yet finished: Heartbeat reports
- *     it so the coordinator can check its credit bookkeeping. */
+ *     it so the coordinator can check its credit bookkeeping.
+ *  3. The task cache holds the bundles received since the last Ready sent
+ *     (taskcache.h); a job naming a bundle it does not hold is dropped, and
+ *     the worker says Ready again: the coordinator then requeues what it
+ *     had assigned here and sends every bundle anew. */
 #define _GNU_SOURCE
 #include "worker.h"
 
@@ -24,6 +28,7 @@
 #include "metrics.h"
 #include "nvml.h"
 #include "supervisor.h"
+#include "taskcache.h"
 #include "timeutil.h"
 #include "topo.h"
 #include "wire.h"
@@ -96,6 +101,7 @@ struct cr_worker {
     int evfd;                        /* eventfd: a job finished, or stop */
     cr_compile_t *pool;              /* owned */
     cr_supervisor_t *sup;            /* owned */
+    cr_taskcache_t *tasks;           /* owned: bundles sent since our last Ready (invariant 3) */
     /* --- crossing threads --- */
     pthread_mutex_t mu;              /* guards the done list */
     cr__wqueue_t done;               /* finished jobs for the main loop */
@@ -347,6 +353,10 @@ static void s_send_ready(cr_worker_t *w)
     r.memory_bytes = w->gpu_memory;
     r.arch = w->arch;
     r.compiler = (char *)cr_compile_compiler(w->pool);
+    r.task_cache = 1;
+    r.assign_acks = 1;
+    /* the coordinator forgets what it sent us when it registers us anew */
+    cr_taskcache_clear(w->tasks);
     env.body_case = CRUCIBLE__ENVELOPE__BODY_READY;
     env.ready = &r;
     s_send(w, &env);
@@ -441,10 +451,26 @@ static void s_disconnect(cr_worker_t *w, const char *why)
 
 /* ---- coordinator messages: one handler per body ---- */
 
+static void s_on_ack(cr_worker_t *w, const Crucible__Ack *a);
+
 static void s_on_assign(cr_worker_t *w, const Crucible__Assign *a)
 {
+    for (size_t i = 0; i < a->n_acks; i++)
+        s_on_ack(w, a->acks[i]);
+    int unknown = 0;
     for (size_t i = 0; i < a->n_jobs; i++) {
-        cr_wjob_t *j = cr_wjob_new(a->jobs[i]);
+        /* a job may name its bundle by hash (invariant 3) */
+        Crucible__Job job = *a->jobs[i];
+        Crucible__TaskBundle tb;
+        if (job.task && cr_taskcache_resolve(w->tasks, a->tasks, a->n_tasks, job.task, &tb) != 0) {
+            cr_warn("assign: job %s/%s names task bundle %s, which was never sent here: dropped",
+                    job.batch_id, job.spec ? job.spec->job_id : "?", job.task->hash);
+            unknown++;
+            continue;
+        }
+        if (job.task)
+            job.task = &tb;
+        cr_wjob_t *j = cr_wjob_new(&job);
         if (!j) {
             cr_warn("assign: job %zu has no spec or task bundle (or no memory): dropped", i);
             continue;
@@ -454,6 +480,14 @@ static void s_on_assign(cr_worker_t *w, const Crucible__Assign *a)
                  j->job->attempt);
         w->in_flight++;
         cr_compile_submit(w->pool, j);
+    }
+    for (size_t i = 0; i < a->n_tasks; i++)
+        if (cr_taskcache_put(w->tasks, a->tasks[i]) != 0)
+            unknown++; /* not kept: the coordinator must send it again */
+    if (unknown) {
+        cr_warn("assign: %d task bundle%s missing or not kept: registering again", unknown,
+                unknown == 1 ? "" : "s");
+        s_hello(w);
     }
 }
 
@@ -794,6 +828,9 @@ cr_worker_t *cr_worker_new(const cr_config_t *cfg)
     w->pool = cr_compile_new(&w->cfg, s_compiled, w);
     if (!w->pool)
         goto fail;
+    w->tasks = cr_taskcache_new();
+    if (!w->tasks)
+        goto fail;
     cr_info("worker %s on %s (%s, %s): %lld compile thread%s with %s, runner %s",
             w->id.worker_id, w->id.host, w->id.device, w->arch,
             (long long)w->cfg.compile_jobs, w->cfg.compile_jobs > 1 ? "s" : "", cr_compile_compiler(w->pool),
@@ -811,6 +848,7 @@ void cr_worker_destroy(cr_worker_t **self_p)
     cr_worker_t *w = *self_p;
     cr_compile_destroy(&w->pool); /* first: its threads hand jobs to the supervisor */
     cr_supervisor_destroy(&w->sup);
+    cr_taskcache_destroy(&w->tasks);
     for (cr_wjob_t *j; (j = cr__wqueue_pop(&w->done));)
         cr_wjob_destroy(&j);
     while (w->unacked) {
