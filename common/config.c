@@ -123,7 +123,7 @@ const cr_conf_row_t cr_config_rows[] = {
         "-1 = auto: 4, fewer when free GPU or host memory is short; the choice is logged"),
     ROW("runner-per-job", CR_CONF_BOOL, runner_per_job, "0", 0, 1, CR_CMD_WORKER | CR_CMD_RUN,
         "a runner process per job (with spares) instead of the serving judge, one process "
-        "that judges the worker's c and cuda jobs one after another: it loads no client code, "
+        "that judges the worker's c, cuda and torch jobs one after another: it loads no client code, "
         "each candidate still runs in a fresh executor, and a cuda judge keeps its context and "
         "the reference's executor between jobs (docs/judge.md)"),
     ROW("cpu", CR_CONF_INT, cpu, "-1", -1, 4095, CR_CMD_WORKER,

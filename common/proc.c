@@ -194,6 +194,19 @@ void cr_proc_discard(cr_proc_t *p)
     *p = CR_PROC_NONE;
 }
 
+/* The captures and the stdin count into r, which owns the buffers now. */
+static void s_result_take(cr_proc_result_t *r, size_t in_off, const s_cap_t *out,
+                          const s_cap_t *err)
+{
+    r->in_written = in_off;
+    r->out = out->buf;
+    r->out_len = out->len;
+    r->out_truncated = out->truncated;
+    r->err = err->buf;
+    r->err_len = err->len;
+    r->err_truncated = err->truncated;
+}
+
 /* cr_proc_wait, and with keep cr_proc_exchange (header). */
 static int s_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r, int keep)
 {
@@ -339,14 +352,7 @@ static int s_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r, in
             s_read_into(&err_p[0], &err, chunk, sizeof chunk);
     }
     if (r->kept && err_p[0] >= 0 && out_p[0] >= 0) {
-        r->in_written = in_off;
-        r->out = out.buf;
-        r->out_len = out.len;
-        r->out_truncated = out.truncated;
-        r->err = err.buf;
-        r->err_len = err.len;
-        r->err_truncated = err.truncated;
-        r->pid = pid;
+        s_result_take(r, in_off, &out, &err);
         *p = (cr_proc_t){.pid = pid, .in_fd = in_keep, .out_fd = out_p[0], .err_fd = err_p[0],
                          .t0 = t0};
         return 0;
@@ -368,13 +374,7 @@ static int s_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r, in
         r->signaled = 1;
         r->signal = WTERMSIG(status);
     }
-    r->in_written = in_off;
-    r->out = out.buf;
-    r->out_len = out.len;
-    r->out_truncated = out.truncated;
-    r->err = err.buf;
-    r->err_len = err.len;
-    r->err_truncated = err.truncated;
+    s_result_take(r, in_off, &out, &err);
     s_close_pipes(in_p, out_p, err_p);
     return 0;
 }

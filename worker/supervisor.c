@@ -74,11 +74,12 @@
  *     with the CPU backend likewise measures the host's memcpy bandwidth
  *     itself (cr_topo_copy_bw, RunnerRequest.host_copy_bw), the CPU judge's
  *     floor.
- *  8. Serving (the default; config runner-per-job turns it off): the c and cuda jobs go to one
- *     long-lived judge process, `crucible-runner --serve` (with --prestart
- *     cuda on a GPU worker), instead of a runner each: the judge loads no
- *     client code (docs/judge.md), so it can outlive a job, and each job's
- *     candidate still runs in a fresh executor of its own. A CUDA judge then
+ *  8. Serving (the default; config runner-per-job turns it off): the c,
+ *     cuda and torch jobs go to one long-lived judge process,
+ *     `crucible-runner --serve` (with --prestart cuda on a GPU worker),
+ *     instead of a runner each: the judge loads no client code
+ *     (docs/judge.md), so it can outlive a job, and each job's candidate
+ *     still runs in a fresh executor of its own. A CUDA judge then
  *     makes one context per job where a runner made three (its own, the
  *     candidate's and the reference's executors: the spares of note 5 no
  *     longer kept up), keeps the reference's executor between jobs of one
@@ -87,8 +88,9 @@
  *     protocol, a fresh token and request in, the token and one record out
  *     (cr_proc_exchange); the judge's pid is in the kill slot (note 1) while
  *     a job runs, so a Cancel, a run timeout or a judge that dies ends it,
- *     and the next job starts another (s_take_judge). Other backends (torch)
- *     keep a runner per job. */
+ *     and the next job starts another (s_take_judge), after removing what
+ *     the old one left in the scratch root (s_judge_gone: the folders of
+ *     torch executors it started ahead). */
 #define _GNU_SOURCE
 #include "supervisor.h"
 
@@ -152,7 +154,7 @@ struct cr_supervisor {
     char *scratch_root;       /* <work_dir>/scratch; owned */
     pid_t *pid;               /* running runner's pid, 0 = none; MAP_SHARED (note 1) */
     int prestart;             /* 1: a GPU worker: runners prestart cuda (note 5) */
-    int serve;                /* 1: c and cuda jobs go to the serving judge (note 8) */
+    int serve;                /* 1: c, cuda and torch jobs go to the serving judge (note 8) */
     cr_proc_t judge;          /* the serving judge; pid 0 = none yet; thread only */
     double copy_bw;           /* B/s measured at start (note 7); 0 = runners measure */
     double host_bw;           /* B/s of host memcpy measured at start (note 7); 0 = none */
