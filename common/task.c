@@ -1023,8 +1023,9 @@ static const char *const s_top_keys[] = {"name",      "language", "signature", "
  * 1e-2 for fp16 and bf16); trials to its eval script's 5. */
 static int s_parse_torch(const s_ctx_t *cx, json_t *root, cr_task_t *t, const char *name)
 {
-    static const char *const keys[] = {"name", "language", "reference", "prompt", "precision",
-                                       "tolerance", "trials", "device", "description", NULL};
+    static const char *const keys[] = {"name",   "language",    "reference", "prompt",
+                                       "precision", "tolerance", "trials",   "device",
+                                       "description", "own_kernel", NULL};
     const char *ref, *prompt, *prec, *dev;
     int rc = s_check_keys(cx, root, "", keys);
     if (rc || (rc = s_get_string(cx, root, "reference", "reference", 1, &ref)) ||
@@ -1052,6 +1053,10 @@ static int s_parse_torch(const s_ctx_t *cx, json_t *root, cr_task_t *t, const ch
             return s_fail(cx, "trials", "must be an integer from 1 to %d", CR_TASK_MAX_CASES);
         t->trials = (int)json_integer_value(v);
     }
+    v = json_object_get(root, "own_kernel");
+    if (v && !json_is_boolean(v))
+        return s_fail(cx, "own_kernel", "must be true or false");
+    t->own_kernel = v && json_is_true(v);
     if ((rc = s_dup(name, &t->name)) || (rc = s_dup("torch", &t->language)) ||
         (rc = s_dup("", &t->signature)) || (rc = s_dup(ref, &t->reference)) ||
         (rc = s_dup(prompt, &t->prompt)) || (rc = s_dup("", &t->dir)) ||

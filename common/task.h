@@ -94,6 +94,9 @@ typedef struct {
     int trials;           /* "trials": correctness trials, each with fresh inputs (default 5) */
     char *device;         /* "device": "auto" (default: the GPU where the runner has one) or
                              "cpu"; owned; NULL for other languages */
+    int own_kernel;       /* "own_kernel": true: every verification call of the candidate must
+                             run a kernel of its own (a load_inline extension's function or a
+                             Triton kernel), not only torch's operators (docs/torch.md) */
 } cr_task_t;
 
 /* Dtype helpers. cr_dtype_parse accepts "float32", "float64", "float16",

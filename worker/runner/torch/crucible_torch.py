@@ -53,6 +53,8 @@ SPEC_BYTES = 65536  # the spec region at the start of every output arena
 REQ_OFF, REQ_LEN = 0, 32768  # judge -> executor: the load request (JSON, NUL-ended)
 ANS_OFF, ANS_LEN = 32768, 32704  # executor -> judge: the load answer (JSON, NUL-ended)
 EVT_OFF = 65472  # executor -> judge: the last RUN's event time, us (float64; -1 = none)
+OWN_OFF = 65480  # executor -> judge: calls of the candidate's own kernels in the last RUN (u32)
+OWN_UNKNOWN = 0xFFFFFFFF  # ... when they cannot be counted
 T_STAGE, T_RUN, T_FETCH = 1, 2, 3  # CALL sub-commands (arg 0)
 R_OK, R_LOAD, R_INIT, R_RUNTIME, R_OUTPUT = 0, -1, -2, -3, -4
 
@@ -120,6 +122,41 @@ def _install_build_shim(built, root):
     ce.load_inline = load_inline
 
 
+# Calls of the candidate's own kernels in this RUN (load_inline functions,
+# Triton launches), and whether some cannot be counted: for a task with
+# "own_kernel" (docs/torch.md). The candidate can rewrite all of it from
+# inside; the judge uses it only against it.
+_own = {"calls": 0, "unknown": False}
+
+
+def _counted(f):
+    def call(*args, **kwargs):
+        _own["calls"] += 1
+        return f(*args, **kwargs)
+    call.__name__ = getattr(f, "__name__", "extension_function")
+    call.__doc__ = getattr(f, "__doc__", None)
+    return call
+
+
+def _count_triton():
+    """Counts Triton launches (JITFunction.run: a kernel[grid](...) call, the
+    autotuner's and heuristics' too); where Triton is absent nothing to count,
+    where it cannot be patched the count is unknown."""
+    try:
+        import triton.runtime.jit as tj
+    except ImportError:
+        return
+    try:
+        run = tj.JITFunction.run
+
+        def counted_run(self, *args, **kwargs):
+            _own["calls"] += 1
+            return run(self, *args, **kwargs)
+        tj.JITFunction.run = counted_run
+    except (AttributeError, TypeError):
+        _own["unknown"] = True
+
+
 def _install_load_shim(exts):
     """Executor: load_inline imports what the compile stage built (the same
     content key), from a memfd: nothing is compiled inside the sandbox."""
@@ -139,11 +176,16 @@ def _install_load_shim(exts):
         if kw.get("is_python_module") is False:  # operators registered with TORCH_LIBRARY
             import torch
             torch.ops.load_library(path)
+            _own["unknown"] = True  # called through torch.ops: not counted
             return path
         loader = importlib.machinery.ExtensionFileLoader(e["name"], path)
         spec = importlib.util.spec_from_file_location(e["name"], path, loader=loader)
         mod = importlib.util.module_from_spec(spec)
         loader.exec_module(mod)
+        for n in dir(mod):  # its functions, counted when called (own_kernel)
+            f = getattr(mod, n)
+            if not n.startswith("__") and callable(f) and not isinstance(f, type):
+                setattr(mod, n, _counted(f))
         return mod
     ce.load_inline = load_inline
 
@@ -343,6 +385,7 @@ class Executor:
             if obj.get("kind") != "candidate":
                 raise _Fail(R_LOAD, "the candidate's object is not a candidate")
             _install_load_shim(obj.get("extensions", {}))
+            _count_triton()
         try:
             if self.role == "candidate":
                 # a file in the private scratch dir, relative (the sandbox
@@ -480,6 +523,7 @@ class Executor:
     def _run(self):
         torch = self.torch
         struct.pack_into("<d", self.ctl.rw, EVT_OFF, -1.0)
+        _own["calls"] = 0
         with torch.no_grad():
             if self.device == "cuda":
                 a = self.event(enable_timing=True)
@@ -491,6 +535,8 @@ class Executor:
                 struct.pack_into("<d", self.ctl.rw, EVT_OFF, self.elapsed(a, b) * 1000.0)
             else:
                 out = self.model(*self.inputs)
+        struct.pack_into("<I", self.ctl.rw, OWN_OFF,
+                         OWN_UNKNOWN if _own["unknown"] else min(_own["calls"], OWN_UNKNOWN - 1))
         self.out = out
         if not self.locked:
             # PyTorch maps code on an operator's first use: the second

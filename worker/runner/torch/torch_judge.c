@@ -647,6 +647,24 @@ static int s_judge_error(s_judge_t *J, Crucible__RewardRecord *rec, int rc, int 
     return 1;
 }
 
+/* A task with "own_kernel" (docs/torch.md §4): the candidate's executor
+ * says how many calls of its own kernels (load_inline functions, Triton
+ * launches) its last RUN made. Its word, so it is only used against it: none
+ * is no_kernel_launched; "cannot count" (an extension called through
+ * torch.ops) lets it pass. */
+static void s_own_kernel(const s_judge_t *J, Crucible__RewardRecord *rec, int c)
+{
+    uint32_t n;
+    memcpy(&n, J->spec_cand + CR_TORCH_OWN_OFF, sizeof n);
+    if (n != 0)
+        return;
+    cr_judge_flag(rec, "no_kernel_launched");
+    cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                  "case %d: the candidate ran no kernel of its own (the task's own_kernel asks "
+                  "for a load_inline extension's function or a Triton kernel in every call; it "
+                  "called only torch's operators)", c);
+}
+
 /* One run of trial c on input set `set` (0, or 1: new inputs at new
  * addresses). Returns 1 when it passed, 0 when not (verdict on rec), -1
  * when judging must stop (verdict on rec). */
@@ -686,6 +704,8 @@ static int s_verify_set(s_judge_t *J, Crucible__RewardRecord *rec, Crucible__Cas
         cr_judge_set_str(&cr->message, msg);
         goto done;
     }
+    if (J->task->own_kernel)
+        s_own_kernel(J, rec, c);
     cr_judge_check_t k;
     memset(&k, 0, sizeof k);
     k.inputs_unchanged = s_hash(J, cin) == h0;

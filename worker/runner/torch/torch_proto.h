@@ -13,7 +13,9 @@
  *   RUN    calls forward() on them; on a GPU between two events and a
  *          device-wide synchronise, the events' time written at
  *          CR_TORCH_EVT_OFF (the executor's claim, which the judge accepts
- *          only inside its own wall-clock measure). The timed command.
+ *          only inside its own wall-clock measure), and how many calls of
+ *          its own kernels it made at CR_TORCH_OWN_OFF (its claim: only ever
+ *          used against it). The timed command.
  *   FETCH  args 1..m: where each output goes in the output arena; the
  *          executor checks count and shape and copies them. Untimed.
  *
@@ -28,6 +30,10 @@
 #define CR_TORCH_ANS_OFF 32768u    /* reference -> judge: load answer, JSON, NUL-ended */
 #define CR_TORCH_ANS_LEN 32704u
 #define CR_TORCH_EVT_OFF 65472u    /* executor -> judge: RUN's event time, us (double; < 0 none) */
+#define CR_TORCH_OWN_OFF 65480u    /* executor -> judge: calls of the candidate's own kernels
+                                      (load_inline functions, Triton launches) in the last RUN,
+                                      u32; CR_TORCH_OWN_UNKNOWN when it cannot count them */
+#define CR_TORCH_OWN_UNKNOWN 0xffffffffu
 
 enum { CR_TORCH_STAGE = 1, CR_TORCH_RUN = 2, CR_TORCH_FETCH = 3 };
 
