@@ -138,7 +138,11 @@ def phase_summary(log_path):
             "warm-up": r"warm-up ([0-9.]+), timing",
             "timing": r"timing ([0-9.]+), \d+ timed",
             "timed outputs checked": r"timed outputs checked ([0-9.]+)",
-            "judge setup": r"cuda judge seconds: setup ([0-9.]+)"}
+            "judge setup": r"cuda judge seconds: setup ([0-9.]+)",
+            # the serving judge (docs/judge.md §6): its executors' wait, and the
+            # wait before timing for the next job's executor started ahead
+            "executors ready": r"cuda executors ready ([0-9.]+) s after the judge began",
+            "quiet wait": r"quiet for timing after ([0-9.]+) s"}
     try:
         with open(log_path) as f:
             lines = f.read().splitlines()
