@@ -315,13 +315,24 @@ static int s_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r, in
         if (idx_out >= 0 && (pf[idx_out].revents & (POLLIN | POLLHUP | POLLERR))) {
             size_t before = out.len;
             s_read_into(&out_p[0], &out, chunk, sizeof chunk);
-            if (keep && out_p[0] >= 0 && in_keep >= 0 && out.len > before && !reaped &&
-                o->out_done && o->out_done(pid, out.buf, out.len, o->out_done_arg)) {
+            int whole = keep && out_p[0] >= 0 && in_keep >= 0 && out.len > before && !reaped &&
+                        o->out_done && o->out_done(pid, out.buf, out.len, o->out_done_arg);
+            if (whole && o->stdin_data && in_off < o->stdin_len) {
+                /* an answer before it took all of its input: the rest would
+                 * be read as the next input; it broke the exchange */
+                kill(-pid, SIGKILL);
+                kill(pid, SIGKILL);
+                whole = 0;
+            }
+            if (whole) {
                 r->kept = 1; /* the answer is whole: the child stays for the next input */
                 r->seconds = (double)(cr_time_mono_ns() - t0) / 1e9;
                 r->eof_s = (double)(cr_time_mono_ns() - started) / 1e9;
                 struct pollfd ep = {.fd = err_p[0], .events = POLLIN};
-                while (err_p[0] >= 0 && poll(&ep, 1, 0) > 0 && !(ep.revents & POLLHUP)) {
+                /* what it wrote so far; bounded, against a writer that never stops */
+                for (int k = 0; k < 64 && err_p[0] >= 0 && poll(&ep, 1, 0) > 0 &&
+                                !(ep.revents & POLLHUP);
+                     k++) {
                     size_t e0 = err.len;
                     s_read_into(&err_p[0], &err, chunk, sizeof chunk);
                     if (err.len == e0)

@@ -99,7 +99,8 @@ int cr_proc_wait(cr_proc_t *p, const cr_proc_opts_t *o, cr_proc_result_t *r);
 /* cr_proc_wait for a child that serves one input after another (the
  * worker's judge process, `crucible-runner --serve`): writes o->stdin_data
  * and leaves its stdin open; after every read of its stdout calls
- * o->out_done, and when that says the answer is whole returns 0 with
+ * o->out_done, and when that says the answer is whole (and the child took
+ * all of its input: an answer before that breaks the exchange) returns 0 with
  * r->kept set and *p still the running child (its descriptors open, for the
  * next exchange); r holds this exchange's output and the stderr it wrote
  * meanwhile. When the child ends, breaks the pipe or runs past

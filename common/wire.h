@@ -150,6 +150,10 @@ int cr_wire_frame_write(int fd, const void *data, size_t len);
  * shares the runner's process and descriptors, never sees the token unless
  * it finds it in the runner's memory. */
 #define CR_RUNNER_TOKEN_LEN 16
+/* 16 MiB: the largest RunnerRequest a runner reads (a task.json and its
+ * paths are at most a few MiB, CR_TASK_MAX_FILE); the worker refuses to
+ * send a larger one. */
+#define CR_RUNNER_MAX_REQUEST (16u << 20)
 
 /* Finds the first complete frame in buf. Returns 0 with *payload and *plen set,
  * CR_E_DECODE when buf holds no complete frame, CR_E_TOO_BIG when the length

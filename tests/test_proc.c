@@ -285,4 +285,27 @@ Test(proc, exchange_keeps_a_serving_child)
     cr_assert(r.timed_out);
     cr_assert_eq(p.pid, 0);
     cr_proc_result_close(&r);
+
+    /* an answer before the child took all of its input breaks the exchange:
+     * the rest would be read as the next input */
+    signal(SIGPIPE, SIG_IGN); /* as every caller: the child ends with input unread */
+    char *argv2[] = {"sh", "-c", "echo early; sleep 5", NULL};
+    o.argv = argv2;
+    o.timeout_ms = 3000;
+    size_t big = 1u << 20;
+    char *much = malloc(big);
+    cr_assert_not_null(much);
+    memset(much, 'x', big);
+    o.stdin_data = much;
+    o.stdin_len = big;
+    cr_assert_eq(cr_proc_spawn(&o, &p), 0);
+    t0 = cr_time_mono_ns();
+    cr_assert_eq(cr_proc_exchange(&p, &o, &r), 0);
+    cr_assert_not(r.kept, "answered with %zu of %zu bytes of input taken", r.in_written, big);
+    cr_assert(r.signaled && r.signal == SIGKILL, "killed at its early answer");
+    cr_assert_lt(cr_time_mono_ns() - t0, 2000000000LL, "at once, not at the timeout");
+    cr_assert_lt(r.in_written, big);
+    cr_assert_eq(p.pid, 0);
+    cr_proc_result_close(&r);
+    free(much);
 }

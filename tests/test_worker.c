@@ -1862,8 +1862,26 @@ Test(worker, serving_judge_outlives_jobs_and_is_replaced, .init = s_setup, .fini
                  CRUCIBLE__STATUS__STATUS_OK, "%s", msg);
     pid_t judge = s_judge_pid(cfg.runner);
     cr_assert_gt(judge, 0, "one judge process serves the worker (got %d)", (int)judge);
+    /* what a job leaves in the judge's process group (a torch executor's
+     * fork, say) ends with the job: planted here, by this test */
+    pid_t left = fork();
+    if (left == 0) {
+        execlp("sleep", "sleep", "60", (char *)NULL);
+        _exit(127);
+    }
+    cr_assert_gt(left, 0);
+    cr_assert_eq(setpgid(left, getpgid(judge)), 0, "into the judge's group: %s", strerror(errno));
     cr_expect_eq(s_one_real_job(&co, "wrong", s_wrong, msg, sizeof msg),
                  CRUCIBLE__STATUS__STATUS_INCORRECT, "%s", msg);
+    int st_left = 0;
+    for (int k = 0; k < 200 && waitpid(left, &st_left, WNOHANG) == 0; k++)
+        cr_time_sleep_ms(10);
+    cr_expect(WIFSIGNALED(st_left) && WTERMSIG(st_left) == SIGKILL,
+              "a process left in the judge's group is ended after the job (status %d)", st_left);
+    if (!WIFSIGNALED(st_left)) {
+        kill(left, SIGKILL);
+        waitpid(left, NULL, 0);
+    }
     /* a candidate that goes for its judge (the executor's parent, then every
      * process it can name) by raw system calls, past the link audit's look
      * at its imports */

@@ -744,6 +744,12 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
                      cr_strerror(rc));
         goto out;
     }
+    if (flen > CR_RUNNER_TOKEN_LEN + 4 + (size_t)CR_RUNNER_MAX_REQUEST) {
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INVALID_TASK,
+                     "the runner request is %zu bytes, over the %u a runner reads (the task "
+                     "and its paths)", flen - CR_RUNNER_TOKEN_LEN - 4, CR_RUNNER_MAX_REQUEST);
+        goto out;
+    }
     const Crucible__JobOptions *jo = j->job->options;
     double tmo = cr__wjob_cap(j, "run timeout", jo ? jo->run_timeout_s : 0, s->cfg->run_timeout_s,
                               S_DEFAULT_RUN_TIMEOUT_S);
@@ -767,10 +773,11 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
             pthread_mutex_lock(&s->mu);
             *s->pid = p.pid; /* killable by Cancel and shutdown (note 1) */
             pthread_mutex_unlock(&s->mu);
+            pid_t jp = p.pid;
             rc = cr_proc_exchange(&p, &o, &r);
             s->judge = rc == 0 && r.kept ? p : CR_PROC_NONE; /* else it is gone */
             if (!s->judge.pid)
-                s_judge_gone(s, r.pid ? r.pid : p.pid);
+                s_judge_gone(s, jp);
         }
     } else if ((rc = s_take_runner(s, &p)) == 0) {
         pthread_mutex_lock(&s->mu);
@@ -820,6 +827,14 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
     size_t plen = 0;
     if (s_cancelled(j)) {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_CANCELLED, "cancelled while running");
+    } else if (served && !r.kept) {
+        /* the judge loads no client code and keeps its own deadline for the
+         * candidate (its TIMEOUT verdicts are in its report): a judge that
+         * ended, broke the exchange or did not answer in time is not a
+         * verdict (retried) */
+        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
+                     "the judge process ended (%s) without a report%s%s",
+                     cr_proc_describe(&r, how, sizeof how), tail[0] ? "; stderr: " : "", tail);
     } else if (r.timed_out) {
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_TIMEOUT, "runner killed after %.1f s (run timeout)",
                      tmo);
@@ -833,11 +848,6 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
          * verdict (retried) */
         cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                      "runner ended (%s) before reading its request%s%s",
-                     cr_proc_describe(&r, how, sizeof how), tail[0] ? "; stderr: " : "", tail);
-    } else if (served && !r.kept) {
-        /* the judge loads no client code: its end is not a verdict (retried) */
-        cr_wjob_fail(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
-                     "the judge process ended (%s) without a report%s%s",
                      cr_proc_describe(&r, how, sizeof how), tail[0] ? "; stderr: " : "", tail);
     } else if ((r.exited && r.exit_code == CR_RUNNER_EXIT_SANDBOX) ||
                (r.signaled && r.signal == SIGSYS)) {

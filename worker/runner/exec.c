@@ -79,6 +79,7 @@ _Static_assert(CR_EXEC_MAX_ARGS == CR_TASK_MAX_PARAMS, "one argument per task pa
 
 struct cr_exec {
     pid_t pid;              /* the executor; 0 once reaped */
+    pid_t pid0;             /* the executor as started (s_live), kept after the reap */
     char role[16];          /* "candidate" / "reference" */
     cr_exec_ctl_t *ctl;     /* shared control block; owned mapping */
     unsigned char *ro;      /* input arena, the judge's writable mapping; owned */
@@ -526,6 +527,27 @@ static int s_wait_ready(cr_exec_t *x, char *err, size_t errlen)
     return 0;
 }
 
+/* The executors started and not yet destroyed or abandoned, by pid:
+ * cr_exec_is_live_pid's (the serving judge's sweep, runner.c). */
+static pid_t s_live[64];
+
+static void s_live_set(pid_t pid, int on)
+{
+    for (size_t i = 0; i < sizeof s_live / sizeof *s_live; i++)
+        if (on ? s_live[i] == 0 : s_live[i] == pid) {
+            s_live[i] = on ? pid : 0;
+            return;
+        }
+}
+
+int cr_exec_is_live_pid(pid_t pid)
+{
+    for (size_t i = 0; i < sizeof s_live / sizeof *s_live; i++)
+        if (pid > 0 && s_live[i] == pid)
+            return 1;
+    return 0;
+}
+
 int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errlen)
 {
     int rc = cr_exec_start(o, out, err, errlen);
@@ -601,7 +623,8 @@ int cr_exec_start(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t er
     }
     if (pid == 0)
         s_child(o->program, argv, fd);
-    x->pid = pid;
+    x->pid = x->pid0 = pid;
+    s_live_set(pid, 1);
     for (int i = 0; i < 4; i++)
         close(fd[i]);
     char sp[64];
@@ -699,6 +722,8 @@ int cr_exec_reap_abandoned(void)
 
 static void s_release(cr_exec_t *x)
 {
+    if (x->pid0 > 0)
+        s_live_set(x->pid0, 0);
     if (x->stat_fd >= 0)
         close(x->stat_fd);
     if (x->sys_fd >= 0)

@@ -168,4 +168,8 @@ int cr_exec_sandbox_net(const cr_exec_t *x);
 
 pid_t cr_exec_pid(const cr_exec_t *x);
 
+/* 1 when pid is an executor this process started and has not destroyed or
+ * abandoned yet (the serving judge keeps those between jobs; runner.c). */
+int cr_exec_is_live_pid(pid_t pid);
+
 #endif

@@ -29,6 +29,7 @@
 #include "torch/torch_judge.h"
 #include "wire.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,8 +52,6 @@
 #else
 #define S_BACKENDS "c, torch"
 #endif
-/* 16 MiB: a task.json and its paths are at most a few MiB (CR_TASK_MAX_FILE). */
-#define CR_RUNNER_MAX_REQUEST (16u << 20)
 #define S_TIME_BUDGET_MAX_S 600.0 /* the worker's run timeout would end it sooner anyway */
 /* The judge's deadline: 90% of the run timeout, leaving the rest for the
  * report before the worker kills the process group. */
@@ -437,6 +437,43 @@ done:
     cr_task_destroy(&task);
 }
 
+/* Serving, after a job: ends every process of this judge's process group
+ * but itself and the executors it keeps (a kept reference, the next job's
+ * executors started ahead). A candidate's executor is killed with its job,
+ * but what it started (a torch executor with the GPU may fork: Triton's
+ * compilers) would otherwise outlive it in the group the worker no longer
+ * kills after each job (docs/judge.md §6). Returns how many it ended. */
+static int s_sweep_group(void)
+{
+    pid_t me = getpid(), grp = getpgrp();
+    DIR *d = opendir("/proc");
+    int n = 0;
+    if (!d)
+        return 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == me || cr_exec_is_live_pid((pid_t)pid))
+            continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "re");
+        if (!f)
+            continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        const char *p = strrchr(buf, ')'); /* the name may hold anything */
+        char state;
+        int ppid, pgrp;
+        if (p && sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == grp &&
+            state != 'Z' && kill((pid_t)pid, SIGKILL) == 0)
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
 /* Reads one request and writes its report: 0, 1 when stdin ended before a
  * request began (serve: the worker is done with this judge), or 2 when the
  * report could not be written. serve: stdin stays open for the next
@@ -500,6 +537,9 @@ static int s_one(int report_fd, int serve)
                 sched_setaffinity(0, sizeof cpus, &cpus);
             if (chdir("/") != 0)
                 cr_warn("serve: chdir /: %s", strerror(errno));
+            int swept = s_sweep_group();
+            if (swept)
+                cr_info("serve: %d processes the job left behind ended", swept);
         }
     }
     free(raw);

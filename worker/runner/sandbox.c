@@ -91,6 +91,10 @@ typedef enum {
     S_ENOSYS,    /* fails with ENOSYS: clone3's flags are in memory the filter cannot read,
                     and glibc falls back to clone, which is filtered */
     S_SIGSYS,    /* rt_sigaction installing a SIGSYS handler: ours must stay */
+    S_SIGIO,     /* fcntl/ioctl commands that make the kernel signal a process when a
+                    descriptor is ready (owner, signal, O_ASYNC, leases, notify): a
+                    signal the kill rules never see, to the judge or another executor
+                    through a descriptor they share (docs/judge.md §6) */
 } s_kind_t;
 
 typedef struct {
@@ -124,6 +128,10 @@ static const s_rule_t s_rules[] = {
     R(tgkill, S_NOT_SELF, 0),
     R(rt_sigqueueinfo, S_NOT_SELF, 0),
     R(rt_tgsigqueueinfo, S_NOT_SELF, 0),
+    R(fcntl, S_SIGIO, 1),
+    R(ioctl, S_SIGIO, 1),
+    R(setsid, S_TRAP, 0), /* a process out of the judge's group outlives its job */
+    R(setpgid, S_TRAP, 0),
     R(prlimit64, S_NONZERO, 0),
     R(setpriority, S_NONZERO, 1),
     R(ioprio_set, S_NONZERO, 1),
@@ -498,6 +506,30 @@ static int s_is_process_rule(const s_rule_t *r)
            !strcmp(r->name, "execve") || !strcmp(r->name, "execveat");
 }
 
+/* S_SIGIO: fcntl's F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETLEASE, F_NOTIFY
+ * and F_SETFL with O_ASYNC; ioctl's FIOASYNC, FIOSETOWN, SIOCSPGRP. The
+ * command is an int: the low 32 bits are compared. */
+static int s_sigio_rules(scmp_filter_ctx ctx, int nr, unsigned argi)
+{
+    static const unsigned long fcntl_cmds[] = {F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETLEASE,
+                                               F_NOTIFY};
+    static const unsigned long ioctl_cmds[] = {0x5452 /* FIOASYNC */, 0x8901 /* FIOSETOWN */,
+                                               0x8902 /* SIOCSPGRP */};
+    int is_fcntl = nr == __NR_fcntl;
+    const unsigned long *cmd = is_fcntl ? fcntl_cmds : ioctl_cmds;
+    size_t n = is_fcntl ? sizeof fcntl_cmds / sizeof *fcntl_cmds
+                        : sizeof ioctl_cmds / sizeof *ioctl_cmds;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, nr, 1,
+                              SCMP_CMP(argi, SCMP_CMP_MASKED_EQ, 0xffffffffu, cmd[i]));
+    if (rc == 0 && is_fcntl)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, nr, 2,
+                              SCMP_CMP(argi, SCMP_CMP_MASKED_EQ, 0xffffffffu, F_SETFL),
+                              SCMP_CMP(argi + 1, SCMP_CMP_MASKED_EQ, O_ASYNC, O_ASYNC));
+    return rc;
+}
+
 static int s_seccomp(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -545,6 +577,9 @@ static int s_seccomp(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep)
             rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, nr, 2,
                                   SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffffffffu, SIGSYS),
                                   SCMP_CMP(1, SCMP_CMP_NE, 0));
+            break;
+        case S_SIGIO:
+            rc = s_sigio_rules(ctx, nr, r->argi);
             break;
         }
         if (rc != 0)

@@ -183,6 +183,7 @@ typedef struct {
     int handlers;                        /* SIGTERM/SIGINT handlers installed (lock) */
     struct sigaction old_term, old_int;  /* the handlers they replaced */
     int verdict;                         /* a status other than OK/INCORRECT/HACK was set */
+    int setup_failed;                    /* cr__cuda_setup_device failed: J->d is partial */
     int ref_loaded;                      /* the reference executor holds req->reference_so
                                             (serving: it may be kept, judge.c) */
     cr__cuda_dev_t d;                    /* the device's facts and the judge's own buffers */

@@ -162,8 +162,8 @@ static void s_spare_start(const cr__cuda_judge_t *J)
 {
     char err[800] = "";
     if (s_serve && !s_prex[CR_CUDA_CAND] &&
-        s_exec_start(&J->d, CR_CUDA_CAND, CR_CUDA_AR_CAND, NULL, 0, 0, &s_prex[CR_CUDA_CAND], err,
-                     sizeof err) != 0)
+        s_exec_start(&J->d, CR_CUDA_CAND, CR_CUDA_AR_CAND, NULL, J->req->sandbox_uid, 0,
+                     &s_prex[CR_CUDA_CAND], err, sizeof err) != 0)
         cr_info("serve: the next candidate executor not started (%s)", err);
 }
 
@@ -281,19 +281,24 @@ static void s_executors_end(cr__cuda_judge_t *J)
 }
 
 
-/* The device state: the prestart's when there is one, else made now.
- * Returns 0, or -1 with an INFRA_ERROR (or OOM) verdict. */
-static int s_setup(cr__cuda_judge_t *J)
+/* The device state: the prestart's (or the last job's) when there is one,
+ * else made now; *have is set once J->d holds it (whatever comes after, it
+ * is released or kept from there: the executors started ahead map its
+ * arenas). Returns 0, or -1 with an INFRA_ERROR (or OOM) verdict. */
+static int s_setup(cr__cuda_judge_t *J, int *have)
 {
     if (s_pre) { /* made while the previous runner measured: taken over */
         J->d = *s_pre;
         free(s_pre);
         s_pre = NULL;
+        *have = 1;
     } else {
         const char *what = NULL;
         cudaError_t e = cr__cuda_setup_device(&J->d, &what);
+        *have = 1; /* what it made so far is released with the rest */
         if (e != cudaSuccess) {
             cr__cuda_infra(J, e, what);
+            J->setup_failed = 1;
             return -1;
         }
     }
@@ -395,9 +400,8 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
         goto done;
     }
     ph[0] = cr_time_mono_ns();
-    if (s_setup(J) != 0)
+    if (s_setup(J, &have_dev) != 0)
         goto done;
-    have_dev = 1;
     if (J->d.name[0])
         cr_judge_set_str(&rec->device, J->d.name);
     if (s_executors(J) != 0)
@@ -428,7 +432,8 @@ done:
     }
     cr__cuda_unlock(J);
     s_executors_end(J);
-    if (s_serve && have_dev && !J->dead && !s_pre && (s_pre = malloc(sizeof *s_pre))) {
+    if (s_serve && have_dev && !J->dead && !J->setup_failed && !s_pre &&
+        (s_pre = malloc(sizeof *s_pre))) {
         /* serving: the device state is the next job's (its arenas emptied;
          * the spare executor has the candidate arena's handle already) */
         *s_pre = J->d;

@@ -145,8 +145,8 @@ static void *s_start_thread(void *arg)
 }
 
 /* Serving (cr_torch_judge_serve, docs/torch.md §7): the executors of the
- * next job, started as a job ends so that their seconds of importing torch
- * pass between jobs. Each has a scratch folder of its own, made here and
+ * next job, started as a CPU job ends (s_spares_start) so that their seconds
+ * of importing torch pass between jobs. Each has a scratch folder of its own, made here and
  * removed with it; it takes an object only when a job that matches the
  * options it was started with (device, threads, core, uid) takes it. */
 static int s_serve;
@@ -190,7 +190,9 @@ static cr_exec_opts_t s_opts(const s_judge_t *J, const Crucible__RunnerRequest *
  * each in a new scratch folder beside the job's, with no object yet. */
 static void s_spares_start(const s_judge_t *J, const Crucible__RunnerRequest *req)
 {
-    if (!s_serve || !req->scratch_dir || !req->scratch_dir[0])
+    /* CPU jobs only: a GPU executor's import makes a CUDA context, which
+     * would overlap the next job's timing whatever its backend (judge.md §6) */
+    if (!s_serve || J->cuda || !req->scratch_dir || !req->scratch_dir[0])
         return;
     for (int i = 0; i < 2; i++) {
         if (s_spare[i].x)
@@ -244,18 +246,6 @@ static int s_spare_take(const s_judge_t *J, const cr_exec_opts_t *o, int i, cr_e
     *x = s_spare[i].x;
     s_spare[i].x = NULL; /* its scratch folder goes when the job is done (s_spares_done) */
     return 0;
-}
-
-/* Serving, before a GPU job times: the spares' imports (a CUDA context
- * each) done, so none is made in a timed window (docs/judge.md §6). */
-static void s_spares_settle(const s_judge_t *J)
-{
-    char err[700];
-    for (int i = 0; i < 2 && J->cuda; i++)
-        if (s_spare[i].x && cr_exec_ready(s_spare[i].x, err, sizeof err) != 0) {
-            cr_info("torch: the spare %s executor failed: %s", s_spare[i].role, err);
-            s_spare_drop(i);
-        }
 }
 
 /* Serving: removes the scratch folders of the spares this job took. */
@@ -1087,10 +1077,8 @@ void cr_torch_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *tas
         cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "torch judge: no memory");
         goto done;
     }
-    if (rec->status == CRUCIBLE__STATUS__STATUS_OK && !req->verify_only) {
-        s_spares_settle(J);
+    if (rec->status == CRUCIBLE__STATUS__STATUS_OK && !req->verify_only)
         s_time(J, rec);
-    }
     uint64_t peak, cap;
     if (rec->status == CRUCIBLE__STATUS__STATUS_OK && cr_exec_memory(J->cand, &peak, &cap) == 0 &&
         cap > 0 && (double)peak >= 0.95 * (double)cap)

@@ -38,7 +38,7 @@ void cr_torch_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *tas
                         const cr_torch_env_t *env, Crucible__RewardRecord *rec);
 
 /* on != 0: this process judges one request after another (`crucible-runner
- * --serve`): as a job ends, the next job's two executors are started (they
+ * --serve`): as a CPU job ends, the next job's two executors are started (they
  * import torch before their sandbox, seconds a job then no longer waits
  * for), each in a scratch folder of its own beside the job's. Default 0. */
 void cr_torch_judge_serve(int on);
