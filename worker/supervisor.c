@@ -646,7 +646,6 @@ static int s_served(const cr_supervisor_t *s, const cr_wjob_t *j)
                         (s->prestart && !strcmp(lang, "cuda")));
 }
 
-
 /* cr_proc_opts_t.out_done of an exchange with the serving judge (note 8):
  * the token and exactly one whole frame. */
 static int s_report_whole(pid_t pid, const char *out, size_t len, void *arg)
