@@ -71,9 +71,9 @@
  *     figure for the worker's life, measured on an idle GPU, instead of a
  *     256 MiB copy in every runner. A failed measurement is logged and
  *     leaves 0: each runner then measures for itself, as before. A worker
- *     with the CPU backend likewise measures the host's memcpy bandwidth
- *     itself (cr_topo_copy_bw, RunnerRequest.host_copy_bw), the CPU judge's
- *     floor.
+ *     with the CPU or torch backend likewise measures the host's memcpy
+ *     bandwidth itself (cr_topo_copy_bw, RunnerRequest.host_copy_bw), the CPU
+ *     and torch judges' floor on the host.
  *  8. Serving (the default; config runner-per-job turns it off): the c,
  *     cuda and torch jobs go to one long-lived judge process,
  *     `crucible-runner --serve` (with --prestart cuda on a GPU worker),
@@ -964,7 +964,8 @@ static void *s_thread(void *arg)
     static char dev_flag[] = "--measure-device";
     if (s->prestart)
         s_measure_bw(s, dev_flag, "GPU", &s->copy_bw);
-    if (cr_config_has_backend(s->cfg->backends, "c")) {
+    if (cr_config_has_backend(s->cfg->backends, "c") ||
+        cr_config_has_backend(s->cfg->backends, "torch")) { /* both judges' host floor */
         int64_t t0 = cr_time_mono_ns();
         if (cr_topo_copy_bw(&s->host_bw) == 0)
             cr_info("supervisor: host copy bandwidth %.1f GB/s, measured at start in %.2f s "

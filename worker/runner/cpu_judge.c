@@ -145,6 +145,25 @@ void cr_judge_fail(Crucible__RewardRecord *rec, int status, const char *fmt, ...
         cr_judge_set_str(&rec->message, msg);
 }
 
+double cr_judge_host_floor_us(double bytes, double host_copy_bw, int cores)
+{
+    double bw = host_copy_bw * S_BW_MARGIN * (cores > 0 ? cores : 1);
+    double us = bytes > 0 && bw > 0 ? bytes / bw * 1e6 : 0; /* 0 = unknown */
+    return us < S_FLOOR_MIN_US ? 0 : us; /* below what a sample resolves: no floor */
+}
+
+int cr_judge_roofline(Crucible__RewardRecord *rec, int c, double median_us, double floor_us,
+                      const char *basis, const char *where)
+{
+    if (!(floor_us > 0) || !(median_us < floor_us))
+        return 0;
+    cr_judge_flag(rec, "below_roofline");
+    cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                  "case %d: median %.3f us is below the roofline floor %.3f us (%s): impossible "
+                  "on this %s", c, median_us, floor_us, basis, where);
+    return 1;
+}
+
 /* Sets a status the judge's severity order does not cover (INFRA_ERROR,
  * RUNTIME_ERROR), replacing any earlier verdict. */
 void cr_judge_hard(Crucible__RewardRecord *rec, int status, const char *fmt, ...)
@@ -1167,10 +1186,8 @@ static void s_fill_bench(const cr_cpu_judge_t *j, int b_i, Crucible__BenchResult
      * times the host's copy bandwidth, per core the task may use. */
     double bytes = 0;
     cr_task_bytes(j->task, c, &bytes);
-    double bw = j->host_copy_bw * S_BW_MARGIN * (j->task->threads_allowed ? j->ncpu : 1);
-    br->floor_us = bytes > 0 && bw > 0 ? bytes / bw * 1e6 : 0; /* 0 = unknown */
-    if (br->floor_us < S_FLOOR_MIN_US)
-        br->floor_us = 0; /* below what a sample resolves: no floor */
+    br->floor_us = cr_judge_host_floor_us(bytes, j->host_copy_bw,
+                                          j->task->threads_allowed ? j->ncpu : 1);
     if (j->cached_ref_us) {
         memset(&b, 0, sizeof b);
         b.n = 1;
@@ -1257,15 +1274,12 @@ int cr_cpu_judge_time(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, char
                  br->median_us, br->ref_median_us, br->speedup);
         if (S.failed)
             break;
-        if (br->floor_us > 0 && br->samples > 0 && br->median_us < br->floor_us) {
-            cr_judge_flag(rec, "below_roofline");
-            cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
-                          "case %d: median %.3f us is below the roofline floor %.3f us (the "
-                          "case's bytes at %.0f GB/s, %.0fx this host's copy bandwidth): "
-                          "impossible on this machine", c, br->median_us, br->floor_us,
-                          j->host_copy_bw * S_BW_MARGIN / 1e9, S_BW_MARGIN);
+        char basis[160];
+        snprintf(basis, sizeof basis, "the case's bytes at %.0f GB/s, %.0fx this host's copy "
+                 "bandwidth", j->host_copy_bw * S_BW_MARGIN / 1e9, S_BW_MARGIN);
+        if (br->samples > 0 && cr_judge_roofline(rec, c, br->median_us, br->floor_us, basis,
+                                                 "machine"))
             break;
-        }
         if (br->speedup > 0) {
             logsum += log(br->speedup);
             nsp++;

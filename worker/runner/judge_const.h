@@ -16,6 +16,8 @@
 #define CR_JUDGE_CACHED_BUDGET_SHARE 0.5
 #define CR_JUDGE_HARD_CAP 5.0   /* x budget: stop even below CR_JUDGE_MIN_SAMPLES */
 #define CR_JUDGE_VERIFY_ONE_IN 8 /* ~1 in 8 timed candidate outputs re-verified */
+#define CR_JUDGE_GPU_BW_MARGIN 1.25 /* a GPU's roofline floor: 1.25x its measured copy
+                                       bandwidth (the CUDA and torch judges) */
 
 /* Input set indices (cr_rng_seed's `set`): 0 and 1 are the two verification
  * runs, timing draws from CR_JUDGE_SET_TIMED upwards, and the stream that

@@ -341,6 +341,9 @@ static void s_judge_torch(const Crucible__RunnerRequest *req, cr_task_t *task,
     const Crucible__JobOptions *o = req->options;
     cr_exec_program("crucible-torch", prog, sizeof prog);
     cr_torch_env_t env = {.harness = prog};
+    env.host_copy_bw = req->host_copy_bw > 0 && isfinite(req->host_copy_bw) ? req->host_copy_bw : 0;
+    env.device_copy_bw =
+        req->device_copy_bw > 0 && isfinite(req->device_copy_bw) ? req->device_copy_bw : 0;
     /* the GPU where the host has one (the executors' torch opens it, not this
      * process); "device": "cpu" keeps a task on the CPU, and CR_TORCH_DEVICE=cpu
      * in the worker's environment every task (the CPU hack suite on a GPU host) */

@@ -33,7 +33,6 @@
                                       30-151 us over the reference's: session 14) */
 #define S_XCHECK_FRAC 0.1          /* timing_mismatch: event times with the tail this much */
 #define S_XCHECK_MIN_US 2.0        /* ... and this many us below those without */
-#define S_BW_MARGIN 1.25           /* floor uses 1.25x the measured copy bandwidth */
 #define S_FLOPS_PER_SM_CLK 16384.0 /* above any SM's peak (Hopper fp8 sparse is 8192) */
 #define S_COPY_BYTES (256ull << 20) /* bandwidth probe: 4x an H200's L2 */
 #define S_BW_SANE_MIN 1e9          /* a copy bandwidth outside these bytes/s ... */
@@ -464,20 +463,18 @@ static int s_summarise(cr__cuda_judge_t *J, int c, int b, s_side_t *A, s_side_t 
     double bytes = 0, flops = 0, floor_s = 0;
     cr_task_bytes(J->t, c, &bytes);
     cr_task_flops(J->t, c, &flops);
-    double bw = fmax(J->copy_bw * S_BW_MARGIN, J->d.theory_bw);
+    double bw = fmax(J->copy_bw * CR_JUDGE_GPU_BW_MARGIN, J->d.theory_bw);
     if (bytes > 0 && bw > 0)
         floor_s = bytes / bw;
     double rate = J->d.sms * J->d.max_clock_mhz * 1e6 * S_FLOPS_PER_SM_CLK;
     if (flops > 0 && rate > 0)
         floor_s = fmax(floor_s, flops / rate);
     br->floor_us = floor_s * 1e6;
-    if (br->floor_us > 0 && sa.n > 0 && sa.median < br->floor_us) {
-        cr_judge_flag(J->rec, "below_roofline");
-        cr_judge_fail(J->rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
-                      "case %d: median %.3f us is below the roofline floor %.3f us (%.4g bytes "
-                      "at %.0f GB/s, %.4g flops at %.0f TFLOP/s): impossible on this GPU",
-                      c, sa.median, br->floor_us, bytes, bw / 1e9, flops, rate / 1e12);
-    }
+    char basis[160];
+    snprintf(basis, sizeof basis, "%.4g bytes at %.0f GB/s, %.4g flops at %.0f TFLOP/s", bytes,
+             bw / 1e9, flops, rate / 1e12);
+    if (sa.n > 0)
+        cr_judge_roofline(J->rec, c, sa.median, br->floor_us, basis, "GPU");
     free(x);
     free(y);
     return 0;

@@ -637,6 +637,29 @@ static int s_judge_error(s_judge_t *J, Crucible__RewardRecord *rec, int rc, int 
     return 1;
 }
 
+/* The roofline floor of a task that declares "bytes" (docs/torch.md §4): on
+ * the CPU the C judge's (the host's copy bandwidth, a margin per core), on a
+ * GPU the CUDA judge's (the device's copy bandwidth measured at worker start);
+ * the verdict is cr_judge_roofline's. */
+static void s_roofline(const s_judge_t *J, Crucible__RewardRecord *rec,
+                       Crucible__BenchResult *br)
+{
+    double bytes = 0;
+    cr_task_bytes(J->task, 0, &bytes);
+    char basis[160];
+    if (J->cuda) {
+        double bw = J->env->device_copy_bw * CR_JUDGE_GPU_BW_MARGIN;
+        br->floor_us = bytes > 0 && bw > 0 ? bytes / bw * 1e6 : 0;
+        snprintf(basis, sizeof basis, "%.4g bytes at %.0f GB/s, %.2fx the GPU's copy bandwidth",
+                 bytes, bw / 1e9, CR_JUDGE_GPU_BW_MARGIN);
+    } else {
+        br->floor_us = cr_judge_host_floor_us(bytes, J->env->host_copy_bw, 1);
+        snprintf(basis, sizeof basis, "%.4g bytes at a generous multiple of this host's copy "
+                 "bandwidth, %.0f GB/s", bytes, J->env->host_copy_bw / 1e9);
+    }
+    cr_judge_roofline(rec, 0, br->median_us, br->floor_us, basis, J->cuda ? "GPU" : "machine");
+}
+
 /* A task with "own_kernel" (docs/torch.md §4): the candidate's executor
  * says how many calls of its own kernels (load_inline functions, Triton
  * launches) its last RUN made. Its word, so it is only used against it: none
@@ -1005,6 +1028,7 @@ out:;
         cr_stats_speedup(&a, &b, &br->speedup, &br->speedup_lo, &br->speedup_hi);
         pr->speedup_geomean = br->speedup;
         J->ref_mean_us = b.mean;
+        s_roofline(J, rec, br);
     }
     rc = 0;
 fail:

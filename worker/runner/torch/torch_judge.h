@@ -29,6 +29,8 @@ typedef struct {
     double rse_target;     /* relative standard error to stop at; > 0 */
     int cuda;              /* 1: run the models on the GPU (the runner has CUDA and the
                               task does not ask for "device": "cpu") */
+    double host_copy_bw;   /* B/s of memcpy on this host (RunnerRequest); 0 = unknown */
+    double device_copy_bw; /* B/s of the GPU's device copies (RunnerRequest); 0 = unknown */
 } cr_torch_env_t;
 
 /* Judges req's candidate against task's reference (both torch "objects":
