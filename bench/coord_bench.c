@@ -582,7 +582,7 @@ static int s_coord(const char *dir, s_coord_t *out)
     void **s = calloc((size_t)W, sizeof *s);
     int64_t *next_hb = calloc((size_t)W, sizeof *next_hb);
     cr_taskcache_t **tcs = calloc((size_t)W, sizeof *tcs);
-    int *todo = calloc(2 * (size_t)W, sizeof *todo); /* sockets to read this pass */
+    int *ready_idx = calloc(2 * (size_t)W, sizeof *ready_idx); /* sockets to read this pass */
     struct epoll_event *evs = calloc((size_t)W, sizeof *evs);
     int64_t *res_at = calloc((size_t)O.n, sizeof *res_at); /* µs the last Result was sent */
     int64_t *lat = calloc((size_t)O.n, sizeof *lat);
@@ -617,21 +617,21 @@ static int s_coord(const char *dir, s_coord_t *out)
         int nt = 0;
         if (first) { /* the Readies were sent before the set existed: read all */
             for (int i = 0; i < W; i++)
-                todo[nt++] = i;
+                ready_idx[nt++] = i;
             first = 0;
         }
         int nr = epoll_wait(epfd, evs, W, nt ? 0 : 50);
         for (int r = 0; r < nr; r++)
-            todo[nt++] = (int)evs[r].data.u32;
+            ready_idx[nt++] = (int)evs[r].data.u32;
         int64_t now = s_now_us();
         for (int i = 0; i < W; i++)
             if (now >= next_hb[i]) {
                 s_send_hb(s[i]);
                 next_hb[i] = now + (int64_t)O.hb_ms * 1000;
-                todo[nt++] = i; /* a send: read it (the rule above) */
+                ready_idx[nt++] = i; /* a send: read it (the rule above) */
             }
         for (int q = 0; q < nt; q++) {
-            int i = todo[q];
+            int i = ready_idx[q];
             Crucible__Envelope *e = NULL;
             while (cr_wire_recv(s[i], NULL, &e) != -EAGAIN) {
                 if (!e)
@@ -748,7 +748,7 @@ static int s_coord(const char *dir, s_coord_t *out)
         sqlite3_close(d);
     }
     close(epfd);
-    free(cl.seen), free(cl.seq_seen), free(s), free(todo), free(evs), free(next_hb), free(res_at);
+    free(cl.seen), free(cl.seq_seen), free(s), free(ready_idx), free(evs), free(next_hb), free(res_at);
     free(lat);
     return 0;
 }

@@ -182,3 +182,22 @@ char *cr_file_join(const char *a, const char *b)
         snprintf(s, n, "%s/%s", a, b);
     return s;
 }
+
+int cr_file_copy_fd(int in, int out)
+{
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : 0;
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0 && errno != EINTR)
+                return -errno;
+            if (w > 0)
+                off += w;
+        }
+    }
+}

@@ -21,6 +21,10 @@ int cr_file_mkdirs(const char *path, int mode);
  * Returns 0 (also when path does not exist) or -errno of the first failure. */
 int cr_file_rmtree(const char *path);
 
+/* Copies what is left of descriptor in (from its offset to its end) to out
+ * at out's offset. Returns 0 or -errno. */
+int cr_file_copy_fd(int in, int out);
+
 /* 1 when path exists (any type), 0 otherwise. */
 int cr_file_exists(const char *path);
 

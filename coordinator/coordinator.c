@@ -325,6 +325,21 @@ static int s_send_now(void *sock, const cr_peer_t *peer, Crucible__Envelope *env
     return rc;
 }
 
+/* The next free slot of the turn's outbox (grown as needed), or NULL when
+ * out of memory; it counts once the caller fills it and bumps c->nout. */
+static s_outmsg_t *s_outbox_slot(cr_coordinator_t *c)
+{
+    if (c->nout == c->capout) {
+        size_t cap = c->capout ? 2 * c->capout : 256;
+        void *g = realloc(c->out, cap * sizeof *c->out);
+        if (!g)
+            return NULL;
+        c->out = g;
+        c->capout = cap;
+    }
+    return &c->out[c->nout];
+}
+
 /* Sends env, or, while a turn's transaction is open, keeps it for after
  * the commit: everything to clients (a record streamed, a SubmitAck, a
  * status must describe committed state) and Acks to workers (a worker
@@ -338,15 +353,9 @@ static int s_send(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, Crucib
     if (!c->turn_open ||
         (sock == c->workers && env->body_case != CRUCIBLE__ENVELOPE__BODY_ACK))
         return s_send_now(sock, peer, env);
-    if (c->nout == c->capout) {
-        size_t cap = c->capout ? 2 * c->capout : 256;
-        void *g = realloc(c->out, cap * sizeof *c->out);
-        if (!g)
-            return -ENOMEM;
-        c->out = g;
-        c->capout = cap;
-    }
-    s_outmsg_t *m = &c->out[c->nout];
+    s_outmsg_t *m = s_outbox_slot(c);
+    if (!m)
+        return -ENOMEM;
     if (cr_wire_pack(env, &m->buf, &m->len) != 0)
         return CR_E_ZMQ;
     m->sock = sock;
@@ -375,15 +384,9 @@ static int s_send_bytes(cr_coordinator_t *c, const cr_peer_t *peer, const uint8_
                  zmq_strerror(zmq_errno()));
         return CR_E_ZMQ;
     }
-    if (c->nout == c->capout) {
-        size_t cap = c->capout ? 2 * c->capout : 256;
-        void *g = realloc(c->out, cap * sizeof *c->out);
-        if (!g)
-            return -ENOMEM;
-        c->out = g;
-        c->capout = cap;
-    }
-    s_outmsg_t *m = &c->out[c->nout];
+    s_outmsg_t *m = s_outbox_slot(c);
+    if (!m)
+        return -ENOMEM;
     if (!(m->buf = malloc(len ? len : 1)))
         return -ENOMEM;
     memcpy(m->buf, buf, len);

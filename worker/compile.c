@@ -689,23 +689,8 @@ static int s_copy_object(const char *from, const char *to)
     int out = rc == 0 ? open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
     if (rc == 0 && out < 0)
         rc = -errno;
-    char buf[65536];
-    while (rc == 0) {
-        ssize_t n = read(in, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            rc = n < 0 ? -errno : 0;
-            break;
-        }
-        for (ssize_t off = 0; off < n && rc == 0;) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
-            if (w < 0 && errno != EINTR)
-                rc = -errno;
-            else if (w > 0)
-                off += w;
-        }
-    }
+    if (rc == 0)
+        rc = cr_file_copy_fd(in, out);
     if (out >= 0) {
         if (rc == 0 && fchmod(out, 0555) != 0)
             rc = -errno;

@@ -44,6 +44,7 @@
 #include "exec.h"
 
 #include "error.h"
+#include "file.h"
 #include "log.h"
 #include "sandbox.h"
 #include "stats.h"
@@ -781,29 +782,9 @@ int cr_exec_set_object(cr_exec_t *x, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s object %s: %s", x->role, path, strerror(errno));
         return e;
     }
-    int rc = 0;
-    off_t at = 0;
-    if (ftruncate(x->obj_fd, 0) != 0)
-        rc = -errno;
-    while (rc == 0) {
-        unsigned char buf[1 << 16];
-        ssize_t n = read(in, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            rc = n < 0 ? -errno : 0;
-            break;
-        }
-        for (ssize_t w = 0; w < n && rc == 0;) {
-            ssize_t k = pwrite(x->obj_fd, buf + w, (size_t)(n - w), at);
-            if (k < 0 && errno != EINTR)
-                rc = -errno;
-            else if (k > 0) {
-                w += k;
-                at += k;
-            }
-        }
-    }
+    int rc = ftruncate(x->obj_fd, 0) == 0 && lseek(x->obj_fd, 0, SEEK_SET) == 0 ? 0 : -errno;
+    if (rc == 0)
+        rc = cr_file_copy_fd(in, x->obj_fd);
     close(in);
     if (rc != 0)
         snprintf(err, errlen, "copying the %s object %s: %s", x->role, path, cr_strerror(rc));

@@ -540,9 +540,6 @@ static int s_one(int report_fd, int serve)
                 sched_setaffinity(0, sizeof cpus, &cpus);
             if (chdir("/") != 0)
                 cr_warn("serve: chdir /: %s", strerror(errno));
-            int swept = s_sweep_group();
-            if (swept)
-                cr_info("serve: %d processes the job left behind ended", swept);
         }
     }
     free(raw);
@@ -561,6 +558,11 @@ static int s_one(int report_fd, int serve)
         fprintf(stderr, "crucible-runner: could not write the report: %s\n", cr_strerror(rc));
     free(out);
     crucible__reward_record__free_unpacked(rec, NULL);
+    if (serve) { /* after the report, which it would hold back by a /proc scan */
+        int swept = s_sweep_group();
+        if (swept)
+            cr_info("serve: %d processes the job left behind ended", swept);
+    }
     fflush(stderr);
     return rc == 0 ? 0 : 2;
 }

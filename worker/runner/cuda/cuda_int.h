@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #ifndef __cplusplus
 #include <stdalign.h>
@@ -186,6 +187,7 @@ typedef struct {
     int setup_failed;                    /* cr__cuda_setup_device failed: J->d is partial */
     int ref_loaded;                      /* the reference executor holds req->reference_so
                                             (serving: it may be kept, judge.c) */
+    struct stat ref_st;                  /* that file's identity as it was loaded */
     cr__cuda_dev_t d;                    /* the device's facts and the judge's own buffers */
     /* launch checks (§8) */
     int lc_on;                           /* CUPTI subscribed: calls are being counted */

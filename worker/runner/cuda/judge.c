@@ -2,8 +2,6 @@
  * run from request to record, the prestart, the bandwidth measurement. */
 #include "cuda_int.h"
 
-#include <sys/stat.h>
-
 /* Set indices (cr_rng_seed) of the secret streams that no input uses;
  * judge_const.h has the verification, timing and sampling ones. */
 #define S_SET_HASHKEY 0xfffffffeu
@@ -37,19 +35,15 @@ static cr_exec_t *s_prex[2];
 /* cr_cuda_judge_serve: this process judges one request after another. */
 static int s_serve;
 
-/* Serving: reference executors kept for later jobs (docs/judge.md §6), each
- * with the object it loaded and that file's identity then; the least
- * recently used goes when another is kept. x NULL = a free slot. One: with
- * four (and a spare reference executor started at each job's end) the
- * H200's timings went wrong in session 14, not yet explained. */
-#define S_KEPT_MAX 1
+/* Serving: the reference executor kept for later jobs (docs/judge.md §6),
+ * the object it loaded and that file's identity when it loaded it; x NULL =
+ * none. One: with four kept (and a spare reference executor started at each
+ * job's end) the H200's timings went wrong in session 14, not yet explained. */
 static struct {
     cr_exec_t *x;
     char obj[PATH_MAX];
     struct stat st;
-    uint64_t used; /* s_kept_clock when last taken or kept */
-} s_kept[S_KEPT_MAX];
-static uint64_t s_kept_clock;
+} s_kept;
 
 /* Serving: the judge's own context broke (§3): no more jobs here. */
 static int s_broken;
@@ -83,56 +77,47 @@ static int s_exec_start(const cr__cuda_dev_t *D, int who, int ar, const char *sc
     return (wait ? cr_exec_new : cr_exec_start)(&o, x, err, errlen) == 0 ? 0 : -1;
 }
 
-/* Serving: the slot of the kept reference executor that holds the object
- * at path (the same path, and the same file: the worker's object cache
- * names a build by its inputs, and a file replaced there is another), or -1.
- * One that holds a replaced file is dropped. */
-static int s_kept_find(const char *path)
+/* Whether st and the identity kept in k are the same file, unchanged. */
+static int s_same_file(const struct stat *st, const struct stat *k)
 {
-    struct stat st;
-    int have = path && stat(path, &st) == 0;
-    for (int k = 0; k < S_KEPT_MAX; k++) {
-        if (!s_kept[k].x || !path || strcmp(s_kept[k].obj, path) != 0)
-            continue;
-        if (have && st.st_dev == s_kept[k].st.st_dev && st.st_ino == s_kept[k].st.st_ino &&
-            st.st_size == s_kept[k].st.st_size &&
-            st.st_mtim.tv_sec == s_kept[k].st.st_mtim.tv_sec &&
-            st.st_mtim.tv_nsec == s_kept[k].st.st_mtim.tv_nsec)
-            return k;
-        cr_info("serve: %s changed; its reference executor starts afresh", path);
-        cr_exec_abandon(&s_kept[k].x);
-    }
-    return -1;
+    return st->st_dev == k->st_dev && st->st_ino == k->st_ino && st->st_size == k->st_size &&
+           st->st_mtim.tv_sec == k->st_mtim.tv_sec && st->st_mtim.tv_nsec == k->st_mtim.tv_nsec;
 }
 
-/* Serving: keeps the reference executor x, which loaded path, for later
- * jobs; the least recently used one goes when every slot is taken. */
-static void s_kept_put(cr_exec_t *x, const char *path)
+/* Serving: the kept reference executor when it holds the object at path
+ * (the same path, and the same file: the worker's object cache names a build
+ * by its inputs, and a file replaced there is another), taken (s_kept
+ * emptied), its file's identity in *st; else NULL, and a kept one that holds
+ * another object stays for a later job (s_kept_put replaces it). */
+static cr_exec_t *s_kept_take(const char *path, struct stat *st)
 {
-    int k = 0;
-    for (int i = 0; i < S_KEPT_MAX; i++) {
-        if (!s_kept[i].x) {
-            k = i;
-            break;
-        }
-        if (s_kept[i].used < s_kept[k].used)
-            k = i;
+    struct stat now;
+    if (!s_kept.x || !path || strcmp(s_kept.obj, path) != 0)
+        return NULL;
+    if (stat(path, &now) != 0 || !s_same_file(&now, &s_kept.st)) {
+        cr_info("serve: %s changed; its reference executor starts afresh", path);
+        cr_exec_abandon(&s_kept.x);
+        return NULL;
     }
-    cr_exec_abandon(&s_kept[k].x);
-    if (strlen(path) >= sizeof s_kept[k].obj || stat(path, &s_kept[k].st) != 0) {
+    *st = s_kept.st;
+    cr_exec_t *x = s_kept.x;
+    s_kept.x = NULL;
+    return x;
+}
+
+/* Serving: keeps the reference executor x, which loaded path when that file
+ * was st, for later jobs, in place of the one kept before. */
+static void s_kept_put(cr_exec_t *x, const char *path, const struct stat *st)
+{
+    cr_exec_abandon(&s_kept.x);
+    if (strlen(path) >= sizeof s_kept.obj) {
         cr_exec_abandon(&x);
         return;
     }
-    snprintf(s_kept[k].obj, sizeof s_kept[k].obj, "%s", path);
+    snprintf(s_kept.obj, sizeof s_kept.obj, "%s", path);
+    s_kept.st = *st;
     cr_exec_set_deadline(x, 0);
-    s_kept[k].x = x;
-    s_kept[k].used = ++s_kept_clock;
-}
-
-static void s_kept_drop_all(void)
-{
-    for (int k = 0; k < S_KEPT_MAX; k++)
-        cr_exec_destroy(&s_kept[k].x);
+    s_kept.x = x;
 }
 
 /* Serving: the kept reference executor, checked for this job: its launch
@@ -197,11 +182,8 @@ static int s_executors(cr__cuda_judge_t *J)
                           req->baseline_so && req->baseline_so[0] ? req->baseline_so : NULL};
     char err[800] = "";
     int64_t t0 = cr_time_mono_ns();
-    int ref_loaded = 0; /* serving: a kept reference executor holds obj[REF] */
-    int k = s_serve ? s_kept_find(obj[CR_CUDA_REF]) : -1;
-    if (k >= 0) {
-        J->x[CR_CUDA_REF] = s_kept[k].x;
-        s_kept[k].x = NULL;
+    int ref_loaded = 0; /* serving: the kept reference executor holds obj[REF] */
+    if (s_serve && (J->x[CR_CUDA_REF] = s_kept_take(obj[CR_CUDA_REF], &J->ref_st))) {
         cr_exec_set_deadline(J->x[CR_CUDA_REF], J->deadline_ns);
         ref_loaded = s_ref_resume(J) == 0;
     }
@@ -236,6 +218,8 @@ static int s_executors(cr__cuda_judge_t *J)
         int who = order[i];
         if (!obj[who] || (who == CR_CUDA_REF && ref_loaded))
             continue;
+        if (who == CR_CUDA_REF && stat(obj[who], &J->ref_st) != 0)
+            memset(&J->ref_st, 0, sizeof J->ref_st); /* never matches: not kept */
         if (cr_exec_set_object(J->x[who], obj[who], err, sizeof err) != 0) {
             cr__cuda_hard(J, who == CR_CUDA_CAND ? CRUCIBLE__STATUS__STATUS_INFRA_ERROR
                                                  : CRUCIBLE__STATUS__STATUS_INVALID_TASK,
@@ -261,7 +245,7 @@ static int s_executors(cr__cuda_judge_t *J)
 /* Kills the executors; with s_leave_device (the process ends after its
  * report) or serving, without waiting for their contexts' teardown.
  * Serving, a reference executor that did nothing wrong is kept for the
- * next job (docs/judge.md §5): it never ran candidate code. */
+ * next job (docs/judge.md §6): it never ran candidate code. */
 static void s_executors_end(cr__cuda_judge_t *J)
 {
     void (*end)(cr_exec_t **) = s_leave_device || s_serve ? cr_exec_abandon : cr_exec_destroy;
@@ -272,7 +256,7 @@ static void s_executors_end(cr__cuda_judge_t *J)
     const char *path = J->req->reference_so;
     if (s_serve && ref && !J->dead && J->ref_loaded && cr_exec_fault(ref)->kind == CR_EXEC_OK &&
         path) {
-        s_kept_put(ref, path);
+        s_kept_put(ref, path, &J->ref_st);
         J->x[CR_CUDA_REF] = NULL;
     } else {
         end(&J->x[CR_CUDA_REF]);
@@ -443,7 +427,7 @@ done:
         /* the executors started ahead mapped these arenas: they go too */
         cr_exec_destroy(&s_prex[CR_CUDA_CAND]);
         cr_exec_destroy(&s_prex[CR_CUDA_REF]);
-        s_kept_drop_all();
+        cr_exec_destroy(&s_kept.x);
         cr__cuda_release_device(&J->d, J->dead);
     }
 

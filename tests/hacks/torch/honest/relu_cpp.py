@@ -23,7 +23,7 @@ relu_ext = load_inline(name="crucible_hacks_relu_cpu", cpp_sources=cpp_source, f
 
 
 class ModelNew(nn.Module):
-    """Honest: a C++ loop built with load_inline (CPU)."""
+    """Honest: a C++ loop built with load_inline (CPU), its own kernel."""
 
     def __init__(self):
         super().__init__()
