@@ -5,8 +5,10 @@
 #
 #   build here:  cmake -S . -B build && cmake --build build -j2
 #                ../shared/tools/device-pack -o .device build/crucible build/crucible-runner \
-#                    build/crucible-executor build/test_hacks build/crucible-torch \
-#                    build/libcrucible-pysandbox.so
+#                    build/crucible-executor build/test_hacks build/libcrucible-pysandbox.so
+#                cp build/crucible-torch .device/bin/
+#   (crucible-torch is a script: device-pack's ldd of it fails and the pack stops there,
+#   so it is copied on its own; the library must sit beside it, in bin/)
 #   there:       sh tests/gpu/torch_check.sh LOGDIR [all|env|examples|hacks|dobench|bench]
 #
 # Steps (all by default), each ending in one line "RESULT <step>: PASS|FAIL ...":
@@ -85,7 +87,9 @@ PY
     "$bin/crucible-torch" --version >> "$logs/env/python.txt" 2>&1
     command -v nvcc > /dev/null && nvcc --version | tail -n 1 >> "$logs/env/python.txt"
     cat "$logs/env/gpu.txt" "$logs/env/python.txt" | sed 's/^/  /' | tee -a "$logs/run.log"
-    if grep -q 'available True' "$logs/env/python.txt" && grep -q '^triton [0-9]' "$logs/env/python.txt" \
+    if [ ! -f "$bin/libcrucible-pysandbox.so" ] || [ ! -f "$bin/crucible-torch" ]; then
+        result "env: FAIL $bin lacks crucible-torch or libcrucible-pysandbox.so (packed as the header says?)"
+    elif grep -q 'available True' "$logs/env/python.txt" && grep -q '^triton [0-9]' "$logs/env/python.txt" \
         && command -v nvcc > /dev/null; then
         result "env: PASS"
     else

@@ -215,9 +215,9 @@ static void s_ended(cr_exec_t *x, const siginfo_t *si)
         else if (st == CR_EXEC_EXIT_SETUP)
             s_fail(x, CR_EXEC_SETUP, (uint64_t)st, "the %s executor could not start: %s",
                    x->role, said[0] ? said : "no reason given");
-        else
-            s_fail(x, CR_EXEC_EXITED, (uint64_t)st, "the %s ended its process (exit %d)",
-                   x->role, st);
+        else /* what it said last, when it said anything (its own code's words) */
+            s_fail(x, CR_EXEC_EXITED, (uint64_t)st, "the %s ended its process (exit %d)%s%s",
+                   x->role, st, said[0] ? ": " : "", said);
     } else {
         int sig = si->si_status;
         if (sig == SIGSYS)

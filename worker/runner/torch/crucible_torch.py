@@ -648,7 +648,11 @@ def executor_main(argv):
         _die(ctl, "import torch (%s): %s" % (device, _first_line(e)))
     import warnings
     warnings.filterwarnings("ignore", message="The given buffer is not writable")
-    lib = _sandbox_lib()
+    try:
+        lib = _sandbox_lib()
+    except OSError as e:  # installed without it, or packed without it (docs/torch.md)
+        _die(ctl, "libcrucible-pysandbox.so, which must sit beside crucible-torch: %s"
+             % _first_line(e))
     # a store into the input arena ends this process with exit 87
     # (input_mutated), as crucible-executor's handler does
     ro_addr = torch.frombuffer(ctl.ro, dtype=torch.uint8, count=1).data_ptr()
@@ -666,19 +670,22 @@ def executor_main(argv):
         _die(ctl, "sandbox: %s" % summary.value.decode("utf-8", "replace"))
     said = summary.value.decode("utf-8", "replace")
     sys.stderr.write("crucible-torch: %s: %s\n" % (role, said))
-    if device == "cuda":
-        # Triton's JIT writes its kernels and launcher, ptxas its temporaries, and
-        # Triton loads what it wrote: writes are allowed only under the scratch dir,
-        # /dev and /dev/shm; the scratch dir is a noexec tmpfs when the sandbox could
-        # mount one, and then /dev/shm is a private one (gone with the process)
-        base = "/dev/shm/crucible-torch" if "/dev/shm private" in said and \
-            "scratch tmpfs" in said else "/proc/self/cwd/.crucible-torch"
-        os.makedirs(base + "/tmp", exist_ok=True)
-        os.environ["TRITON_CACHE_DIR"] = base + "/triton"
-        os.environ["TMPDIR"] = base + "/tmp"
-        import tempfile
-        tempfile.tempdir = None
-    ex = Executor(ctl, role, device, threads)
+    try:
+        if device == "cuda":
+            # Triton's JIT writes its kernels and launcher, ptxas its temporaries, and
+            # Triton loads what it wrote: writes are allowed only under the scratch dir,
+            # /dev and /dev/shm; the scratch dir is a noexec tmpfs when the sandbox could
+            # mount one, and then /dev/shm is a private one (gone with the process)
+            base = "/dev/shm/crucible-torch" if "/dev/shm private" in said and \
+                "scratch tmpfs" in said else "/proc/self/cwd/.crucible-torch"
+            os.makedirs(base + "/tmp", exist_ok=True)
+            os.environ["TRITON_CACHE_DIR"] = base + "/triton"
+            os.environ["TMPDIR"] = base + "/tmp"
+            import tempfile
+            tempfile.tempdir = None
+        ex = Executor(ctl, role, device, threads)
+    except Exception as e:  # no client code has run yet: the setup's own failure
+        _die(ctl, "setup inside the sandbox: %s" % _first_line(e))
     ctl.set_u32(O_NET, net.value)
     ctl.set_u32(O_READY, 1)
     ctl.futex_wake(O_READY)
