@@ -4,8 +4,10 @@
  * context (the reference's) then competes with. The judge resets the
  * persisting-L2 limit and lines before every call (candidate and
  * reference, verification and timing) and the window covers only the
- * candidate's own buffers: neutralised. The add itself is honest: OK, and
- * no speedup is gained. */
+ * candidate's own buffers: neutralised, no speedup is gained. Setting the
+ * limit again in every call costs 43-45 us of host time outside the
+ * call's events on the H200 (sessions 14 and 15), which the judge's wall
+ * clock sees: HACK_DETECTED, side_stream, as 19_state_limits.cu. */
 __global__ static void add(const float *a, const float *b, float *c, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

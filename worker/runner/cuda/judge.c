@@ -26,15 +26,11 @@ static cr__cuda_dev_t *s_pre;
  * judge leaves its device state to process exit (cr__cuda_release_device skipped). */
 static int s_leave_device;
 
-/* The executors cr_cuda_judge_prestart started ahead of the first judge
- * (candidate, reference); NULL when none. */
+/* The executors started ahead of the next judge (candidate, reference):
+ * cr_cuda_judge_prestart's, and when serving the spare candidate executor
+ * started during the last job and the reference executor that job kept;
+ * NULL when none. */
 static cr_exec_t *s_prex[2];
-
-/* Serving: candidate executors started ahead for the jobs to come (no
- * object loaded), oldest first; NULL = empty slot. s_spare_want says how
- * many are kept: S_SPARES, or 1 with CR_CUDA_SERVE_QUIET (s_spare_start). */
-#define S_SPARES 2
-static cr_exec_t *s_spare[S_SPARES];
 
 /* cr_cuda_judge_serve: this process judges one request after another. */
 static int s_serve;
@@ -140,76 +136,36 @@ static int s_ref_resume(cr__cuda_judge_t *J)
     return -1;
 }
 
-/* Serving: whether the spares' start may overlap a job's timing (the
- * default), or each job waits for them before it times (s_quiet):
- * CR_CUDA_SERVE_QUIET=1, the session-14 behaviour, kept for A/B runs. In
- * session 15 a probe (bench/ctx_probe.cu) timed a kernel while other
- * processes made, held and tore down contexts: their creation left the
- * event-time medians within 0.1%, their teardown moved the tail more
- * (bench/RESULTS.md); so a job waits for the last job's executors to be
- * reaped, not for the next one's to be made. */
-static int s_quiet_spares(void)
-{
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("CR_CUDA_SERVE_QUIET");
-        v = e && e[0] == '1';
-    }
-    return v;
-}
-
-/* Serving: tops the spare candidate executors up (S_SPARES; one when each
- * job waits for them), each making its context while this job runs and
- * ready for a later one. Called as a job's own executors are ready and
- * again at its end, so a run of jobs that end at verification still finds
- * one made. A failure only costs a later job the wait. */
+/* Serving: starts the candidate executor of the next job as this one's
+ * executors are ready, so that its context is made while this job loads
+ * and verifies; s_quiet waits for it before any timing. (Started at the
+ * end of the job instead, after its timing, the next jobs' calls read
+ * milliseconds of wall time and event time too many, on the H200 in
+ * session 14: not explained. Two spares topped up at each job's start and
+ * end, made while jobs timed, in session 15: no faster batch, and the
+ * precision spreads doubled; bench/RESULTS.md.) A failure only costs the
+ * next job the wait. */
 static void s_spare_start(const cr__cuda_judge_t *J)
 {
-    if (!s_serve)
-        return;
-    int want = s_quiet_spares() ? 1 : S_SPARES;
-    for (int i = 0; i < want; i++) {
-        char err[800] = "";
-        if (!s_spare[i] &&
-            s_exec_start(&J->d, CR_CUDA_CAND, CR_CUDA_AR_CAND, NULL, J->req->sandbox_uid, 0,
-                         &s_spare[i], err, sizeof err) != 0)
-            cr_info("serve: a spare candidate executor not started (%s)", err);
-    }
+    char err[800] = "";
+    if (s_serve && !s_prex[CR_CUDA_CAND] &&
+        s_exec_start(&J->d, CR_CUDA_CAND, CR_CUDA_AR_CAND, NULL, J->req->sandbox_uid, 0,
+                     &s_prex[CR_CUDA_CAND], err, sizeof err) != 0)
+        cr_info("serve: the next candidate executor not started (%s)", err);
 }
 
-/* Serving: a spare candidate executor for this job, the first that is
- * ready, else the oldest (cr_exec_ready waits for it); the pool keeps its
- * order. NULL when there is none. */
-static cr_exec_t *s_spare_take(void)
-{
-    int k = -1;
-    for (int i = 0; i < S_SPARES && k < 0; i++)
-        if (s_spare[i] && cr_exec_is_ready(s_spare[i]))
-            k = i;
-    for (int i = 0; i < S_SPARES && k < 0; i++)
-        if (s_spare[i])
-            k = i;
-    if (k < 0)
-        return NULL;
-    cr_exec_t *x = s_spare[k];
-    for (int i = k; i + 1 < S_SPARES; i++)
-        s_spare[i] = s_spare[i + 1];
-    s_spare[S_SPARES - 1] = NULL;
-    return x;
-}
-
-/* Serving: nothing of the last job on the GPU from here (timing): its
- * executors are reaped; with CR_CUDA_SERVE_QUIET the spares are ready too. */
+/* Serving: nothing but this job on the GPU from here (timing): the
+ * executors started ahead are ready, the last job's are gone. */
 static void s_quiet(void)
 {
     if (!s_serve)
         return;
     int64_t t0 = cr_time_mono_ns();
     char err[800] = "";
-    for (int i = 0; i < S_SPARES && s_quiet_spares(); i++)
-        if (s_spare[i] && cr_exec_ready(s_spare[i], err, sizeof err) != 0) {
-            cr_info("serve: a spare candidate executor failed to start (%s)", err);
-            cr_exec_destroy(&s_spare[i]);
+    for (int who = 0; who < 2; who++)
+        if (s_prex[who] && cr_exec_ready(s_prex[who], err, sizeof err) != 0) {
+            cr_info("serve: the next %s executor failed to start (%s)", s_role[who], err);
+            cr_exec_destroy(&s_prex[who]);
         }
     int n = cr_exec_reap_abandoned();
     cr_info("serve: quiet for timing after %.3f s (%d executors reaped)",
@@ -242,10 +198,6 @@ static int s_executors(cr__cuda_judge_t *J)
         if (who < 2 && !J->x[who] && s_prex[who]) {
             J->x[who] = s_prex[who];
             s_prex[who] = NULL;
-        } else if (who == CR_CUDA_CAND && s_serve) {
-            J->x[who] = s_spare_take();
-        }
-        if (who < 2 && J->x[who] && !(who == CR_CUDA_REF && ref_loaded)) {
             cr_exec_set_deadline(J->x[who], J->deadline_ns);
             if (cr_exec_ready(J->x[who], err, sizeof err) != 0) { /* started ahead */
                 cr_info("serve: the %s executor started ahead failed (%s)", s_role[who], err);
@@ -262,7 +214,7 @@ static int s_executors(cr__cuda_judge_t *J)
         }
         cr_exec_set_deadline(J->x[who], J->deadline_ns);
     }
-    s_spare_start(J); /* the next jobs' candidates, while this one runs */
+    s_spare_start(J); /* the next job's candidate, while this one loads and verifies */
     static const int order[3] = {CR_CUDA_REF, CR_CUDA_BASE, CR_CUDA_CAND};
     for (int i = 0; i < 3; i++) {
         int who = order[i];
@@ -473,14 +425,10 @@ done:
         *s_pre = J->d;
         for (int a = 0; a < CR_CUDA_AR_N; a++)
             s_pre->ar[a].top = 0;
-        if (!s_quiet_spares())
-            s_spare_start(J); /* the pool full again for the next job */
     } else if (have_dev && (!s_leave_device || s_serve)) {
         /* the executors started ahead mapped these arenas: they go too */
         cr_exec_destroy(&s_prex[CR_CUDA_CAND]);
         cr_exec_destroy(&s_prex[CR_CUDA_REF]);
-        for (int i = 0; i < S_SPARES; i++)
-            cr_exec_destroy(&s_spare[i]);
         cr_exec_destroy(&s_kept.x);
         cr__cuda_release_device(&J->d, J->dead);
     }

@@ -573,6 +573,18 @@ class _Fail(Exception):
 _sandbox = None
 
 
+def _fork_not_vfork():
+    """On a GPU the sandbox lets Triton's JIT run ptxas and the C compiler (docs/torch.md
+    §5). Python's subprocess starts them with vfork, and its child then sets every
+    signal handler back to the default before exec, the sandbox's SIGSYS handler too:
+    an rt_sigaction of SIGSYS, which the filter traps, so every such child died of
+    SIGSYS before it ran (ldconfig and gcc for Triton's launcher, on the H200 in
+    session 15). A forked child leaves the handlers alone (exec resets them)."""
+    import subprocess
+    if hasattr(subprocess, "_USE_VFORK"):  # Python 3.11 and later
+        subprocess._USE_VFORK = False
+
+
 def _sandbox_lib():
     global _sandbox
     if _sandbox is None:
@@ -644,6 +656,7 @@ def executor_main(argv):
             torch.zeros(1, device="cuda")
             torch.cuda.synchronize()
             os.environ["CUDA_CACHE_DISABLE"] = "1"  # the driver's JIT cache is under $HOME
+            _fork_not_vfork()
     except BaseException as e:
         _die(ctl, "import torch (%s): %s" % (device, _first_line(e)))
     import warnings

@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""Programs started inside a GPU torch executor's sandbox run (docs/torch.md §5).
+
+On a GPU the sandbox lets Triton's JIT start ptxas and the C compiler; in session 15
+every such child died of SIGSYS on the H200 (Python's vfork child resets the sandbox's
+SIGSYS handler, a call the filter traps). This enters the same sandbox with the GPU
+profile (threads and programs allowed: cr_pysandbox_enter, as crucible-torch does on a
+GPU) in two fresh processes and starts /sbin/ldconfig -p and gcc in each: without
+crucible-torch's _fork_not_vfork both must die of SIGSYS (the trap is really there),
+with it both must succeed.
+
+  check_sandbox_subprocess.py --build BUILD_DIR --src SOURCE_DIR
+"""
+import argparse
+import ctypes
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def child(build, src, fix):
+    if fix:
+        spec = importlib.util.spec_from_file_location(
+            "crucible_torch", os.path.join(src, "worker", "runner", "torch", "crucible_torch.py"))
+        ct = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(ct)
+        ct._fork_not_vfork()
+    lib = ctypes.CDLL(os.path.join(build, "libcrucible-pysandbox.so"))
+    echo, summary, net = ctypes.create_string_buffer(512), ctypes.create_string_buffer(512), ctypes.c_int(0)
+    scratch = tempfile.mkdtemp(prefix="cr-sbx-")
+    os.chmod(scratch, 0o755)
+    os.chdir(scratch)
+    uid = 65534 if os.geteuid() == 0 else 0
+    rc = lib.cr_pysandbox_enter(scratch.encode(), ctypes.c_uint(uid), ctypes.c_int(1), ctypes.c_int(0),
+                                ctypes.c_int(1), echo, ctypes.c_size_t(512), summary,
+                                ctypes.c_size_t(512), ctypes.byref(net))
+    if rc != 0:
+        print("sandbox not entered: %s" % summary.value.decode())
+        return 2
+    with open("x.c", "w") as f:
+        f.write("int f(int x) { return x + 1; }\n")
+    os.environ["TMPDIR"] = os.getcwd()
+    codes = []
+    for cmd in (["/sbin/ldconfig", "-p"],
+                [shutil.which("gcc") or "gcc", "-O2", "-shared", "-fPIC", "-o", "x.so", "x.c"]):
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        codes.append(p.returncode)
+        print("  %s: exit %d %s" % (os.path.basename(cmd[0]), p.returncode, p.stderr.strip()[-200:]))
+    print("CODES %s" % " ".join(str(c) for c in codes))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--child", choices=("fix", "nofix"))
+    a = ap.parse_args()
+    if a.child:
+        return child(os.path.abspath(a.build), os.path.abspath(a.src), a.child == "fix")
+    bad = 0
+    for mode, want in (("nofix", "-31 -31"), ("fix", "0 0")):
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--build", a.build, "--src",
+                            a.src, "--child", mode], capture_output=True, text=True, timeout=120)
+        got = [l[6:] for l in p.stdout.splitlines() if l.startswith("CODES ")]
+        ok = got == [want]
+        bad += not ok
+        print("%s %-6s exits %s (want %s)\n%s" % ("ok  " if ok else "FAIL", mode,
+                                               got[0] if got else "none", want,
+                                               p.stdout + p.stderr[-600:]))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
