@@ -1928,3 +1928,71 @@ Test(worker, serving_judge_outlives_jobs_and_is_replaced, .init = s_setup, .fini
     cr_expect_eq(s_worker_end(w, &co, th), 0);
     cr_expect_eq(s_judge_pid(cfg.runner), 0, "the worker's end ends its judge");
 }
+
+/* ---- the serving judge's next job (cr__wqueue_pop_near, supervisor.c note 8) ---- */
+
+/* n queued jobs whose reference objects are refs[i] ("" = none); the jobs
+ * live in js[] (no allocation: the queue only links them). */
+static void s_fill_queue(cr__wqueue_t *q, cr_wjob_t *js, char **refs, int n)
+{
+    memset(q, 0, sizeof *q);
+    for (int i = 0; i < n; i++) {
+        memset(&js[i], 0, sizeof js[i]);
+        js[i].so[CR_SO_REFERENCE] = refs[i][0] ? refs[i] : NULL;
+        cr__wqueue_push(q, &js[i]);
+    }
+}
+
+Test(worker, judge_takes_a_job_of_its_kept_reference_first)
+{
+    cr__wqueue_t q;
+    cr_wjob_t js[CR_WQUEUE_NEAR_LOOK + 4];
+    char *refs[] = {"/c/a.so", "/c/b.so", "", "/c/b.so", "/c/a.so"};
+    s_fill_queue(&q, js, refs, 5);
+    /* the last job's reference was b: the first b, then the queue's order */
+    cr_assert_eq(cr__wqueue_pop_near(&q, "/c/b.so"), &js[1]);
+    cr_assert_eq(cr__wqueue_pop_near(&q, "/c/b.so"), &js[3]);
+    cr_assert_eq(cr__wqueue_pop_near(&q, "/c/b.so"), &js[0], "none of b left: the oldest");
+    cr_assert_eq(cr__wqueue_pop_near(&q, NULL), &js[2]);
+    cr_assert_eq(cr__wqueue_pop_near(&q, "/c/a.so"), &js[4]);
+    cr_assert_null(cr__wqueue_pop_near(&q, "/c/a.so"));
+    cr_assert_null(q.tail, "empty: the tail went with the last job");
+
+    /* taking the tail keeps the tail right for the next push */
+    char *tail_refs[] = {"/c/a.so", "/c/b.so"};
+    s_fill_queue(&q, js, tail_refs, 2);
+    cr_assert_eq(cr__wqueue_pop_near(&q, "/c/b.so"), &js[1]);
+    cr_assert_eq(q.tail, &js[0]);
+    cr__wqueue_push(&q, &js[2]);
+    cr_assert_eq(js[0].next, &js[2]);
+}
+
+Test(worker, judge_passes_a_job_over_a_bounded_number_of_times)
+{
+    cr__wqueue_t q;
+    cr_wjob_t js[CR_WQUEUE_NEAR_PASSES + 2];
+    char *refs[CR_WQUEUE_NEAR_PASSES + 2];
+    refs[0] = "/c/other.so";
+    for (int i = 1; i < CR_WQUEUE_NEAR_PASSES + 2; i++)
+        refs[i] = "/c/kept.so";
+    s_fill_queue(&q, js, refs, CR_WQUEUE_NEAR_PASSES + 2);
+    for (int i = 1; i <= CR_WQUEUE_NEAR_PASSES; i++)
+        cr_assert_eq(cr__wqueue_pop_near(&q, "/c/kept.so"), &js[i]);
+    cr_assert_eq(js[0].passed_over, CR_WQUEUE_NEAR_PASSES);
+    cr_assert_eq(cr__wqueue_pop_near(&q, "/c/kept.so"), &js[0],
+                 "passed over %d times: taken whatever its reference", CR_WQUEUE_NEAR_PASSES);
+    cr_assert_eq(cr__wqueue_pop_near(&q, "/c/kept.so"), &js[CR_WQUEUE_NEAR_PASSES + 1]);
+}
+
+Test(worker, judge_looks_only_at_the_first_jobs)
+{
+    cr__wqueue_t q;
+    cr_wjob_t js[CR_WQUEUE_NEAR_LOOK + 1];
+    char *refs[CR_WQUEUE_NEAR_LOOK + 1];
+    for (int i = 0; i < CR_WQUEUE_NEAR_LOOK; i++)
+        refs[i] = "/c/other.so";
+    refs[CR_WQUEUE_NEAR_LOOK] = "/c/kept.so";
+    s_fill_queue(&q, js, refs, CR_WQUEUE_NEAR_LOOK + 1);
+    cr_assert_eq(cr__wqueue_pop_near(&q, "/c/kept.so"), &js[0],
+                 "the one of the kept reference is past the first %d", CR_WQUEUE_NEAR_LOOK);
+}

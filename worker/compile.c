@@ -290,6 +290,29 @@ cr_wjob_t *cr__wqueue_pop(cr__wqueue_t *q)
     return j;
 }
 
+cr_wjob_t *cr__wqueue_pop_near(cr__wqueue_t *q, const char *ref)
+{
+    cr_wjob_t *head = q->head;
+    if (!head || !ref || head->passed_over >= CR_WQUEUE_NEAR_PASSES)
+        return cr__wqueue_pop(q);
+    cr_wjob_t *prev = NULL, *j = head;
+    int found = 0;
+    for (int n = 0; j && n < CR_WQUEUE_NEAR_LOOK && !found; n++)
+        if (j->so[CR_SO_REFERENCE] && strcmp(j->so[CR_SO_REFERENCE], ref) == 0)
+            found = 1;
+        else
+            prev = j, j = j->next;
+    if (!found || j == head)
+        return cr__wqueue_pop(q);
+    for (cr_wjob_t *k = head; k != j; k = k->next)
+        k->passed_over++;
+    prev->next = j->next;
+    if (q->tail == j)
+        q->tail = prev;
+    j->next = NULL;
+    return j;
+}
+
 cr_wjob_t *cr__wqueue_take(cr__wqueue_t *q, const char *batch_id, const char *job_id, int *n)
 {
     cr__wqueue_t keep = {NULL, NULL}, gone = {NULL, NULL};

@@ -65,6 +65,7 @@ typedef struct cr_wjob {
     int64_t t_verified;          /* ms since epoch; 0 = never verified */
     int64_t t_finished;          /* ms since epoch */
     int cancelled;               /* set (atomically) by a Cancel; checked by each stage */
+    int passed_over;             /* times cr__wqueue_pop_near took a later job first */
     Crucible__RewardRecord *rec; /* the final record, made by the supervisor; owned */
     struct cr_wjob *next;        /* queue link; owned by whichever queue holds the job */
 } cr_wjob_t;
@@ -144,6 +145,15 @@ typedef struct {
 void cr__wqueue_push(cr__wqueue_t *q, cr_wjob_t *j);
 /* Oldest job, or NULL when empty. Caller owns it. */
 cr_wjob_t *cr__wqueue_pop(cr__wqueue_t *q);
+/* The judge's next job: among the first CR_WQUEUE_NEAR_LOOK, the oldest whose
+ * reference object is ref (the serving CUDA judge keeps that reference's
+ * executor, docs/judge.md §6: a job of another reference costs a new one),
+ * else the oldest; a job passed over CR_WQUEUE_NEAR_PASSES times is taken
+ * next whatever its reference, so none waits long. ref NULL: the oldest.
+ * NULL when empty. Caller owns it. */
+#define CR_WQUEUE_NEAR_LOOK 16
+#define CR_WQUEUE_NEAR_PASSES 8
+cr_wjob_t *cr__wqueue_pop_near(cr__wqueue_t *q, const char *ref);
 /* Unlinks the jobs matching a Cancel and returns them as a list through
  * next (caller owns them); *n gets how many. */
 cr_wjob_t *cr__wqueue_take(cr__wqueue_t *q, const char *batch_id, const char *job_id, int *n);

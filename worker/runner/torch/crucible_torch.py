@@ -44,6 +44,7 @@ import os
 import platform
 import struct
 import sys
+import time
 import traceback
 
 HARNESS_VERSION = "1"
@@ -355,6 +356,11 @@ class Executor:
         self.role = role
         self.device = device
         self.threads = threads
+        # Diagnostics: CR_TORCH_TRACE=1 writes each GPU RUN's host times to stderr
+        # (the judge's log at debug): where the way from the start event to the
+        # first launch goes (docs/torch.md §4, what is not solved)
+        self.trace = os.environ.get("CR_TORCH_TRACE") == "1"
+        self.clock = time.perf_counter_ns
         self.model = None
         self.spec = None  # {"inputs": [...], "outputs": [...]}
         self.inputs = None  # this call's arguments
@@ -528,11 +534,22 @@ class Executor:
             if self.device == "cuda":
                 a = self.event(enable_timing=True)
                 b = self.event(enable_timing=True)
+                t0 = self.clock()
                 self.record(a)
+                t1 = self.clock()
                 out = self.model(*self.inputs)
+                t2 = self.clock()
                 self.record(b)
+                t3 = self.clock()
                 self.sync()  # device-wide: work on other streams counts
-                struct.pack_into("<d", self.ctl.rw, EVT_OFF, self.elapsed(a, b) * 1000.0)
+                t4 = self.clock()
+                evt = self.elapsed(a, b) * 1000.0
+                struct.pack_into("<d", self.ctl.rw, EVT_OFF, evt)
+                if self.trace:
+                    sys.stderr.write("crucible-torch: %s RUN host us: record %.1f, forward %.1f, "
+                                     "record %.1f, synchronise %.1f; events %.1f\n"
+                                     % (self.role, (t1 - t0) / 1e3, (t2 - t1) / 1e3,
+                                        (t3 - t2) / 1e3, (t4 - t3) / 1e3, evt))
             else:
                 out = self.model(*self.inputs)
         struct.pack_into("<I", self.ctl.rw, OWN_OFF,
