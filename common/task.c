@@ -1025,7 +1025,8 @@ static int s_parse_torch(const s_ctx_t *cx, json_t *root, cr_task_t *t, const ch
 {
     static const char *const keys[] = {"name",   "language",    "reference", "prompt",
                                        "precision", "tolerance", "trials",   "device",
-                                       "description", "own_kernel", "bytes", NULL};
+                                       "description", "own_kernel", "bytes",    "flops",
+                                       NULL};
     const char *ref, *prompt, *prec, *dev;
     int rc = s_check_keys(cx, root, "", keys);
     if (rc || (rc = s_get_string(cx, root, "reference", "reference", 1, &ref)) ||
@@ -1057,13 +1058,18 @@ static int s_parse_torch(const s_ctx_t *cx, json_t *root, cr_task_t *t, const ch
     if (v && !json_is_boolean(v))
         return s_fail(cx, "own_kernel", "must be true or false");
     t->own_kernel = v && json_is_true(v);
-    /* "bytes": what one forward() must move at least, for the roofline floor */
-    v = json_object_get(root, "bytes");
-    if (v && !json_is_null(v)) {
+    /* "bytes" and "flops": what one forward() must move and compute at
+     * least, for the roofline floor */
+    for (int k = 0; k < 2; k++) {
+        const char *key = k ? "flops" : "bytes";
+        v = json_object_get(root, key);
+        if (!v || json_is_null(v))
+            continue;
         if (!json_is_integer(v) || json_integer_value(v) < 0)
-            return s_fail(cx, "bytes", "must be a non-negative integer (bytes one forward() "
-                                       "moves at least)");
-        if (!(t->bytes = cr_expr_const(json_integer_value(v))))
+            return s_fail(cx, key, "must be a non-negative integer (%s one forward() %s at "
+                          "least)", key, k ? "computes" : "moves");
+        cr_expr_t **dst = k ? &t->flops : &t->bytes;
+        if (!(*dst = cr_expr_const(json_integer_value(v))))
             return -ENOMEM;
     }
     if ((rc = s_dup(name, &t->name)) || (rc = s_dup("torch", &t->language)) ||

@@ -668,6 +668,17 @@ Test(task, torch_task_options_and_defaults)
     cr_expect_float_eq(t->atol, 0.003, 1e-12); /* one number: both, as KernelBench's */
     cr_expect_float_eq(t->rtol, 0.003, 1e-12);
     cr_task_destroy(&t);
+
+    /* the roofline floor's declarations: what one forward() moves and computes */
+    cr_assert_eq(cr_task_parse("{\"name\": \"mm\", \"language\": \"torch\", \"reference\": "
+                               "\"mm.py\", \"bytes\": 3145728, \"flops\": 2147483648}", "t.json",
+                               &t, err, sizeof err), 0, "%s", err);
+    double v = 0;
+    cr_expect_eq(cr_task_bytes(t, 0, &v), 0);
+    cr_expect_float_eq(v, 3145728.0, 0.5);
+    cr_expect_eq(cr_task_flops(t, 0, &v), 0);
+    cr_expect_float_eq(v, 2147483648.0, 0.5);
+    cr_task_destroy(&t);
 }
 
 Test(task, torch_task_errors_name_the_field)
@@ -684,6 +695,10 @@ Test(task, torch_task_errors_name_the_field)
         {"{\"name\": \"a\", \"language\": \"torch\"}", "reference"},
         {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", \"tolerance\": "
          "-1}", "tolerance"},
+        {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", \"flops\": -1}",
+         "flops"},
+        {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", \"flops\": "
+         "\"2*N\"}", "flops"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char err[512] = "";

@@ -90,7 +90,12 @@
  *     a job runs, so a Cancel, a run timeout or a judge that dies ends it,
  *     and the next job starts another (s_take_judge), after removing what
  *     the old one left in the scratch root (s_judge_gone: the folders of
- *     torch executors it started ahead). */
+ *     torch executors it started ahead). A reference executor made anew
+ *     costs a task switch 0.3-0.6 s on the H200 beside a batch's compiles
+ *     (bench/RESULTS.md, session 15: 18 switches in a 64-candidate batch of
+ *     8 tasks), so the judge's next job is one of the last job's reference
+ *     when one is waiting among the first few (cr__wqueue_pop_near), never
+ *     passing a job over more than CR_WQUEUE_NEAR_PASSES times. */
 #define _GNU_SOURCE
 #include "supervisor.h"
 
@@ -158,12 +163,16 @@ struct cr_supervisor {
     cr_proc_t judge;          /* the serving judge; pid 0 = none yet; thread only */
     double copy_bw;           /* B/s measured at start (note 7); 0 = runners measure */
     double host_bw;           /* B/s of host memcpy measured at start (note 7); 0 = none */
+    double peak_flops;        /* flop/s above the GPU's peak, measured with copy_bw; 0 = none */
     cr_proc_t spare[CR_SPARES_MAX]; /* started, waiting for a request, oldest first;
                                      * thread only */
     int nspares;              /* how many of spare[] are kept: config spares */
     pid_t ending;             /* a runner that reported and was killed, not yet reaped (note 6) */
     char preload[2][PATH_MAX]; /* reference and baseline objects of the last job run,
                                 * "" = none: spares load them ahead (note 5); thread only */
+    char last_ref[PATH_MAX];  /* reference object of the serving judge's last job, "" =
+                               * none: the next job is one of the same when one waits
+                               * (cr__wqueue_pop_near, note 8); under mu */
     char *argv[9];            /* runner command line; strings static, s->runner or s->preload */
     /* --- reference cache: supervisor thread only (note 4) --- */
     s_refent_t *refs;         /* S_REFCACHE_MAX slots used as a ring; owned; NULL = none yet */
@@ -435,6 +444,7 @@ static int s_request_frame(cr_supervisor_t *s, cr_wjob_t *j, const char *scratch
     req.llc_bytes = 0; /* the runner measures the cache it flushes */
     req.device_copy_bw = s->copy_bw; /* note 7 */
     req.host_copy_bw = s->host_bw;
+    req.device_peak_flops = s->peak_flops;
     if (ref && cached) {
         req.n_cached_ref_median_us = ref->n;
         req.cached_ref_median_us = ref->median_us;
@@ -767,6 +777,11 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
     int served = s_served(s, j);
     if (served) { /* note 8 */
         o.out_done = s_report_whole;
+        const char *kept = j->so[CR_SO_REFERENCE];
+        pthread_mutex_lock(&s->mu);
+        snprintf(s->last_ref, sizeof s->last_ref, "%s",
+                 kept && strlen(kept) < sizeof s->last_ref ? kept : "");
+        pthread_mutex_unlock(&s->mu);
         rc = s_take_judge(s, &p);
         if (rc == 0) {
             pthread_mutex_lock(&s->mu);
@@ -909,7 +924,8 @@ out:
 
 /* Note 7: `crucible-runner flag` (--measure-device: the GPU's copy
  * bandwidth) into *out; leaves it 0 when the runner cannot say. */
-static void s_measure_bw(cr_supervisor_t *s, char *flag, const char *what, double *out)
+static void s_measure_bw(cr_supervisor_t *s, char *flag, const char *what, double *out,
+                         double *peak)
 {
     char *argv[] = {s->runner, flag, NULL};
     cr_proc_opts_t o;
@@ -936,10 +952,14 @@ static void s_measure_bw(cr_supervisor_t *s, char *flag, const char *what, doubl
         *s->pid = 0;
         pthread_mutex_unlock(&s->mu);
     }
-    double bw = 0;
-    if (rc == 0 && r.exited && r.exit_code == 0 && sscanf(r.out, "copy_bw %lf", &bw) == 1 &&
-        isfinite(bw) && bw > 0) { /* the runner prints only a plausible figure */
+    double bw = 0, flops = 0;
+    int got = rc == 0 && r.exited && r.exit_code == 0
+                  ? sscanf(r.out, "copy_bw %lf peak_flops %lf", &bw, &flops)
+                  : 0;
+    if (got >= 1 && isfinite(bw) && bw > 0) { /* the runner prints only a plausible figure */
         *out = bw;
+        if (peak && got == 2 && isfinite(flops) && flops > 0)
+            *peak = flops;
         cr_info("supervisor: %s copy bandwidth %.0f GB/s, measured at start in %.2f s "
                 "(roofline floor)", what, bw / 1e9, r.seconds);
     } else {
@@ -963,7 +983,7 @@ static void *s_thread(void *arg)
     cr_supervisor_t *s = arg;
     static char dev_flag[] = "--measure-device";
     if (s->prestart)
-        s_measure_bw(s, dev_flag, "GPU", &s->copy_bw);
+        s_measure_bw(s, dev_flag, "GPU", &s->copy_bw, &s->peak_flops);
     if (cr_config_has_backend(s->cfg->backends, "c") ||
         cr_config_has_backend(s->cfg->backends, "torch")) { /* both judges' host floor */
         int64_t t0 = cr_time_mono_ns();
@@ -990,7 +1010,7 @@ static void *s_thread(void *arg)
             pthread_cond_wait(&s->cv, &s->mu);
         if (s->stop)
             break;
-        cr_wjob_t *j = cr__wqueue_pop(&s->queue);
+        cr_wjob_t *j = cr__wqueue_pop_near(&s->queue, s->last_ref[0] ? s->last_ref : NULL);
         s->running = j;
         pthread_mutex_unlock(&s->mu);
 

@@ -30,6 +30,7 @@
  * no executor can reach (exec.h, docs/judge.md). */
 #define _GNU_SOURCE /* strdup, vasprintf */
 #include "cpu_judge.h"
+#include "roofline.h"
 
 #include "exec.h"
 
@@ -73,17 +74,6 @@
 #define S_WARMUP_CALLS 3
 /* ~1 in 8 timed candidate outputs re-verified, and always the first and the last */
 #define S_VERIFY_ONE_IN CR_JUDGE_VERIFY_ONE_IN
-/* The floor takes 8x the copy bandwidth measured at worker start: that
- * figure is one core's memcpy on a host that may be busy then (a 2x margin
- * flagged an honest vector_add under a parallel test run), and the floor is
- * only there to stop impossible times, which are orders of magnitude off. */
-#define S_BW_MARGIN 8.0
-/* A floor under 50 us is not applied: a sample is the executor's time less
- * the least cost of an empty command (exec.h), whose jitter is microseconds,
- * so a call that short can measure near nothing honestly (an honest tiny
- * case was flagged under load). Six times the slowest empty command seen on
- * the H200 host (bench/RESULTS.md). */
-#define S_FLOOR_MIN_US 50.0
 #define S_HARD_CAP CR_JUDGE_HARD_CAP /* x budget: stop even below the minimum sample count */
 #define S_ALIGN 64                  /* cache line: what a vectorised kernel may assume */
 #define S_PAGE 4096u                /* smallest page mprotect works on */
@@ -143,25 +133,6 @@ void cr_judge_fail(Crucible__RewardRecord *rec, int status, const char *fmt, ...
         rec->status = status;
     if (rose || !rec->message || !rec->message[0])
         cr_judge_set_str(&rec->message, msg);
-}
-
-double cr_judge_host_floor_us(double bytes, double host_copy_bw, int cores)
-{
-    double bw = host_copy_bw * S_BW_MARGIN * (cores > 0 ? cores : 1);
-    double us = bytes > 0 && bw > 0 ? bytes / bw * 1e6 : 0; /* 0 = unknown */
-    return us < S_FLOOR_MIN_US ? 0 : us; /* below what a sample resolves: no floor */
-}
-
-int cr_judge_roofline(Crucible__RewardRecord *rec, int c, double median_us, double floor_us,
-                      const char *basis, const char *where)
-{
-    if (!(floor_us > 0) || !(median_us < floor_us))
-        return 0;
-    cr_judge_flag(rec, "below_roofline");
-    cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
-                  "case %d: median %.3f us is below the roofline floor %.3f us (%s): impossible "
-                  "on this %s", c, median_us, floor_us, basis, where);
-    return 1;
 }
 
 /* Sets a status the judge's severity order does not cover (INFRA_ERROR,
@@ -1182,11 +1153,13 @@ static void s_fill_bench(const cr_cpu_judge_t *j, int b_i, Crucible__BenchResult
     cr_stats_t a, b;
     br->case_index = (uint32_t)c;
     br->verified_samples = S->verified;
-    /* Roofline floor (docs/hacks.md #16): the case's bytes at S_BW_MARGIN
-     * times the host's copy bandwidth, per core the task may use. */
-    double bytes = 0;
+    /* Roofline floor (roofline.h): the case's bytes at CR_JUDGE_HOST_BW_MARGIN
+     * times the host's copy bandwidth and its flops at the host's peak, per
+     * core the task may use. */
+    double bytes = 0, flops = 0;
     cr_task_bytes(j->task, c, &bytes);
-    br->floor_us = cr_judge_host_floor_us(bytes, j->host_copy_bw,
+    cr_task_flops(j->task, c, &flops);
+    br->floor_us = cr_judge_host_floor_us(bytes, flops, j->host_copy_bw,
                                           j->task->threads_allowed ? j->ncpu : 1);
     if (j->cached_ref_us) {
         memset(&b, 0, sizeof b);
@@ -1274,9 +1247,12 @@ int cr_cpu_judge_time(const cr_cpu_judge_t *j, Crucible__RewardRecord *rec, char
                  br->median_us, br->ref_median_us, br->speedup);
         if (S.failed)
             break;
-        char basis[160];
-        snprintf(basis, sizeof basis, "the case's bytes at %.0f GB/s, %.0fx this host's copy "
-                 "bandwidth", j->host_copy_bw * S_BW_MARGIN / 1e9, S_BW_MARGIN);
+        char basis[200];
+        double bytes = 0, flops = 0;
+        cr_task_bytes(t, c, &bytes);
+        cr_task_flops(t, c, &flops);
+        cr_judge_host_basis(basis, sizeof basis, bytes, flops, j->host_copy_bw,
+                            t->threads_allowed ? j->ncpu : 1);
         if (br->samples > 0 && cr_judge_roofline(rec, c, br->median_us, br->floor_us, basis,
                                                  "machine"))
             break;

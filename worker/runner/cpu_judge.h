@@ -96,20 +96,6 @@ void cr_judge_flag(Crucible__RewardRecord *rec, const char *flag);
 void cr_judge_fail(Crucible__RewardRecord *rec, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The roofline floor of a case on this host's cores (docs/hacks.md #16):
- * bytes at the host's copy bandwidth (host_copy_bw, B/s; 0 = unknown) times
- * a generous margin per core the task may use; 0 (no floor) when unknown or
- * below what a sample resolves (50 us). For the CPU judge and the torch
- * judge's CPU jobs. */
-double cr_judge_host_floor_us(double bytes, double host_copy_bw, int cores);
-
-/* The roofline verdict, one rule for every backend: a median below the
- * floor (floor_us 0 = none) is HACK_DETECTED / below_roofline, the message
- * naming the floor's basis and where it is impossible ("machine", "GPU").
- * Returns 1 when it fired. */
-int cr_judge_roofline(Crucible__RewardRecord *rec, int c, double median_us, double floor_us,
-                      const char *basis, const char *where);
-
 /* Sets a status the judge's severity order does not cover (INFRA_ERROR,
  * RUNTIME_ERROR, TIMEOUT, INVALID_TASK), replacing any earlier verdict and
  * its message. */

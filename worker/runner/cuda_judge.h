@@ -78,8 +78,10 @@ int cr_cuda_judge_prestart(void);
  * written per second, best of 5 copies of 256 MiB) into *copy_bw:
  * `crucible-runner --measure-device`, run once by a worker at start.
  * 0, or -1 with the reason on stderr (no device, failed copies, or a figure
- * outside 1e9..1e14 B/s) and *copy_bw 0. */
-int cr_cuda_judge_measure(double *copy_bw);
+ * outside 1e9..1e14 B/s) and *copy_bw 0. *peak_flops gets the flop rate no
+ * kernel of this GPU reaches (cr_judge_gpu_peak_flops: its SMs at its
+ * highest clock), the torch judge's flops floor; 0 when unknown. */
+int cr_cuda_judge_measure(double *copy_bw, double *peak_flops);
 
 /* Judges one candidate (docs/judge.md §5): the reference, the baseline
  * (req->baseline_so, optional) and the candidate each run in an executor of

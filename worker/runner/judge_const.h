@@ -16,8 +16,19 @@
 #define CR_JUDGE_CACHED_BUDGET_SHARE 0.5
 #define CR_JUDGE_HARD_CAP 5.0   /* x budget: stop even below CR_JUDGE_MIN_SAMPLES */
 #define CR_JUDGE_VERIFY_ONE_IN 8 /* ~1 in 8 timed candidate outputs re-verified */
+/* The host's roofline floor takes 8x the copy bandwidth measured at worker
+ * start: that figure is one core's memcpy on a host that may be busy then (a
+ * 2x margin flagged an honest vector_add under a parallel test run), and the
+ * floor is only there to stop impossible times, which are orders of
+ * magnitude off (the CPU and torch judges, roofline.c). */
+#define CR_JUDGE_HOST_BW_MARGIN 8.0
 #define CR_JUDGE_GPU_BW_MARGIN 1.25 /* a GPU's roofline floor: 1.25x its measured copy
                                        bandwidth (the CUDA and torch judges) */
+/* A roofline floor's flop rate, above any device's peak: per SM and clock on
+ * a GPU (Hopper's fp8 sparse tensor rate is 8192), per core and clock on a
+ * CPU (AMX's bf16 rate is 1024). The CUDA and torch judges. */
+#define CR_JUDGE_GPU_FLOPS_PER_SM_CLK 16384.0
+#define CR_JUDGE_HOST_FLOPS_PER_CORE_CLK 2048.0
 
 /* Input set indices (cr_rng_seed's `set`): 0 and 1 are the two verification
  * runs, timing draws from CR_JUDGE_SET_TIMED upwards, and the stream that

@@ -92,10 +92,11 @@ static const char s_usage[] =
     "                      its buffers and the reference's executor for the jobs\n"
     "                      that follow (docs/judge.md).\n"
     "  --measure-device    measure the GPU's device-to-device copy bandwidth and\n"
-    "                      print \"copy_bw BYTES_PER_S\"; the worker does this once\n"
-    "                      at start and passes the figure to every runner (the\n"
-    "                      roofline floor). Exits 1 without a usable GPU or a\n"
-    "                      plausible figure (1e9..1e14 bytes/s).\n";
+    "                      print \"copy_bw BYTES_PER_S peak_flops FLOP_PER_S\" (the\n"
+    "                      second a rate above the GPU's peak); the worker does\n"
+    "                      this once at start and passes the figures to every\n"
+    "                      runner (the roofline floor). Exits 1 without a usable\n"
+    "                      GPU or a plausible figure (1e9..1e14 bytes/s).\n";
 
 /* Reads exactly len bytes from fd. 0, or CR_E_DECODE at an early end of
  * file, or -errno. */
@@ -344,6 +345,8 @@ static void s_judge_torch(const Crucible__RunnerRequest *req, cr_task_t *task,
     env.host_copy_bw = req->host_copy_bw > 0 && isfinite(req->host_copy_bw) ? req->host_copy_bw : 0;
     env.device_copy_bw =
         req->device_copy_bw > 0 && isfinite(req->device_copy_bw) ? req->device_copy_bw : 0;
+    env.device_peak_flops =
+        req->device_peak_flops > 0 && isfinite(req->device_peak_flops) ? req->device_peak_flops : 0;
     /* the GPU where the host has one (the executors' torch opens it, not this
      * process); "device": "cpu" keeps a task on the CPU, and CR_TORCH_DEVICE=cpu
      * in the worker's environment every task (the CPU hack suite on a GPU host) */
@@ -598,10 +601,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--measure-device")) {
 #ifdef CR_WITH_CUDA
-            double bw = 0;
-            if (cr_cuda_judge_measure(&bw) != 0)
+            double bw = 0, flops = 0;
+            if (cr_cuda_judge_measure(&bw, &flops) != 0)
                 return 1; /* the judge said why on stderr */
-            dprintf(report_fd, "copy_bw %.0f\n", bw);
+            dprintf(report_fd, "copy_bw %.0f peak_flops %.0f\n", bw, flops);
             return 0;
 #else
             fprintf(stderr, "crucible-runner: --measure-device: built without CUDA (%s)\n",

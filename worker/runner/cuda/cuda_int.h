@@ -56,6 +56,7 @@ extern "C" { /* the project's C headers and the names below, seen from kernels.c
 #endif
 
 #include "cpu_judge.h" /* cr_judge_flag, cr_judge_fail: one verdict policy for both backends */
+#include "roofline.h"  /* cr_judge_roofline, cr_judge_gpu_peak_flops */
 #include "error.h"
 #include "exec.h"      /* the executors that run client code (docs/judge.md) */
 #include "hash.h"

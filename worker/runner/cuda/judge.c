@@ -460,9 +460,9 @@ done:
     return rc;
 }
 
-int cr_cuda_judge_measure(double *copy_bw)
+int cr_cuda_judge_measure(double *copy_bw, double *peak_flops)
 {
-    *copy_bw = 0;
+    *copy_bw = *peak_flops = 0;
     cudaEvent_t e0 = NULL, e1 = NULL;
     cudaError_t e = cudaSetDevice(0);
     if (e == cudaSuccess)
@@ -473,6 +473,14 @@ int cr_cuda_judge_measure(double *copy_bw)
         e = cudaEventCreate(&e1);
     if (e == cudaSuccess)
         *copy_bw = cr__cuda_copy_bw(e0, e1);
+    int sms = 0, khz = 0;
+    if (e == cudaSuccess && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) ==
+                                cudaSuccess) {
+        if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0) != cudaSuccess || khz <= 0)
+            khz = 3000000; /* above every GPU's SM clock (device.c): a floor stays a floor */
+        *peak_flops = cr_judge_gpu_peak_flops(sms, khz / 1e3);
+    }
+    cudaGetLastError();
     if (e0)
         cudaEventDestroy(e0);
     if (e1)

@@ -33,7 +33,6 @@
                                       30-151 us over the reference's: session 14) */
 #define S_XCHECK_FRAC 0.1          /* timing_mismatch: event times with the tail this much */
 #define S_XCHECK_MIN_US 2.0        /* ... and this many us below those without */
-#define S_FLOPS_PER_SM_CLK 16384.0 /* above any SM's peak (Hopper fp8 sparse is 8192) */
 #define S_COPY_BYTES (256ull << 20) /* bandwidth probe: 4x an H200's L2 */
 #define S_BW_SANE_MIN 1e9          /* a copy bandwidth outside these bytes/s ... */
 #define S_BW_SANE_MAX 1e14         /* ... is a bad figure, not a GPU */
@@ -466,7 +465,7 @@ static int s_summarise(cr__cuda_judge_t *J, int c, int b, s_side_t *A, s_side_t 
     double bw = fmax(J->copy_bw * CR_JUDGE_GPU_BW_MARGIN, J->d.theory_bw);
     if (bytes > 0 && bw > 0)
         floor_s = bytes / bw;
-    double rate = J->d.sms * J->d.max_clock_mhz * 1e6 * S_FLOPS_PER_SM_CLK;
+    double rate = cr_judge_gpu_peak_flops(J->d.sms, J->d.max_clock_mhz);
     if (flops > 0 && rate > 0)
         floor_s = fmax(floor_s, flops / rate);
     br->floor_us = floor_s * 1e6;

@@ -44,6 +44,7 @@
 #include "torch_judge.h"
 
 #include "cpu_judge.h"
+#include "roofline.h"
 #include "torch_proto.h"
 
 #include "error.h"
@@ -637,25 +638,29 @@ static int s_judge_error(s_judge_t *J, Crucible__RewardRecord *rec, int rc, int 
     return 1;
 }
 
-/* The roofline floor of a task that declares "bytes" (docs/torch.md §4): on
- * the CPU the C judge's (the host's copy bandwidth, a margin per core), on a
- * GPU the CUDA judge's (the device's copy bandwidth measured at worker start);
- * the verdict is cr_judge_roofline's. */
+/* The roofline floor of a task that declares "bytes" or "flops" (docs/torch.md
+ * §4; roofline.h): on the CPU the C judge's (the host's copy bandwidth and
+ * peak, one core), on a GPU the device's copy bandwidth and a rate above its
+ * peak, both measured at worker start; the verdict is cr_judge_roofline's. */
 static void s_roofline(const s_judge_t *J, Crucible__RewardRecord *rec,
                        Crucible__BenchResult *br)
 {
-    double bytes = 0;
+    double bytes = 0, flops = 0;
     cr_task_bytes(J->task, 0, &bytes);
-    char basis[160];
+    cr_task_flops(J->task, 0, &flops);
+    char basis[200];
     if (J->cuda) {
         double bw = J->env->device_copy_bw * CR_JUDGE_GPU_BW_MARGIN;
-        br->floor_us = bytes > 0 && bw > 0 ? bytes / bw * 1e6 : 0;
-        snprintf(basis, sizeof basis, "%.4g bytes at %.0f GB/s, %.2fx the GPU's copy bandwidth",
-                 bytes, bw / 1e9, CR_JUDGE_GPU_BW_MARGIN);
+        double rate = J->env->device_peak_flops, s = bytes > 0 && bw > 0 ? bytes / bw : 0;
+        if (flops > 0 && rate > 0)
+            s = fmax(s, flops / rate);
+        br->floor_us = s * 1e6;
+        snprintf(basis, sizeof basis, "%.4g bytes at %.0f GB/s, %.2fx the GPU's copy "
+                 "bandwidth; %.4g flops at %.0f TFLOP/s", bytes, bw / 1e9,
+                 CR_JUDGE_GPU_BW_MARGIN, flops, rate / 1e12);
     } else {
-        br->floor_us = cr_judge_host_floor_us(bytes, J->env->host_copy_bw, 1);
-        snprintf(basis, sizeof basis, "%.4g bytes at a generous multiple of this host's copy "
-                 "bandwidth, %.0f GB/s", bytes, J->env->host_copy_bw / 1e9);
+        br->floor_us = cr_judge_host_floor_us(bytes, flops, J->env->host_copy_bw, 1);
+        cr_judge_host_basis(basis, sizeof basis, bytes, flops, J->env->host_copy_bw, 1);
     }
     cr_judge_roofline(rec, 0, br->median_us, br->floor_us, basis, J->cuda ? "GPU" : "machine");
 }

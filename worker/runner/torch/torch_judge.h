@@ -31,6 +31,7 @@ typedef struct {
                               task does not ask for "device": "cpu") */
     double host_copy_bw;   /* B/s of memcpy on this host (RunnerRequest); 0 = unknown */
     double device_copy_bw; /* B/s of the GPU's device copies (RunnerRequest); 0 = unknown */
+    double device_peak_flops; /* flop/s above the GPU's peak (RunnerRequest); 0 = unknown */
 } cr_torch_env_t;
 
 /* Judges req's candidate against task's reference (both torch "objects":
