@@ -12,6 +12,7 @@
  * whose table this one cannot reach; the executor calls only the
  * candidate's slot: OK, and no call faster than the reference. Reasoned,
  * not yet run on a GPU. */
+/* body */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,31 +31,6 @@ static void s_slow(void **args)
 {
     for (int k = 0; k < 21; k++)
         cr_entry(args);
-}
-
-/* The executor's writable image: its own rw mappings and the anonymous one
- * right after them (the end of .bss). Calls fn on each [lo, hi). */
-static void s_exe_rw(void (*fn)(uintptr_t, uintptr_t))
-{
-    char exe[512], line[700];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k <= 0)
-        return;
-    exe[k] = '\0';
-    FILE *f = fopen("/proc/self/maps", "r");
-    int after = 0;
-    while (f && fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        char perm[8], path[600] = "";
-        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %599s", &lo, &hi, perm, path) < 3)
-            continue;
-        int mine = !strcmp(path, exe);
-        if (perm[0] == 'r' && perm[1] == 'w' && (mine || (after && !path[0])))
-            fn(lo, hi);
-        after = mine;
-    }
-    if (f)
-        fclose(f);
 }
 
 static int s_swapped;
