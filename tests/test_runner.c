@@ -20,6 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <limits.h>
 
 #define RUNNER CR_TEST_BIN_DIR "/crucible-runner"
 
@@ -792,4 +796,55 @@ Test(topo, bind_to_pci)
     cr_assert_eq(hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_PROCESS), 0);
     hwloc_topology_destroy(topo);
     hwloc_bitmap_free(set);
+}
+
+/* The judge is not dumpable (runner.c main): a process of its uid (an
+ * executor, when the worker is not root and every process shares its uid)
+ * cannot open its descriptors through /proc/<pid>/fd (the report pipe, the
+ * serving judge's request pipe) nor read its memory. Seen from outside: its
+ * /proc/<pid>/fd belongs to root even when it runs as another uid. */
+Test(runner, judge_is_not_dumpable)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root, to start the judge under another uid");
+    int in[2];
+    cr_assert_eq(pipe(in), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        dup2(in[0], 0);
+        close(in[1]);
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(126);
+        execl(RUNNER, RUNNER, "--serve", (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    /* the runner's image first: between setuid and exec the child is not
+     * dumpable whatever the runner does, and exec makes it dumpable again */
+    char exe[64], path[64], want[PATH_MAX], got[PATH_MAX];
+    snprintf(exe, sizeof exe, "/proc/%d/exe", (int)pid);
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    cr_assert_not_null(realpath(RUNNER, want));
+    int running = 0;
+    for (int i = 0; i < 500 && !running; i++) {
+        ssize_t n = readlink(exe, got, sizeof got - 1);
+        running = n > 0 && (got[n] = '\0', strcmp(got, want) == 0);
+        if (!running)
+            usleep(2000);
+    }
+    cr_assert(running, "the runner did not start");
+    struct stat st;
+    int owner = -1;
+    for (int i = 0; i < 200 && owner != 0; i++) { /* it makes itself so at its start */
+        if (stat(path, &st) == 0)
+            owner = (int)st.st_uid;
+        if (owner != 0)
+            usleep(10000);
+    }
+    close(in[1]); /* stdin ends: the serving judge exits */
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_assert_eq(owner, 0, "/proc/<judge>/fd is uid %d's: a process of that uid opens the judge's "
+                 "descriptors", owner);
 }

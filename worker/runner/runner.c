@@ -42,6 +42,7 @@
 #include <string.h>
 #include <signal.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #define S_PARK_S 2 /* asleep after the report (supervisor.c note 6) */
@@ -572,8 +573,14 @@ static int s_one(int report_fd, int serve)
 
 int main(int argc, char **argv)
 {
-    /* First of all: keep the real stdout for the report and point fd 1 at
-     * stderr, so nothing the candidate prints can forge or corrupt it. */
+    /* Not dumpable, before anything: a process of this uid (an executor,
+     * when the worker is not root and every process shares its uid) could
+     * otherwise open this judge's descriptors through /proc/<pid>/fd (the
+     * report pipe, a serving judge's request pipe with the next job's seed)
+     * or, where ptrace is allowed, read its memory (docs/sandbox.md). */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    /* Then keep the real stdout for the report and point fd 1 at stderr,
+     * so nothing the candidate prints can forge or corrupt it. */
     int report_fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
     if (report_fd < 0 || dup2(2, 1) < 0) {
         perror("crucible-runner: report descriptor");
