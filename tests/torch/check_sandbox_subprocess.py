@@ -5,9 +5,10 @@ On a GPU the sandbox lets Triton's JIT start ptxas and the C compiler; in sessio
 every such child died of SIGSYS on the H200 (Python's vfork child resets the sandbox's
 SIGSYS handler, a call the filter traps). This enters the same sandbox with the GPU
 profile (threads and programs allowed: cr_pysandbox_enter, as crucible-torch does on a
-GPU) in two fresh processes and starts /sbin/ldconfig -p and gcc in each: without
-crucible-torch's _fork_not_vfork both must die of SIGSYS (the trap is really there),
-with it both must succeed.
+GPU) in two fresh processes and starts /sbin/ldconfig -p and gcc in each (and
+ldconfig once more with close_fds=False, which Python 3.11 starts by posix_spawn, as
+3.13 does every program): without crucible-torch's _fork_not_vfork all must die of
+SIGSYS (the trap is really there), with it all must succeed.
 
   check_sandbox_subprocess.py --build BUILD_DIR --src SOURCE_DIR
 """
@@ -44,11 +45,15 @@ def child(build, src, fix):
         f.write("int f(int x) { return x + 1; }\n")
     os.environ["TMPDIR"] = os.getcwd()
     codes = []
-    for cmd in (["/sbin/ldconfig", "-p"],
-                [shutil.which("gcc") or "gcc", "-O2", "-shared", "-fPIC", "-o", "x.so", "x.c"]):
-        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for cmd, close in ((["/sbin/ldconfig", "-p"], True),
+                       ([shutil.which("gcc") or "gcc", "-O2", "-shared", "-fPIC", "-o", "x.so",
+                         "x.c"], True),
+                       (["/sbin/ldconfig", "-p"], False)):  # Python 3.11's posix_spawn path
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           close_fds=close)
         codes.append(p.returncode)
-        print("  %s: exit %d %s" % (os.path.basename(cmd[0]), p.returncode, p.stderr.strip()[-200:]))
+        print("  %s (close_fds %s): exit %d %s" % (os.path.basename(cmd[0]), close, p.returncode,
+                                                  p.stderr.strip()[-200:]))
     print("CODES %s" % " ".join(str(c) for c in codes))
     return 0
 
@@ -62,7 +67,7 @@ def main():
     if a.child:
         return child(os.path.abspath(a.build), os.path.abspath(a.src), a.child == "fix")
     bad = 0
-    for mode, want in (("nofix", "-31 -31"), ("fix", "0 0")):
+    for mode, want in (("nofix", "-31 -31 -31"), ("fix", "0 0 0")):
         p = subprocess.run([sys.executable, os.path.abspath(__file__), "--build", a.build, "--src",
                             a.src, "--child", mode], capture_output=True, text=True, timeout=120)
         got = [l[6:] for l in p.stdout.splitlines() if l.startswith("CODES ")]

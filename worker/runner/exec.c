@@ -212,12 +212,16 @@ static void s_ended(cr_exec_t *x, const siginfo_t *si)
         else if (st == CR_RUNNER_EXIT_SANDBOX) /* the sandbox's SIGSYS handler */
             s_fail(x, CR_EXEC_SANDBOX, (uint64_t)st, "the %s made a system call the sandbox "
                    "forbids: %s", x->role, said[0] ? said : "(unnamed)");
-        else if (st == CR_EXEC_EXIT_SETUP)
+        else if (st == CR_EXEC_EXIT_SETUP && !x->ready)
+            /* the judge's own flag: once it is ready, the candidate's code
+             * may be loaded, and its exit 88 would make its failure the
+             * judge's (INFRA_ERROR: no reward, a retry, a worker drained) */
             s_fail(x, CR_EXEC_SETUP, (uint64_t)st, "the %s executor could not start: %s",
                    x->role, said[0] ? said : "no reason given");
-        else /* what it said last, when it said anything (its own code's words) */
-            s_fail(x, CR_EXEC_EXITED, (uint64_t)st, "the %s ended its process (exit %d)%s%s",
-                   x->role, st, said[0] ? ": " : "", said);
+        else /* what the control block says last: client code may have written it */
+            s_fail(x, CR_EXEC_EXITED, (uint64_t)st, "the %s ended its process (exit %d)%s%.120s%s",
+                   x->role, st, said[0] ? "; its last message: \"" : "", said,
+                   said[0] ? "\"" : "");
     } else {
         int sig = si->si_status;
         if (sig == SIGSYS)

@@ -24,11 +24,12 @@
 #define CR_JUDGE_HOST_BW_MARGIN 8.0
 #define CR_JUDGE_GPU_BW_MARGIN 1.25 /* a GPU's roofline floor: 1.25x its measured copy
                                        bandwidth (the CUDA and torch judges) */
-/* A roofline floor's flop rate, above any device's peak: per SM and clock on
- * a GPU (Hopper's fp8 sparse tensor rate is 8192), per core and clock on a
- * CPU (AMX's bf16 rate is 1024). The CUDA and torch judges. */
-#define CR_JUDGE_GPU_FLOPS_PER_SM_CLK 16384.0
-#define CR_JUDGE_HOST_FLOPS_PER_CORE_CLK 2048.0
+/* A roofline floor's flop rate, above any device's peak with room: per SM and
+ * clock on a GPU 65536 (Hopper's fp8 sparse tensor rate is 16384, Blackwell's
+ * fp8 sparse and fp4 dense about 32768), per core and clock on a CPU 8192
+ * (AMX does 2048 int8 operations, 1024 bf16). The CUDA and torch judges. */
+#define CR_JUDGE_GPU_FLOPS_PER_SM_CLK 65536.0
+#define CR_JUDGE_HOST_FLOPS_PER_CORE_CLK 8192.0
 
 /* Input set indices (cr_rng_seed's `set`): 0 and 1 are the two verification
  * runs, timing draws from CR_JUDGE_SET_TIMED upwards, and the stream that

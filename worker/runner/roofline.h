@@ -21,8 +21,9 @@ double cr_judge_host_floor_us(double bytes, double flops, double host_copy_bw, i
 void cr_judge_host_basis(char *out, size_t len, double bytes, double flops, double host_copy_bw,
                          int cores);
 
-/* Flop/s no code reaches on `cores` of this host: its highest clock (cpufreq's
- * maximum, else /proc/cpuinfo's fastest core at 1.5x, else 6 GHz) times
+/* Flop/s no code reaches on `cores` of this host: its highest clock (the
+ * largest cpufreq maximum of its CPUs, else /proc/cpuinfo's fastest, either
+ * doubled for boost a driver or a VM does not report; else 6 GHz) times
  * CR_JUDGE_HOST_FLOPS_PER_CORE_CLK per core. */
 double cr_judge_host_peak_flops(int cores);
 

@@ -546,15 +546,16 @@ class Executor:
         with torch.no_grad():
             if self.device == "cuda":
                 a, b = self._events()
-                t0 = self.clock()
+                tr = self.trace
+                t0 = self.clock() if tr else 0
                 self.record(a)
-                t1 = self.clock()
+                t1 = self.clock() if tr else 0
                 out = self.model(*self.inputs)
-                t2 = self.clock()
+                t2 = self.clock() if tr else 0
                 self.record(b)
-                t3 = self.clock()
+                t3 = self.clock() if tr else 0
                 self.sync()  # device-wide: work on other streams counts
-                t4 = self.clock()
+                t4 = self.clock() if tr else 0
                 evt = self.elapsed(a, b) * 1000.0
                 struct.pack_into("<d", self.ctl.rw, EVT_OFF, evt)
                 if self.trace:
@@ -604,14 +605,19 @@ _sandbox = None
 
 def _fork_not_vfork():
     """On a GPU the sandbox lets Triton's JIT run ptxas and the C compiler (docs/torch.md
-    §5). Python's subprocess starts them with vfork, and its child then sets every
-    signal handler back to the default before exec, the sandbox's SIGSYS handler too:
-    an rt_sigaction of SIGSYS, which the filter traps, so every such child died of
-    SIGSYS before it ran (ldconfig and gcc for Triton's launcher, on the H200 in
-    session 15). A forked child leaves the handlers alone (exec resets them)."""
+    §5). Python's subprocess starts them with vfork or posix_spawn, and either child
+    sets every handled signal back to the default before exec, the sandbox's SIGSYS
+    handler too: an rt_sigaction of SIGSYS, which the filter traps, so every such
+    child died of SIGSYS before it ran (ldconfig and gcc for Triton's launcher, on the
+    H200 in session 15). A forked child leaves the handlers alone (exec resets them).
+    Python 3.10 has neither switch (and vforks): said on stderr."""
     import subprocess
-    if hasattr(subprocess, "_USE_VFORK"):  # Python 3.11 and later
-        subprocess._USE_VFORK = False
+    knobs = [k for k in ("_USE_VFORK", "_USE_POSIX_SPAWN") if hasattr(subprocess, k)]
+    for k in knobs:
+        setattr(subprocess, k, False)
+    if "_USE_VFORK" not in knobs:
+        sys.stderr.write("crucible-torch: this Python's subprocess cannot be told to fork: "
+                         "programs a candidate's Triton starts may die of SIGSYS\n")
 
 
 def _sandbox_lib():
