@@ -3,6 +3,7 @@
 
 #include "error.h"
 #include "log.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -239,7 +240,9 @@ static int s_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 /* Walks the encoding of one message of descriptor d and checks the bytes of
  * every string field. Returns 1 and the field's path in path (from off) at
  * the first bad one, else 0: an encoding that does not parse is left for
- * the decoder to refuse. */
+ * the decoder to refuse. With cap 0 no path is written: the caller walks
+ * again for it only when a field is bad, so a good message costs no
+ * formatting. */
 static int s_text_walk(const uint8_t *p, const uint8_t *end, const ProtobufCMessageDescriptor *d,
                        int depth, char *path, size_t cap, size_t off)
 {
@@ -277,7 +280,7 @@ static int s_text_walk(const uint8_t *p, const uint8_t *end, const ProtobufCMess
         if (!f)
             continue;
         size_t here = off;
-        if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE) {
+        if (cap && (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE)) {
             int w = snprintf(path + off, cap > off ? cap - off : 0, "%s%s", off ? "." : "",
                              f->name);
             here = w > 0 && off + (size_t)w < cap ? off + (size_t)w : off;
@@ -547,7 +550,7 @@ int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelop
          * peer. Read from the payload frame: the identity frame a ROUTER
          * makes up does not always carry the connection's metadata. */
         const char *user = zmq_msg_gets(&m, "User-Id");
-        snprintf(peer->user, sizeof peer->user, "%s", user ? user : "");
+        cr_text_copy(peer->user, sizeof peer->user, user);
     }
     int more = zmq_msg_more(&m);
     int rc;
@@ -564,8 +567,10 @@ int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelop
     zmq_msg_t *frame = s_specs_out && *s_specs_out ? (zmq_msg_t *)(*s_specs_out)->frame : &m;
     if (rc == 0 && field && cap) {
         const uint8_t *data = zmq_msg_data(frame);
-        if (s_text_walk(data, data + zmq_msg_size(frame), &crucible__envelope__descriptor, 0,
-                        field, cap, 0)) {
+        const uint8_t *end = data + zmq_msg_size(frame);
+        if (s_text_walk(data, end, &crucible__envelope__descriptor, 0, field, 0, 0)) {
+            /* again, writing the bad field's path this time */
+            s_text_walk(data, end, &crucible__envelope__descriptor, 0, field, cap, 0);
             cr_wire_free(out);
             rc = CR_E_DECODE;
         } else {

@@ -38,6 +38,7 @@
 #include "scheduler.h"
 #include "store.h"
 #include "task.h"
+#include "text.h"
 #include "timeutil.h"
 #include "wire.h"
 #include "zap.h"
@@ -1100,8 +1101,8 @@ static int s_ack_keep(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible_
     }
     s_ack_t *a = &c->acks[c->nacks++];
     a->peer = w->peer;
-    snprintf(a->batch_id, sizeof a->batch_id, "%s", rec->batch_id);
-    snprintf(a->job_id, sizeof a->job_id, "%s", rec->job_id);
+    cr_text_copy(a->batch_id, sizeof a->batch_id, rec->batch_id);
+    cr_text_copy(a->job_id, sizeof a->job_id, rec->job_id);
     a->attempt = rec->attempt;
     a->sent = 0;
     return 0;
@@ -2571,8 +2572,11 @@ static void s_lang_sig(const cr_sched_worker_t *w, char *buf, size_t cap)
 {
     size_t off = 0;
     buf[0] = '\0';
-    for (int i = 0; i < w->nbackends && off + 1 < cap; i++)
-        off += (size_t)snprintf(buf + off, cap - off, "%s,", w->backends[i]);
+    for (int i = 0; i < w->nbackends && off + 2 < cap; i++) {
+        off += cr_text_copy(buf + off, cap - off - 1, w->backends[i]);
+        buf[off++] = ',';
+        buf[off] = '\0';
+    }
 }
 
 static void s_phase_dispatch(cr_coordinator_t *c)
@@ -2613,7 +2617,7 @@ static void s_phase_dispatch(cr_coordinator_t *c)
             if (!pool ||
                 cr_store_next_queued(c->store, langs, (size_t)w->nbackends, want, pool, &npool) != 0)
                 npool = 0;
-            snprintf(sig, sizeof sig, "%s", wsig);
+            cr_text_copy(sig, sizeof sig, wsig);
         }
         size_t take = npool - used < room ? npool - used : room;
         if (take)

@@ -120,6 +120,7 @@
 
 #include "error.h"
 #include "log.h"
+#include "text.h"
 #include "timeutil.h"
 #include "wire.h"
 
@@ -1259,6 +1260,10 @@ int cr_store_open(const char *path, cr_store_t **out)
         goto fail;
     if (s_private(path, 1) != 0)
         goto fail;
+    /* SQLite's memory statistics take a global mutex around every one of
+     * its allocations, several per statement; nothing here reads them. A
+     * no-op (SQLITE_MISUSE, ignored) once SQLite is initialized. */
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                       SQLITE_OPEN_NOMUTEX /* one thread uses it */, NULL) !=
         SQLITE_OK) {
@@ -1631,8 +1636,8 @@ static void s_info_of(const s_job_t *j, cr_store_job_info_t *out)
     memset(out, 0, sizeof *out);
     out->state = (cr_job_state_t)j->state;
     out->attempt = j->attempt;
-    snprintf(out->worker_id, sizeof out->worker_id, "%s", j->worker ? j->worker : "");
-    snprintf(out->group_id, sizeof out->group_id, "%s", j->group_id ? j->group_id : "");
+    cr_text_copy(out->worker_id, sizeof out->worker_id, j->worker);
+    cr_text_copy(out->group_id, sizeof out->group_id, j->group_id);
     out->t_submitted = j->t_submitted;
     out->t_assigned = j->t_assigned;
 }
@@ -1677,7 +1682,7 @@ int cr_store_job_get(cr_store_t *s, const char *batch_id, const char *job_id,
     if (!j)
         return s_job_row(s, batch_id, job_id, out);
     s_info_of(j, out);
-    snprintf(out->language, sizeof out->language, "%s", s->langs[j->lang].name);
+    cr_text_copy(out->language, sizeof out->language, s->langs[j->lang].name);
     return 0;
 }
 
@@ -1701,9 +1706,9 @@ int cr_store_next_queued(cr_store_t *s, const char *const *langs, size_t nlangs,
         if (best == nq)
             break;
         s_job_t *j = cur[best];
-        snprintf(out[have].batch_id, sizeof out[have].batch_id, "%s", j->batch->id);
-        snprintf(out[have].job_id, sizeof out[have].job_id, "%s", j->job_id);
-        snprintf(out[have].language, sizeof out[have].language, "%s", s->langs[j->lang].name);
+        cr_text_copy(out[have].batch_id, sizeof out[have].batch_id, j->batch->id);
+        cr_text_copy(out[have].job_id, sizeof out[have].job_id, j->job_id);
+        cr_text_copy(out[have].language, sizeof out[have].language, s->langs[j->lang].name);
         have++;
         cur[best] = j->qnext;
     }
@@ -1778,7 +1783,7 @@ static int s_assign(cr_store_t *s, const char *batch_id, const char *job_id,
     if (rc == 0 && !worker)
         rc = -ENOMEM;
     if (rc == 0 && out) {
-        snprintf(a.task_hash, sizeof a.task_hash, "%s", j->task_hash);
+        cr_text_copy(a.task_hash, sizeof a.task_hash, j->task_hash);
         if (j->spec) {
             a.spec = j->spec;
             a.spec_len = j->spec_len;
@@ -1921,7 +1926,7 @@ int cr_store_complete(cr_store_t *s, Crucible__RewardRecord *rec, cr_store_job_i
         return rc == 0 ? CR_E_DUPLICATE : rc;
     }
     s_info_of(j, &info);
-    snprintf(info.language, sizeof info.language, "%s", s->langs[j->lang].name);
+    cr_text_copy(info.language, sizeof info.language, s->langs[j->lang].name);
     /* Inside a caller's transaction the one UPDATE is atomic by itself and
      * s_finish changes memory only once it succeeded: no savepoint of its
      * own (two statements fewer per result). Outside one, a savepoint puts
