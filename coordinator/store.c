@@ -1249,6 +1249,20 @@ static int s_migrate(cr_store_t *s)
     return 0;
 }
 
+/* Prepares head followed by row S_MULTI_ROWS times, comma separated: a
+ * multi-row INSERT. 0, or CR_E_STORE (logged). */
+static int s_prepare_many(cr_store_t *s, const char *head, const char *row, sqlite3_stmt **st)
+{
+    char sql[S_MULTI_ROWS * 32 + 512];
+    size_t off = (size_t)snprintf(sql, sizeof sql, "%s", head);
+    for (int k = 0; k < S_MULTI_ROWS && off < sizeof sql; k++)
+        off += (size_t)snprintf(sql + off, sizeof sql - off, "%s%s", k ? "," : "", row);
+    if (off >= sizeof sql ||
+        sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+        return s_fail(s, head);
+    return 0;
+}
+
 int cr_store_open(const char *path, cr_store_t **out)
 {
     *out = NULL;
@@ -1288,33 +1302,14 @@ int cr_store_open(const char *path, cr_store_t **out)
             goto fail;
         }
     }
-    {
-        /* INSERT ... VALUES (...) x S_MULTI_ROWS: the turn's records */
-        char sql[S_MULTI_ROWS * 32 + 512];
-        size_t off = (size_t)snprintf(sql, sizeof sql,
-                                      "INSERT INTO records(job, seq, status, flags, record, "
-                                      "worker_id, t_assigned, batch_id) VALUES ");
-        for (int k = 0; k < S_MULTI_ROWS; k++)
-            off += (size_t)snprintf(sql + off, sizeof sql - off, "%s(?,?,?,?,?,?,?,?)",
-                                    k ? "," : "");
-        if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->finish_many,
-                               NULL) != SQLITE_OK) {
-            s_fail(s, "prepare finish_many");
-            goto fail;
-        }
-        /* the same x S_MULTI_ROWS for a Submit's jobs, ?1 and ?2 shared */
-        off = (size_t)snprintf(sql, sizeof sql,
-                               "INSERT OR IGNORE INTO jobs(batch_id, t_submitted, rowid, job_id,"
-                               " task_hash, language, spec, group_id, state, attempt) VALUES ");
-        for (int k = 0; k < S_MULTI_ROWS; k++)
-            off += (size_t)snprintf(sql + off, sizeof sql - off, "%s(?1,?2,?,?,?,?,?,?,0,1)",
-                                    k ? "," : "");
-        if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->add_many,
-                               NULL) != SQLITE_OK) {
-            s_fail(s, "prepare add_many");
-            goto fail;
-        }
-    }
+    /* the turn's records; a Submit's jobs, ?1 and ?2 shared by the rows */
+    if (s_prepare_many(s, "INSERT INTO records(job, seq, status, flags, record, worker_id,"
+                          " t_assigned, batch_id) VALUES ",
+                       "(?,?,?,?,?,?,?,?)", &s->finish_many) != 0 ||
+        s_prepare_many(s, "INSERT OR IGNORE INTO jobs(batch_id, t_submitted, rowid, job_id,"
+                          " task_hash, language, spec, group_id, state, attempt) VALUES ",
+                       "(?1,?2,?,?,?,?,?,?,0,1)", &s->add_many) != 0)
+        goto fail;
     /* SQLite makes -wal and -shm with the database's mode; ones left from
      * before this version may be wider */
     char side[4096];
