@@ -221,6 +221,7 @@ struct cr_coordinator {
                                        the commit (s_acks_sort), pointers so that the sort
                                        moves 8 bytes an Ack, not the entry's ~600 */
     size_t cap_order;               /* pointers allocated */
+    size_t nsorted;                 /* due entries ack_order covers; 0 = none */
     s_outmsg_t *carry;              /* owned: replies a full client queue refused, sent
                                        again at the next flush (at most CR_COORD_CARRY_MAX) */
     size_t ncarry;                  /* entries used */
@@ -1131,6 +1132,9 @@ static int s_ack_cmp(const void *x, const void *y)
 static void s_acks_sort(cr_coordinator_t *c)
 {
     c->nacks_due = c->nacks;
+    if (c->nsorted == c->nacks_due)
+        return; /* the dispatch turn's commit: no Ack kept since the last sort */
+    c->nsorted = 0;
     if (c->nacks_due > c->cap_order) {
         void *g = realloc(c->ack_order, c->nacks_due * sizeof *c->ack_order);
         if (!g)
@@ -1141,13 +1145,14 @@ static void s_acks_sort(cr_coordinator_t *c)
     for (size_t i = 0; i < c->nacks_due; i++)
         c->ack_order[i] = &c->acks[i];
     qsort(c->ack_order, c->nacks_due, sizeof *c->ack_order, s_ack_cmp);
+    c->nsorted = c->nacks_due;
 }
 
 /* The due Acks of w's connection: *n of them from ack_order[*first]
  * (n = 0: none). */
 static void s_acks_for(cr_coordinator_t *c, const cr_sched_worker_t *w, size_t *first, size_t *n)
 {
-    size_t lo = 0, hi = c->nacks_due <= c->cap_order ? c->nacks_due : 0;
+    size_t lo = 0, hi = c->nsorted;
     size_t top = hi;
     while (lo < hi) { /* the first entry not below w's peer */
         size_t mid = lo + (hi - lo) / 2;
@@ -1193,6 +1198,7 @@ static void s_acks_flush(cr_coordinator_t *c)
     memmove(c->acks, c->acks + c->nacks_due, (c->nacks - c->nacks_due) * sizeof *c->acks);
     c->nacks -= c->nacks_due;
     c->nacks_due = 0;
+    c->nsorted = 0;
 }
 
 /* Acknowledges rec to w once the turn is durable: inside w's next Assign
