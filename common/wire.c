@@ -6,6 +6,7 @@
 #include "text.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -724,16 +725,27 @@ static size_t s_put_varint(uint8_t *p, uint64_t v)
     return n;
 }
 
+/* The fields cr_wire_pack_result writes, looked up by name once (a lookup
+ * is a few strcmp, and it runs for every record streamed). */
+static const ProtobufCFieldDescriptor *s_fv, *s_fr, *s_fc;
+static pthread_once_t s_result_fields_once = PTHREAD_ONCE_INIT;
+
+static void s_result_fields(void)
+{
+    s_fv = protobuf_c_message_descriptor_get_field_by_name(&crucible__envelope__descriptor,
+                                                           "version");
+    s_fr = protobuf_c_message_descriptor_get_field_by_name(&crucible__envelope__descriptor,
+                                                           "result");
+    s_fc = protobuf_c_message_descriptor_get_field_by_name(&crucible__result__descriptor,
+                                                           "record");
+}
+
 int cr_wire_pack_result(const uint8_t *rec, size_t len, uint8_t **buf, size_t *outlen)
 {
     /* field numbers from the descriptors, so a renumbered .proto cannot
      * make these bytes disagree with cr_wire_pack's */
-    const ProtobufCFieldDescriptor *fv = protobuf_c_message_descriptor_get_field_by_name(
-        &crucible__envelope__descriptor, "version");
-    const ProtobufCFieldDescriptor *fr = protobuf_c_message_descriptor_get_field_by_name(
-        &crucible__envelope__descriptor, "result");
-    const ProtobufCFieldDescriptor *fc = protobuf_c_message_descriptor_get_field_by_name(
-        &crucible__result__descriptor, "record");
+    pthread_once(&s_result_fields_once, s_result_fields);
+    const ProtobufCFieldDescriptor *fv = s_fv, *fr = s_fr, *fc = s_fc;
     if (!fv || !fr || !fc)
         return CR_E_DECODE;
     uint8_t head[40], inner[12];
