@@ -73,10 +73,10 @@
  * The records of a turn are appended at the flush in rowid order, 64 rows
  * to a statement; a Submit's jobs likewise, with the rowids given by the
  * store (from max(rowid) + 1, as SQLite itself would choose) so that
- * memory knows which row each job got. The group index is partial: a job has an entry there
- * only if it has a group. Savepoints
- * nest as before; a rollback undoes memory too (the undo log, s_undo_to),
- * so memory never holds what the log does not.
+ * memory knows which row each job got. The group index is partial: a job
+ * has an entry there only if it has a group. Savepoints nest as before; a
+ * rollback undoes memory too (the undo log, s_undo_to), so memory never
+ * holds what the log does not.
  *
  * Invariants (cr_store_check verifies each, tests call it after every step):
  *
@@ -103,8 +103,9 @@
  *   (8) A job that is not DONE names a stored task bundle (a job whose task
  *       was invalid is DONE at submit with task_hash "").
  *   (9) The rows not DONE are exactly the live jobs in memory, with the same
- *       attempts and rowids; each live job is in its language's queue (QUEUED, no
- *       worker) or in the lease list (ASSIGNED, a worker, t_assigned > 0).
+ *       attempts and rowids; each live job is in its language's queue
+ *       (QUEUED, no worker) or in the lease list (ASSIGNED, a worker,
+ *       t_assigned > 0).
  *  (10) Once flushed, every batch's counters in memory equal its row, and
  *       its records by status, where memory counts them, equal its rows'.
  *
