@@ -3,8 +3,10 @@
 
 #include "error.h"
 #include "log.h"
+#include "text.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,7 +241,9 @@ static int s_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 /* Walks the encoding of one message of descriptor d and checks the bytes of
  * every string field. Returns 1 and the field's path in path (from off) at
  * the first bad one, else 0: an encoding that does not parse is left for
- * the decoder to refuse. */
+ * the decoder to refuse. With cap 0 no path is written: the caller walks
+ * again for it only when a field is bad, so a good message costs no
+ * formatting. */
 static int s_text_walk(const uint8_t *p, const uint8_t *end, const ProtobufCMessageDescriptor *d,
                        int depth, char *path, size_t cap, size_t off)
 {
@@ -277,7 +281,7 @@ static int s_text_walk(const uint8_t *p, const uint8_t *end, const ProtobufCMess
         if (!f)
             continue;
         size_t here = off;
-        if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE) {
+        if (cap && (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE)) {
             int w = snprintf(path + off, cap > off ? cap - off : 0, "%s%s", off ? "." : "",
                              f->name);
             here = w > 0 && off + (size_t)w < cap ? off + (size_t)w : off;
@@ -547,7 +551,7 @@ int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelop
          * peer. Read from the payload frame: the identity frame a ROUTER
          * makes up does not always carry the connection's metadata. */
         const char *user = zmq_msg_gets(&m, "User-Id");
-        snprintf(peer->user, sizeof peer->user, "%s", user ? user : "");
+        cr_text_copy(peer->user, sizeof peer->user, user);
     }
     int more = zmq_msg_more(&m);
     int rc;
@@ -564,8 +568,10 @@ int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelop
     zmq_msg_t *frame = s_specs_out && *s_specs_out ? (zmq_msg_t *)(*s_specs_out)->frame : &m;
     if (rc == 0 && field && cap) {
         const uint8_t *data = zmq_msg_data(frame);
-        if (s_text_walk(data, data + zmq_msg_size(frame), &crucible__envelope__descriptor, 0,
-                        field, cap, 0)) {
+        const uint8_t *end = data + zmq_msg_size(frame);
+        if (s_text_walk(data, end, &crucible__envelope__descriptor, 0, field, 0, 0)) {
+            /* again, writing the bad field's path this time */
+            s_text_walk(data, end, &crucible__envelope__descriptor, 0, field, cap, 0);
             cr_wire_free(out);
             rc = CR_E_DECODE;
         } else {
@@ -719,16 +725,27 @@ static size_t s_put_varint(uint8_t *p, uint64_t v)
     return n;
 }
 
+/* The fields cr_wire_pack_result writes, looked up by name once (a lookup
+ * is a few strcmp, and it runs for every record streamed). */
+static const ProtobufCFieldDescriptor *s_fv, *s_fr, *s_fc;
+static pthread_once_t s_result_fields_once = PTHREAD_ONCE_INIT;
+
+static void s_result_fields(void)
+{
+    s_fv = protobuf_c_message_descriptor_get_field_by_name(&crucible__envelope__descriptor,
+                                                           "version");
+    s_fr = protobuf_c_message_descriptor_get_field_by_name(&crucible__envelope__descriptor,
+                                                           "result");
+    s_fc = protobuf_c_message_descriptor_get_field_by_name(&crucible__result__descriptor,
+                                                           "record");
+}
+
 int cr_wire_pack_result(const uint8_t *rec, size_t len, uint8_t **buf, size_t *outlen)
 {
     /* field numbers from the descriptors, so a renumbered .proto cannot
      * make these bytes disagree with cr_wire_pack's */
-    const ProtobufCFieldDescriptor *fv = protobuf_c_message_descriptor_get_field_by_name(
-        &crucible__envelope__descriptor, "version");
-    const ProtobufCFieldDescriptor *fr = protobuf_c_message_descriptor_get_field_by_name(
-        &crucible__envelope__descriptor, "result");
-    const ProtobufCFieldDescriptor *fc = protobuf_c_message_descriptor_get_field_by_name(
-        &crucible__result__descriptor, "record");
+    pthread_once(&s_result_fields_once, s_result_fields);
+    const ProtobufCFieldDescriptor *fv = s_fv, *fr = s_fr, *fc = s_fc;
     if (!fv || !fr || !fc)
         return CR_E_DECODE;
     uint8_t head[40], inner[12];

@@ -38,6 +38,7 @@
 #include "scheduler.h"
 #include "store.h"
 #include "task.h"
+#include "text.h"
 #include "timeutil.h"
 #include "wire.h"
 #include "zap.h"
@@ -212,11 +213,15 @@ struct cr_coordinator {
     uint64_t tag_sub;               /* subscription the messages being kept belong to */
     uint64_t next_sub_id;           /* last s_sub_t.id given */
     s_ack_t *acks;                  /* owned: Acks kept for assign_acks workers (s_ack);
-                                       [0, nacks_due) are durable, sorted by peer after
-                                       the commit (s_acks_sort), the rest of this turn */
+                                       [0, nacks_due) are durable, the rest of this turn */
     size_t nacks;                   /* entries used */
     size_t nacks_due;               /* entries whose turn committed */
     size_t capacks;                 /* entries allocated */
+    s_ack_t **ack_order;            /* owned: the due entries of acks sorted by peer after
+                                       the commit (s_acks_sort), pointers so that the sort
+                                       moves 8 bytes an Ack, not the entry's ~600 */
+    size_t cap_order;               /* pointers allocated */
+    size_t nsorted;                 /* due entries ack_order covers; 0 = none */
     s_outmsg_t *carry;              /* owned: replies a full client queue refused, sent
                                        again at the next flush (at most CR_COORD_CARRY_MAX) */
     size_t ncarry;                  /* entries used */
@@ -1100,44 +1105,64 @@ static int s_ack_keep(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible_
     }
     s_ack_t *a = &c->acks[c->nacks++];
     a->peer = w->peer;
-    snprintf(a->batch_id, sizeof a->batch_id, "%s", rec->batch_id);
-    snprintf(a->job_id, sizeof a->job_id, "%s", rec->job_id);
+    cr_text_copy(a->batch_id, sizeof a->batch_id, rec->batch_id);
+    cr_text_copy(a->job_id, sizeof a->job_id, rec->job_id);
     a->attempt = rec->attempt;
     a->sent = 0;
     return 0;
 }
 
-static int s_ack_cmp(const void *x, const void *y)
+static int s_peer_cmp(const cr_peer_t *a, const cr_peer_t *b)
 {
-    const s_ack_t *a = x, *b = y;
-    if (a->peer.len != b->peer.len)
-        return a->peer.len < b->peer.len ? -1 : 1;
-    return memcmp(a->peer.bytes, b->peer.bytes, a->peer.len);
+    if (a->len != b->len)
+        return a->len < b->len ? -1 : 1;
+    return memcmp(a->bytes, b->bytes, a->len);
 }
 
-/* The turn committed: its kept Acks are due, grouped by worker for
- * s_acks_for. */
+static int s_ack_cmp(const void *x, const void *y)
+{
+    return s_peer_cmp(&(*(s_ack_t *const *)x)->peer, &(*(s_ack_t *const *)y)->peer);
+}
+
+/* The turn committed: its kept Acks are due, grouped by worker in
+ * ack_order for s_acks_for. Only results keep Acks (s_ack_keep) and none
+ * is handled between this sort and s_acks_flush (dispatch makes none), so
+ * acks does not move under the pointers. Without memory for the order,
+ * none rides in an Assign: all go alone. */
 static void s_acks_sort(cr_coordinator_t *c)
 {
     c->nacks_due = c->nacks;
-    qsort(c->acks, c->nacks_due, sizeof *c->acks, s_ack_cmp);
+    if (c->nsorted == c->nacks_due)
+        return; /* the dispatch turn's commit: no Ack kept since the last sort */
+    c->nsorted = 0;
+    if (c->nacks_due > c->cap_order) {
+        void *g = realloc(c->ack_order, c->nacks_due * sizeof *c->ack_order);
+        if (!g)
+            return;
+        c->ack_order = g;
+        c->cap_order = c->nacks_due;
+    }
+    for (size_t i = 0; i < c->nacks_due; i++)
+        c->ack_order[i] = &c->acks[i];
+    qsort(c->ack_order, c->nacks_due, sizeof *c->ack_order, s_ack_cmp);
+    c->nsorted = c->nacks_due;
 }
 
-/* The due Acks of w's connection: *n of them from *first (n = 0: none). */
+/* The due Acks of w's connection: *n of them from ack_order[*first]
+ * (n = 0: none). */
 static void s_acks_for(cr_coordinator_t *c, const cr_sched_worker_t *w, size_t *first, size_t *n)
 {
-    size_t lo = 0, hi = c->nacks_due;
-    s_ack_t key;
-    key.peer = w->peer;
+    size_t lo = 0, hi = c->nsorted;
+    size_t top = hi;
     while (lo < hi) { /* the first entry not below w's peer */
         size_t mid = lo + (hi - lo) / 2;
-        if (s_ack_cmp(&c->acks[mid], &key) < 0)
+        if (s_peer_cmp(&c->ack_order[mid]->peer, &w->peer) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
     size_t end = lo;
-    while (end < c->nacks_due && s_ack_cmp(&c->acks[end], &key) == 0)
+    while (end < top && s_peer_cmp(&c->ack_order[end]->peer, &w->peer) == 0)
         end++;
     *first = lo;
     *n = end - lo;
@@ -1173,6 +1198,7 @@ static void s_acks_flush(cr_coordinator_t *c)
     memmove(c->acks, c->acks + c->nacks_due, (c->nacks - c->nacks_due) * sizeof *c->acks);
     c->nacks -= c->nacks_due;
     c->nacks_due = 0;
+    c->nsorted = 0;
 }
 
 /* Acknowledges rec to w once the turn is durable: inside w's next Assign
@@ -2385,7 +2411,8 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
  * name that w was not sent before; on failure the jobs go back to the queue
  * uncounted and the worker is skipped until it speaks again. */
 static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__Job **jobs, size_t n,
-                          Crucible__TaskBundle **tasks, size_t ntasks, s_ack_t *acks, size_t nacks)
+                          Crucible__TaskBundle **tasks, size_t ntasks, s_ack_t *const *acks,
+                          size_t nacks)
 {
     if (n == 0)
         return 0;
@@ -2397,9 +2424,9 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__J
         nacks = 0; /* they go alone (s_acks_flush) */
     for (size_t i = 0; i < nacks; i++) {
         crucible__ack__init(&ackv[i]);
-        ackv[i].batch_id = acks[i].batch_id;
-        ackv[i].job_id = acks[i].job_id;
-        ackv[i].attempt = acks[i].attempt;
+        ackv[i].batch_id = acks[i]->batch_id;
+        ackv[i].job_id = acks[i]->job_id;
+        ackv[i].attempt = acks[i]->attempt;
         ackp[i] = &ackv[i];
     }
     a.n_jobs = n;
@@ -2415,7 +2442,7 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__J
     free(ackp);
     if (rc == 0) {
         for (size_t i = 0; i < nacks; i++)
-            acks[i].sent = 1;
+            acks[i]->sent = 1;
         for (size_t i = 0; i < ntasks; i++)
             cr_sched_task_note(w, tasks[i]->hash, cr_wire_task_bytes(tasks[i]));
         cr_sched_assigned(w, (uint32_t)n);
@@ -2529,7 +2556,8 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
     if (w->assign_acks)
         s_acks_for(c, w, &ack0, &nack);
     for (size_t k = 0; k < nack; k++)
-        bytes += strlen(c->acks[ack0 + k].batch_id) + strlen(c->acks[ack0 + k].job_id) + 16;
+        bytes += strlen(c->ack_order[ack0 + k]->batch_id) +
+                 strlen(c->ack_order[ack0 + k]->job_id) + 16;
     for (size_t i = 0; i <= nout; i++) {
         size_t sz = i < nout ? crucible__job__get_packed_size(ptrs[i]) + 16 : 0;
         Crucible__TaskBundle *need = NULL;
@@ -2543,7 +2571,7 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
         if (i == nout || (i > start && bytes + sz > cap)) {
             if (!failed)
                 failed = s_flush_assign(c, w, ptrs + start, i - start, tasks, ntasks,
-                                        c->acks + ack0, nack) != 0;
+                                        c->ack_order + ack0, nack) != 0;
             else
                 for (size_t k = start; k < i; k++)
                     cr_store_unassign(c->store, ptrs[k]->batch_id, ptrs[k]->spec->job_id);
@@ -2571,8 +2599,11 @@ static void s_lang_sig(const cr_sched_worker_t *w, char *buf, size_t cap)
 {
     size_t off = 0;
     buf[0] = '\0';
-    for (int i = 0; i < w->nbackends && off + 1 < cap; i++)
-        off += (size_t)snprintf(buf + off, cap - off, "%s,", w->backends[i]);
+    for (int i = 0; i < w->nbackends && off + 2 < cap; i++) {
+        off += cr_text_copy(buf + off, cap - off - 1, w->backends[i]);
+        buf[off++] = ',';
+        buf[off] = '\0';
+    }
 }
 
 static void s_phase_dispatch(cr_coordinator_t *c)
@@ -2613,7 +2644,7 @@ static void s_phase_dispatch(cr_coordinator_t *c)
             if (!pool ||
                 cr_store_next_queued(c->store, langs, (size_t)w->nbackends, want, pool, &npool) != 0)
                 npool = 0;
-            snprintf(sig, sizeof sig, "%s", wsig);
+            cr_text_copy(sig, sizeof sig, wsig);
         }
         size_t take = npool - used < room ? npool - used : room;
         if (take)
@@ -3156,6 +3187,7 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
         free(c->carry[i].buf);
     free(c->carry);
     free(c->acks);
+    free(c->ack_order);
     if (c->options.free_fn)
         s_cache_clear(&c->options);
     if (c->bundles.free_fn)

@@ -71,10 +71,12 @@
  * packed spec it was added with (up to CR_STORE_SPEC_CACHE bytes for all
  * live jobs together, a constant, so memory does not grow with a batch).
  * The records of a turn are appended at the flush in rowid order, 64 rows
- * to a statement. The group index is partial: a job has an entry there
- * only if it has a group. Savepoints
- * nest as before; a rollback undoes memory too (the undo log, s_undo_to),
- * so memory never holds what the log does not.
+ * to a statement; a Submit's jobs likewise, with the rowids given by the
+ * store (from max(rowid) + 1, as SQLite itself would choose) so that
+ * memory knows which row each job got. The group index is partial: a job
+ * has an entry there only if it has a group. Savepoints nest as before; a
+ * rollback undoes memory too (the undo log, s_undo_to), so memory never
+ * holds what the log does not.
  *
  * Invariants (cr_store_check verifies each, tests call it after every step):
  *
@@ -101,8 +103,9 @@
  *   (8) A job that is not DONE names a stored task bundle (a job whose task
  *       was invalid is DONE at submit with task_hash "").
  *   (9) The rows not DONE are exactly the live jobs in memory, with the same
- *       attempts; each live job is in its language's queue (QUEUED, no
- *       worker) or in the lease list (ASSIGNED, a worker, t_assigned > 0).
+ *       attempts and rowids; each live job is in its language's queue
+ *       (QUEUED, no worker) or in the lease list (ASSIGNED, a worker,
+ *       t_assigned > 0).
  *  (10) Once flushed, every batch's counters in memory equal its row, and
  *       its records by status, where memory counts them, equal its rows'.
  *
@@ -118,6 +121,7 @@
 
 #include "error.h"
 #include "log.h"
+#include "text.h"
 #include "timeutil.h"
 #include "wire.h"
 
@@ -206,8 +210,11 @@ static const char s_schema[] =
     X(TASK_ADD, "INSERT OR IGNORE INTO tasks(hash, name, bundle) VALUES(?1, ?2, ?3)")     \
     X(TASK_HAS, "SELECT 1 FROM tasks WHERE hash = ?1")                                    \
     X(TASK_GET, "SELECT bundle FROM tasks WHERE hash = ?1")                               \
-    X(JOB_ADD, "INSERT OR IGNORE INTO jobs(batch_id, job_id, task_hash, language, spec,"  \
-               " group_id, state, attempt, t_submitted) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 0, 1, ?7)") \
+    X(JOB_ADD, "INSERT OR IGNORE INTO jobs(batch_id, t_submitted, rowid, job_id, task_hash,"  \
+               " language, spec, group_id, state, attempt) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7,"   \
+               " ?8, 0, 1)")                                                              \
+    X(JOB_ROWID_HAS, "SELECT 1 FROM jobs WHERE rowid = ?1")                               \
+    X(JOB_ROWID_MAX, "SELECT coalesce(max(rowid), 0) FROM jobs")                          \
     X(JOB_HAS, "SELECT 1 FROM jobs WHERE batch_id = ?1 AND job_id = ?2")               \
     X(JOB_GET, "SELECT CASE WHEN r.job IS NULL THEN j.state ELSE 2 END, j.attempt,"      \
                " coalesce(r.worker_id, j.worker_id), j.group_id, j.language, j.t_submitted," \
@@ -335,12 +342,16 @@ typedef struct {
     const char *batch;        /* its batch's id (the batch outlives its pending records) */
 } s_pending_t;
 
-/* Records per multi-row UPDATE: 64 x 7 parameters stays far under SQLite's
- * 32766-parameter limit, and one statement a turn covers a busy turn's
- * results in a few steps. */
+/* Rows per multi-row INSERT (records, and a Submit's jobs): 64 x 8
+ * parameters stays far under SQLite's 32766-parameter limit, and one
+ * statement a turn covers a busy turn's results in a few steps. */
 #define S_MULTI_ROWS 64
 /* Parameters of one record's row in JOB_FINISH and finish_many. */
 #define S_PENDING_COLS 8
+/* Parameters of one job's row in JOB_ADD and add_many past the two every
+ * row shares (batch_id ?1, t_submitted ?2): rowid, job_id, task_hash,
+ * language, spec, group_id. */
+#define S_JOB_COLS 6
 
 typedef struct s_intern {
     struct s_intern *next;    /* chain */
@@ -357,7 +368,8 @@ typedef struct s_intern {
 struct cr_store {
     sqlite3 *db;                 /* owned connection */
     sqlite3_stmt *q[Q__COUNT];   /* owned prepared statements, by Q_* */
-    sqlite3_stmt *finish_many;   /* owned: S_MULTI_ROWS records in one UPDATE */
+    sqlite3_stmt *finish_many;   /* owned: S_MULTI_ROWS records in one INSERT */
+    sqlite3_stmt *add_many;      /* owned: S_MULTI_ROWS jobs in one INSERT (s_add_rows) */
     s_pending_t *pend;           /* owned: records made, not yet written */
     size_t npend, cappend;
     char *path;                  /* owned copy of the file name, for logs */
@@ -1238,6 +1250,20 @@ static int s_migrate(cr_store_t *s)
     return 0;
 }
 
+/* Prepares head followed by row S_MULTI_ROWS times, comma separated: a
+ * multi-row INSERT. 0, or CR_E_STORE (logged). */
+static int s_prepare_many(cr_store_t *s, const char *head, const char *row, sqlite3_stmt **st)
+{
+    char sql[S_MULTI_ROWS * 32 + 512];
+    size_t off = (size_t)snprintf(sql, sizeof sql, "%s", head);
+    for (int k = 0; k < S_MULTI_ROWS && off < sizeof sql; k++)
+        off += (size_t)snprintf(sql + off, sizeof sql - off, "%s%s", k ? "," : "", row);
+    if (off >= sizeof sql ||
+        sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+        return s_fail(s, head);
+    return 0;
+}
+
 int cr_store_open(const char *path, cr_store_t **out)
 {
     *out = NULL;
@@ -1249,6 +1275,10 @@ int cr_store_open(const char *path, cr_store_t **out)
         goto fail;
     if (s_private(path, 1) != 0)
         goto fail;
+    /* SQLite's memory statistics take a global mutex around every one of
+     * its allocations, several per statement; nothing here reads them. A
+     * no-op (SQLITE_MISUSE, ignored) once SQLite is initialized. */
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                       SQLITE_OPEN_NOMUTEX /* one thread uses it */, NULL) !=
         SQLITE_OK) {
@@ -1273,21 +1303,14 @@ int cr_store_open(const char *path, cr_store_t **out)
             goto fail;
         }
     }
-    {
-        /* INSERT ... VALUES (...) x S_MULTI_ROWS: the turn's records */
-        char sql[S_MULTI_ROWS * 24 + 512];
-        size_t off = (size_t)snprintf(sql, sizeof sql,
-                                      "INSERT INTO records(job, seq, status, flags, record, "
-                                      "worker_id, t_assigned, batch_id) VALUES ");
-        for (int k = 0; k < S_MULTI_ROWS; k++)
-            off += (size_t)snprintf(sql + off, sizeof sql - off, "%s(?,?,?,?,?,?,?,?)",
-                                    k ? "," : "");
-        if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->finish_many,
-                               NULL) != SQLITE_OK) {
-            s_fail(s, "prepare finish_many");
-            goto fail;
-        }
-    }
+    /* the turn's records; a Submit's jobs, ?1 and ?2 shared by the rows */
+    if (s_prepare_many(s, "INSERT INTO records(job, seq, status, flags, record, worker_id,"
+                          " t_assigned, batch_id) VALUES ",
+                       "(?,?,?,?,?,?,?,?)", &s->finish_many) != 0 ||
+        s_prepare_many(s, "INSERT OR IGNORE INTO jobs(batch_id, t_submitted, rowid, job_id,"
+                          " task_hash, language, spec, group_id, state, attempt) VALUES ",
+                       "(?1,?2,?,?,?,?,?,?,0,1)", &s->add_many) != 0)
+        goto fail;
     /* SQLite makes -wal and -shm with the database's mode; ones left from
      * before this version may be wider */
     char side[4096];
@@ -1327,6 +1350,7 @@ void cr_store_close(cr_store_t **self_p)
     for (int i = 0; i < Q__COUNT; i++)
         sqlite3_finalize(s->q[i]);
     sqlite3_finalize(s->finish_many);
+    sqlite3_finalize(s->add_many);
     if (s->db)
         sqlite3_close(s->db);
     free(s->path);
@@ -1420,6 +1444,121 @@ int cr_store_count_new(cr_store_t *s, const char *batch_id, const cr_store_job_i
     return 0;
 }
 
+/* Binds job j's row at parameter base + 1.. of JOB_ADD or add_many. */
+static void s_job_bind(sqlite3_stmt *st, int base, const cr_store_job_in_t *j, int64_t rowid)
+{
+    sqlite3_bind_int64(st, base + 1, rowid);
+    s_text(st, base + 2, j->job_id);
+    s_text(st, base + 3, j->task_hash);
+    s_text(st, base + 4, j->language);
+    s_blob(st, base + 5, j->spec, j->spec_len);
+    s_text(st, base + 6, j->group_id);
+}
+
+/* Writes the rows of jobs[idx[0..k)] at rowids rowid0.., one multi-row
+ * INSERT when k is S_MULTI_ROWS, else one INSERT each. The rowids are
+ * given, not left to SQLite, so that a multi-row INSERT says which row each
+ * job got; they lie above every row (the caller took max(rowid) + 1), so
+ * only a job already stored (DONE before, or twice in these rows) is
+ * ignored. inserted[i] is 1 for a row written, 0 for one ignored. 0, or
+ * CR_E_STORE (logged; the caller rolls back). */
+static int s_add_rows(cr_store_t *s, const char *batch_id, int64_t now_ms,
+                      const cr_store_job_in_t *jobs, const size_t *idx, size_t k, int64_t rowid0,
+                      uint8_t *inserted)
+{
+    if (k == S_MULTI_ROWS) {
+        sqlite3_stmt *st = s->add_many;
+        sqlite3_reset(st);
+        s_text(st, 1, batch_id);
+        sqlite3_bind_int64(st, 2, now_ms);
+        for (size_t i = 0; i < k; i++)
+            s_job_bind(st, 2 + S_JOB_COLS * (int)i, &jobs[idx[i]], rowid0 + (int64_t)i);
+        if (s_run(s, st, "add jobs") != 0)
+            return CR_E_STORE;
+        int all = (size_t)sqlite3_changes(s->db) == k;
+        for (size_t i = 0; i < k; i++) {
+            int has = 1;
+            if (!all) { /* some were known: which rowids were written */
+                sqlite3_stmt *q = s_q(s, Q_JOB_ROWID_HAS);
+                sqlite3_bind_int64(q, 1, rowid0 + (int64_t)i);
+                int step = sqlite3_step(q);
+                sqlite3_reset(q);
+                if (step != SQLITE_ROW && step != SQLITE_DONE)
+                    return s_fail(s, "added job");
+                has = step == SQLITE_ROW;
+            }
+            inserted[i] = (uint8_t)has;
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < k; i++) {
+        sqlite3_stmt *st = s_q(s, Q_JOB_ADD);
+        s_text(st, 1, batch_id);
+        sqlite3_bind_int64(st, 2, now_ms);
+        s_job_bind(st, 2, &jobs[idx[i]], rowid0 + (int64_t)i);
+        if (s_run(s, st, "add job") != 0)
+            return CR_E_STORE;
+        inserted[i] = sqlite3_changes(s->db) != 0;
+    }
+    return 0;
+}
+
+/* Puts the job j, just written at rowid, in memory (QUEUED), with its spec
+ * kept when CR_STORE_SPEC_CACHE has room. 0 or -ENOMEM (memory unchanged). */
+static int s_add_live(cr_store_t *s, s_batch_t *b, const cr_store_job_in_t *j, int64_t rowid,
+                      int64_t now_ms)
+{
+    const char *task = j->task;
+    uint32_t sample = j->sample_index, turn = j->turn;
+    Crucible__JobSpec *js = NULL;
+    if (!j->has_keys && (js = crucible__job_spec__unpack(NULL, j->spec_len, j->spec))) {
+        task = js->task;
+        sample = js->sample_index;
+        turn = js->turn;
+    }
+    s_job_t *m = s_job_new(s, b, rowid, j->job_id, j->language, j->task_hash, task, j->group_id,
+                           sample, turn, 1, now_ms, 0);
+    if (js)
+        crucible__job_spec__free_unpacked(js, NULL);
+    if (m && j->spec_len && s->spec_bytes + j->spec_len <= CR_STORE_SPEC_CACHE &&
+        (m->spec = malloc(j->spec_len))) {
+        memcpy(m->spec, j->spec, j->spec_len);
+        m->spec_len = j->spec_len;
+        s->spec_bytes += j->spec_len;
+    }
+    int rc = m ? s_undo_push(s, S_UNDO_NEW, m, NULL) : -ENOMEM;
+    if (rc != 0 && m) { /* not in the undo log: taken out by hand */
+        s_queue_unlink(s, m);
+        s_batch_unlink(m);
+        s_hash_del(s, m);
+        s_job_release(s, m);
+    }
+    return rc;
+}
+
+/* Writes the gathered jobs jobs[idx[0..k)] from rowid *next and puts those
+ * written in memory; *next moves past the rowids given. */
+static int s_add_chunk(cr_store_t *s, s_batch_t *b, const char *batch_id, int64_t now_ms,
+                       cr_store_job_in_t *jobs, const size_t *idx, size_t k, int64_t *next,
+                       uint32_t *added, uint32_t *dup)
+{
+    uint8_t inserted[S_MULTI_ROWS];
+    int rc = s_add_rows(s, batch_id, now_ms, jobs, idx, k, *next, inserted);
+    for (size_t i = 0; rc == 0 && i < k; i++) {
+        if (!inserted[i]) {
+            (*dup)++; /* DONE before, or given twice */
+            continue;
+        }
+        rc = s_add_live(s, b, &jobs[idx[i]], *next + (int64_t)i, now_ms);
+        if (rc == 0) {
+            jobs[idx[i]].is_new = 1;
+            (*added)++;
+        }
+    }
+    *next += (int64_t)k;
+    return rc;
+}
+
 int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jobs, size_t n,
                       int64_t now_ms, uint32_t *n_new, uint32_t *n_dup)
 {
@@ -1429,7 +1568,18 @@ int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jo
         return rc;
     s_batch_t *b = s_batch_find(s, batch_id);
     rc = b ? s_undo_push(s, S_UNDO_BATCH, NULL, b) : CR_E_NOT_FOUND;
+    /* the rowids given start above the table's last: SQLite's own choice */
+    int64_t next = 0;
+    if (rc == 0) {
+        sqlite3_stmt *st = s_q(s, Q_JOB_ROWID_MAX);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            next = sqlite3_column_int64(st, 0) + 1;
+        else
+            rc = s_fail(s, "last job");
+        sqlite3_reset(st);
+    }
     const char *known_hash = NULL; /* the last hash found in tasks: a Submit has few */
+    size_t idx[S_MULTI_ROWS], k = 0; /* jobs gathered for the next rows */
     for (size_t i = 0; rc == 0 && i < n; i++) {
         cr_store_job_in_t *j = &jobs[i];
         j->is_new = 0;
@@ -1450,52 +1600,14 @@ int cr_store_add_jobs(cr_store_t *s, const char *batch_id, cr_store_job_in_t *jo
             dup++; /* live: known without asking SQLite */
             continue;
         }
-        sqlite3_stmt *st = s_q(s, Q_JOB_ADD);
-        s_text(st, 1, batch_id);
-        s_text(st, 2, j->job_id);
-        s_text(st, 3, j->task_hash);
-        s_text(st, 4, j->language);
-        s_blob(st, 5, j->spec, j->spec_len);
-        s_text(st, 6, j->group_id);
-        sqlite3_bind_int64(st, 7, now_ms);
-        rc = s_run(s, st, "add job");
-        if (rc != 0)
-            break;
-        if (sqlite3_changes(s->db) == 0) {
-            dup++; /* DONE before */
-            continue;
+        idx[k++] = i;
+        if (k == S_MULTI_ROWS) {
+            rc = s_add_chunk(s, b, batch_id, now_ms, jobs, idx, k, &next, &added, &dup);
+            k = 0;
         }
-        const char *task = j->task;
-        uint32_t sample = j->sample_index, turn = j->turn;
-        Crucible__JobSpec *js = NULL;
-        if (!j->has_keys && (js = crucible__job_spec__unpack(NULL, j->spec_len, j->spec))) {
-            task = js->task;
-            sample = js->sample_index;
-            turn = js->turn;
-        }
-        s_job_t *m = s_job_new(s, b, sqlite3_last_insert_rowid(s->db), j->job_id, j->language,
-                               j->task_hash, task, j->group_id, sample, turn, 1, now_ms, 0);
-        if (js)
-            crucible__job_spec__free_unpacked(js, NULL);
-        if (m && j->spec_len && s->spec_bytes + j->spec_len <= CR_STORE_SPEC_CACHE &&
-            (m->spec = malloc(j->spec_len))) {
-            memcpy(m->spec, j->spec, j->spec_len);
-            m->spec_len = j->spec_len;
-            s->spec_bytes += j->spec_len;
-        }
-        rc = m ? s_undo_push(s, S_UNDO_NEW, m, NULL) : -ENOMEM;
-        if (rc != 0) {
-            if (m) { /* not in the log: taken out by hand */
-                s_queue_unlink(s, m);
-                s_batch_unlink(m);
-                s_hash_del(s, m);
-                s_job_release(s, m);
-            }
-            break;
-        }
-        j->is_new = 1;
-        added++;
     }
+    if (rc == 0 && k)
+        rc = s_add_chunk(s, b, batch_id, now_ms, jobs, idx, k, &next, &added, &dup);
     if (rc == 0 && added) {
         b->total += added;
         s_dirty(s, b);
@@ -1520,8 +1632,8 @@ static void s_info_of(const s_job_t *j, cr_store_job_info_t *out)
     memset(out, 0, sizeof *out);
     out->state = (cr_job_state_t)j->state;
     out->attempt = j->attempt;
-    snprintf(out->worker_id, sizeof out->worker_id, "%s", j->worker ? j->worker : "");
-    snprintf(out->group_id, sizeof out->group_id, "%s", j->group_id ? j->group_id : "");
+    cr_text_copy(out->worker_id, sizeof out->worker_id, j->worker);
+    cr_text_copy(out->group_id, sizeof out->group_id, j->group_id);
     out->t_submitted = j->t_submitted;
     out->t_assigned = j->t_assigned;
 }
@@ -1566,7 +1678,7 @@ int cr_store_job_get(cr_store_t *s, const char *batch_id, const char *job_id,
     if (!j)
         return s_job_row(s, batch_id, job_id, out);
     s_info_of(j, out);
-    snprintf(out->language, sizeof out->language, "%s", s->langs[j->lang].name);
+    cr_text_copy(out->language, sizeof out->language, s->langs[j->lang].name);
     return 0;
 }
 
@@ -1590,9 +1702,9 @@ int cr_store_next_queued(cr_store_t *s, const char *const *langs, size_t nlangs,
         if (best == nq)
             break;
         s_job_t *j = cur[best];
-        snprintf(out[have].batch_id, sizeof out[have].batch_id, "%s", j->batch->id);
-        snprintf(out[have].job_id, sizeof out[have].job_id, "%s", j->job_id);
-        snprintf(out[have].language, sizeof out[have].language, "%s", s->langs[j->lang].name);
+        cr_text_copy(out[have].batch_id, sizeof out[have].batch_id, j->batch->id);
+        cr_text_copy(out[have].job_id, sizeof out[have].job_id, j->job_id);
+        cr_text_copy(out[have].language, sizeof out[have].language, s->langs[j->lang].name);
         have++;
         cur[best] = j->qnext;
     }
@@ -1667,7 +1779,7 @@ static int s_assign(cr_store_t *s, const char *batch_id, const char *job_id,
     if (rc == 0 && !worker)
         rc = -ENOMEM;
     if (rc == 0 && out) {
-        snprintf(a.task_hash, sizeof a.task_hash, "%s", j->task_hash);
+        cr_text_copy(a.task_hash, sizeof a.task_hash, j->task_hash);
         if (j->spec) {
             a.spec = j->spec;
             a.spec_len = j->spec_len;
@@ -1810,7 +1922,7 @@ int cr_store_complete(cr_store_t *s, Crucible__RewardRecord *rec, cr_store_job_i
         return rc == 0 ? CR_E_DUPLICATE : rc;
     }
     s_info_of(j, &info);
-    snprintf(info.language, sizeof info.language, "%s", s->langs[j->lang].name);
+    cr_text_copy(info.language, sizeof info.language, s->langs[j->lang].name);
     /* Inside a caller's transaction the one UPDATE is atomic by itself and
      * s_finish changes memory only once it succeeded: no savepoint of its
      * own (two statements fewer per result). Outside one, a savepoint puts
@@ -2478,7 +2590,8 @@ static int s_check_memory(cr_store_t *s, char *err, size_t errlen)
     sqlite3_stmt *st = NULL;
     int rc = 0;
     size_t rows = 0, queued = 0, assigned = 0;
-    if (sqlite3_prepare_v2(s->db, "SELECT batch_id, job_id, attempt FROM jobs j WHERE state < 2"
+    if (sqlite3_prepare_v2(s->db, "SELECT batch_id, job_id, attempt, rowid FROM jobs j"
+                                  " WHERE state < 2"
                                   " AND NOT EXISTS (SELECT 1 FROM records r WHERE r.job = j.rowid)",
                            -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "check memory: %s", sqlite3_errmsg(s->db));
@@ -2489,9 +2602,13 @@ static int s_check_memory(cr_store_t *s, char *err, size_t errlen)
         const char *j = (const char *)sqlite3_column_text(st, 1);
         s_job_t *m = s_job_find(s, b, j);
         rows++;
-        if (!m || m->attempt != (uint32_t)sqlite3_column_int64(st, 2)) {
+        if (!m || m->attempt != (uint32_t)sqlite3_column_int64(st, 2) ||
+            m->rowid != sqlite3_column_int64(st, 3)) {
             snprintf(err, errlen, "invariant (9) broken by %s/%s: %s", b, j,
-                     m ? "attempt differs from memory's" : "not DONE in the log, not live in memory");
+                     !m ? "not DONE in the log, not live in memory"
+                     : m->attempt != (uint32_t)sqlite3_column_int64(st, 2)
+                         ? "attempt differs from memory's"
+                         : "its row is not the one memory names");
             rc = CR_E_STATE;
         }
     }

@@ -987,3 +987,99 @@ Test(store, job_table_grows_in_steps)
     cr_assert_eq(c.queued, 8193 - (8193 + 12) / 13);
     cr_store_close(&st);
 }
+
+/* The ids of the queue of language c, oldest first, into ids (up to cap). */
+static size_t s_queue_ids(cr_store_t *st, char (*ids)[16], size_t cap)
+{
+    const char *langs[] = {"c"};
+    cr_store_key_t *keys = calloc(cap, sizeof *keys);
+    size_t n = 0;
+    cr_assert_eq(cr_store_next_queued(st, langs, 1, cap, keys, &n), 0);
+    for (size_t i = 0; i < n; i++)
+        snprintf(ids[i], sizeof ids[i], "%s", keys[i].job_id);
+    free(keys);
+    return n;
+}
+
+/* A Submit's jobs are written 64 to an INSERT with the rowids given: a
+ * batch of 150 (two full statements and a tail), then a Submit of 130
+ * mixing new ids with DONE ones, a live one and an id given twice in one
+ * statement. Each job is new or a duplicate as it was one INSERT a job,
+ * its row is the one memory names (the checker, invariant 9; the records
+ * of jobs completed then, invariant 5), and a restart finds exactly the
+ * jobs not done, in submission order, each with its own spec. */
+Test(store, multi_row_submit_recovers_after_restart)
+{
+    cr_store_t *st = s_open();
+    s_batch(st, "b", 150, 4, "c");
+    CHECK(st);
+    s_complete(st, "j3", CRUCIBLE__STATUS__STATUS_OK, "w");
+    s_complete(st, "j100", CRUCIBLE__STATUS__STATUS_OK, "w");
+
+    enum { N = 130 };
+    cr_store_job_in_t jobs[N];
+    char ids[N][16];
+    uint8_t specs[N][64];
+    memset(jobs, 0, sizeof jobs);
+    for (int i = 0; i < N; i++) {
+        snprintf(ids[i], sizeof ids[i], "n%d", i);
+        if (i == 10)
+            snprintf(ids[i], sizeof ids[i], "j3"); /* DONE */
+        if (i == 20)
+            snprintf(ids[i], sizeof ids[i], "n5"); /* twice in the first 64 */
+        if (i == 30)
+            snprintf(ids[i], sizeof ids[i], "j7"); /* live */
+        if (i == 70)
+            snprintf(ids[i], sizeof ids[i], "j100"); /* DONE, in the second 64 */
+        Crucible__JobSpec js = CRUCIBLE__JOB_SPEC__INIT;
+        js.job_id = ids[i];
+        js.task = "t";
+        js.sample_index = (uint32_t)i;
+        jobs[i].job_id = ids[i];
+        jobs[i].task_hash = "h1";
+        jobs[i].language = "c";
+        jobs[i].group_id = i % 3 ? "" : "gn";
+        jobs[i].spec = specs[i];
+        jobs[i].spec_len = crucible__job_spec__pack(&js, specs[i]);
+    }
+    uint32_t added = 0, dup = 0;
+    cr_assert_eq(cr_store_add_jobs(st, "b", jobs, N, cr_time_now_ms(), &added, &dup), 0);
+    cr_assert_eq(added, N - 4);
+    cr_assert_eq(dup, 4);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(jobs[i].is_new, !(i == 10 || i == 20 || i == 30 || i == 70), "%d", i);
+    CHECK(st);
+    s_complete(st, "n0", CRUCIBLE__STATUS__STATUS_OK, "w");
+    s_complete(st, "n65", CRUCIBLE__STATUS__STATUS_INCORRECT, "w");
+    s_complete(st, "n129", CRUCIBLE__STATUS__STATUS_OK, "w");
+    CHECK(st);
+
+    static char before[512][16], after[512][16];
+    size_t nb = s_queue_ids(st, before, 512);
+    cr_assert_eq(nb, 148 + (N - 4) - 3);
+    cr_assert_str_eq(before[0], "j0");
+    cr_assert_str_eq(before[148], "n1", "the new jobs follow the batch's, in their order");
+    cr_assert_str_eq(before[nb - 1], "n128");
+    cr_store_close(&st);
+
+    st = s_open();
+    CHECK(st);
+    size_t na = s_queue_ids(st, after, 512);
+    cr_assert_eq(na, nb);
+    for (size_t i = 0; i < na; i++)
+        cr_assert_str_eq(after[i], before[i], "queue position %zu", i);
+    for (size_t i = 148; i < na; i++) { /* the new jobs: each row holds its own spec */
+        cr_store_assigned_t a;
+        cr_assert_eq(cr_store_assign_spec(st, "b", after[i], "w", cr_time_now_ms(), &a), 0);
+        Crucible__JobSpec *js = crucible__job_spec__unpack(NULL, a.spec_len, a.spec);
+        cr_assert_not_null(js);
+        cr_assert_str_eq(js->job_id, after[i]);
+        crucible__job_spec__free_unpacked(js, NULL);
+        cr_store_assigned_free(&a);
+    }
+    cr_store_job_info_t info;
+    cr_assert_eq(cr_store_job_get(st, "b", "n65", &info), 0);
+    cr_assert_eq(info.state, CR_JOB_DONE);
+    CHECK(st);
+    cr_store_close(&st);
+}
