@@ -68,11 +68,26 @@ for part in "$@"; do
             "$c" -I -c 'import torch' 2> /dev/null && py=$c && break
         done
         cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2> /dev/null | head -n 1)
-        CUDA_TORCH_ARCH_LIST=${cap:-9.0} timeout 200 "$py" tests/torch/check_examples.py \
-            --crucible "$bin/crucible" --needs all --workers 1 --only "${CR_TORCH_ONLY:-l1_}" \
-            --logs "$out/t/ex" --extra=--time-budget-s=1 --extra=--rse-target=0.01 \
-            > "$out/t/check.txt" 2>&1
+        CR_TORCH_TRACE=1 CUDA_TORCH_ARCH_LIST=${cap:-9.0} timeout 200 "$py" \
+            tests/torch/check_examples.py --crucible "$bin/crucible" --needs all --workers 1 \
+            --only "${CR_TORCH_ONLY:-l1_}" --logs "$out/t/ex" --extra=--time-budget-s=1 \
+            --extra=--rse-target=0.01 --extra=--log-level=debug > "$out/t/check.txt" 2>&1
         grep "^FAIL\|as expected" "$out/t/check.txt" | cut -c1-300 >> "$L"
+        # where a GPU RUN's host time goes (crucible_torch.py's CR_TORCH_TRACE lines)
+        python3 - "$out/t/ex/logs/worker-w0.log" >> "$L" 2>&1 <<'PY'
+import re, sys, statistics
+pat = re.compile(r"crucible-torch: (\w+) RUN host us: record ([0-9.]+), forward ([0-9.]+), "
+                 r"record ([0-9.]+), synchronise ([0-9.]+); events ([0-9.]+)")
+by = {}
+for line in open(sys.argv[1], errors="replace"):
+    m = pat.search(line)
+    if m:
+        by.setdefault(m.group(1), []).append([float(g) for g in m.groups()[1:]])
+for role, rows in sorted(by.items()):
+    med = [statistics.median(c) for c in zip(*rows)]
+    print("  %s RUNs %d, host us medians: record %.1f, forward %.1f, record %.1f, "
+          "synchronise %.1f; events %.1f" % (role, len(rows), *med))
+PY
         timeout 150 "$py" tests/gpu/torch_dobench.py --results "$out/t/ex/results.jsonl" \
             --src "$PWD" --python "$py" > "$out/t/dobench.txt" 2>&1
         tail -12 "$out/t/dobench.txt" | sed 's/^/  /' >> "$L"
