@@ -208,6 +208,40 @@ static void s_load_expected(const char *sub)
     closedir(d);
 }
 
+/* A torch task folder of tests/hacks/tasks holds only its task.json (its
+ * options) when its reference is one of tasks/torch's problems: the task is
+ * assembled under the batch's folder (at, the name it gets there) from that
+ * task.json and the problem, so the problem is written once. Other folders
+ * are linked as they are. */
+static void s_place_task(const char *dir, const char *at)
+{
+    char tj[700], ref[700];
+    snprintf(tj, sizeof tj, "%s/task.json", dir);
+    json_t *t = cr_file_exists(tj) ? json_load_file(tj, 0, NULL) : NULL;
+    const char *name = t ? json_string_value(json_object_get(t, "reference")) : NULL;
+    snprintf(ref, sizeof ref, "%s/%s", dir, name ? name : "");
+    if (!name || cr_file_exists(ref)) {
+        json_decref(t);
+        cr_assert_eq(symlink(dir, at), 0, "%s", at);
+        return;
+    }
+    char src[700], dst[700];
+    snprintf(src, sizeof src, "%s/tasks/torch/%s", SRC, name);
+    cr_assert(cr_file_exists(src), "%s: reference %s is in neither the folder nor tasks/torch",
+              tj, name);
+    cr_assert_eq(cr_file_mkdirs(at, 0755), 0, "%s", at);
+    const char *from[2] = {tj, src}, *to[2] = {"task.json", name};
+    for (int k = 0; k < 2; k++) {
+        char *data = NULL;
+        size_t len = 0;
+        snprintf(dst, sizeof dst, "%s/%s", at, to[k]);
+        cr_assert_eq(cr_file_read(from[k], 1 << 20, &data, &len), 0, "%s", from[k]);
+        cr_assert_eq(cr_file_write_atomic(dst, data, len), 0, "%s", dst);
+        free(data);
+    }
+    json_decref(t);
+}
+
 /* A folder of task links and a JSONL manifest for cr_jobset_load. */
 static void s_make_jobset(cr_jobset_t *js)
 {
@@ -226,7 +260,7 @@ static void s_make_jobset(cr_jobset_t *js)
         snprintf(link, sizeof link, "%s/%s%s", tasks, c->task,
                  strncmp(s_lang, "torch", 5) ? "" : ".py"); /* a problem file */
         if (access(link, F_OK) != 0)
-            cr_assert_eq(symlink(dir, link), 0, "%s", link);
+            s_place_task(dir, link);
         snprintf(file, sizeof file, "%s/%s/%s%s%s", s_suite(), s_lang, c->sub,
                  c->sub[0] ? "/" : "", c->file);
         json_t *line = json_pack("{s:s, s:s, s:s}", "task", c->task, "file", file, "job_id",
