@@ -1914,7 +1914,21 @@ Test(worker, serving_judge_outlives_jobs_and_is_replaced, .init = s_setup, .fini
     Crucible__Job *job = s_job_msg("killed", s_task_json, s_ref, slow, 60, 60);
     s_send_assign(&co, &job, 1);
     s_job_msg_free(job);
-    cr_time_sleep_ms(1500); /* compiled, and being judged */
+    /* being judged: the judge has started its executors (a C judge starts
+     * none before a job), not merely compiling */
+    int busy = 0;
+    for (int k = 0; k < 3000 && !busy; k++) {
+        char path[80], kids[64] = "";
+        snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)second, (int)second);
+        FILE *f = fopen(path, "re");
+        busy = f && fgets(kids, sizeof kids, f) && kids[0] >= '0' && kids[0] <= '9';
+        if (f)
+            fclose(f);
+        if (!busy)
+            cr_time_sleep_ms(10);
+    }
+    cr_assert(busy, "the judge never started the job's executors");
+    cr_time_sleep_ms(300); /* inside the candidate's first call (1 s) */
     cr_assert_eq(kill(second, SIGKILL), 0);
     Crucible__Envelope *env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 120000);
     const Crucible__RewardRecord *r = env->result->record;

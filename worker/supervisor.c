@@ -170,9 +170,10 @@ struct cr_supervisor {
     pid_t ending;             /* a runner that reported and was killed, not yet reaped (note 6) */
     char preload[2][PATH_MAX]; /* reference and baseline objects of the last job run,
                                 * "" = none: spares load them ahead (note 5); thread only */
-    char last_ref[PATH_MAX];  /* reference object of the serving judge's last job, "" =
+    char last_ref[PATH_MAX];  /* reference object of the serving judge's last cuda job
+                               * (the one backend that keeps a reference executor), "" =
                                * none: the next job is one of the same when one waits
-                               * (cr__wqueue_pop_near, note 8); under mu */
+                               * (cr__wqueue_pop_near, note 8); thread only */
     char *argv[9];            /* runner command line; strings static, s->runner or s->preload */
     /* --- reference cache: supervisor thread only (note 4) --- */
     s_refent_t *refs;         /* S_REFCACHE_MAX slots used as a ring; owned; NULL = none yet */
@@ -693,12 +694,7 @@ static char s_proc_state(pid_t pid)
  * exactly one frame) and the runner parked behind it. */
 static int s_report_complete(pid_t pid, const char *out, size_t len, void *arg)
 {
-    const uint8_t *token = (const uint8_t *)arg, *payload = NULL;
-    size_t plen = 0;
-    if (len <= CR_RUNNER_TOKEN_LEN || memcmp(out, token, CR_RUNNER_TOKEN_LEN) != 0 ||
-        cr_wire_frame_parse(out + CR_RUNNER_TOKEN_LEN, len - CR_RUNNER_TOKEN_LEN, S_REPORT_CAP,
-                            &payload, &plen) != 0 ||
-        plen + 4 != len - CR_RUNNER_TOKEN_LEN)
+    if (!s_report_whole(pid, out, len, arg))
         return 0;
     /* it closed the channel a moment ago: give it S_PARK_WAIT_MS to fall asleep */
     const int64_t until = cr_time_mono_ns() + (int64_t)S_PARK_WAIT_MS * 1000000;
@@ -777,11 +773,11 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
     int served = s_served(s, j);
     if (served) { /* note 8 */
         o.out_done = s_report_whole;
-        const char *kept = j->so[CR_SO_REFERENCE];
-        pthread_mutex_lock(&s->mu);
+        const char *kept = j->task && !strcmp(j->task->language, "cuda")
+                               ? j->so[CR_SO_REFERENCE]
+                               : NULL;
         snprintf(s->last_ref, sizeof s->last_ref, "%s",
                  kept && strlen(kept) < sizeof s->last_ref ? kept : "");
-        pthread_mutex_unlock(&s->mu);
         rc = s_take_judge(s, &p);
         if (rc == 0) {
             pthread_mutex_lock(&s->mu);

@@ -678,11 +678,6 @@ int cr_exec_ready(cr_exec_t *x, char *err, size_t errlen)
     return 0;
 }
 
-int cr_exec_is_ready(const cr_exec_t *x)
-{
-    return x->ready || __atomic_load_n(&x->ctl->ready, __ATOMIC_ACQUIRE) != 0;
-}
-
 static void s_release(cr_exec_t *x);
 
 void cr_exec_destroy(cr_exec_t **xp)

@@ -77,9 +77,6 @@ int cr_exec_new(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errl
 int cr_exec_start(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t errlen);
 int cr_exec_ready(cr_exec_t *x, char *err, size_t errlen);
 
-/* 1 when cr_exec_ready would not wait for the executor to start (it said
- * ready; its calibration may still be due). */
-int cr_exec_is_ready(const cr_exec_t *x);
 
 /* Kills and reaps the executor, unmaps its arenas; safe on NULL, nulls *x. */
 void cr_exec_destroy(cr_exec_t **x);

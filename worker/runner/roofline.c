@@ -81,6 +81,14 @@ double cr_judge_host_peak_flops(int cores)
     return (cores > 0 ? cores : 1) * mhz * 1e6 * CR_JUDGE_HOST_FLOPS_PER_CORE_CLK;
 }
 
+double cr_judge_gpu_floor_us(double bytes, double flops, double bw, double rate)
+{
+    double s = bytes > 0 && bw > 0 ? bytes / bw : 0;
+    if (flops > 0 && rate > 0)
+        s = fmax(s, flops / rate);
+    return s * 1e6;
+}
+
 double cr_judge_gpu_peak_flops(int sms, double max_clock_mhz)
 {
     return sms > 0 && max_clock_mhz > 0 ? sms * max_clock_mhz * 1e6 * CR_JUDGE_GPU_FLOPS_PER_SM_CLK

@@ -27,6 +27,11 @@ void cr_judge_host_basis(char *out, size_t len, double bytes, double flops, doub
  * CR_JUDGE_HOST_FLOPS_PER_CORE_CLK per core. */
 double cr_judge_host_peak_flops(int cores);
 
+/* The floor of a case on a GPU, in us: bytes at bw (B/s, its margin taken)
+ * and flops at rate (flop/s above its peak), the larger; 0 when neither is
+ * known. For the CUDA judge and the torch judge's GPU jobs. */
+double cr_judge_gpu_floor_us(double bytes, double flops, double bw, double rate);
+
 /* Flop/s no kernel reaches on a GPU of `sms` SMs at max_clock_mhz:
  * CR_JUDGE_GPU_FLOPS_PER_SM_CLK per SM and clock; 0 when either is unknown. */
 double cr_judge_gpu_peak_flops(int sms, double max_clock_mhz);

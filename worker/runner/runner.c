@@ -412,6 +412,7 @@ static void s_judge(const Crucible__RunnerRequest *req, Crucible__RewardRecord *
         s_judge_torch(req, task, rec);
         goto done;
     }
+    cr_torch_judge_drop_spares(); /* their imports would share this job's timing core */
     if (!have) {
         cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
                     "task %s: language '%s' needs a backend this runner was built without",

@@ -459,16 +459,12 @@ static int s_summarise(cr__cuda_judge_t *J, int c, int b, s_side_t *A, s_side_t 
     cr_stats_speedup(&sa, &sb, &br->speedup, &br->speedup_lo, &br->speedup_hi);
 
     /* Roofline floor (docs/hacks.md #16). */
-    double bytes = 0, flops = 0, floor_s = 0;
+    double bytes = 0, flops = 0;
     cr_task_bytes(J->t, c, &bytes);
     cr_task_flops(J->t, c, &flops);
     double bw = fmax(J->copy_bw * CR_JUDGE_GPU_BW_MARGIN, J->d.theory_bw);
-    if (bytes > 0 && bw > 0)
-        floor_s = bytes / bw;
     double rate = cr_judge_gpu_peak_flops(J->d.sms, J->d.max_clock_mhz);
-    if (flops > 0 && rate > 0)
-        floor_s = fmax(floor_s, flops / rate);
-    br->floor_us = floor_s * 1e6;
+    br->floor_us = cr_judge_gpu_floor_us(bytes, flops, bw, rate);
     char basis[160];
     snprintf(basis, sizeof basis, "%.4g bytes at %.0f GB/s, %.4g flops at %.0f TFLOP/s", bytes,
              bw / 1e9, flops, rate / 1e12);

@@ -158,9 +158,10 @@ def _count_triton():
         _own["unknown"] = True
 
 
-def _install_load_shim(exts):
+def _install_load_shim(exts, count):
     """Executor: load_inline imports what the compile stage built (the same
-    content key), from a memfd: nothing is compiled inside the sandbox."""
+    content key), from a memfd: nothing is compiled inside the sandbox. With
+    count (an own_kernel task), its functions are counted when called."""
     import torch.utils.cpp_extension as ce
     bind = _binder(ce.load_inline)
 
@@ -183,7 +184,7 @@ def _install_load_shim(exts):
         spec = importlib.util.spec_from_file_location(e["name"], path, loader=loader)
         mod = importlib.util.module_from_spec(spec)
         loader.exec_module(mod)
-        for n in dir(mod):  # its functions, counted when called (own_kernel)
+        for n in dir(mod) if count else ():  # its functions, counted when called
             f = getattr(mod, n)
             if not n.startswith("__") and callable(f) and not isinstance(f, type):
                 setattr(mod, n, _counted(f))
@@ -391,8 +392,10 @@ class Executor:
         if self.role == "candidate":
             if obj.get("kind") != "candidate":
                 raise _Fail(R_LOAD, "the candidate's object is not a candidate")
-            _install_load_shim(obj.get("extensions", {}))
-            _count_triton()
+            count = bool(req.get("own_kernel"))
+            _install_load_shim(obj.get("extensions", {}), count)
+            if count:  # a frame more a launch: only where the task asks
+                _count_triton()
         try:
             if self.role == "candidate":
                 # a file in the private scratch dir, relative (the sandbox

@@ -249,6 +249,13 @@ static int s_spare_take(const s_judge_t *J, const cr_exec_opts_t *o, int i, cr_e
     return 0;
 }
 
+void cr_torch_judge_drop_spares(void)
+{
+    for (int i = 0; i < 2; i++)
+        if (s_spare[i].x)
+            s_spare_drop(i);
+}
+
 /* Serving: removes the scratch folders of the spares this job took. */
 static void s_spares_done(void)
 {
@@ -431,8 +438,9 @@ static int s_load(s_judge_t *J, Crucible__RewardRecord *rec)
                                                           : "fp32";
     /* the weights' seed: KernelBench seeds both models alike (42), so that a
      * ModelNew with the same parameters gets the same weights. Not secret. */
-    json_t *req = json_pack("{s:s, s:s, s:i}", "precision", prec, "device",
-                            J->cuda ? "cuda" : "cpu", "init_seed", 42);
+    json_t *req = json_pack("{s:s, s:s, s:i, s:b}", "precision", prec, "device",
+                            J->cuda ? "cuda" : "cpu", "init_seed", 42, "own_kernel",
+                            J->task->own_kernel); /* counting costs a frame a call: only then */
     char err[S_MSG] = "";
     if (!req || s_put_json(J->ref, req) != 0) {
         json_decref(req);
@@ -651,10 +659,8 @@ static void s_roofline(const s_judge_t *J, Crucible__RewardRecord *rec,
     char basis[200];
     if (J->cuda) {
         double bw = J->env->device_copy_bw * CR_JUDGE_GPU_BW_MARGIN;
-        double rate = J->env->device_peak_flops, s = bytes > 0 && bw > 0 ? bytes / bw : 0;
-        if (flops > 0 && rate > 0)
-            s = fmax(s, flops / rate);
-        br->floor_us = s * 1e6;
+        double rate = J->env->device_peak_flops;
+        br->floor_us = cr_judge_gpu_floor_us(bytes, flops, bw, rate);
         snprintf(basis, sizeof basis, "%.4g bytes at %.0f GB/s, %.2fx the GPU's copy "
                  "bandwidth; %.4g flops at %.0f TFLOP/s", bytes, bw / 1e9,
                  CR_JUDGE_GPU_BW_MARGIN, flops, rate / 1e12);

@@ -46,4 +46,9 @@ void cr_torch_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *tas
  * for), each in a scratch folder of its own beside the job's. Default 0. */
 void cr_torch_judge_serve(int on);
 
+/* Serving: ends the executors started ahead for a torch job, when the next
+ * job is not one: each is pinned to the timing core and imports torch for
+ * seconds, which another backend's timing there must not share. */
+void cr_torch_judge_drop_spares(void);
+
 #endif
