@@ -1168,10 +1168,10 @@ static void s_acks_for(cr_coordinator_t *c, const cr_sched_worker_t *w, size_t *
     *n = end - lo;
 }
 
-/* Sends Ack{batch, job, attempt} alone to peer: at once (now), or as
- * s_send does (kept for after the turn's commit). */
+/* Sends Ack{batch, job, attempt} alone to peer, as s_send does: kept for
+ * after the turn's commit while one is open, else at once. */
 static void s_ack_alone(cr_coordinator_t *c, const cr_peer_t *peer, const char *batch_id,
-                        const char *job_id, uint32_t attempt, int now)
+                        const char *job_id, uint32_t attempt)
 {
     Crucible__Ack ack = CRUCIBLE__ACK__INIT;
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
@@ -1181,20 +1181,18 @@ static void s_ack_alone(cr_coordinator_t *c, const cr_peer_t *peer, const char *
     env.body_case = CRUCIBLE__ENVELOPE__BODY_ACK;
     env.ack = &ack;
     /* lost: the worker resends the result, which is acknowledged again */
-    if (now)
-        s_send_now(c->workers, peer, &env);
-    else
-        s_send(c, c->workers, peer, &env);
+    s_send(c, c->workers, peer, &env);
 }
 
 /* Sends the due Acks that no Assign took, each alone, and forgets them;
- * Acks kept since (none: dispatch makes no results) stay. */
+ * Acks kept since (none: dispatch makes no results) stay. After the turn's
+ * commit: no turn is open, so they go at once. */
 static void s_acks_flush(cr_coordinator_t *c)
 {
     for (size_t i = 0; i < c->nacks_due; i++)
         if (!c->acks[i].sent)
             s_ack_alone(c, &c->acks[i].peer, c->acks[i].batch_id, c->acks[i].job_id,
-                        c->acks[i].attempt, 1);
+                        c->acks[i].attempt);
     memmove(c->acks, c->acks + c->nacks_due, (c->nacks - c->nacks_due) * sizeof *c->acks);
     c->nacks -= c->nacks_due;
     c->nacks_due = 0;
@@ -1206,7 +1204,7 @@ static void s_acks_flush(cr_coordinator_t *c)
 static void s_ack(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible__RewardRecord *rec)
 {
     if (s_ack_keep(c, w, rec) != 0)
-        s_ack_alone(c, &w->peer, rec->batch_id, rec->job_id, rec->attempt, 0);
+        s_ack_alone(c, &w->peer, rec->batch_id, rec->job_id, rec->attempt);
 }
 
 static void s_set_str(char **field, const char *v)
@@ -1256,14 +1254,18 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
     }
     /* who ran it is the coordinator's to say, not the record's */
     s_set_str(&rec->worker_id, w->id);
-    int holds = info.state == CR_JOB_ASSIGNED && strcmp(info.worker_id, w->id) == 0;
+    /* this worker's, and this try's: a late result of an earlier try it also
+     * ran (a lease that ran out, then the job came back to it) is not the
+     * current one's verdict (attempt 0: a worker that does not say) */
+    int holds = info.state == CR_JOB_ASSIGNED && strcmp(info.worker_id, w->id) == 0 &&
+                (rec->attempt == 0 || rec->attempt == info.attempt);
     int infra = rec->status == CRUCIBLE__STATUS__STATUS_INFRA_ERROR ||
                 rec->status == CRUCIBLE__STATUS__STATUS_WORKER_LOST;
     if (!holds) {
         /* Not this worker's job (another's, or queued: its lease ran out, it
-         * was requeued when the worker registered again, or it never was):
-         * whatever try holds it decides. Acknowledged, so an honest worker
-         * stops resending it; never recorded. */
+         * was requeued when the worker registered again, or it never was),
+         * or an earlier try's: whatever try holds it decides. Acknowledged,
+         * so an honest worker stops resending it; never recorded. */
         cr_warn("worker %s: %s for %s/%s attempt %u, which is %s%s: refused, not recorded",
                 w->id, cr_status_name(rec->status), rec->batch_id, rec->job_id, rec->attempt,
                 info.state == CR_JOB_ASSIGNED ? "assigned to worker " : "assigned to no worker",

@@ -128,6 +128,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1264,6 +1265,17 @@ static int s_prepare_many(cr_store_t *s, const char *head, const char *row, sqli
     return 0;
 }
 
+/* SQLite's memory statistics take a global mutex around every one of its
+ * allocations, several per statement; nothing here reads them. Process-wide
+ * and before SQLite initializes, so once, before the first store opens (a
+ * no-op, SQLITE_MISUSE, ignored, if something initialized it first); only
+ * the store uses SQLite. */
+static pthread_once_t s_sqlite_once = PTHREAD_ONCE_INIT;
+static void s_sqlite_config(void)
+{
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 int cr_store_open(const char *path, cr_store_t **out)
 {
     *out = NULL;
@@ -1275,10 +1287,7 @@ int cr_store_open(const char *path, cr_store_t **out)
         goto fail;
     if (s_private(path, 1) != 0)
         goto fail;
-    /* SQLite's memory statistics take a global mutex around every one of
-     * its allocations, several per statement; nothing here reads them. A
-     * no-op (SQLITE_MISUSE, ignored) once SQLite is initialized. */
-    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    pthread_once(&s_sqlite_once, s_sqlite_config);
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                       SQLITE_OPEN_NOMUTEX /* one thread uses it */, NULL) !=
         SQLITE_OK) {
@@ -2222,35 +2231,15 @@ int cr_store_records_packed(cr_store_t *s, const char *batch_id, uint64_t after_
     return rc;
 }
 
-/* cr_store_records' walk: each packed record decoded for its callback. */
-typedef struct {
-    cr_store_t *s;         /* the store */
-    cr_store_record_fn fn; /* the caller's callback */
-    void *arg;             /* its argument */
-    int rc;                /* CR_E_DECODE once a record did not decode */
-} s_decoding_t;
-
-static int s_decode_record(uint64_t seq, const uint8_t *blob, size_t len, void *arg)
-{
-    s_decoding_t *d = arg;
-    Crucible__RewardRecord *rec = NULL;
-    (void)seq;
-    if (cr_wire_record_unpack(blob, len, &rec) != 0) {
-        cr_error("store %s: a stored record does not decode", d->s->path);
-        d->rc = CR_E_DECODE;
-        return 1;
-    }
-    int stop = d->fn(rec, d->arg);
-    crucible__reward_record__free_unpacked(rec, NULL);
-    return stop;
-}
-
 int cr_store_records(cr_store_t *s, const char *batch_id, uint64_t after_seq,
                      cr_store_record_fn fn, void *arg)
 {
-    s_decoding_t d = {s, fn, arg, 0};
-    int rc = cr_store_records_packed(s, batch_id, after_seq, s_decode_record, &d);
-    return rc ? rc : d.rc;
+    if (s_flush(s) != 0)
+        return CR_E_STORE;
+    sqlite3_stmt *st = s_q(s, Q_RECORDS); /* the record in column 0, its seq in 1 */
+    s_text(st, 1, batch_id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)after_seq);
+    return s_each_record(s, st, fn, arg);
 }
 
 int cr_store_group_records(cr_store_t *s, const char *batch_id, const char *group_id,

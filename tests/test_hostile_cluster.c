@@ -310,7 +310,7 @@ static void s_heartbeat(void *w)
 }
 
 /* The forged verdict every rogue sends: OK, 1000x. */
-static void s_forged_result(void *w, const char *batch, const char *job)
+static void s_result_of_try(void *w, const char *batch, const char *job, uint32_t attempt)
 {
     Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
     Crucible__ProfileResult p = CRUCIBLE__PROFILE_RESULT__INIT;
@@ -318,7 +318,7 @@ static void s_forged_result(void *w, const char *batch, const char *job)
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
     r.batch_id = (char *)batch;
     r.job_id = (char *)job;
-    r.attempt = 1;
+    r.attempt = attempt;
     r.status = CRUCIBLE__STATUS__STATUS_OK;
     p.speedup_geomean = 1000.0;
     r.profile = &p;
@@ -326,6 +326,11 @@ static void s_forged_result(void *w, const char *batch, const char *job)
     env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
     env.result = &res;
     s_send(w, &env);
+}
+
+static void s_forged_result(void *w, const char *batch, const char *job)
+{
+    s_result_of_try(w, batch, job, 1);
 }
 
 /* Records of batch the owner's client sees (batch_done of its Status). */
@@ -413,6 +418,31 @@ Test(hostile, result_from_a_worker_not_holding_the_job_is_refused)
     cr_assert_eq(s_done(alice, "b-forge"), 1);
     zmq_close(wa);
     zmq_close(wb);
+    zmq_close(alice);
+}
+
+/* The worker holds its job's first try: a result it says is of another try
+ * (a late one of an earlier try, or a lie) is not that try's verdict. */
+Test(hostile, result_of_another_try_is_refused)
+{
+    s_start_coord(NULL);
+    void *alice = s_dealer(s_cep, "alice", NULL);
+    s_submit(alice, "b-try", 1, 0);
+    void *wa = s_dealer(s_wep, "w1", "wA");
+    s_ready(wa, "wA", 1);
+    char ja[64];
+    uint32_t attempt = 0;
+    s_take_assign(wa, ja, sizeof ja, &attempt);
+    cr_assert_eq(attempt, 1);
+    s_result_of_try(wa, "b-try", ja, 2);
+    usleep(800 * 1000);
+    cr_assert_eq(s_done(alice, "b-try"), 0, "another try's result was recorded");
+    cr_assert(s_await_log(s_coord, "attempt 2, which is assigned to worker", 3000),
+              "the refusal is not logged");
+    s_result_of_try(wa, "b-try", ja, 1);
+    usleep(500 * 1000);
+    cr_assert_eq(s_done(alice, "b-try"), 1, "its own try's result was not recorded");
+    zmq_close(wa);
     zmq_close(alice);
 }
 

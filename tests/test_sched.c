@@ -1384,6 +1384,51 @@ Test(coordinator, ack_rides_in_the_next_assign, .timeout = 60)
     s_stop(&s_env);
 }
 
+/* Two assign_acks workers whose results land together: each hears the Ack
+ * of its own result only, inside its next Assign or alone, never the other's
+ * (the due Acks are sorted by peer and looked up per worker). */
+Test(coordinator, acks_in_assigns_go_to_their_own_worker, .timeout = 60)
+{
+    const char *tasks[] = {"vector_add", "vector_add", "vector_add", "vector_add", NULL};
+    void *cl = s_start_with_batch("fb", tasks);
+    void *w[2];
+    char job[2][16];
+    for (int i = 0; i < 2; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "w%d", i + 1);
+        w[i] = s_dealer(&s_env, s_env.cfg.workers_endpoint, id);
+        s_ready_with(w[i], id, 1, 0, 1);
+        Crucible__Envelope *env = EXPECT(w[i], ASSIGN);
+        cr_assert_not_null(env);
+        snprintf(job[i], sizeof job[i], "%s", env->assign->jobs[0]->spec->job_id);
+        cr_wire_free(&env);
+    }
+    for (int i = 0; i < 2; i++) /* back to back: one turn takes both, mostly */
+        s_result(w[i], "fb", job[i], 1, CRUCIBLE__STATUS__STATUS_OK, 1.0);
+    for (int i = 0; i < 2; i++) {
+        int acked = 0;
+        Crucible__Envelope *got = NULL;
+        while (!acked && (got = s_next(w[i], 3000))) {
+            size_t n = got->body_case == CRUCIBLE__ENVELOPE__BODY_ASSIGN ? got->assign->n_acks
+                       : got->body_case == CRUCIBLE__ENVELOPE__BODY_ACK ? 1
+                                                                         : 0;
+            for (size_t k = 0; k < n; k++) {
+                const Crucible__Ack *a = got->body_case == CRUCIBLE__ENVELOPE__BODY_ACK
+                                             ? got->ack
+                                             : got->assign->acks[k];
+                cr_expect_str_eq(a->job_id, job[i], "worker %d was sent the Ack of %s", i + 1,
+                                 a->job_id);
+                acked = 1;
+            }
+            cr_wire_free(&got);
+        }
+        cr_expect(acked, "worker %d never heard its Ack", i + 1);
+        zmq_close(w[i]);
+    }
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
 /* Group commit: a worker hears Ack only for a result the store holds. */
 Test(coordinator, acked_results_are_stored, .timeout = 60)
 {
