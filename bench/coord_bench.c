@@ -71,11 +71,12 @@ typedef struct {
     const char *sync;     /* --durability for the coordinator, "" = its default */
     const char *extra;    /* more coordinator flags, space separated */
     long source_bytes;    /* each candidate's source padded to this many bytes; 0 = as is */
+    int batches;          /* 1: the client asks for record_batches (as the C client does) */
 } s_opts_t;
 
 static s_opts_t O = {.n = 20000, .w = 100, .credit = 6, .chunk = 5000, .hb_ms = 1000,
                      .echo = 1, .coord = 1, .crucible = CR_BENCH_CRUCIBLE, .sync = "",
-                     .extra = ""};
+                     .extra = "", .batches = 1};
 
 static int64_t s_now_us(void)
 {
@@ -320,11 +321,30 @@ typedef struct {
     int batch_done;             /* BatchDone seen */
     uint64_t last_seq;          /* the last seq streamed */
     long resubscribed;          /* BatchDones before the batch's last Submit: resubscribed */
+    long messages;              /* Result messages (several records each with batches) */
     int failed;                 /* 1 on a timeout */
     char err[256];              /* first Error message */
 } s_client_t;
 
 static atomic_int s_done;
+
+static void s_client_record(s_client_t *cl, const Crucible__RewardRecord *r)
+{
+    long idx = -1;
+    if (r && r->job_id && r->job_id[0] == 'j')
+        idx = strtol(r->job_id + 1, NULL, 10);
+    if (idx < 0 || idx >= O.n || r->seq < 1 || r->seq > (uint64_t)O.n) {
+        cl->bad++;
+        return;
+    }
+    if (cl->seen[idx]++ || cl->seq_seen[r->seq - 1]++)
+        cl->dups++;
+    cl->records++;
+    cl->last_seq = r->seq;
+    if (!cl->t_first)
+        cl->t_first = s_now_us();
+    cl->t_last = s_now_us();
+}
 
 static void s_client_handle(s_client_t *cl, Crucible__Envelope *e)
 {
@@ -333,24 +353,16 @@ static void s_client_handle(s_client_t *cl, Crucible__Envelope *e)
         cl->acked += e->submit_ack->accepted + e->submit_ack->duplicate;
         cl->t_submit1 = s_now_us();
         break;
-    case CRUCIBLE__ENVELOPE__BODY_RESULT: {
-        Crucible__RewardRecord *r = e->result->record;
-        long idx = -1;
-        if (r && r->job_id && r->job_id[0] == 'j')
-            idx = strtol(r->job_id + 1, NULL, 10);
-        if (idx < 0 || idx >= O.n || r->seq < 1 || r->seq > (uint64_t)O.n) {
+    case CRUCIBLE__ENVELOPE__BODY_RESULT:
+        /* one record, or (record_batches) several */
+        if (e->result->record)
+            s_client_record(cl, e->result->record);
+        else if (!e->result->n_records)
             cl->bad++;
-            break;
-        }
-        if (cl->seen[idx]++ || cl->seq_seen[r->seq - 1]++)
-            cl->dups++;
-        cl->records++;
-        cl->last_seq = r->seq;
-        if (!cl->t_first)
-            cl->t_first = s_now_us();
-        cl->t_last = s_now_us();
+        for (size_t i = 0; i < e->result->n_records; i++)
+            s_client_record(cl, e->result->records[i]);
+        cl->messages++;
         break;
-    }
     case CRUCIBLE__ENVELOPE__BODY_BATCH_DONE:
         cl->batch_done = 1;
         break;
@@ -375,6 +387,7 @@ static void s_client_resubscribe(s_client_t *cl, void *s)
     sub.batch_id = "bench";
     sub.after_seq = cl->last_seq;
     sub.follow = 1;
+    sub.record_batches = O.batches;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE;
     env.subscribe = &sub;
     cl->batch_done = 0;
@@ -443,6 +456,7 @@ static void *s_client_main(void *arg)
         sub.n_jobs = (size_t)k;
         sub.jobs = sp;
         sub.subscribe = off == 0;
+        sub.record_batches = O.batches;
         env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT;
         env.submit = &sub;
         long before = cl->acked + cl->refused;
@@ -483,6 +497,8 @@ typedef struct {
     long records, dups, bad, lost, disconnects, db_done, db_seqs, resent, resub;
     long bundles, unknown; /* task bundles received; jobs naming one never received */
     long assigns, acks, folded; /* Assigns; Acks alone; Acks inside Assigns */
+    long ack_assigns;           /* of the Assigns, those with Acks and no job */
+    long messages;              /* Result messages to the client */
     int batch_done, failed;
     char longest[256];
 } s_coord_t;
@@ -640,6 +656,8 @@ static int s_coord(const char *dir, s_coord_t *out)
                 if (e->body_case == CRUCIBLE__ENVELOPE__BODY_ASSIGN) {
                     Crucible__Assign *a = e->assign;
                     out->assigns++;
+                    if (!a->n_jobs)
+                        out->ack_assigns++;
                     for (size_t k = 0; k < a->n_acks; k++) {
                         long idx = strtol(a->acks[k]->job_id + 1, NULL, 10);
                         if (idx >= 0 && idx < O.n && res_at[idx] && nlat < O.n)
@@ -726,6 +744,7 @@ static int s_coord(const char *dir, s_coord_t *out)
     out->bad = cl.bad;
     out->batch_done = cl.batch_done;
     out->resub = cl.resubscribed;
+    out->messages = cl.messages;
     out->failed = cl.failed || cl.refused;
     if (cl.err[0])
         fprintf(stderr, "coord_bench: the coordinator answered %s\n", cl.err);
@@ -759,7 +778,7 @@ static void s_usage(void)
             "usage: coord_bench [-n jobs] [-w workers] [-c credit] [-s jobs-per-submit]\n"
             "                   [--hb-ms N] [--durability full|normal|off] [--no-echo]\n"
             "                   [--echo-only] [--check] [--crucible PATH] [--extra 'FLAGS']\n"
-            "                   [--source-bytes N]\n");
+            "                   [--source-bytes N] [--no-batches]\n");
 }
 
 int main(int argc, char **argv)
@@ -769,6 +788,7 @@ int main(int argc, char **argv)
         {"check", no_argument, 0, 'k'},     {"crucible", required_argument, 0, 'b'},
         {"durability", required_argument, 0, 'd'}, {"hb-ms", required_argument, 0, 'h'},
         {"extra", required_argument, 0, 'x'}, {"source-bytes", required_argument, 0, 'S'},
+        {"no-batches", no_argument, 0, 'B'},
         {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "n:w:c:s:", lo, NULL)) != -1) {
@@ -785,6 +805,7 @@ int main(int argc, char **argv)
         case 'h': O.hb_ms = atoi(optarg); break;
         case 'x': O.extra = optarg; break;
         case 'S': O.source_bytes = atol(optarg); break;
+        case 'B': O.batches = 0; break;
         default: s_usage(); return 2;
         }
     }
@@ -820,9 +841,11 @@ int main(int argc, char **argv)
         printf("             longest probe heartbeat gap %.0f ms (interval %d ms), workers lost "
                "%ld, told to re-register %ld, results resent %ld\n", c.max_hb_gap_ms, O.hb_ms,
                c.lost, c.disconnects, c.resent);
-        printf("             Assigns %ld, Acks alone %ld, Acks inside Assigns %ld, task bundles "
-               "sent %ld, jobs naming an unsent bundle %ld\n", c.assigns, c.acks, c.folded,
-               c.bundles, c.unknown);
+        printf("             Assigns %ld (%ld of Acks only), Acks alone %ld, Acks inside Assigns "
+               "%ld, task bundles sent %ld, jobs naming an unsent bundle %ld\n", c.assigns,
+               c.ack_assigns, c.acks, c.folded, c.bundles, c.unknown);
+        printf("             records streamed in %ld Result messages (%.1f a message)\n",
+               c.messages, c.messages ? (double)c.records / (double)c.messages : 0);
         if (c.longest[0])
             printf("             %s\n", strstr(c.longest, "longest") ? strstr(c.longest, "longest")
                                                                      : c.longest);

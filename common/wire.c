@@ -727,7 +727,7 @@ static size_t s_put_varint(uint8_t *p, uint64_t v)
 
 /* The fields cr_wire_pack_result writes, looked up by name once (a lookup
  * is a few strcmp, and it runs for every record streamed). */
-static const ProtobufCFieldDescriptor *s_fv, *s_fr, *s_fc;
+static const ProtobufCFieldDescriptor *s_fv, *s_fr, *s_fc, *s_fs;
 static pthread_once_t s_result_fields_once = PTHREAD_ONCE_INIT;
 
 static void s_result_fields(void)
@@ -738,6 +738,49 @@ static void s_result_fields(void)
                                                            "result");
     s_fc = protobuf_c_message_descriptor_get_field_by_name(&crucible__result__descriptor,
                                                            "record");
+    s_fs = protobuf_c_message_descriptor_get_field_by_name(&crucible__result__descriptor,
+                                                           "records");
+}
+
+static size_t s_varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v > 0x7f) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* The tag of Result.records, from the descriptor as cr_wire_pack_result's
+ * (0 if the generated code has no such field: then no batch is made). */
+static uint64_t s_records_tag(void)
+{
+    pthread_once(&s_result_fields_once, s_result_fields);
+    return s_fs ? (uint64_t)s_fs->id << 3 | 2 : 0;
+}
+
+size_t cr_wire_batch_entry(size_t len)
+{
+    return s_varint_len(s_records_tag()) + s_varint_len(len) + len;
+}
+
+size_t cr_wire_batch_put(uint8_t *out, const uint8_t *rec, size_t len)
+{
+    size_t n = s_put_varint(out, s_records_tag());
+    n += s_put_varint(out + n, len);
+    memcpy(out + n, rec, len);
+    return n + len;
+}
+
+size_t cr_wire_batch_head(uint8_t *head, size_t body)
+{
+    pthread_once(&s_result_fields_once, s_result_fields);
+    size_t n = s_put_varint(head, (uint64_t)s_fv->id << 3 | 0);
+    n += s_put_varint(head + n, CR_PROTOCOL_VERSION);
+    n += s_put_varint(head + n, (uint64_t)s_fr->id << 3 | 2);
+    n += s_put_varint(head + n, body);
+    return n;
 }
 
 int cr_wire_pack_result(const uint8_t *rec, size_t len, uint8_t **buf, size_t *outlen)

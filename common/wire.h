@@ -27,6 +27,17 @@
  * 64 MiB: one message's worth. */
 #define CR_WIRE_TASK_CACHE 256
 #define CR_WIRE_TASK_CACHE_BYTES (64u * 1024u * 1024u)
+/* Records streamed to a client that asked for record_batches (Submit,
+ * Subscribe; docs/protocol.md): the most bytes of records one Result
+ * carries in `records`. 16 KiB: about a hundred records of a small verdict
+ * a message, so a message's own cost is spread thin, while a reader that
+ * does not read holds at most its queue (4096 messages, the coordinator's
+ * CR_COORD_CLIENT_HWM) of them: 64 MiB. A client asks for batches only when
+ * it takes messages of twice this. */
+#define CR_WIRE_BATCH_BYTES (16u * 1024u)
+/* Room before a batch's first record for the envelope's head
+ * (cr_wire_batch_head): version, the Result's tag and its length. */
+#define CR_WIRE_BATCH_HEAD 16
 /* Identity frames from ROUTER sockets: ZeroMQ caps them at 255 bytes. */
 #define CR_WIRE_MAX_ID 255
 
@@ -176,6 +187,19 @@ int cr_wire_record_pack(const Crucible__RewardRecord *rec, uint8_t **buf, size_t
  * bytes): the bytes cr_wire_pack gives for that envelope, without packing
  * the record a second time. Caller frees *buf. 0, CR_E_TOO_BIG or -ENOMEM. */
 int cr_wire_pack_result(const uint8_t *rec, size_t len, uint8_t **buf, size_t *outlen);
+
+/* Batches of records (Result.records) built from records already packed:
+ * a batch is its entries, one cr_wire_batch_put each, behind a head that
+ * cr_wire_batch_head writes once the batch is complete; head then entries
+ * are the bytes cr_wire_pack gives for Envelope{Result{records}}.
+ * cr_wire_batch_entry: the bytes cr_wire_batch_put writes for a record of
+ * len bytes. cr_wire_batch_put: writes the entry of rec (len bytes) at out
+ * (room for cr_wire_batch_entry(len)), returns its bytes. cr_wire_batch_head:
+ * writes into head (CR_WIRE_BATCH_HEAD bytes) the head of a batch whose
+ * entries take body bytes, returns its bytes (at most CR_WIRE_BATCH_HEAD). */
+size_t cr_wire_batch_entry(size_t len);
+size_t cr_wire_batch_put(uint8_t *out, const uint8_t *rec, size_t len);
+size_t cr_wire_batch_head(uint8_t *head, size_t body);
 
 /* Unpacks a record; release with crucible__reward_record__free_unpacked(rec, NULL).
  * Returns 0 or CR_E_DECODE. */

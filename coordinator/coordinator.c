@@ -55,6 +55,10 @@
 #include <sys/stat.h>
 #include <zmq.h>
 
+/* Acks one Assign without jobs carries (s_acks_together): a worker's
+ * results of one turn are at most its credit, which a farm keeps in the
+ * tens; past this they take several messages. */
+#define CR_COORD_ACKS_MSG 64
 /* Messages handled per socket per loop turn, so that a flood on one side
  * cannot starve the other or the dispatch phase (CR_COORD_PHASE_MS bounds
  * the time as well). Enough for a turn to take what a thousand workers sent
@@ -141,6 +145,11 @@ typedef struct {
                                            (CR_COORD_SLOW_RETRY_MIN_MS) */
     int64_t retry_ms;                   /* mono ms before which its catch-up waits: its
                                            queue was full (s_outbox_flush) */
+    int batched;                        /* 1: its client reads Result.records (asked for
+                                           record_batches): the turn's records go several a
+                                           message (s_send_record) */
+    size_t open;                        /* 1 + the index in the outbox of its batch that
+                                           records are still added to; 0 = none */
 } s_sub_t;
 
 /* Cache of unpacked messages by key (s_cache_get). */
@@ -170,10 +179,14 @@ typedef struct {
 typedef struct {
     void *sock;        /* c->clients or c->workers */
     cr_peer_t peer;    /* its destination */
-    uint8_t *buf;      /* owned packed envelope */
-    size_t len;        /* bytes */
+    uint8_t *buf;      /* owned; the packed envelope starts at buf + off */
+    size_t off;        /* bytes before it: a batch's room for its head */
+    size_t len;        /* bytes from buf + off */
+    size_t cap;        /* bytes allocated after buf + off (a batch grows) */
+    int batch;         /* 1: a batch of records (s_send_record) whose head is written
+                          when it is sent (s_batch_seal) */
     uint64_t sub;      /* the subscription it belongs to (s_sub_t.id); 0 = none */
-    uint64_t seq;      /* the record's seq when it is a Result; else 0 */
+    uint64_t seq;      /* the (last) record's seq when it is a Result; else 0 */
 } s_outmsg_t;
 
 struct cr_coordinator {
@@ -342,7 +355,21 @@ static s_outmsg_t *s_outbox_slot(cr_coordinator_t *c)
         c->out = g;
         c->capout = cap;
     }
-    return &c->out[c->nout];
+    s_outmsg_t *m = &c->out[c->nout];
+    m->off = m->cap = 0;
+    m->batch = 0;
+    return m;
+}
+
+/* Records sent to peer after this go in a new message: what was just kept
+ * for it (a GroupDone, a BatchDone, a reply) keeps its place after the
+ * records before it. */
+static void s_batches_close(cr_coordinator_t *c, const cr_peer_t *peer)
+{
+    for (size_t i = 0; i < c->nsubs; i++)
+        if (c->subs[i].open && c->subs[i].peer.len == peer->len &&
+            memcmp(c->subs[i].peer.bytes, peer->bytes, peer->len) == 0)
+            c->subs[i].open = 0;
 }
 
 /* Sends env, or, while a turn's transaction is open, keeps it for after
@@ -363,6 +390,8 @@ static int s_send(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, Crucib
         return -ENOMEM;
     if (cr_wire_pack(env, &m->buf, &m->len) != 0)
         return CR_E_ZMQ;
+    if (sock == c->clients)
+        s_batches_close(c, peer);
     m->sock = sock;
     m->peer = *peer;
     m->sub = sock == c->clients ? c->tag_sub : 0;
@@ -395,6 +424,7 @@ static int s_send_bytes(cr_coordinator_t *c, const cr_peer_t *peer, const uint8_
     if (!(m->buf = malloc(len ? len : 1)))
         return -ENOMEM;
     memcpy(m->buf, buf, len);
+    s_batches_close(c, peer);
     m->len = len;
     m->sock = c->clients;
     m->peer = *peer;
@@ -403,6 +433,66 @@ static int s_send_bytes(cr_coordinator_t *c, const cr_peer_t *peer, const uint8_
     c->out_bytes += len;
     c->nout++;
     return 0;
+}
+
+/* Sends a stored record (blob, len bytes packed; seq its seq) to sub as
+ * s_send would: to a subscriber that reads batches, while a turn is open,
+ * added to its batch of the turn (a new batch when none is open or the
+ * record would take it past CR_WIRE_BATCH_BYTES); otherwise alone,
+ * Envelope{Result{record}}. 0, or -ENOMEM / CR_E_TOO_BIG. */
+static int s_send_record(cr_coordinator_t *c, s_sub_t *sub, const uint8_t *blob, size_t len,
+                         uint64_t seq)
+{
+    size_t entry = cr_wire_batch_entry(len);
+    if (!sub->batched || !c->turn_open || entry > CR_WIRE_BATCH_BYTES) {
+        uint8_t *buf = NULL;
+        size_t blen = 0;
+        int rc = cr_wire_pack_result(blob, len, &buf, &blen);
+        if (rc == 0) {
+            uint64_t tag = c->tag_sub;
+            c->tag_sub = sub->id;
+            rc = s_send_bytes(c, &sub->peer, buf, blen, seq);
+            c->tag_sub = tag;
+        }
+        free(buf);
+        return rc;
+    }
+    s_outmsg_t *m = sub->open ? &c->out[sub->open - 1] : NULL;
+    if (!m || m->len + entry > m->cap) {
+        /* a new batch, with room for the most a batch holds: a turn's
+         * records of one subscriber fill it, and it is freed at the flush */
+        if (!(m = s_outbox_slot(c)))
+            return -ENOMEM;
+        if (!(m->buf = malloc(CR_WIRE_BATCH_HEAD + CR_WIRE_BATCH_BYTES)))
+            return -ENOMEM;
+        m->off = CR_WIRE_BATCH_HEAD;
+        m->len = 0;
+        m->cap = CR_WIRE_BATCH_BYTES;
+        m->batch = 1;
+        m->sock = c->clients;
+        m->peer = sub->peer;
+        m->sub = sub->id;
+        c->nout++;
+        sub->open = c->nout;
+    }
+    m->len += cr_wire_batch_put(m->buf + m->off + m->len, blob, len);
+    m->seq = seq;
+    c->out_bytes += entry;
+    return 0;
+}
+
+/* Writes a batch's head before its records (its room at the front of the
+ * buffer): the message is then whole, and no record may be added. */
+static void s_batch_seal(s_outmsg_t *m)
+{
+    if (!m->batch)
+        return;
+    uint8_t head[CR_WIRE_BATCH_HEAD];
+    size_t nh = cr_wire_batch_head(head, m->len);
+    memcpy(m->buf + m->off - nh, head, nh);
+    m->off -= nh;
+    m->len += nh;
+    m->batch = 0;
 }
 
 static void s_error(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, int code,
@@ -726,18 +816,17 @@ static void s_subs_reap(cr_coordinator_t *c)
 
 /* Sends env to every live subscriber of batch_id; a failed send (client
  * gone, or too far behind) ends that subscription: the client resumes with
- * Subscribe{after_seq}. packed (plen bytes), when not NULL, is env packed
- * (a Result: its record's seq is seq). */
+ * Subscribe{after_seq}. rec (rlen bytes), when not NULL, is instead a
+ * stored record, seq its seq, sent by s_send_record. */
 static void s_publish(cr_coordinator_t *c, const char *batch_id, Crucible__Envelope *env,
-                      const uint8_t *packed, size_t plen, uint64_t seq)
+                      const uint8_t *rec, size_t rlen, uint64_t seq)
 {
     for (size_t i = 0; i < c->nsubs; i++) {
         s_sub_t *s = &c->subs[i];
         if (s->dead || s->replaying || strcmp(s->batch_id, batch_id) != 0)
             continue;
         c->tag_sub = s->id;
-        int rc = packed ? s_send_bytes(c, &s->peer, packed, plen, seq)
-                        : s_send(c, c->clients, &s->peer, env);
+        int rc = rec ? s_send_record(c, s, rec, rlen, seq) : s_send(c, c->clients, &s->peer, env);
         c->tag_sub = 0;
         if (rc != 0) {
             char who[80];
@@ -884,22 +973,23 @@ static void s_batch_done(cr_coordinator_t *c, const char *batch_id, const cr_sto
 
 /* A job just became DONE (its record has its seq): stream it, then the
  * group and the batch if this record completed them. blob (len bytes),
- * when not NULL, is rec packed as the store keeps it: the stream's
- * envelope is made around it instead of packing rec again. */
+ * when not NULL, is rec packed as the store keeps it: the stream is made
+ * of it instead of packing rec again. */
 static void s_on_record_packed(cr_coordinator_t *c, const Crucible__RewardRecord *rec,
                                const uint8_t *blob, size_t len)
 {
     c->turn_records++;
-    Crucible__Result res = CRUCIBLE__RESULT__INIT;
-    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
-    res.record = (Crucible__RewardRecord *)rec;
-    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
-    env.result = &res;
     uint8_t *packed = NULL;
-    size_t plen = 0;
-    if (blob && cr_wire_pack_result(blob, len, &packed, &plen) != 0)
-        packed = NULL; /* packed the ordinary way below */
-    s_publish(c, rec->batch_id, &env, packed, plen, rec->seq);
+    if (!blob && cr_wire_record_pack(rec, &packed, &len) == 0)
+        blob = packed;
+    if (blob) {
+        s_publish(c, rec->batch_id, NULL, blob, len, rec->seq);
+    } else { /* no memory to pack it: the subscribers resume from the store */
+        cr_error("job %s/%s: record not streamed: out of memory", rec->batch_id, rec->job_id);
+        for (size_t i = 0; i < c->nsubs; i++)
+            if (strcmp(c->subs[i].batch_id, rec->batch_id) == 0)
+                c->subs[i].dead = 1;
+    }
     free(packed);
     if (c->metrics)
         cr_jobmetrics_record(c->metrics, "crucible", NULL, rec);
@@ -1184,15 +1274,61 @@ static void s_ack_alone(cr_coordinator_t *c, const cr_peer_t *peer, const char *
     s_send(c, c->workers, peer, &env);
 }
 
-/* Sends the due Acks that no Assign took, each alone, and forgets them;
- * Acks kept since (none: dispatch makes no results) stay. After the turn's
- * commit: no turn is open, so they go at once. */
+/* Sends the due Acks among acks[0..n) (all of one worker's connection)
+ * that no Assign took: one alone, several in one Assign without jobs. */
+static void s_acks_together(cr_coordinator_t *c, s_ack_t *const *acks, size_t n)
+{
+    Crucible__Ack ackv[CR_COORD_ACKS_MSG];
+    Crucible__Ack *ackp[CR_COORD_ACKS_MSG];
+    size_t k = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (k == CR_COORD_ACKS_MSG || (i == n && k > 1)) {
+            Crucible__Assign a = CRUCIBLE__ASSIGN__INIT;
+            Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+            a.n_acks = k;
+            a.acks = ackp;
+            env.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
+            env.assign = &a;
+            /* lost: the worker resends the results, which are acknowledged again */
+            s_send(c, c->workers, &acks[0]->peer, &env);
+            k = 0;
+        }
+        if (i == n)
+            break;
+        if (acks[i]->sent)
+            continue;
+        crucible__ack__init(&ackv[k]);
+        ackv[k].batch_id = acks[i]->batch_id;
+        ackv[k].job_id = acks[i]->job_id;
+        ackv[k].attempt = acks[i]->attempt;
+        ackp[k] = &ackv[k];
+        k++;
+    }
+    if (k == 1)
+        s_ack_alone(c, &acks[0]->peer, ackv[0].batch_id, ackv[0].job_id, ackv[0].attempt);
+}
+
+/* Sends the due Acks that no Assign took and forgets them: a worker's in
+ * one message (s_acks_together), or each alone when there was no memory
+ * to sort them by worker; Acks kept since (none: dispatch makes no
+ * results) stay. After the turn's commit: no turn is open, so they go at
+ * once, in the turn that made them durable. */
 static void s_acks_flush(cr_coordinator_t *c)
 {
-    for (size_t i = 0; i < c->nacks_due; i++)
-        if (!c->acks[i].sent)
-            s_ack_alone(c, &c->acks[i].peer, c->acks[i].batch_id, c->acks[i].job_id,
-                        c->acks[i].attempt);
+    if (c->nsorted == c->nacks_due) {
+        for (size_t i = 0, j; i < c->nsorted; i = j) {
+            for (j = i + 1; j < c->nsorted &&
+                            s_peer_cmp(&c->ack_order[j]->peer, &c->ack_order[i]->peer) == 0;
+                 j++)
+                ;
+            s_acks_together(c, c->ack_order + i, j - i);
+        }
+    } else {
+        for (size_t i = 0; i < c->nacks_due; i++)
+            if (!c->acks[i].sent)
+                s_ack_alone(c, &c->acks[i].peer, c->acks[i].batch_id, c->acks[i].job_id,
+                            c->acks[i].attempt);
+    }
     memmove(c->acks, c->acks + c->nacks_due, (c->nacks - c->nacks_due) * sizeof *c->acks);
     c->nacks -= c->nacks_due;
     c->nacks_due = 0;
@@ -1510,6 +1646,7 @@ static int s_resolve_options(const cr_coordinator_t *c, const Crucible__JobOptio
 
 typedef struct {
     cr_coordinator_t *c;   /* the coordinator */
+    s_sub_t *sub;          /* the subscription caught up */
     const cr_peer_t *to;   /* the subscribing client */
     const char *batch_id;  /* its batch */
     char (*groups)[CR_STORE_ID_MAX + 1]; /* complete groups, by last seq */
@@ -1549,15 +1686,10 @@ static void s_replay_group(const char *group_id, uint64_t last_seq, void *arg)
 static int s_replay_record(uint64_t seq, const uint8_t *rec, size_t len, void *arg)
 {
     s_replay_t *r = arg;
-    uint8_t *buf = NULL;
-    size_t blen = 0;
-    if (cr_wire_pack_result(rec, len, &buf, &blen) != 0 ||
-        s_send_bytes(r->c, r->to, buf, blen, seq) != 0) {
-        free(buf);
+    if (s_send_record(r->c, r->sub, rec, len, seq) != 0) {
         r->failed = 1;
         return 1;
     }
-    free(buf);
     for (size_t i = 0; i < r->ngroups; i++)
         if (r->group_seq[i] == seq)
             s_group_done(r->c, r->batch_id, r->groups[i], r->to, 0);
@@ -1576,7 +1708,7 @@ static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const cha
  * turn, and the clients socket's high-water mark bounds what waits unread. */
 static void s_replay_step(cr_coordinator_t *c, s_sub_t *sub)
 {
-    s_replay_t r = {.c = c, .to = &sub->peer, .batch_id = sub->batch_id, .after = sub->after,
+    s_replay_t r = {.c = c, .sub = sub, .to = &sub->peer, .batch_id = sub->batch_id, .after = sub->after,
                     .limit = CR_COORD_REPLAY_STEP, .last = sub->after};
     c->tag_sub = sub->id;
     if (cr_store_groups_done(c->store, sub->batch_id, s_replay_group, &r) == 0)
@@ -1639,9 +1771,9 @@ static void s_phase_replay(cr_coordinator_t *c)
 
 /* Replays the batch's records after after_seq to peer (s_replay_step, the
  * first step now, the rest in the following turns), then follows it or
- * ends as s_replay_step says. */
+ * ends as s_replay_step says; batched: the client reads Result.records. */
 static void s_subscribe(cr_coordinator_t *c, const cr_peer_t *peer, const char *batch_id,
-                        uint64_t after_seq, int follow)
+                        uint64_t after_seq, int follow, int batched)
 {
     cr_store_batch_t b;
     int rc = cr_store_batch_get(c->store, batch_id, &b);
@@ -1661,6 +1793,7 @@ static void s_subscribe(cr_coordinator_t *c, const cr_peer_t *peer, const char *
     s_sub_t *sub = &c->subs[c->nsubs - 1];
     sub->replaying = 1;
     sub->follow = follow != 0;
+    sub->batched = batched != 0;
     sub->after = after_seq;
     sub->sent_seq = after_seq;
     s_replay_step(c, sub);
@@ -2088,7 +2221,7 @@ static void s_intake_done(cr_coordinator_t *c, s_intake_t *in)
     }
     /* this client gets the batch through a replay from the start */
     if (in->sub->subscribe)
-        s_subscribe(c, &in->peer, batch, 0, 1);
+        s_subscribe(c, &in->peer, batch, 0, 1, in->sub->record_batches);
 }
 
 /* The intake phase: steps of the oldest Submits for up to
@@ -2330,7 +2463,7 @@ static void s_on_client_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     case CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE:
         if (env->subscribe)
             s_subscribe(c, peer, env->subscribe->batch_id, env->subscribe->after_seq,
-                        env->subscribe->follow);
+                        env->subscribe->follow, env->subscribe->record_batches);
         break;
     case CRUCIBLE__ENVELOPE__BODY_STATUS_REQUEST:
         s_status_reply(c, peer, env->status_request ? env->status_request->batch_id : "");
@@ -2815,6 +2948,8 @@ static void s_outbox_drop(cr_coordinator_t *c)
         free(c->out[i].buf);
     c->nout = 0;
     c->out_bytes = 0;
+    for (size_t i = 0; i < c->nsubs; i++)
+        c->subs[i].open = 0; /* the outbox it pointed into is gone */
 }
 
 static s_sub_t *s_sub_by_id(cr_coordinator_t *c, uint64_t id)
@@ -2830,7 +2965,7 @@ static s_sub_t *s_sub_by_id(cr_coordinator_t *c, uint64_t id)
 static int s_outmsg_send(const s_outmsg_t *m)
 {
     if (zmq_send(m->sock, m->peer.bytes, m->peer.len, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0 &&
-        zmq_send(m->sock, m->buf, m->len, ZMQ_DONTWAIT) >= 0)
+        zmq_send(m->sock, m->buf + m->off, m->len, ZMQ_DONTWAIT) >= 0)
         return 0;
     return zmq_errno();
 }
@@ -2876,6 +3011,7 @@ static void s_outbox_flush(cr_coordinator_t *c)
         s_sub_t *sub = m->sub ? s_sub_by_id(c, m->sub) : NULL;
         if (sub && sub->replaying && sub->retry_ms > now)
             continue; /* behind: it catches up from the store */
+        s_batch_seal(m);
         int e = s_outmsg_send(m);
         if (e == 0) {
             if (sub && m->seq > sub->sent_seq)
