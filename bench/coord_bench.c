@@ -72,11 +72,13 @@ typedef struct {
     const char *extra;    /* more coordinator flags, space separated */
     long source_bytes;    /* each candidate's source padded to this many bytes; 0 = as is */
     int batches;          /* 1: the client asks for record_batches (as the C client does) */
+    int result_batches;   /* 1: workers send an Assign's results in one Result when the
+                             coordinator reads them so (as the real worker does) */
 } s_opts_t;
 
 static s_opts_t O = {.n = 20000, .w = 100, .credit = 6, .chunk = 5000, .hb_ms = 1000,
                      .echo = 1, .coord = 1, .crucible = CR_BENCH_CRUCIBLE, .sync = "",
-                     .extra = "", .batches = 1};
+                     .extra = "", .batches = 1, .result_batches = 1};
 
 static int64_t s_now_us(void)
 {
@@ -498,6 +500,7 @@ typedef struct {
     long bundles, unknown; /* task bundles received; jobs naming one never received */
     long assigns, acks, folded; /* Assigns; Acks alone; Acks inside Assigns */
     long ack_assigns;           /* of the Assigns, those with Acks and no job */
+    long results;               /* Result messages the workers sent */
     long messages;              /* Result messages to the client */
     int batch_done, failed;
     char longest[256];
@@ -664,18 +667,26 @@ static int s_coord(const char *dir, s_coord_t *out)
                             lat[nlat++] = t - res_at[idx];
                         out->folded++;
                     }
-                    for (size_t k = 0; k < a->n_jobs; k++) {
+                    /* the real worker's way (worker.c, s_send_results): the
+                     * results it has at once in one Result when the
+                     * coordinator reads them so, else one each */
+                    int together = a->result_batches && O.result_batches;
+                    size_t nj = a->n_jobs < CR_WIRE_RESULT_BATCH ? a->n_jobs : CR_WIRE_RESULT_BATCH;
+                    Crucible__RewardRecord recs[CR_WIRE_RESULT_BATCH];
+                    Crucible__CompileResult cress[CR_WIRE_RESULT_BATCH];
+                    Crucible__RewardRecord *recp[CR_WIRE_RESULT_BATCH];
+                    for (size_t k = 0; k < nj; k++) {
                         Crucible__Job *j = a->jobs[k];
                         Crucible__TaskBundle tb;
                         if (!j->task ||
                             cr_taskcache_resolve(tcs[i], a->tasks, a->n_tasks, j->task, &tb) != 0)
                             out->unknown++;
-                        Crucible__RewardRecord rec;
-                        Crucible__CompileResult cres;
-                        s_fill_record(&rec, &cres, j->batch_id, j->spec->job_id, j->attempt);
+                        s_fill_record(&recs[k], &cress[k], j->batch_id, j->spec->job_id,
+                                      j->attempt);
+                        recp[k] = &recs[k];
                         Crucible__Result res = CRUCIBLE__RESULT__INIT;
                         Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
-                        res.record = &rec;
+                        res.record = &recs[k];
                         env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
                         env.result = &res;
                         long idx = strtol(j->spec->job_id + 1, NULL, 10);
@@ -684,7 +695,20 @@ static int s_coord(const char *dir, s_coord_t *out)
                                 out->resent++;
                             res_at[idx] = s_now_us();
                         }
+                        if (!together || nj == 1) {
+                            cr_wire_send(s[i], NULL, &env);
+                            out->results++;
+                        }
+                    }
+                    if (together && nj > 1) {
+                        Crucible__Result res = CRUCIBLE__RESULT__INIT;
+                        Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+                        res.n_records = nj;
+                        res.records = recp;
+                        env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+                        env.result = &res;
                         cr_wire_send(s[i], NULL, &env);
+                        out->results++;
                     }
                     for (size_t k = 0; k < a->n_tasks; k++, out->bundles++)
                         cr_taskcache_put(tcs[i], a->tasks[k]);
@@ -778,7 +802,7 @@ static void s_usage(void)
             "usage: coord_bench [-n jobs] [-w workers] [-c credit] [-s jobs-per-submit]\n"
             "                   [--hb-ms N] [--durability full|normal|off] [--no-echo]\n"
             "                   [--echo-only] [--check] [--crucible PATH] [--extra 'FLAGS']\n"
-            "                   [--source-bytes N] [--no-batches]\n");
+            "                   [--source-bytes N] [--no-batches] [--no-result-batches]\n");
 }
 
 int main(int argc, char **argv)
@@ -788,7 +812,7 @@ int main(int argc, char **argv)
         {"check", no_argument, 0, 'k'},     {"crucible", required_argument, 0, 'b'},
         {"durability", required_argument, 0, 'd'}, {"hb-ms", required_argument, 0, 'h'},
         {"extra", required_argument, 0, 'x'}, {"source-bytes", required_argument, 0, 'S'},
-        {"no-batches", no_argument, 0, 'B'},
+        {"no-batches", no_argument, 0, 'B'}, {"no-result-batches", no_argument, 0, 'R'},
         {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "n:w:c:s:", lo, NULL)) != -1) {
@@ -806,6 +830,7 @@ int main(int argc, char **argv)
         case 'x': O.extra = optarg; break;
         case 'S': O.source_bytes = atol(optarg); break;
         case 'B': O.batches = 0; break;
+        case 'R': O.result_batches = 0; break;
         default: s_usage(); return 2;
         }
     }
@@ -844,8 +869,10 @@ int main(int argc, char **argv)
         printf("             Assigns %ld (%ld of Acks only), Acks alone %ld, Acks inside Assigns "
                "%ld, task bundles sent %ld, jobs naming an unsent bundle %ld\n", c.assigns,
                c.ack_assigns, c.acks, c.folded, c.bundles, c.unknown);
-        printf("             records streamed in %ld Result messages (%.1f a message)\n",
-               c.messages, c.messages ? (double)c.records / (double)c.messages : 0);
+        printf("             results sent in %ld messages (%.1f a message), records streamed "
+               "in %ld (%.1f a message)\n", c.results,
+               c.results ? (double)c.records / (double)c.results : 0, c.messages,
+               c.messages ? (double)c.records / (double)c.messages : 0);
         if (c.longest[0])
             printf("             %s\n", strstr(c.longest, "longest") ? strstr(c.longest, "longest")
                                                                      : c.longest);

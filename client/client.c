@@ -25,7 +25,56 @@ struct cr_client {
     size_t max_msg;  /* bytes; cap on messages both ways */
     char *endpoint;  /* where it connects, owned: cr_client_reconnect goes there again */
     cr_curve_t curve; /* CURVE keys (curve.on = 0: plaintext), kept for reconnects */
+    Crucible__Envelope *held; /* owned: a Result of several records (Result.records)
+                                 handed out one a call (s_next_held); NULL = none */
+    size_t held_next;  /* the next of held's records to hand out */
 };
+
+/* Frees what is left of the held Result: the records not handed out, then
+ * the message (whose records were moved out one by one). */
+static void s_held_drop(cr_client_t *c)
+{
+    if (!c->held)
+        return;
+    Crucible__Result *r = c->held->result;
+    for (size_t i = c->held_next; i < r->n_records; i++)
+        crucible__reward_record__free_unpacked(r->records[i], NULL);
+    r->n_records = 0; /* the array alone is left for free_unpacked */
+    cr_wire_free(&c->held);
+    c->held_next = 0;
+}
+
+/* The held Result's next record as Envelope{Result{record}}, the shape of
+ * a record streamed alone, which cr_wire_free releases like any received
+ * message (protobuf-c frees with the system allocator what it unpacked;
+ * these two are malloc'd the same way). 0 and *out, or -ENOMEM. */
+static int s_next_held(cr_client_t *c, Crucible__Envelope **out)
+{
+    Crucible__Envelope *e = malloc(sizeof *e);
+    Crucible__Result *r = malloc(sizeof *r);
+    if (!e || !r) {
+        free(e);
+        free(r);
+        return -ENOMEM;
+    }
+    crucible__envelope__init(e);
+    crucible__result__init(r);
+    Crucible__Result *h = c->held->result;
+    e->version = c->held->version;
+    e->body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    e->result = r;
+    if (h->record) { /* beside the batch, which the coordinator never sends: first */
+        r->record = h->record;
+        h->record = NULL;
+    } else {
+        r->record = h->records[c->held_next];
+        h->records[c->held_next++] = NULL;
+    }
+    if (c->held_next == h->n_records)
+        s_held_drop(c);
+    *out = e;
+    return 0;
+}
 
 /* The one constructor: cv NULL = plaintext. */
 static cr_client_t *s_new(const char *endpoint, size_t max_msg, const cr_curve_t *cv)
@@ -90,6 +139,7 @@ void cr_client_destroy(cr_client_t **self_p)
         zmq_close(c->sock);
     if (c->ctx)
         zmq_ctx_term(c->ctx);
+    s_held_drop(c);
     free(c->endpoint);
     explicit_bzero(&c->curve, sizeof c->curve);
     free(c);
@@ -107,6 +157,10 @@ int cr_client_reconnect(cr_client_t *c)
     cr_client_t old = *c;
     *c = *fresh;
     *fresh = old;
+    /* records already received are the caller's still: they stay */
+    c->held = fresh->held;
+    c->held_next = fresh->held_next;
+    fresh->held = NULL;
     cr_client_destroy(&fresh);
     return 0;
 }
@@ -152,6 +206,7 @@ int cr_client_submit(cr_client_t *c, const char *batch_id, Crucible__TaskBundle 
     s.n_jobs = njobs;
     s.options = (Crucible__JobOptions *)options;
     s.subscribe = subscribe != 0;
+    s.record_batches = c->max_msg >= 2 * CR_WIRE_BATCH_BYTES; /* cr_client_recv splits them */
     env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT;
     env.submit = &s;
     return s_send(c, &env);
@@ -164,6 +219,7 @@ int cr_client_subscribe(cr_client_t *c, const char *batch_id, uint64_t after_seq
     s.batch_id = (char *)batch_id;
     s.after_seq = after_seq;
     s.follow = follow != 0;
+    s.record_batches = c->max_msg >= 2 * CR_WIRE_BATCH_BYTES; /* cr_client_recv splits them */
     env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE;
     env.subscribe = &s;
     return s_send(c, &env);
@@ -193,6 +249,8 @@ int cr_client_cancel(cr_client_t *c, const char *batch_id, const char *job_id)
 int cr_client_recv(cr_client_t *c, int timeout_ms, Crucible__Envelope **out)
 {
     *out = NULL;
+    if (c->held)
+        return s_next_held(c, out);
     zmq_pollitem_t it = {.socket = c->sock, .events = ZMQ_POLLIN};
     int n = zmq_poll(&it, 1, timeout_ms);
     if (n < 0)
@@ -202,7 +260,22 @@ int cr_client_recv(cr_client_t *c, int timeout_ms, Crucible__Envelope **out)
     int rc = cr_wire_recv(c->sock, NULL, out);
     if (rc != 0 && rc != -EAGAIN)
         cr_warn("bad message from the coordinator: %s", cr_strerror(rc));
+    Crucible__Envelope *e = *out;
+    if (rc == 0 && e->body_case == CRUCIBLE__ENVELOPE__BODY_RESULT && e->result &&
+        e->result->n_records) {
+        /* several records: handed out one a call, each as if it came alone
+         * (a `record` beside them, which the coordinator never sends, first) */
+        c->held = e;
+        c->held_next = 0;
+        *out = NULL;
+        return s_next_held(c, out);
+    }
     return rc;
+}
+
+int cr_client_pending(const cr_client_t *c)
+{
+    return c->held != NULL;
 }
 
 /* ------------------------------------------------------------ task bundles */

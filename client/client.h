@@ -69,8 +69,19 @@ void cr_client_job_options(const cr_config_t *cfg, Crucible__JobOptions *o);
  * (release with cr_wire_free); -EAGAIN when nothing came in time; -EINTR
  * when a signal interrupted the wait; CR_E_DECODE / CR_E_TOO_BIG /
  * CR_E_VERSION for a message that came but is bad (logged, *out NULL);
- * CR_E_ZMQ on a socket error. */
+ * -ENOMEM when a record could not be handed out (it stays for the next
+ * call); CR_E_ZMQ on a socket error. Submits and Subscribes ask for
+ * records several a message (record_batches, docs/protocol.md) when the
+ * client takes messages of 2 x CR_WIRE_BATCH_BYTES: such a Result is handed
+ * out one record a call, each as Result{record}, the shape of a record
+ * streamed alone, so a caller sees one record per Result either way. */
 int cr_client_recv(cr_client_t *c, int timeout_ms, Crucible__Envelope **out);
+
+/* 1 while records of a Result already received wait to be handed out:
+ * cr_client_recv then returns one at once, and a poll on the socket (which
+ * has nothing new) would not say so. A caller that polls the socket itself
+ * calls cr_client_recv first while this is 1. */
+int cr_client_pending(const cr_client_t *c);
 
 /* ---- building submits from disk ---- */
 

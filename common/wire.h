@@ -35,6 +35,10 @@
  * CR_COORD_CLIENT_HWM) of them: 64 MiB. A client asks for batches only when
  * it takes messages of twice this. */
 #define CR_WIRE_BATCH_BYTES (16u * 1024u)
+/* Records a worker sends in one Result (Assign.result_batches): the
+ * results it finished in one loop turn, which its credit bounds (a farm
+ * keeps it in the tens); the coordinator refuses a Result of more. */
+#define CR_WIRE_RESULT_BATCH 64
 /* Room before a batch's first record for the envelope's head
  * (cr_wire_batch_head): version, the Result's tag and its length. */
 #define CR_WIRE_BATCH_HEAD 16

@@ -1287,6 +1287,7 @@ static void s_acks_together(cr_coordinator_t *c, s_ack_t *const *acks, size_t n)
             Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
             a.n_acks = k;
             a.acks = ackp;
+            a.result_batches = 1;
             env.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
             env.assign = &a;
             /* lost: the worker resends the results, which are acknowledged again */
@@ -1466,6 +1467,25 @@ out:
     return;
 }
 
+/* A Result: one record, or (Assign.result_batches) several, each handled
+ * as if it came alone. One of more than CR_WIRE_RESULT_BATCH records is
+ * refused whole, unacknowledged (a turn's bound holds whatever a worker
+ * sends; an honest worker's are then resent one a message). */
+static void s_worker_results(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__Result *res)
+{
+    if (res && res->n_records > CR_WIRE_RESULT_BATCH) {
+        cr_warn("worker %s: Result of %zu records (at most %d): refused, not recorded", w->id,
+                res->n_records, CR_WIRE_RESULT_BATCH);
+        s_error(c, c->workers, &w->peer, CR_E_LIMIT, "", "Result: %zu records, at most %d in "
+                "one message", res->n_records, CR_WIRE_RESULT_BATCH);
+        return;
+    }
+    if (!res || res->record || !res->n_records)
+        s_worker_result(c, w, res ? res->record : NULL);
+    for (size_t i = 0; res && i < res->n_records; i++)
+        s_worker_result(c, w, res->records[i]);
+}
+
 static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env)
 {
     char who[80];
@@ -1509,7 +1529,7 @@ static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
     case CRUCIBLE__ENVELOPE__BODY_ACK:
         break; /* a sign of life is all they carry for us */
     case CRUCIBLE__ENVELOPE__BODY_RESULT:
-        s_worker_result(c, w, env->result ? env->result->record : NULL);
+        s_worker_results(c, w, env->result);
         break;
     case CRUCIBLE__ENVELOPE__BODY_DISCONNECT:
         w->draining = 1;
@@ -2570,6 +2590,7 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__J
     a.tasks = tasks;
     a.n_acks = nacks;
     a.acks = ackp;
+    a.result_batches = 1;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
     env.assign = &a;
     int rc = s_send(c, c->workers, &w->peer, &env);

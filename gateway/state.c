@@ -449,7 +449,8 @@ void *cr__gw_broker(void *arg)
             heard = now; /* nothing is owed: silence is expected */
         zmq_pollitem_t items[2] = {{cr_client_socket(c), 0, ZMQ_POLLIN, 0},
                                    {NULL, g->wake_fd, ZMQ_POLLIN, 0}};
-        int n = zmq_poll(items, 2, 200);
+        /* records of a batch already received are handed out without a poll */
+        int n = zmq_poll(items, 2, cr_client_pending(c) ? 0 : 200);
         if (n < 0 && zmq_errno() != EINTR)
             cr_warn("gateway: poll: %s", zmq_strerror(zmq_errno()));
         if (items[1].revents & ZMQ_POLLIN) {
@@ -457,7 +458,7 @@ void *cr__gw_broker(void *arg)
             ssize_t k = read(g->wake_fd, &v, sizeof v);
             (void)k;
         }
-        if (items[0].revents & ZMQ_POLLIN) {
+        if ((items[0].revents & ZMQ_POLLIN) || cr_client_pending(c)) {
             /* everything queued, in one lock: a step's records come in bursts */
             pthread_mutex_lock(&g->mu);
             for (int i = 0; i < 4096; i++) {

@@ -207,7 +207,9 @@ int cr_judge_run(cr_judge_t *j)
         if (j->njobs)
             cr_client_subscribe(j->client, j->batch, j->last_seq, 1);
     }
-    for (int k = 0; k < 10000; k++) { /* bounded: a flood never starves the LLM side */
+    /* bounded: a flood never starves the LLM side; the records of a Result
+     * already received are all taken (its fd would not say they wait) */
+    for (int k = 0; k < 10000 || cr_client_pending(j->client); k++) {
         Crucible__Envelope *env = NULL;
         int rc = cr_client_recv(j->client, 0, &env);
         if (rc == -EAGAIN || rc == -EINTR)

@@ -421,6 +421,54 @@ Test(hostile, result_from_a_worker_not_holding_the_job_is_refused)
     zmq_close(alice);
 }
 
+/* Several records in one Result (Assign.result_batches) are judged one by
+ * one: a worker that slips another's job, and one nobody holds, in with its
+ * own gets its own recorded and the other two refused. */
+Test(hostile, forged_records_inside_a_batched_result_are_refused)
+{
+    s_start_coord(NULL);
+    void *alice = s_dealer(s_cep, "alice", NULL);
+    s_submit(alice, "b-many", 3, 0);
+    void *wa = s_dealer(s_wep, "w1", "wA");
+    s_ready(wa, "wA", 1);
+    char ja[64], jb[64];
+    s_take_assign(wa, ja, sizeof ja, NULL);
+    void *wb = s_dealer(s_wep, "w2", "wB");
+    s_ready(wb, "wB", 1);
+    s_take_assign(wb, jb, sizeof jb, NULL);
+    const char *third = strcmp(ja, "j2") && strcmp(jb, "j2") ? "j2"
+                        : strcmp(ja, "j1") && strcmp(jb, "j1") ? "j1"
+                                                               : "j0";
+    const char *jobs[3] = {ja, third, jb}; /* its own last: each is judged, not the first only */
+    Crucible__RewardRecord r[3], *rp[3];
+    for (int i = 0; i < 3; i++) {
+        crucible__reward_record__init(&r[i]);
+        r[i].batch_id = "b-many";
+        r[i].job_id = (char *)jobs[i];
+        r[i].attempt = 1;
+        r[i].status = CRUCIBLE__STATUS__STATUS_OK;
+        rp[i] = &r[i];
+    }
+    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    res.n_records = 3;
+    res.records = rp;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    s_send(wb, &env);
+    usleep(800 * 1000);
+    cr_assert_eq(s_done(alice, "b-many"), 1, "not just wB's own record was kept");
+    cr_assert(s_await_log(s_coord, "worker wB: OK for b-many/", 3000),
+              "the refusal is not logged with the worker id");
+    /* the holder's own result is still recorded */
+    s_forged_result(wa, "b-many", ja);
+    usleep(500 * 1000);
+    cr_assert_eq(s_done(alice, "b-many"), 2);
+    zmq_close(wa);
+    zmq_close(wb);
+    zmq_close(alice);
+}
+
 /* The worker holds its job's first try: a result it says is of another try
  * (a late one of an earlier try, or a lie) is not that try's verdict. */
 Test(hostile, result_of_another_try_is_refused)

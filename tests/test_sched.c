@@ -4,6 +4,7 @@
  * playing clients and a worker. */
 #include <criterion/criterion.h>
 
+#include "client.h"
 #include "coordinator.h"
 #include "error.h"
 #include "file.h"
@@ -1622,6 +1623,318 @@ Test(coordinator, slow_reader_does_not_grow_memory, .timeout = 120)
     cr_assert(done, "no BatchDone");
     zmq_close(w);
     zmq_close(rd);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
+/* ---- fewer messages a job (docs/protocol.md: record_batches, Acks in an
+ * Assign without jobs, Result.records from workers) ---- */
+
+/* One Result holding records for jobs ids[0..n) of batch, attempt 1, OK. */
+static void s_results(void *w, const char *batch, char (*ids)[16], size_t n)
+{
+    Crucible__RewardRecord *recs = calloc(n, sizeof *recs);
+    Crucible__RewardRecord **rp = calloc(n, sizeof *rp);
+    cr_assert(recs && rp);
+    for (size_t i = 0; i < n; i++) {
+        crucible__reward_record__init(&recs[i]);
+        recs[i].batch_id = (char *)batch;
+        recs[i].job_id = ids[i];
+        recs[i].attempt = 1;
+        recs[i].status = CRUCIBLE__STATUS__STATUS_OK;
+        rp[i] = &recs[i];
+    }
+    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+    res.n_records = n;
+    res.records = rp;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    s_send(w, &env);
+    free(recs);
+    free(rp);
+}
+
+/* Subscribe{batch, after 0, follow} asking (or not) for record_batches. */
+static void s_subscribe_msg(void *sock, const char *batch, int batches)
+{
+    Crucible__Subscribe s = CRUCIBLE__SUBSCRIBE__INIT;
+    s.batch_id = (char *)batch;
+    s.follow = 1;
+    s.record_batches = batches;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBSCRIBE;
+    env.subscribe = &s;
+    s_send(sock, &env);
+}
+
+/* Reads sock until BatchDone: *msgs Result messages, checking that their
+ * records are seqs 1..n once each in order; returns the records. */
+static size_t s_read_stream(void *sock, size_t n, size_t *msgs, size_t *several)
+{
+    uint64_t next = 1;
+    *msgs = *several = 0;
+    Crucible__Envelope *env = NULL;
+    while ((env = s_next(sock, 5000)) && env->body_case != CRUCIBLE__ENVELOPE__BODY_BATCH_DONE) {
+        if (env->body_case == CRUCIBLE__ENVELOPE__BODY_RESULT) {
+            Crucible__Result *r = env->result;
+            (*msgs)++;
+            *several += r->n_records > 1;
+            cr_assert(!(r->record && r->n_records), "a Result with record and records");
+            size_t k = r->record ? 1 : r->n_records;
+            for (size_t i = 0; i < k; i++) {
+                const Crucible__RewardRecord *rec = r->record ? r->record : r->records[i];
+                cr_assert_eq(rec->seq, next, "seq %llu where %llu was due",
+                             (unsigned long long)rec->seq, (unsigned long long)next);
+                next++;
+            }
+        }
+        cr_wire_free(&env);
+    }
+    cr_assert_not_null(env, "no BatchDone after %llu records", (unsigned long long)(next - 1));
+    cr_assert_eq(env->batch_done->last_seq, n);
+    cr_wire_free(&env);
+    return (size_t)(next - 1);
+}
+
+/* A worker's results in one Result: each recorded and acknowledged once
+ * durable, their Acks together in one Assign without jobs (nothing is left
+ * to assign), and the records streamed several a message to the client that
+ * asked for it, one a message to the one that did not. */
+Test(coordinator, results_acks_and_records_several_a_message, .timeout = 30)
+{
+    enum { N = 40 };
+    s_start(&s_env, 0, 1000);
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    void *old = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    s_submit_many(cl, "sev", N);
+    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    s_subscribe_msg(cl, "sev", 1);
+    s_subscribe_msg(old, "sev", 0);
+    usleep(200000); /* both subscriptions are live before the first record */
+
+    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
+    s_ready_with(w, "w1", N, 0, 1);
+    char ids[N][16];
+    size_t got = 0;
+    while (got < N && (env = EXPECT(w, ASSIGN))) {
+        cr_assert(env->assign->result_batches, "the Assign does not say Result.records is read");
+        for (size_t i = 0; i < env->assign->n_jobs; i++)
+            snprintf(ids[got++], sizeof ids[0], "%s", env->assign->jobs[i]->spec->job_id);
+        cr_wire_free(&env);
+    }
+    cr_assert_eq(got, N);
+    s_results(w, "sev", ids, N);
+
+    size_t acked = 0, alone = 0, msgs = 0;
+    while (acked < N && (env = s_next(w, 5000))) {
+        if (env->body_case == CRUCIBLE__ENVELOPE__BODY_ACK) {
+            alone++;
+            acked++;
+        } else if (env->body_case == CRUCIBLE__ENVELOPE__BODY_ASSIGN) {
+            cr_expect_eq(env->assign->n_jobs, 0, "a job assigned when none was left");
+            for (size_t i = 0; i < env->assign->n_acks; i++)
+                cr_assert_eq(s_db_state("sev", env->assign->acks[i]->job_id), 2,
+                             "%s acknowledged before it was stored", env->assign->acks[i]->job_id);
+            acked += env->assign->n_acks;
+            msgs++;
+        }
+        cr_wire_free(&env);
+    }
+    cr_assert_eq(acked, N, "%zu of %d results acknowledged", acked, N);
+    cr_expect_eq(alone, 0, "%zu Acks came alone", alone);
+    cr_expect_eq(msgs, 1, "the Acks of one turn came in %zu messages", msgs);
+
+    size_t several = 0;
+    cr_assert_eq(s_read_stream(cl, N, &msgs, &several), N);
+    cr_expect_eq(msgs, 1, "%d records of one turn came in %zu messages to a batched reader", N,
+                 msgs);
+    cr_assert_eq(s_read_stream(old, N, &msgs, &several), N);
+    cr_expect_eq(msgs, N, "a reader that did not ask for batches got %zu messages", msgs);
+    cr_expect_eq(several, 0, "a reader that did not ask for batches got Result.records");
+    zmq_close(w);
+    zmq_close(old);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
+/* A batched reader that subscribes late gets the replay several records a
+ * message too, and a batch never passes CR_WIRE_BATCH_BYTES: records of
+ * about 1 KiB come at most 16 a message, in order, each once. */
+Test(coordinator, replay_in_batches_within_the_bound, .timeout = 30)
+{
+    enum { N = 100 };
+    s_start(&s_env, 0, 1000);
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    s_submit_many(cl, "rep", N);
+    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
+    s_ready_with(w, "w1", N, 0, 1);
+    char msg[1001];
+    memset(msg, 'r', 1000);
+    msg[1000] = '\0';
+    size_t acked = 0;
+    while (acked < N && (env = s_next(w, 5000))) {
+        if (env->body_case == CRUCIBLE__ENVELOPE__BODY_ASSIGN) {
+            acked += env->assign->n_acks;
+            for (size_t i = 0; i < env->assign->n_jobs; i++) {
+                Crucible__RewardRecord rec = CRUCIBLE__REWARD_RECORD__INIT;
+                rec.batch_id = "rep";
+                rec.job_id = env->assign->jobs[i]->spec->job_id;
+                rec.attempt = 1;
+                rec.status = CRUCIBLE__STATUS__STATUS_OK;
+                rec.message = msg;
+                Crucible__Result res = CRUCIBLE__RESULT__INIT;
+                res.record = &rec;
+                Crucible__Envelope out = CRUCIBLE__ENVELOPE__INIT;
+                out.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+                out.result = &res;
+                s_send(w, &out);
+            }
+        } else if (env->body_case == CRUCIBLE__ENVELOPE__BODY_ACK) {
+            acked++;
+        }
+        cr_wire_free(&env);
+    }
+    cr_assert_eq(acked, N);
+    void *late = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    s_subscribe_msg(late, "rep", 1);
+    size_t msgs = 0, several = 0, most = 0;
+    uint64_t next = 1;
+    while ((env = s_next(late, 5000)) && env->body_case != CRUCIBLE__ENVELOPE__BODY_BATCH_DONE) {
+        if (env->body_case == CRUCIBLE__ENVELOPE__BODY_RESULT) {
+            Crucible__Result *r = env->result;
+            size_t k = r->record ? 1 : r->n_records;
+            msgs++;
+            several += k > 1;
+            most = k > most ? k : most;
+            cr_assert_leq(crucible__result__get_packed_size(r), CR_WIRE_BATCH_BYTES + 16);
+            for (size_t i = 0; i < k; i++)
+                cr_assert_eq((r->record ? r->record : r->records[i])->seq, next++);
+        }
+        cr_wire_free(&env);
+    }
+    cr_assert_not_null(env, "no BatchDone");
+    cr_wire_free(&env);
+    cr_assert_eq(next - 1, N);
+    cr_expect_gt(several, 0, "the replay came one record a message (%zu messages)", msgs);
+    cr_expect_leq(most, 16, "%zu records of about 1 KiB in one message", most);
+    cr_expect_geq(msgs, N / 16, "%zu messages for %d records of about 1 KiB", msgs, N);
+    zmq_close(late);
+    zmq_close(w);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
+/* The C client hands a batch out one record a call, each as Result{record}
+ * (what every caller reads), with cr_client_pending saying that more wait. */
+Test(coordinator, client_library_splits_batches, .timeout = 30)
+{
+    enum { N = 30 };
+    s_start(&s_env, 0, 1000);
+    cr_client_t *c = cr_client_new(s_env.cfg.clients_endpoint, CR_WIRE_MAX_MSG);
+    cr_assert_not_null(c);
+    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
+    s_ready_with(w, "w1", N, 0, 1);
+    char ids[N][16];
+    Crucible__JobSpec specs[N], *sp[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(ids[i], sizeof ids[i], "c%d", i);
+        crucible__job_spec__init(&specs[i]);
+        specs[i].job_id = ids[i];
+        specs[i].task = "vector_add";
+        specs[i].source = "src";
+        sp[i] = &specs[i];
+    }
+    Crucible__TaskBundle tb = CRUCIBLE__TASK_BUNDLE__INIT, *tbp = &tb;
+    tb.name = "vector_add";
+    tb.task_json = (char *)s_task_json;
+    tb.reference_source = "void solve(const float *a, const float *b, float *c, int n) {}";
+    cr_assert_eq(cr_client_submit(c, "lib", &tbp, 1, sp, N, NULL, 1), 0);
+    size_t got = 0;
+    Crucible__Envelope *env = NULL;
+    while (got < N && (env = EXPECT(w, ASSIGN))) {
+        got += env->assign->n_jobs;
+        cr_wire_free(&env);
+    }
+    cr_assert_eq(got, N);
+    s_results(w, "lib", ids, N);
+    uint64_t next = 1;
+    int done = 0, pending_seen = 0;
+    int64_t end = cr_time_mono_ms() + 10000;
+    while (!done && cr_time_mono_ms() < end) {
+        int rc = cr_client_recv(c, 200, &env);
+        if (rc == -EAGAIN)
+            continue;
+        cr_assert_eq(rc, 0);
+        if (env->body_case == CRUCIBLE__ENVELOPE__BODY_RESULT) {
+            cr_assert_not_null(env->result->record, "a Result without its record");
+            cr_assert_eq(env->result->n_records, 0);
+            cr_assert_eq(env->result->record->seq, next, "seq %llu where %llu was due",
+                         (unsigned long long)env->result->record->seq,
+                         (unsigned long long)next);
+            next++;
+            pending_seen += cr_client_pending(c);
+        } else if (env->body_case == CRUCIBLE__ENVELOPE__BODY_BATCH_DONE) {
+            done = 1;
+        }
+        cr_wire_free(&env);
+    }
+    cr_assert(done, "no BatchDone");
+    cr_assert_eq(next - 1, N);
+    cr_expect_gt(pending_seen, 0, "the records never came several a message");
+    cr_expect_eq(cr_client_pending(c), 0);
+    cr_client_destroy(&c);
+    zmq_close(w);
+    s_stop(&s_env);
+}
+
+/* A Result of more than CR_WIRE_RESULT_BATCH records is refused whole
+ * (E_LIMIT, nothing recorded, nothing acknowledged); the same results one a
+ * message are then recorded. */
+Test(coordinator, result_of_too_many_records_is_refused, .timeout = 30)
+{
+    enum { N = CR_WIRE_RESULT_BATCH + 1 };
+    s_start(&s_env, 0, 1000);
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    s_submit_many(cl, "big", N);
+    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
+    s_ready_with(w, "w1", N, 0, 1);
+    char ids[N][16];
+    size_t got = 0;
+    while (got < N && (env = EXPECT(w, ASSIGN))) {
+        for (size_t i = 0; i < env->assign->n_jobs; i++)
+            snprintf(ids[got++], sizeof ids[0], "%s", env->assign->jobs[i]->spec->job_id);
+        cr_wire_free(&env);
+    }
+    cr_assert_eq(got, N);
+    s_results(w, "big", ids, N);
+    env = EXPECT(w, ERROR);
+    cr_assert_not_null(env, "no Error for a Result of %d records", N);
+    cr_expect_str_eq(env->error->code, "E_LIMIT");
+    cr_wire_free(&env);
+    for (int i = 0; i < N; i++)
+        cr_expect_neq(s_db_state("big", ids[i]), 2, "%s recorded from a refused Result", ids[i]);
+    for (int i = 0; i < N; i++)
+        s_result(w, "big", ids[i], 1, CRUCIBLE__STATUS__STATUS_OK, 1.0);
+    size_t acked = 0;
+    while (acked < N && (env = s_next(w, 5000))) {
+        acked += env->body_case == CRUCIBLE__ENVELOPE__BODY_ACK      ? 1
+                 : env->body_case == CRUCIBLE__ENVELOPE__BODY_ASSIGN ? env->assign->n_acks
+                                                                     : 0;
+        cr_wire_free(&env);
+    }
+    cr_assert_eq(acked, N);
+    for (int i = 0; i < N; i++)
+        cr_expect_eq(s_db_state("big", ids[i]), 2);
+    zmq_close(w);
     zmq_close(cl);
     s_stop(&s_env);
 }

@@ -256,6 +256,69 @@ Test(wire, pack_result_matches_pack)
     free(b);
 }
 
+/* A batch made of packed records (cr_wire_batch_head + cr_wire_batch_put)
+ * is byte for byte what cr_wire_pack makes of Envelope{Result{records}},
+ * for records whose lengths take one and two bytes and a batch whose length
+ * takes three. */
+Test(wire, record_batch_is_what_pack_makes)
+{
+    enum { N = 120 };
+    Crucible__RewardRecord recs[N], *rp[N];
+    Crucible__CompileResult comp = CRUCIBLE__COMPILE_RESULT__INIT;
+    char log[300];
+    memset(log, 'l', sizeof log - 1);
+    log[sizeof log - 1] = '\0';
+    comp.log = log;
+    char ids[N][16];
+    for (int i = 0; i < N; i++) {
+        crucible__reward_record__init(&recs[i]);
+        snprintf(ids[i], sizeof ids[i], "j%d", i);
+        recs[i].batch_id = "b";
+        recs[i].job_id = ids[i];
+        recs[i].seq = (uint64_t)i + 1;
+        recs[i].status = CRUCIBLE__STATUS__STATUS_OK;
+        if (i % 2)
+            recs[i].compile = &comp; /* over 127 bytes: a two-byte length */
+        rp[i] = &recs[i];
+    }
+    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    res.n_records = N;
+    res.records = rp;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    uint8_t *want = NULL;
+    size_t wlen = 0;
+    cr_assert_eq(cr_wire_pack(&env, &want, &wlen), 0);
+    cr_assert_gt(wlen, 16384, "the batch's length should take three bytes");
+    uint8_t *buf = malloc(CR_WIRE_BATCH_HEAD + wlen);
+    cr_assert_not_null(buf);
+    size_t body = 0;
+    for (int i = 0; i < N; i++) {
+        uint8_t *r = NULL;
+        size_t rlen = 0;
+        cr_assert_eq(cr_wire_record_pack(&recs[i], &r, &rlen), 0);
+        size_t put = cr_wire_batch_put(buf + CR_WIRE_BATCH_HEAD + body, r, rlen);
+        cr_assert_eq(put, cr_wire_batch_entry(rlen));
+        body += put;
+        free(r);
+    }
+    uint8_t head[CR_WIRE_BATCH_HEAD];
+    size_t nh = cr_wire_batch_head(head, body);
+    cr_assert_leq(nh, CR_WIRE_BATCH_HEAD);
+    memcpy(buf + CR_WIRE_BATCH_HEAD - nh, head, nh);
+    cr_assert_eq(nh + body, wlen);
+    cr_assert_eq(memcmp(buf + CR_WIRE_BATCH_HEAD - nh, want, wlen), 0);
+    Crucible__Envelope *back = NULL;
+    cr_assert_eq(cr_wire_unpack(buf + CR_WIRE_BATCH_HEAD - nh, wlen, CR_WIRE_MAX_MSG, &back), 0);
+    cr_assert_eq(back->result->n_records, N);
+    cr_assert_null(back->result->record);
+    cr_assert_eq(back->result->records[N - 1]->seq, N);
+    cr_wire_free(&back);
+    free(buf);
+    free(want);
+}
+
 /* A Submit read with its specs: the envelope's jobs carry every field but
  * the source, and each spec is that job packed as sent, source included. */
 Test(wire, submit_specs_keep_the_sent_jobs)

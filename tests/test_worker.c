@@ -1433,6 +1433,87 @@ Test(worker, ack_in_assign_is_not_resent, .init = s_setup, .fini = s_teardown, .
     cr_expect_eq(s_worker_end(w, &co, th), 0);
 }
 
+/* A coordinator that says Assign.result_batches gets each result exactly
+ * once, alone or with others in Result.records (those finished together),
+ * never in both fields of one message; Acks in an Assign without jobs are
+ * read: after a Disconnect nothing acknowledged is resent, and what is
+ * resent comes one a message. */
+Test(worker, results_together_to_a_coordinator_that_reads_them, .init = s_setup,
+     .fini = s_teardown, .timeout = 120)
+{
+    enum { N = 6 };
+    cr_config_t cfg;
+    s_config(&cfg);
+    s_use_fake_runner(&cfg);
+    s_coord_t co;
+    thrd_t th;
+    cr_worker_t *w = s_worker_start(&cfg, &co, &th);
+    Crucible__Envelope *env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
+    cr_wire_free(&env);
+    Crucible__Job *jobs[N];
+    char ids[N][16];
+    for (int i = 0; i < N; i++) {
+        snprintf(ids[i], sizeof ids[i], "t%d", i);
+        jobs[i] = s_job_msg(ids[i], s_task_json, s_ref, s_ref, 10, 30);
+    }
+    Crucible__Envelope aenv = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Assign a = CRUCIBLE__ASSIGN__INIT;
+    a.jobs = jobs;
+    a.n_jobs = N;
+    a.result_batches = 1;
+    aenv.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
+    aenv.assign = &a;
+    cr_assert_eq(cr_wire_send(co.router, &co.peer, &aenv), 0);
+    for (int i = 0; i < N; i++)
+        s_job_msg_free(jobs[i]);
+    int seen[N] = {0}, got = 0, msgs = 0;
+    Crucible__Ack ackv[N], *ackp[N];
+    while (got < N) {
+        env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 60000);
+        Crucible__Result *r = env->result;
+        cr_assert(!(r->record && r->n_records), "a Result with record and records");
+        cr_assert_leq(r->n_records, CR_WIRE_RESULT_BATCH);
+        size_t k = r->record ? 1 : r->n_records;
+        cr_assert_gt(k, 0, "a Result without a record");
+        for (size_t i = 0; i < k; i++) {
+            const Crucible__RewardRecord *rec = r->record ? r->record : r->records[i];
+            int idx = atoi(rec->job_id + 1);
+            cr_assert(idx >= 0 && idx < N && !seen[idx]++, "result %s twice", rec->job_id);
+            crucible__ack__init(&ackv[got]);
+            ackv[got].batch_id = strdup(rec->batch_id);
+            ackv[got].job_id = strdup(rec->job_id);
+            ackv[got].attempt = rec->attempt;
+            ackp[got] = &ackv[got];
+            got++;
+        }
+        msgs++;
+        cr_wire_free(&env);
+    }
+    fprintf(stderr, "results_together: %d results in %d messages\n", N, msgs);
+    /* all but the last acknowledged in one Assign without jobs */
+    s_send_assign_full(&co, NULL, 0, NULL, 0, ackp, N - 1);
+    usleep(200 * 1000);
+    s_send_disconnect(&co);
+    env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
+    cr_wire_free(&env);
+    int resent = 0;
+    while ((env = s_coord_recv(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 1000))) {
+        if (env->body_case == CRUCIBLE__ENVELOPE__BODY_RESULT) {
+            cr_assert_not_null(env->result->record, "a resend of several records in one");
+            cr_expect_str_eq(env->result->record->job_id, ackv[N - 1].job_id,
+                             "an acknowledged result was resent");
+            resent++;
+        }
+        cr_wire_free(&env);
+    }
+    cr_expect_eq(resent, 1, "the unacknowledged result was resent %d times", resent);
+    for (int i = 0; i < N; i++) {
+        free(ackv[i].batch_id);
+        free(ackv[i].job_id);
+    }
+    cr_expect_eq(s_worker_end(w, &co, th), 0);
+}
+
 Test(worker, resend_and_reconnect, .init = s_setup, .fini = s_teardown, .timeout = 120)
 {
     cr_config_t cfg;

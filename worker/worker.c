@@ -110,6 +110,8 @@ struct cr_worker {
     void *sock;                      /* DEALER; owned; NULL while DOWN */
     s_unacked_t *unacked;            /* results waiting for Ack; owned */
     int nunacked;
+    int result_batches;              /* 1: the coordinator of this connection said it reads
+                                        Result.records (Assign.result_batches) */
     int in_flight;                   /* invariant 2 */
     int64_t last_heard;              /* mono ms: last message from the coordinator */
     int64_t next_heartbeat;          /* mono ms */
@@ -376,6 +378,39 @@ static int s_send_result(cr_worker_t *w, s_unacked_t *u)
     return rc;
 }
 
+/* Sends the results us[0..n) just finished: in Results of up to
+ * CR_WIRE_RESULT_BATCH records to a coordinator that reads them
+ * (Assign.result_batches), else, or when such a message cannot be sent
+ * (too big), one each. A send that fails waits for the resend. */
+static void s_send_results(cr_worker_t *w, s_unacked_t **us, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t k = n - i < CR_WIRE_RESULT_BATCH ? n - i : CR_WIRE_RESULT_BATCH;
+        if (!w->result_batches || k == 1) {
+            s_send_result(w, us[i++]);
+            continue;
+        }
+        Crucible__RewardRecord *recs[CR_WIRE_RESULT_BATCH];
+        for (size_t j = 0; j < k; j++)
+            recs[j] = us[i + j]->rec;
+        Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+        Crucible__Result res = CRUCIBLE__RESULT__INIT;
+        res.n_records = k;
+        res.records = recs;
+        env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+        env.result = &res;
+        int rc = s_send(w, &env);
+        int64_t now = cr_time_mono_ms();
+        for (size_t j = 0; j < k; j++) {
+            if (rc == CR_E_TOO_BIG)
+                s_send_result(w, us[i + j]);
+            else
+                us[i + j]->sent_ms = now;
+        }
+        i += k;
+    }
+}
+
 /* Resends the unacked results last sent before `before` (mono ms). */
 static void s_resend(cr_worker_t *w, int64_t before)
 {
@@ -425,6 +460,7 @@ static int s_connect(cr_worker_t *w)
         goto fail;
     }
     w->sock = s;
+    w->result_batches = 0; /* a coordinator says so anew on each connection */
     w->last_heard = now;
     w->next_heartbeat = now + w->heartbeat_ms;
     w->reconnect_at = 0;
@@ -455,6 +491,8 @@ static void s_on_ack(cr_worker_t *w, const Crucible__Ack *a);
 
 static void s_on_assign(cr_worker_t *w, const Crucible__Assign *a)
 {
+    if (a->result_batches)
+        w->result_batches = 1;
     for (size_t i = 0; i < a->n_acks; i++)
         s_on_ack(w, a->acks[i]);
     int unknown = 0;
@@ -576,6 +614,8 @@ static void s_handle_results(cr_worker_t *w)
     cr__wqueue_t list = w->done;
     w->done = (cr__wqueue_t){NULL, NULL};
     pthread_mutex_unlock(&w->mu);
+    s_unacked_t *fresh[CR_WIRE_RESULT_BATCH];
+    size_t nfresh = 0;
     for (cr_wjob_t *j; (j = cr__wqueue_pop(&list));) {
         w->in_flight--;
         s_unacked_t *u = calloc(1, sizeof *u);
@@ -591,10 +631,15 @@ static void s_handle_results(cr_worker_t *w)
             u->next = w->unacked; /* order does not matter: Acks name the result */
             w->unacked = u;
             w->nunacked++;
-            s_send_result(w, u);
+            fresh[nfresh++] = u;
+            if (nfresh == CR_WIRE_RESULT_BATCH) {
+                s_send_results(w, fresh, nfresh);
+                nfresh = 0;
+            }
         }
         cr_wjob_destroy(&j);
     }
+    s_send_results(w, fresh, nfresh);
 }
 
 /* ---- timers ---- */
