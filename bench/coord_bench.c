@@ -553,6 +553,50 @@ static long s_count_log(const char *path, const char *needle, char *last, size_t
     return n;
 }
 
+/* Answers jobs [at, at + CR_WIRE_RESULT_BATCH) of Assign a on worker
+ * socket s the real worker's way (worker.c, s_send_results): in one Result
+ * when the coordinator reads them so, else one a message. res_at[job] gets
+ * the µs it was sent. */
+static void s_answer(void *s, cr_taskcache_t *tc, const Crucible__Assign *a, size_t at,
+                     int64_t *res_at, s_coord_t *out)
+{
+    int together = a->result_batches && O.result_batches;
+    size_t nj = a->n_jobs - at < CR_WIRE_RESULT_BATCH ? a->n_jobs - at : CR_WIRE_RESULT_BATCH;
+    Crucible__RewardRecord recs[CR_WIRE_RESULT_BATCH];
+    Crucible__CompileResult cress[CR_WIRE_RESULT_BATCH];
+    Crucible__RewardRecord *recp[CR_WIRE_RESULT_BATCH];
+    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    for (size_t k = 0; k < nj; k++) {
+        Crucible__Job *j = a->jobs[at + k];
+        Crucible__TaskBundle tb;
+        if (!j->task || cr_taskcache_resolve(tc, a->tasks, a->n_tasks, j->task, &tb) != 0)
+            out->unknown++;
+        s_fill_record(&recs[k], &cress[k], j->batch_id, j->spec->job_id, j->attempt);
+        recp[k] = &recs[k];
+        long idx = strtol(j->spec->job_id + 1, NULL, 10);
+        if (idx >= 0 && idx < O.n) {
+            if (res_at[idx])
+                out->resent++;
+            res_at[idx] = s_now_us();
+        }
+        if (!together || nj == 1) {
+            res.record = &recs[k];
+            cr_wire_send(s, NULL, &env);
+            out->results++;
+        }
+    }
+    if (together && nj > 1) {
+        res.record = NULL;
+        res.n_records = nj;
+        res.records = recp;
+        cr_wire_send(s, NULL, &env);
+        out->results++;
+    }
+}
+
 static int s_coord(const char *dir, s_coord_t *out)
 {
     char cep[256], wep[256], db[256], logp[256];
@@ -667,49 +711,8 @@ static int s_coord(const char *dir, s_coord_t *out)
                             lat[nlat++] = t - res_at[idx];
                         out->folded++;
                     }
-                    /* the real worker's way (worker.c, s_send_results): the
-                     * results it has at once in one Result when the
-                     * coordinator reads them so, else one each */
-                    int together = a->result_batches && O.result_batches;
-                    size_t nj = a->n_jobs < CR_WIRE_RESULT_BATCH ? a->n_jobs : CR_WIRE_RESULT_BATCH;
-                    Crucible__RewardRecord recs[CR_WIRE_RESULT_BATCH];
-                    Crucible__CompileResult cress[CR_WIRE_RESULT_BATCH];
-                    Crucible__RewardRecord *recp[CR_WIRE_RESULT_BATCH];
-                    for (size_t k = 0; k < nj; k++) {
-                        Crucible__Job *j = a->jobs[k];
-                        Crucible__TaskBundle tb;
-                        if (!j->task ||
-                            cr_taskcache_resolve(tcs[i], a->tasks, a->n_tasks, j->task, &tb) != 0)
-                            out->unknown++;
-                        s_fill_record(&recs[k], &cress[k], j->batch_id, j->spec->job_id,
-                                      j->attempt);
-                        recp[k] = &recs[k];
-                        Crucible__Result res = CRUCIBLE__RESULT__INIT;
-                        Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
-                        res.record = &recs[k];
-                        env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
-                        env.result = &res;
-                        long idx = strtol(j->spec->job_id + 1, NULL, 10);
-                        if (idx >= 0 && idx < O.n) {
-                            if (res_at[idx])
-                                out->resent++;
-                            res_at[idx] = s_now_us();
-                        }
-                        if (!together || nj == 1) {
-                            cr_wire_send(s[i], NULL, &env);
-                            out->results++;
-                        }
-                    }
-                    if (together && nj > 1) {
-                        Crucible__Result res = CRUCIBLE__RESULT__INIT;
-                        Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
-                        res.n_records = nj;
-                        res.records = recp;
-                        env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
-                        env.result = &res;
-                        cr_wire_send(s[i], NULL, &env);
-                        out->results++;
-                    }
+                    for (size_t at = 0; at < a->n_jobs; at += CR_WIRE_RESULT_BATCH)
+                        s_answer(s[i], tcs[i], a, at, res_at, out);
                     for (size_t k = 0; k < a->n_tasks; k++, out->bundles++)
                         cr_taskcache_put(tcs[i], a->tasks[k]);
                 } else if (e->body_case == CRUCIBLE__ENVELOPE__BODY_ACK) {

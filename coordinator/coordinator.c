@@ -240,6 +240,7 @@ struct cr_coordinator {
     size_t ncarry;                  /* entries used */
     int64_t busy_ms;                /* ms the loop spent in stretches over the turn bound */
     int64_t longest_turn_ms;        /* the longest such stretch, ms */
+    uint64_t turns;                 /* loop turns (every wake-up of the poll), logged at exit */
     /* --- timers --- */
     int64_t next_cron_ms;           /* monotonic ms of the next cron phase */
     int beating;                    /* 1 while a sweep of heartbeats is under way */
@@ -1728,8 +1729,8 @@ static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const cha
  * turn, and the clients socket's high-water mark bounds what waits unread. */
 static void s_replay_step(cr_coordinator_t *c, s_sub_t *sub)
 {
-    s_replay_t r = {.c = c, .sub = sub, .to = &sub->peer, .batch_id = sub->batch_id, .after = sub->after,
-                    .limit = CR_COORD_REPLAY_STEP, .last = sub->after};
+    s_replay_t r = {.c = c, .sub = sub, .to = &sub->peer, .batch_id = sub->batch_id,
+                    .after = sub->after, .limit = CR_COORD_REPLAY_STEP, .last = sub->after};
     c->tag_sub = sub->id;
     if (cr_store_groups_done(c->store, sub->batch_id, s_replay_group, &r) == 0)
         cr_store_records_packed(c->store, sub->batch_id, sub->after, s_replay_record, &r);
@@ -3260,6 +3261,7 @@ int cr_coordinator_run(cr_coordinator_t *c)
             return CR_E_ZMQ;
         }
         int64_t t0 = cr_time_mono_ms();
+        c->turns++;
         s_turn_begin(c);
         /* handle clients, then workers: a client's message can be a large
          * Submit, whose decoding is the one step of it that cannot be cut
@@ -3315,12 +3317,12 @@ int cr_coordinator_run(cr_coordinator_t *c)
             s_turn_end(c);
             s_turn_mark(c, &t0, "dispatch");
         }
-        /* the Acks no Assign took go alone */
+        /* the Acks no Assign took: one message a worker (s_acks_flush) */
         s_acks_flush(c);
     }
-    cr_info("coordinator stopping%s; longest turn %lld ms (bound %d ms)",
+    cr_info("coordinator stopping%s; longest turn %lld ms (bound %d ms), %llu turns",
             s_signalled ? " on a signal" : "", (long long)c->longest_turn_ms,
-            CR_COORD_TURN_BOUND_MS);
+            CR_COORD_TURN_BOUND_MS, (unsigned long long)c->turns);
     return 0;
 }
 

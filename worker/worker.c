@@ -422,9 +422,12 @@ static void s_resend(cr_worker_t *w, int64_t before)
         cr_debug("resent %d unacknowledged result%s", n, n == 1 ? "" : "s");
 }
 
-/* Entering UP, or the coordinator forgot us: Ready, then every unacked result. */
+/* Entering UP, or the coordinator forgot us: Ready, then every unacked result.
+ * A coordinator that does not know us may be another one: results go one
+ * a message until its Assign says it reads them together. */
 static void s_hello(cr_worker_t *w)
 {
+    w->result_batches = 0;
     s_send_ready(w);
     s_resend(w, INT64_MAX);
 }
