@@ -29,12 +29,13 @@
 #define CR_WIRE_TASK_CACHE_BYTES (64u * 1024u * 1024u)
 /* Records streamed to a client that asked for record_batches (Submit,
  * Subscribe; docs/protocol.md): the most bytes of records one Result
- * carries in `records`. 16 KiB: about a hundred records of a small verdict
- * a message, so a message's own cost is spread thin, while a reader that
- * does not read holds at most its queue (4096 messages, the coordinator's
- * CR_COORD_CLIENT_HWM) of them: 64 MiB. A client asks for batches only when
- * it takes messages of twice this. */
-#define CR_WIRE_BATCH_BYTES (16u * 1024u)
+ * carries in `records`. 8 KiB: about fifty records of a small verdict a
+ * message (a few of a verdict with its profile), so a message's own cost is
+ * spread thin, while a reader that does not read holds at most its queue
+ * (4096 messages, the coordinator's CR_COORD_CLIENT_HWM) of them, 32 MiB,
+ * what a queue of 8 KiB records held before. A client asks for batches only
+ * when it takes messages of twice this. */
+#define CR_WIRE_BATCH_BYTES (8u * 1024u)
 /* Records a worker sends in one Result (Assign.result_batches): the
  * results it finished in one loop turn, which its credit bounds (a farm
  * keeps it in the tens); the coordinator refuses a Result of more. */
