@@ -379,14 +379,24 @@ static int s_send_result(cr_worker_t *w, s_unacked_t *u)
 }
 
 /* Sends the results us[0..n) just finished: in Results of up to
- * CR_WIRE_RESULT_BATCH records to a coordinator that reads them
- * (Assign.result_batches), else, or when such a message cannot be sent
- * (too big), one each. A send that fails waits for the resend. */
+ * CR_WIRE_RESULT_BATCH records and half the message cap (--max-msg, the
+ * coordinator's as well by default: a batch it would refuse as too big
+ * would wait for the resend) to a coordinator that reads them
+ * (Assign.result_batches), else, and for a record too big to share a
+ * message, one each. A send that fails waits for the resend. */
 static void s_send_results(cr_worker_t *w, s_unacked_t **us, size_t n)
 {
+    size_t cap = (w->cfg.max_msg > 0 ? (size_t)w->cfg.max_msg : CR_WIRE_MAX_MSG) / 2;
     for (size_t i = 0; i < n;) {
-        size_t k = n - i < CR_WIRE_RESULT_BATCH ? n - i : CR_WIRE_RESULT_BATCH;
-        if (!w->result_batches || k == 1) {
+        size_t k = 0, bytes = 0;
+        while (w->result_batches && i + k < n && k < CR_WIRE_RESULT_BATCH) {
+            size_t sz = crucible__reward_record__get_packed_size(us[i + k]->rec) + 8;
+            if (bytes + sz > cap)
+                break;
+            bytes += sz;
+            k++;
+        }
+        if (k <= 1) {
             s_send_result(w, us[i++]);
             continue;
         }
@@ -399,14 +409,10 @@ static void s_send_results(cr_worker_t *w, s_unacked_t **us, size_t n)
         res.records = recs;
         env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
         env.result = &res;
-        int rc = s_send(w, &env);
+        s_send(w, &env);
         int64_t now = cr_time_mono_ms();
-        for (size_t j = 0; j < k; j++) {
-            if (rc == CR_E_TOO_BIG)
-                s_send_result(w, us[i + j]);
-            else
-                us[i + j]->sent_ms = now;
-        }
+        for (size_t j = 0; j < k; j++)
+            us[i + j]->sent_ms = now;
         i += k;
     }
 }
