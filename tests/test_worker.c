@@ -1433,11 +1433,13 @@ Test(worker, ack_in_assign_is_not_resent, .init = s_setup, .fini = s_teardown, .
     cr_expect_eq(s_worker_end(w, &co, th), 0);
 }
 
-/* A coordinator that says Assign.result_batches gets each result exactly
- * once, alone or with others in Result.records (those finished together),
- * never in both fields of one message; Acks in an Assign without jobs are
- * read: after a Disconnect nothing acknowledged is resent, and what is
- * resent comes one a message. */
+/* A coordinator that says Assign.result_batches gets the results the
+ * worker has at once in one Result: jobs still queued for a compile are
+ * cancelled together (one call of the main loop makes their CANCELLED
+ * records), and come back in one message; every result comes once, never
+ * in both fields of a message. Acks in an Assign without jobs are read:
+ * after a Disconnect nothing acknowledged is resent, and what is resent
+ * comes one a message. */
 Test(worker, results_together_to_a_coordinator_that_reads_them, .init = s_setup,
      .fini = s_teardown, .timeout = 120)
 {
@@ -1445,16 +1447,23 @@ Test(worker, results_together_to_a_coordinator_that_reads_them, .init = s_setup,
     cr_config_t cfg;
     s_config(&cfg);
     s_use_fake_runner(&cfg);
+    char *cc = s_path("slowcc");
+    s_write(cc, s_slow_cc, 0755);
+    snprintf(cfg.cc, sizeof cfg.cc, "%s", cc);
+    free(cc);
     s_coord_t co;
     thrd_t th;
     cr_worker_t *w = s_worker_start(&cfg, &co, &th);
     Crucible__Envelope *env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_READY, 5000);
     cr_wire_free(&env);
+    static const char slow[] = "/* SLOWCOMPILE */\n"
+                               "void solve(const float *a, const float *b, float *c, int n)\n"
+                               "{ for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }\n";
     Crucible__Job *jobs[N];
     char ids[N][16];
     for (int i = 0; i < N; i++) {
         snprintf(ids[i], sizeof ids[i], "t%d", i);
-        jobs[i] = s_job_msg(ids[i], s_task_json, s_ref, s_ref, 10, 30);
+        jobs[i] = s_job_msg(ids[i], s_task_json, s_ref, slow, 10, 60);
     }
     Crucible__Envelope aenv = CRUCIBLE__ENVELOPE__INIT;
     Crucible__Assign a = CRUCIBLE__ASSIGN__INIT;
@@ -1466,19 +1475,29 @@ Test(worker, results_together_to_a_coordinator_that_reads_them, .init = s_setup,
     cr_assert_eq(cr_wire_send(co.router, &co.peer, &aenv), 0);
     for (int i = 0; i < N; i++)
         s_job_msg_free(jobs[i]);
-    int seen[N] = {0}, got = 0, msgs = 0;
+    usleep(500 * 1000); /* two compiling (30 s each), the rest queued behind them */
+    Crucible__Envelope cenv = CRUCIBLE__ENVELOPE__INIT;
+    Crucible__Cancel cancel = CRUCIBLE__CANCEL__INIT;
+    cancel.batch_id = "b1";
+    cancel.job_id = "";
+    cenv.body_case = CRUCIBLE__ENVELOPE__BODY_CANCEL;
+    cenv.cancel = &cancel;
+    cr_assert_eq(cr_wire_send(co.router, &co.peer, &cenv), 0);
+    int seen[N] = {0}, got = 0, msgs = 0, most = 0;
     Crucible__Ack ackv[N], *ackp[N];
     while (got < N) {
         env = s_expect(&co, CRUCIBLE__ENVELOPE__BODY_RESULT, 60000);
         Crucible__Result *r = env->result;
         cr_assert(!(r->record && r->n_records), "a Result with record and records");
         cr_assert_leq(r->n_records, CR_WIRE_RESULT_BATCH);
-        size_t k = r->record ? 1 : r->n_records;
+        int k = r->record ? 1 : (int)r->n_records;
         cr_assert_gt(k, 0, "a Result without a record");
-        for (size_t i = 0; i < k; i++) {
+        for (int i = 0; i < k; i++) {
             const Crucible__RewardRecord *rec = r->record ? r->record : r->records[i];
             int idx = atoi(rec->job_id + 1);
             cr_assert(idx >= 0 && idx < N && !seen[idx]++, "result %s twice", rec->job_id);
+            cr_expect_eq(rec->status, CRUCIBLE__STATUS__STATUS_CANCELLED, "%s: %s", rec->job_id,
+                         rec->message);
             crucible__ack__init(&ackv[got]);
             ackv[got].batch_id = strdup(rec->batch_id);
             ackv[got].job_id = strdup(rec->job_id);
@@ -1486,10 +1505,14 @@ Test(worker, results_together_to_a_coordinator_that_reads_them, .init = s_setup,
             ackp[got] = &ackv[got];
             got++;
         }
+        most = k > most ? k : most;
         msgs++;
         cr_wire_free(&env);
     }
-    fprintf(stderr, "results_together: %d results in %d messages\n", N, msgs);
+    fprintf(stderr, "results_together: %d results in %d messages, at most %d a message\n", N,
+            msgs, most);
+    cr_expect_geq(most, N - 2, "the %d jobs cancelled before compiling came in messages of at "
+                  "most %d", N - 2, most);
     /* all but the last acknowledged in one Assign without jobs */
     s_send_assign_full(&co, NULL, 0, NULL, 0, ackp, N - 1);
     usleep(200 * 1000);
