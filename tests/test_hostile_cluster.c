@@ -389,22 +389,31 @@ Test(hostile, client_cannot_take_over_a_stream_by_reusing_its_routing_id)
 
 /* ---- finding: any registered worker records any job's result ---- */
 
-Test(hostile, result_from_a_worker_not_holding_the_job_is_refused)
+/* Alice's batch of three jobs, one held by wA (ja), one by wB (jb), the
+ * third by nobody (returned). */
+static const char *s_two_holders(const char *batch, void **alice, void **wa, void **wb, char *ja,
+                                 char *jb, size_t cap)
 {
     s_start_coord(NULL);
-    void *alice = s_dealer(s_cep, "alice", NULL);
-    s_submit(alice, "b-forge", 3, 0);
-    void *wa = s_dealer(s_wep, "w1", "wA");
-    s_ready(wa, "wA", 1);
+    *alice = s_dealer(s_cep, "alice", NULL);
+    s_submit(*alice, batch, 3, 0);
+    *wa = s_dealer(s_wep, "w1", "wA");
+    s_ready(*wa, "wA", 1);
+    s_take_assign(*wa, ja, cap, NULL);
+    *wb = s_dealer(s_wep, "w2", "wB");
+    s_ready(*wb, "wB", 1);
+    s_take_assign(*wb, jb, cap, NULL);
+    return strcmp(ja, "j2") && strcmp(jb, "j2")   ? "j2"
+           : strcmp(ja, "j1") && strcmp(jb, "j1") ? "j1"
+                                                  : "j0";
+}
+
+Test(hostile, result_from_a_worker_not_holding_the_job_is_refused)
+{
+    void *alice, *wa, *wb;
     char ja[64], jb[64];
-    s_take_assign(wa, ja, sizeof ja, NULL);
-    void *wb = s_dealer(s_wep, "w2", "wB");
-    s_ready(wb, "wB", 1);
-    s_take_assign(wb, jb, sizeof jb, NULL);
     /* wB forges wA's job and the third, which nobody holds */
-    const char *third = strcmp(ja, "j2") && strcmp(jb, "j2") ? "j2"
-                        : strcmp(ja, "j1") && strcmp(jb, "j1") ? "j1"
-                                                               : "j0";
+    const char *third = s_two_holders("b-forge", &alice, &wa, &wb, ja, jb, sizeof ja);
     s_forged_result(wb, "b-forge", ja);
     s_forged_result(wb, "b-forge", third);
     usleep(800 * 1000);
@@ -426,19 +435,9 @@ Test(hostile, result_from_a_worker_not_holding_the_job_is_refused)
  * own gets its own recorded and the other two refused. */
 Test(hostile, forged_records_inside_a_batched_result_are_refused)
 {
-    s_start_coord(NULL);
-    void *alice = s_dealer(s_cep, "alice", NULL);
-    s_submit(alice, "b-many", 3, 0);
-    void *wa = s_dealer(s_wep, "w1", "wA");
-    s_ready(wa, "wA", 1);
+    void *alice, *wa, *wb;
     char ja[64], jb[64];
-    s_take_assign(wa, ja, sizeof ja, NULL);
-    void *wb = s_dealer(s_wep, "w2", "wB");
-    s_ready(wb, "wB", 1);
-    s_take_assign(wb, jb, sizeof jb, NULL);
-    const char *third = strcmp(ja, "j2") && strcmp(jb, "j2") ? "j2"
-                        : strcmp(ja, "j1") && strcmp(jb, "j1") ? "j1"
-                                                               : "j0";
+    const char *third = s_two_holders("b-many", &alice, &wa, &wb, ja, jb, sizeof ja);
     const char *jobs[3] = {ja, third, jb}; /* its own last: each is judged, not the first only */
     Crucible__RewardRecord r[3], *rp[3];
     for (int i = 0; i < 3; i++) {

@@ -1680,6 +1680,30 @@ static void s_results(void *w, const char *batch, char (*ids)[16], size_t n)
     free(rp);
 }
 
+/* A coordinator whose client *cl submitted n jobs of batch, all assigned
+ * to the worker returned (w1, assign_acks, credit n), their ids in ids;
+ * every Assign says the coordinator reads Result.records. */
+static void *s_all_assigned(const char *batch, size_t n, void **cl, char (*ids)[16])
+{
+    s_start(&s_env, 0, 1000);
+    *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    s_submit_many(*cl, batch, n);
+    Crucible__Envelope *env = EXPECT(*cl, SUBMIT_ACK);
+    cr_assert_not_null(env);
+    cr_wire_free(&env);
+    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
+    s_ready_with(w, "w1", (uint32_t)n, 0, 1);
+    size_t got = 0;
+    while (got < n && (env = EXPECT(w, ASSIGN))) {
+        cr_assert(env->assign->result_batches, "the Assign does not say Result.records is read");
+        for (size_t i = 0; i < env->assign->n_jobs; i++)
+            snprintf(ids[got++], sizeof ids[0], "%s", env->assign->jobs[i]->spec->job_id);
+        cr_wire_free(&env);
+    }
+    cr_assert_eq(got, n);
+    return w;
+}
+
 /* Subscribe{batch, after 0, follow} asking (or not) for record_batches. */
 static void s_subscribe_msg(void *sock, const char *batch, int batches)
 {
@@ -1693,12 +1717,14 @@ static void s_subscribe_msg(void *sock, const char *batch, int batches)
     s_send(sock, &env);
 }
 
-/* Reads sock until BatchDone: *msgs Result messages, checking that their
- * records are seqs 1..n once each in order; returns the records. */
-static size_t s_read_stream(void *sock, size_t n, size_t *msgs, size_t *several)
+/* Reads sock until BatchDone: *msgs Result messages, *several of them with
+ * more than one record, *most records in the fullest, checking that their
+ * records are seqs 1..n once each in order and no message holds more than
+ * CR_WIRE_BATCH_BYTES of them; returns the records. */
+static size_t s_read_stream(void *sock, size_t n, size_t *msgs, size_t *several, size_t *most)
 {
     uint64_t next = 1;
-    *msgs = *several = 0;
+    *msgs = *several = *most = 0;
     Crucible__Envelope *env = NULL;
     while ((env = s_next(sock, 5000)) && env->body_case != CRUCIBLE__ENVELOPE__BODY_BATCH_DONE) {
         if (env->body_case == CRUCIBLE__ENVELOPE__BODY_RESULT) {
@@ -1707,6 +1733,9 @@ static size_t s_read_stream(void *sock, size_t n, size_t *msgs, size_t *several)
             *several += r->n_records > 1;
             cr_assert(!(r->record && r->n_records), "a Result with record and records");
             size_t k = r->record ? 1 : r->n_records;
+            *most = k > *most ? k : *most;
+            if (k > 1)
+                cr_assert_leq(crucible__result__get_packed_size(r), CR_WIRE_BATCH_BYTES + 16);
             for (size_t i = 0; i < k; i++) {
                 const Crucible__RewardRecord *rec = r->record ? r->record : r->records[i];
                 cr_assert_eq(rec->seq, next, "seq %llu where %llu was due",
@@ -1729,30 +1758,16 @@ static size_t s_read_stream(void *sock, size_t n, size_t *msgs, size_t *several)
 Test(coordinator, results_acks_and_records_several_a_message, .timeout = 30)
 {
     enum { N = 40 };
-    s_start(&s_env, 0, 1000);
-    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    char ids[N][16];
+    void *cl = NULL;
+    void *w = s_all_assigned("sev", N, &cl, ids);
     void *old = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
-    s_submit_many(cl, "sev", N);
-    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
-    cr_assert_not_null(env);
-    cr_wire_free(&env);
     s_subscribe_msg(cl, "sev", 1);
     s_subscribe_msg(old, "sev", 0);
     usleep(200000); /* both subscriptions are live before the first record */
-
-    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
-    s_ready_with(w, "w1", N, 0, 1);
-    char ids[N][16];
-    size_t got = 0;
-    while (got < N && (env = EXPECT(w, ASSIGN))) {
-        cr_assert(env->assign->result_batches, "the Assign does not say Result.records is read");
-        for (size_t i = 0; i < env->assign->n_jobs; i++)
-            snprintf(ids[got++], sizeof ids[0], "%s", env->assign->jobs[i]->spec->job_id);
-        cr_wire_free(&env);
-    }
-    cr_assert_eq(got, N);
     s_results(w, "sev", ids, N);
 
+    Crucible__Envelope *env = NULL;
     size_t acked = 0, alone = 0, msgs = 0;
     while (acked < N && (env = s_next(w, 5000))) {
         if (env->body_case == CRUCIBLE__ENVELOPE__BODY_ACK) {
@@ -1772,11 +1787,11 @@ Test(coordinator, results_acks_and_records_several_a_message, .timeout = 30)
     cr_expect_eq(alone, 0, "%zu Acks came alone", alone);
     cr_expect_eq(msgs, 1, "the Acks of one turn came in %zu messages", msgs);
 
-    size_t several = 0;
-    cr_assert_eq(s_read_stream(cl, N, &msgs, &several), N);
+    size_t several = 0, most = 0;
+    cr_assert_eq(s_read_stream(cl, N, &msgs, &several, &most), N);
     cr_expect_eq(msgs, 1, "%d records of one turn came in %zu messages to a batched reader", N,
                  msgs);
-    cr_assert_eq(s_read_stream(old, N, &msgs, &several), N);
+    cr_assert_eq(s_read_stream(old, N, &msgs, &several, &most), N);
     cr_expect_eq(msgs, N, "a reader that did not ask for batches got %zu messages", msgs);
     cr_expect_eq(several, 0, "a reader that did not ask for batches got Result.records");
     zmq_close(w);
@@ -1829,23 +1844,7 @@ Test(coordinator, replay_in_batches_within_the_bound, .timeout = 30)
     void *late = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
     s_subscribe_msg(late, "rep", 1);
     size_t msgs = 0, several = 0, most = 0;
-    uint64_t next = 1;
-    while ((env = s_next(late, 5000)) && env->body_case != CRUCIBLE__ENVELOPE__BODY_BATCH_DONE) {
-        if (env->body_case == CRUCIBLE__ENVELOPE__BODY_RESULT) {
-            Crucible__Result *r = env->result;
-            size_t k = r->record ? 1 : r->n_records;
-            msgs++;
-            several += k > 1;
-            most = k > most ? k : most;
-            cr_assert_leq(crucible__result__get_packed_size(r), CR_WIRE_BATCH_BYTES + 16);
-            for (size_t i = 0; i < k; i++)
-                cr_assert_eq((r->record ? r->record : r->records[i])->seq, next++);
-        }
-        cr_wire_free(&env);
-    }
-    cr_assert_not_null(env, "no BatchDone");
-    cr_wire_free(&env);
-    cr_assert_eq(next - 1, N);
+    cr_assert_eq(s_read_stream(late, N, &msgs, &several, &most), N);
     cr_expect_gt(several, 0, "the replay came one record a message (%zu messages)", msgs);
     cr_expect_leq(most, 8, "%zu records of about 1 KiB in one message", most);
     cr_expect_geq(msgs, N / 8, "%zu messages for %d records of about 1 KiB", msgs, N);
@@ -1924,24 +1923,11 @@ Test(coordinator, client_library_splits_batches, .timeout = 30)
 Test(coordinator, result_of_too_many_records_is_refused, .timeout = 30)
 {
     enum { N = CR_WIRE_RESULT_BATCH + 1 };
-    s_start(&s_env, 0, 1000);
-    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
-    s_submit_many(cl, "big", N);
-    Crucible__Envelope *env = EXPECT(cl, SUBMIT_ACK);
-    cr_assert_not_null(env);
-    cr_wire_free(&env);
-    void *w = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1");
-    s_ready_with(w, "w1", N, 0, 1);
     char ids[N][16];
-    size_t got = 0;
-    while (got < N && (env = EXPECT(w, ASSIGN))) {
-        for (size_t i = 0; i < env->assign->n_jobs; i++)
-            snprintf(ids[got++], sizeof ids[0], "%s", env->assign->jobs[i]->spec->job_id);
-        cr_wire_free(&env);
-    }
-    cr_assert_eq(got, N);
+    void *cl = NULL;
+    void *w = s_all_assigned("big", N, &cl, ids);
     s_results(w, "big", ids, N);
-    env = EXPECT(w, ERROR);
+    Crucible__Envelope *env = EXPECT(w, ERROR);
     cr_assert_not_null(env, "no Error for a Result of %d records", N);
     cr_expect_str_eq(env->error->code, "E_LIMIT");
     cr_wire_free(&env);
