@@ -18,7 +18,8 @@
 #   seq         the sequential script on 16 of the 64 (~45 s): the batch's ratio
 #   hacks       the CUDA hack suite (~200 s)
 #   redteam     the CUDA red-team suite (~30 s)
-#   torch-ex    every torch example whose name has $CR_TORCH_ONLY (default "l1_"), then
+#   torch-ex    every torch example whose name has one of $CR_TORCH_ONLY's comma-separated
+#               substrings (default "l1_"; $CR_TORCH_TIMEOUT, default 200 s, bounds them), then
 #               do_bench against the honest GPU ones (~150 s)
 set -u
 cd "$(dirname "$0")/../.."
@@ -68,7 +69,7 @@ for part in "$@"; do
             "$c" -I -c 'import torch' 2> /dev/null && py=$c && break
         done
         cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2> /dev/null | head -n 1)
-        CR_TORCH_TRACE=1 CUDA_TORCH_ARCH_LIST=${cap:-9.0} timeout 200 "$py" \
+        CR_TORCH_TRACE=1 CUDA_TORCH_ARCH_LIST=${cap:-9.0} timeout "${CR_TORCH_TIMEOUT:-200}" "$py" \
             tests/torch/check_examples.py --crucible "$bin/crucible" --needs all --workers 1 \
             --only "${CR_TORCH_ONLY:-l1_}" --logs "$out/t/ex" --extra=--time-budget-s=1 \
             --extra=--rse-target=0.01 --extra=--log-level=debug > "$out/t/check.txt" 2>&1

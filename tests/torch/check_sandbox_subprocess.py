@@ -5,10 +5,14 @@ On a GPU the sandbox lets Triton's JIT start ptxas and the C compiler; in sessio
 every such child died of SIGSYS on the H200 (Python's vfork child resets the sandbox's
 SIGSYS handler, a call the filter traps). This enters the same sandbox with the GPU
 profile (threads and programs allowed: cr_pysandbox_enter, as crucible-torch does on a
-GPU) in two fresh processes and starts /sbin/ldconfig -p and gcc in each (and
-ldconfig once more with close_fds=False, which Python 3.11 starts by posix_spawn, as
-3.13 does every program): without crucible-torch's _fork_not_vfork all must die of
-SIGSYS (the trap is really there), with it all must succeed.
+GPU) in two fresh processes, stacks the second filter as crucible-torch does after the
+first call (cr_pysandbox_lock with allow_exec), and starts /sbin/ldconfig -p, gcc and,
+where the toolkit has it, ptxas in each (and ldconfig once more with close_fds=False,
+which Python 3.11 starts by posix_spawn, as 3.13 does every program): without
+crucible-torch's _fork_not_vfork all must die of SIGSYS (the trap is really there), with
+it all must succeed. (In session 16 on the H200 every Triton child died of the second
+filter's handler rule: Python's forked child sets SIGPIPE back before exec, and gcc
+installs handlers of its own.)
 
   check_sandbox_subprocess.py --build BUILD_DIR --src SOURCE_DIR
 """
@@ -20,6 +24,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+
+PTXAS = next((p for p in (os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin",
+                                        "ptxas"), shutil.which("ptxas") or "")
+              if p and os.access(p, os.X_OK)), "")
 
 
 def child(build, src, fix):
@@ -43,12 +52,20 @@ def child(build, src, fix):
         return 2
     with open("x.c", "w") as f:
         f.write("int f(int x) { return x + 1; }\n")
+    with open("x.ptx", "w") as f:
+        f.write(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n")
     os.environ["TMPDIR"] = os.getcwd()
+    rc = lib.cr_pysandbox_lock(ctypes.c_int(1))
+    if rc != 0:
+        print("second filter not in force: %d" % rc)
+        return 2
+    cmds = [(["/sbin/ldconfig", "-p"], True),
+            ([shutil.which("gcc") or "gcc", "-O2", "-shared", "-fPIC", "-o", "x.so", "x.c"], True),
+            (["/sbin/ldconfig", "-p"], False)]  # Python 3.11's posix_spawn path
+    if PTXAS:
+        cmds.append(([PTXAS, "-arch=sm_90", "-o", "x.cubin", "x.ptx"], True))
     codes = []
-    for cmd, close in ((["/sbin/ldconfig", "-p"], True),
-                       ([shutil.which("gcc") or "gcc", "-O2", "-shared", "-fPIC", "-o", "x.so",
-                         "x.c"], True),
-                       (["/sbin/ldconfig", "-p"], False)):  # Python 3.11's posix_spawn path
+    for cmd, close in cmds:
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                            close_fds=close)
         codes.append(p.returncode)
@@ -67,7 +84,8 @@ def main():
     if a.child:
         return child(os.path.abspath(a.build), os.path.abspath(a.src), a.child == "fix")
     bad = 0
-    for mode, want in (("nofix", "-31 -31 -31"), ("fix", "0 0 0")):
+    n = 4 if PTXAS else 3
+    for mode, want in (("nofix", " ".join(["-31"] * n)), ("fix", " ".join(["0"] * n))):
         p = subprocess.run([sys.executable, os.path.abspath(__file__), "--build", a.build, "--src",
                             a.src, "--child", mode], capture_output=True, text=True, timeout=120)
         got = [l[6:] for l in p.stdout.splitlines() if l.startswith("CODES ")]

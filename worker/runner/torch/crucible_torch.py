@@ -575,7 +575,7 @@ class Executor:
             # PyTorch maps code on an operator's first use: the second
             # filter goes on after the first call (docs/torch.md)
             self.locked = True
-            _lock(self.threads)
+            _lock(self.device == "cuda")  # the sandbox's allow_exec (executor_main)
 
     def _fetch(self, nargs):
         torch = self.torch
@@ -631,8 +631,8 @@ def _sandbox_lib():
     return _sandbox
 
 
-def _lock(threads):
-    rc = _sandbox_lib().cr_pysandbox_lock(ctypes.c_int(1 if threads else 0))
+def _lock(allow_exec):
+    rc = _sandbox_lib().cr_pysandbox_lock(ctypes.c_int(1 if allow_exec else 0))
     if rc != 0:
         sys.stderr.write("crucible-torch: second seccomp filter not in force (%d)\n" % rc)
 
