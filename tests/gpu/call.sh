@@ -16,6 +16,8 @@
 #               timeline (bench/serve_timeline.py), and .device-old's in the same call (~100 s)
 #   precision   ten fresh evaluations of the fast vector_add (~60 s)
 #   seq         the sequential script on 16 of the 64 (~45 s): the batch's ratio
+#   dobench-cuda  tests/gpu/run.sh quick: the fast CUDA examples against do_bench, and
+#               ten fresh runs of the precision task through the judge driver
 #   hacks       the CUDA hack suite (~200 s)
 #   redteam     the CUDA red-team suite (~30 s)
 #   torch-ex    every torch example whose name has one of $CR_TORCH_ONLY's comma-separated
@@ -51,12 +53,21 @@ for part in "$@"; do
         rm -rf "$out/serve" "$out/old" ;;
     precision)
         timeout 120 $B --bin "$bin" --out "$out/prec" --parts precision > /dev/null 2>&1
-        grep -A24 "precision" "$out/prec/bench.log" | grep "median_us\|statuses" | grep -v "raw\|ref_" >> "$L"
+        grep -A40 "precision" "$out/prec/bench.log" | grep "median_us\|statuses\|not OK" | grep -v "raw\|ref_" >> "$L"
         rm -rf "$out/prec" ;;
     seq)
         timeout 120 $B --bin "$bin" --out "$out/seq" --parts seq --seq-count 16 > /dev/null 2>&1
         grep -i "evals/min" "$out/seq/bench.log" | sed 's/^/  /' >> "$L"
         rm -rf "$out/seq" ;;
+    dobench-cuda) # the honest fast CUDA examples against do_bench (tests/gpu/run.sh quick:
+        # its precision too, through the judge driver), one do_bench process
+        [ -x /opt/torch/.venv/bin/python3 ] && PATH="/opt/torch/.venv/bin:$PATH"
+        CR_DOBENCH_PROCESSES=1 CR_DOBENCH_PLACEMENTS=2 OUT="$out/db" timeout 300 \
+            sh tests/gpu/run.sh quick > /dev/null 2>&1
+        echo "  exit $?" >> "$L"
+        grep "spread\|statuses\|not OK\|%\|worst" "$out/db/run.log" | grep -v "raw\|ref_" \
+            | cut -c1-220 | tail -30 >> "$L"
+        rm -rf "$out/db" ;;
     hacks) hacks "" 240 ;;
     redteam)
         sh tests/redteam/src/make.sh /tmp/cr-rt > /dev/null 2>&1
@@ -79,11 +90,18 @@ for part in "$@"; do
 import re, sys, statistics
 pat = re.compile(r"crucible-torch: (\w+) RUN host us: record ([0-9.]+), forward ([0-9.]+), "
                  r"record ([0-9.]+), synchronise ([0-9.]+); events ([0-9.]+)")
-by = {}
+by, heads = {}, []
+hp = re.compile(r"torch judge: head ([0-9.]+) us")
 for line in open(sys.argv[1], errors="replace"):
     m = pat.search(line)
     if m:
         by.setdefault(m.group(1), []).append([float(g) for g in m.groups()[1:]])
+    m = hp.search(line)
+    if m:
+        heads.append(float(m.group(1)))
+if heads:
+    print("  judge's head (torch_judge.c note 5): %d jobs, median %.1f us, range %.1f-%.1f us"
+          % (len(heads), statistics.median(heads), min(heads), max(heads)))
 for role, rows in sorted(by.items()):
     med = [statistics.median(c) for c in zip(*rows)]
     print("  %s RUNs %d, host us medians: record %.1f, forward %.1f, record %.1f, "

@@ -16,6 +16,8 @@
  *   device.c        the device state: setup, release, and the limits reset
  *                   before every call
  *   judge.c         the entry points of cuda_judge.h
+ *   head.c          the judge's head before a self-timing executor's call
+ *                   (the torch backend's, docs/torch.md §4)
  *
  * cr__cuda_* names cross files and are declared here; s_* names are static
  * to one file. Include this header first: it sets _GNU_SOURCE (dladdr,
@@ -279,6 +281,8 @@ void cr__cuda_launch_cmp(unsigned grid, const void *a, const void *r, int d, int
                          unsigned long long *cnt, unsigned long long *first);
 /* n empty kernels of one block (§12). */
 void cr__cuda_launch_tail(int n);
+/* One thread that spins for ns nanoseconds of the GPU's global timer (head.c). */
+void cr__cuda_launch_spin(unsigned long long ns);
 
 /* ---------------------------------------------------------------- buffers.c */
 

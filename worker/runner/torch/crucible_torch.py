@@ -55,6 +55,8 @@ REQ_OFF, REQ_LEN = 0, 32768  # judge -> executor: the load request (JSON, NUL-en
 ANS_OFF, ANS_LEN = 32768, 32704  # executor -> judge: the load answer (JSON, NUL-ended)
 EVT_OFF = 65472  # executor -> judge: the last RUN's event time, us (float64; -1 = none)
 OWN_OFF = 65480  # executor -> judge: calls of the candidate's own kernels in the last RUN (u32)
+HOST_OFF = 65488  # executor -> judge: the last GPU RUN's host us from the start event's record
+#                   to the end event's (float64; sizes the judge's head: docs/torch.md §4)
 OWN_UNKNOWN = 0xFFFFFFFF  # ... when they cannot be counted
 T_STAGE, T_RUN, T_FETCH = 1, 2, 3  # CALL sub-commands (arg 0)
 R_OK, R_LOAD, R_INIT, R_RUNTIME, R_OUTPUT = 0, -1, -2, -3, -4
@@ -368,6 +370,7 @@ class Executor:
         self.out = None  # the last RUN's outputs
         self.locked = False
         self.flush = None  # GPU: a buffer of twice the L2, written before each timed call
+        self.judge_flush = False  # the judge flushes the L2 itself before every RUN
         # held before any client code runs: a candidate that patches
         # torch.cuda.synchronize or Event.elapsed_time at import patches
         # names, not these (docs/torch.md, "What the executor trusts")
@@ -387,6 +390,7 @@ class Executor:
             obj = json.loads(f.read().decode("utf-8"))
         self.dtype = getattr(torch, PRECISIONS[req["precision"]])
         self.device = req.get("device", self.device)
+        self.judge_flush = bool(req.get("judge_flush"))
         seed = int(req["init_seed"])
         name = "problem" if self.role != "candidate" else "candidate"
         if self.role == "candidate":
@@ -522,7 +526,9 @@ class Executor:
             args.append(t)
         self.inputs = args
         self.out = None
-        if self.device == "cuda":
+        if self.device == "cuda" and self.judge_flush:
+            self.sync()  # the inputs on the device; the judge's head flushes the L2
+        elif self.device == "cuda":
             if self.flush is None:
                 l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
                 self.flush = torch.empty(max(2 * l2, 1 << 20) // 4, dtype=torch.int32,
@@ -549,18 +555,19 @@ class Executor:
         with torch.no_grad():
             if self.device == "cuda":
                 a, b = self._events()
-                tr = self.trace
-                t0 = self.clock() if tr else 0
+                clock = self.clock
+                t0 = clock()
                 self.record(a)
-                t1 = self.clock() if tr else 0
+                t1 = clock()
                 out = self.model(*self.inputs)
-                t2 = self.clock() if tr else 0
+                t2 = clock()
                 self.record(b)
-                t3 = self.clock() if tr else 0
+                t3 = clock()
                 self.sync()  # device-wide: work on other streams counts
-                t4 = self.clock() if tr else 0
+                t4 = clock()
                 evt = self.elapsed(a, b) * 1000.0
                 struct.pack_into("<d", self.ctl.rw, EVT_OFF, evt)
+                struct.pack_into("<d", self.ctl.rw, HOST_OFF, (t3 - t0) / 1e3)
                 if self.trace:
                     sys.stderr.write("crucible-torch: %s RUN host us: record %.1f, forward %.1f, "
                                      "record %.1f, synchronise %.1f; events %.1f\n"

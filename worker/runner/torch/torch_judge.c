@@ -39,7 +39,20 @@
  *    timing_mismatch. Work that outlives RUN
  *    altogether (a harness patched from inside to return early) lands in
  *    FETCH, which waits for the outputs: a candidate's FETCH far slower than
- *    the reference's for the same bytes is timing_mismatch too. */
+ *    the reference's for the same bytes is timing_mismatch too; and work
+ *    done ahead in STAGE (the harness patched to run forward() there) is
+ *    held to the reference's STAGE the same way (s_stage_check).
+ *
+ * 5. The head (GPU, where the runner has CUDA: env->head_queue). Before
+ *    every timed RUN the judge queues an L2 flush and a spin on its own
+ *    CUDA context (cuda/head.c); the GPU runs one context at a time, so the
+ *    executor's start event runs when the head ends, with forward()'s
+ *    launches queued behind it: the host's way to them is off the events
+ *    (as in do_bench), and nothing a candidate does can take the head's
+ *    place. The spin is sized from both executors' host times from the
+ *    start event's record to the end event's (their word: a longer claim
+ *    only costs time, a shorter one puts host time back into its own
+ *    events). docs/torch.md §4. */
 #define _GNU_SOURCE
 #include "torch_judge.h"
 
@@ -97,6 +110,15 @@ _Static_assert(offsetof(cr_exec_ctl_t, args) == 16 && sizeof(cr_exec_arg_t) == 3
  * the harness's cost between two processes is a few microseconds. */
 #define S_MISSED_US 3.0
 #define S_MISSED_REL 0.05
+/* The head (note 5): the spin before the first pairs, then S_HEAD_MARGIN x
+ * the longest host time of the last S_HEAD_KEEP pairs + S_HEAD_PAD_US,
+ * within [S_HEAD_MIN_US, S_HEAD_MAX_US]. */
+#define S_HEAD_START_US 400.0
+#define S_HEAD_MARGIN 1.25
+#define S_HEAD_PAD_US 20.0
+#define S_HEAD_MIN_US 20.0
+#define S_HEAD_MAX_US 3000.0
+#define S_HEAD_KEEP 8
 #define S_MSG 600
 
 typedef struct {
@@ -121,6 +143,7 @@ typedef struct {
     const unsigned char *spec_cand;
     json_t *answer;                   /* the reference's load answer; owned */
     int cuda;
+    int head;                         /* 1: the judge's head before every timed RUN (note 5) */
     /* KernelBench's metadata, filled as the trials go */
     int passed;                       /* trials passed */
     double max_diff[CR_TASK_MAX_CASES];
@@ -438,9 +461,10 @@ static int s_load(s_judge_t *J, Crucible__RewardRecord *rec)
                                                           : "fp32";
     /* the weights' seed: KernelBench seeds both models alike (42), so that a
      * ModelNew with the same parameters gets the same weights. Not secret. */
-    json_t *req = json_pack("{s:s, s:s, s:i, s:b}", "precision", prec, "device",
+    json_t *req = json_pack("{s:s, s:s, s:i, s:b, s:b}", "precision", prec, "device",
                             J->cuda ? "cuda" : "cpu", "init_seed", 42, "own_kernel",
-                            J->task->own_kernel); /* counting costs a frame a call: only then */
+                            J->task->own_kernel, /* counting costs a frame a call: only then */
+                            "judge_flush", J->head); /* its STAGE then flushes nothing */
     char err[S_MSG] = "";
     if (!req || s_put_json(J->ref, req) != 0) {
         json_decref(req);
@@ -507,22 +531,38 @@ static int s_cmd(cr_exec_t *x, uint32_t sub, void *const *bufs, int nb, double *
     return cr_exec_result(x, msg, len);
 }
 
-/* STAGE, RUN (timed: *us the judge's, *evt the executor's event claim or
- * < 0), FETCH. Same returns as s_cmd. */
-static int s_run(cr_exec_t *x, const unsigned char *spec, void *const *in, int nin,
-                 void *const *out, int nout, double *us, double *evt, double *fetch_us,
-                 char *msg, size_t len)
+/* A timed run's figures: the judge's time of each command, and the
+ * executor's claims (note 4). */
+typedef struct {
+    double head_us;                 /* in: the judge's spin before RUN; < 0 no head */
+    double stage_us, run_us, fetch_us;
+    double evt_us, host_us;         /* the executor's event time and host time; < 0 none */
+} s_call_t;
+
+static double s_claim(const unsigned char *spec, size_t off)
 {
-    int rc = s_cmd(x, CR_TORCH_STAGE, in, nin, NULL, msg, len);
+    double e;
+    memcpy(&e, spec + off, sizeof e);
+    return isfinite(e) ? e : -1;
+}
+
+/* STAGE, RUN, FETCH; with c (timing) each timed and, with c->head_us >= 0,
+ * the judge's head queued before RUN (note 5). Same returns as s_cmd; a
+ * head that failed is -EIO with msg. */
+static int s_run(const s_judge_t *J, cr_exec_t *x, const unsigned char *spec, void *const *in,
+                 void *const *out, s_call_t *c, char *msg, size_t len)
+{
+    int rc = s_cmd(x, CR_TORCH_STAGE, in, J->nbuf, c ? &c->stage_us : NULL, msg, len);
+    if (rc == 0 && c && c->head_us >= 0 && J->env->head_queue(c->head_us, msg, len) != 0)
+        rc = -EIO;
     if (rc == 0)
-        rc = s_cmd(x, CR_TORCH_RUN, NULL, 0, us, msg, len);
-    if (rc == 0 && evt) {
-        double e;
-        memcpy(&e, spec + CR_TORCH_EVT_OFF, sizeof e);
-        *evt = isfinite(e) ? e : -1;
+        rc = s_cmd(x, CR_TORCH_RUN, NULL, 0, c ? &c->run_us : NULL, msg, len);
+    if (rc == 0 && c) {
+        c->evt_us = s_claim(spec, CR_TORCH_EVT_OFF);
+        c->host_us = s_claim(spec, CR_TORCH_HOST_OFF);
     }
     if (rc == 0)
-        rc = s_cmd(x, CR_TORCH_FETCH, out, nout, fetch_us, msg, len);
+        rc = s_cmd(x, CR_TORCH_FETCH, out, J->nout, c ? &c->fetch_us : NULL, msg, len);
     return rc;
 }
 
@@ -709,8 +749,7 @@ static int s_verify_set(s_judge_t *J, Crucible__RewardRecord *rec, Crucible__Cas
     s_poison(J, cout);
     uint64_t h0 = s_hash(J, pristine);
     /* the candidate first, on inputs the reference has not seen yet */
-    rc = s_run(J->cand, J->spec_cand, cin, J->nbuf, cout, J->nout, NULL, NULL, NULL, msg,
-               sizeof msg);
+    rc = s_run(J, J->cand, J->spec_cand, cin, cout, NULL, msg, sizeof msg);
     if (rc == CR_E_EXEC && cr_exec_fault_ptr(J->cand)) {
         cr_judge_check_t k = {.all_written = 1, .first_bad = -1};
         snprintf(k.msg, sizeof k.msg, "an input was written by the candidate (inputs are "
@@ -739,8 +778,7 @@ static int s_verify_set(s_judge_t *J, Crucible__RewardRecord *rec, Crucible__Cas
     /* then the reference, in its own process, on the pristine copy */
     s_put_inputs(J, rin, pristine);
     s_poison(J, rout);
-    rc = s_run(J->ref, J->spec_ref, rin, J->nbuf, rout, J->nout, NULL, NULL, NULL, msg,
-               sizeof msg);
+    rc = s_run(J, J->ref, J->spec_ref, rin, rout, NULL, msg, sizeof msg);
     if (rc != 0) {
         s_judge_error(J, rec, rc, rc != CR_E_EXEC, msg);
         goto done;
@@ -840,6 +878,8 @@ static void s_perturb(const s_judge_t *J, void **in, cr_rng_t *rng, int trial)
 typedef struct {
     double *a, *b, *aw, *bw; /* us: candidate, reference (used), their wall clocks */
     double *fa, *fb;         /* us: their FETCH commands (note 4) */
+    double *sa, *sb;         /* us: their STAGE commands */
+    double *head;            /* us: the judge's spin before each pair (note 5; 0 none) */
     size_t n;
     unsigned verified;
 } s_samples_t;
@@ -895,6 +935,43 @@ static void s_cross_check(s_samples_t *S, Crucible__RewardRecord *rec)
     }
 }
 
+/* Note 4, STAGE. Staging is the same harness code in both executors, on the
+ * same bytes, and untimed by the events; but the candidate's process is its
+ * own: it can run forward() from a patched STAGE and hand RUN the answer.
+ * On the CPU (CPU time: a few microseconds of jitter) its staging time over
+ * the reference's median is counted into each sample past S_MISSED_*, and
+ * past S_XCHK_* it is HACK_DETECTED / timing_mismatch; on a GPU (the wall
+ * clock of a copy and a synchronise) past twice the reference's +
+ * S_FETCH_SLACK_US, FETCH's rule; work it leaves running on the device
+ * delays the next head, inside RUN's wall clock. */
+static void s_stage_check(s_samples_t *S, int gpu, Crucible__RewardRecord *rec)
+{
+    double cost = s_median(S->sb, S->n), sa = s_median(S->sa, S->n);
+    double evt = s_median(S->a, S->n), extra = sa - cost;
+    int bad = gpu ? sa > 2 * cost + S_FETCH_SLACK_US : extra > S_XCHK_ABS_US + S_XCHK_REL * evt;
+    if (!gpu && extra > S_MISSED_US + S_MISSED_REL * evt)
+        for (size_t i = 0; i < S->n; i++)
+            if (S->sa[i] > cost)
+                S->a[i] += S->sa[i] - cost;
+    if (bad) {
+        cr_judge_flag(rec, "timing_mismatch");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                      "timing: staging the candidate's inputs took %.1f us against the "
+                      "reference's %.1f us (medians): it worked before forward() was called",
+                      sa, cost);
+    }
+}
+
+/* Note 5: the next pair's spin, from the host times of the last pairs. */
+static double s_head_next(const double *span, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = span[i] > m ? span[i] : m;
+    double h = S_HEAD_MARGIN * m + S_HEAD_PAD_US;
+    return h < S_HEAD_MIN_US ? S_HEAD_MIN_US : h > S_HEAD_MAX_US ? S_HEAD_MAX_US : h;
+}
+
 static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
 {
     const int64_t t0 = cr_time_mono_ns();
@@ -922,7 +999,7 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
     pr->cache_flushed = J->cuda;
     cr_judge_set_str(&pr->clock_policy, "observe");
     cr_judge_set_str(&pr->ref_policy, "interleaved");
-    S.a = malloc(6 * CR_JUDGE_MAX_SAMPLES * sizeof *S.a);
+    S.a = malloc(9 * CR_JUDGE_MAX_SAMPLES * sizeof *S.a);
     if (!pr->cases || !S.a)
         goto fail;
     S.b = S.a + CR_JUDGE_MAX_SAMPLES;
@@ -930,6 +1007,11 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
     S.bw = S.aw + CR_JUDGE_MAX_SAMPLES;
     S.fa = S.bw + CR_JUDGE_MAX_SAMPLES;
     S.fb = S.fa + CR_JUDGE_MAX_SAMPLES;
+    S.sa = S.fb + CR_JUDGE_MAX_SAMPLES;
+    S.sb = S.sa + CR_JUDGE_MAX_SAMPLES;
+    S.head = S.sb + CR_JUDGE_MAX_SAMPLES;
+    double span[S_HEAD_KEEP], head = S_HEAD_START_US;
+    size_t nspan = 0;
     s_new_case(J);
     for (int s = 0; s < S_POOL; s++)
         if (s_draw(J, 0, CR_JUDGE_SET_TIMED + (uint32_t)s, data[s]) ||
@@ -959,9 +1041,8 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         s_perturb(J, cur, &perturb, 0);
         s_put_inputs(J, slot_in[k], cur);
         s_poison(J, slot_out[k]);
-        double ua = 0, ea = -1, ub = 0, eb = -1, fa = 0, fb = 0;
-        rc = s_run(J->cand, J->spec_cand, slot_in[k], J->nbuf, slot_out[k], J->nout, &ua, &ea,
-                   &fa, msg, sizeof msg);
+        s_call_t ca = {.head_us = J->head ? head : -1}, cb = ca;
+        rc = s_run(J, J->cand, J->spec_cand, slot_in[k], slot_out[k], &ca, msg, sizeof msg);
         if (rc == CR_E_EXEC && cr_exec_fault_ptr(J->cand)) {
             cr_judge_flag(rec, "input_mutated");
             cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "timing: an input was "
@@ -979,12 +1060,22 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         }
         s_put_inputs(J, rin, cur);
         s_poison(J, rout);
-        rc = s_run(J->ref, J->spec_ref, rin, J->nbuf, rout, J->nout, &ub, &eb, &fb, msg,
-                   sizeof msg);
+        rc = s_run(J, J->ref, J->spec_ref, rin, rout, &cb, msg, sizeof msg);
         if (rc != 0) {
             s_judge_error(J, rec, rc, rc != CR_E_EXEC, msg);
             rc = 0;
             goto out;
+        }
+        if (J->head) {
+            double used = head;
+            for (int w = 0; w < 2; w++) {
+                double h = w ? cb.host_us : ca.host_us;
+                if (h >= 0 && h < 1e6)
+                    span[nspan++ % S_HEAD_KEEP] = h;
+            }
+            if (nspan)
+                head = s_head_next(span, nspan < S_HEAD_KEEP ? nspan : S_HEAD_KEEP);
+            S.head[S.n] = used;
         }
         if (warm)
             continue;
@@ -1000,12 +1091,14 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
                 goto out;
             }
         }
-        S.aw[S.n] = ua;
-        S.bw[S.n] = ub;
-        S.fa[S.n] = fa;
-        S.fb[S.n] = fb;
-        S.a[S.n] = J->cuda && ea > 0 ? ea : ua;
-        S.b[S.n] = J->cuda && eb > 0 ? eb : ub;
+        S.aw[S.n] = ca.run_us;
+        S.bw[S.n] = cb.run_us;
+        S.fa[S.n] = ca.fetch_us;
+        S.fb[S.n] = cb.fetch_us;
+        S.sa[S.n] = ca.stage_us;
+        S.sb[S.n] = cb.stage_us;
+        S.a[S.n] = J->cuda && ca.evt_us > 0 ? ca.evt_us : ca.run_us;
+        S.b[S.n] = J->cuda && cb.evt_us > 0 ? cb.evt_us : cb.run_us;
         cr_stats_online_push(&oa, S.a[S.n]);
         cr_stats_online_push(&ob, S.b[S.n]);
         S.n++;
@@ -1023,6 +1116,13 @@ out:;
     br->verified_samples = S.verified;
     if (J->cuda && S.n) /* note 4: before the statistics, which use the accepted times */
         s_cross_check(&S, rec);
+    if (S.n)
+        s_stage_check(&S, J->cuda, rec);
+    if (J->head && S.n)
+        cr_info("torch judge: head %.1f us (median over %zu pairs), last pairs' host time "
+                "%.1f us at most", s_median(S.head, S.n), S.n,
+                (s_head_next(span, nspan < S_HEAD_KEEP ? nspan : S_HEAD_KEEP) - S_HEAD_PAD_US) /
+                    S_HEAD_MARGIN);
     if (S.n && cr_stats_compute(S.a, S.n, &a) == 0 && cr_stats_compute(S.b, S.n, &b) == 0) {
         br->samples = (uint32_t)a.n;
         br->median_us = a.median;
@@ -1100,6 +1200,7 @@ void cr_torch_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *tas
     J->task = task;
     J->env = env;
     J->cuda = env->cuda;
+    J->head = env->cuda && env->head_queue;
     memcpy(J->seed, req->seed.data, sizeof J->seed);
     cr_judge_set_str(&rec->backend, "torch");
     int64_t t0 = cr_time_mono_ns();
