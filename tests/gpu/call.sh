@@ -19,6 +19,7 @@
 #               docs/judge.md §6; 1,1 is session 14's design), each with its timeline and at
 #               most 100 s, then .device-old's once (~60 s a setting; keep 4 settings + old
 #               within the run tool's 600 s)
+#   precision-settings  the precision part under each setting of $CR_SERVE_SETTINGS (~60 s each)
 #   precision   ten fresh evaluations of the fast vector_add (~60 s)
 #   seq         the sequential script on 16 of the 64 (~45 s): the batch's ratio
 #   hacks       the CUDA hack suite (~200 s)
@@ -74,6 +75,17 @@ for part in "$@"; do
             grep -i "evals/min" "$out/old/bench.log" | sed 's/^/  .device-old: /' >> "$L"
             rm -rf "$out/old"
         fi ;;
+    precision-settings)
+        for sk in ${CR_SERVE_SETTINGS:-1,1 1,8 3,1 3,8}; do
+            sp=${sk%,*} kr=${sk#*,}
+            echo "  --- spares $sp, kept references $kr ($(date +%T))" >> "$L"
+            timeout 120 $B --bin "$bin" --out "$out/prec" --parts precision \
+                --env CRUCIBLE_SERVE_SPARES=$sp --env CRUCIBLE_SERVE_KEPT_REFS=$kr \
+                > /dev/null 2>&1
+            grep -A24 "precision" "$out/prec/bench.log" | grep "median_us\|statuses" \
+                | grep -v "raw\|ref_" >> "$L"
+            rm -rf "$out/prec"
+        done ;;
     precision)
         timeout 120 $B --bin "$bin" --out "$out/prec" --parts precision > /dev/null 2>&1
         grep -A24 "precision" "$out/prec/bench.log" | grep "median_us\|statuses" | grep -v "raw\|ref_" >> "$L"
