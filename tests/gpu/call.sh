@@ -14,6 +14,12 @@
 # Parts (seconds are what each took on the H200 in session 15):
 #   grpo        the 64-candidate batch through the serving judge at --log-level debug, its
 #               timeline (bench/serve_timeline.py), and .device-old's in the same call (~100 s)
+#   grpo-settings  the same batch under each serving setting of $CR_SERVE_SETTINGS (default
+#               "1,1 1,8 3,1 3,8": S,K = CRUCIBLE_SERVE_SPARES, CRUCIBLE_SERVE_KEPT_REFS,
+#               docs/judge.md §6; 1,1 is session 14's design), each with its timeline and at
+#               most 100 s, then .device-old's once (~60 s a setting; keep 4 settings + old
+#               within the run tool's 600 s)
+#   precision-settings  the precision part under each setting of $CR_SERVE_SETTINGS (~60 s each)
 #   precision   ten fresh evaluations of the fast vector_add (~60 s)
 #   seq         the sequential script on 16 of the 64 (~45 s): the batch's ratio
 #   dobench-cuda  tests/gpu/run.sh quick: the fast CUDA examples against do_bench, and
@@ -51,6 +57,38 @@ for part in "$@"; do
             grep -i "evals/min" "$out/old/bench.log" | sed 's/^/  .device-old: /' >> "$L"
         fi
         rm -rf "$out/serve" "$out/old" ;;
+    grpo-settings)
+        for sk in ${CR_SERVE_SETTINGS:-1,1 1,8 3,1 3,8}; do
+            sp=${sk%,*} kr=${sk#*,}
+            d=$out/serve-s$sp-k$kr
+            echo "  --- spares $sp, kept references $kr ($(date +%T))" >> "$L"
+            timeout 100 $B --bin "$bin" --out "$d" --parts grpo --log-level debug \
+                --env CRUCIBLE_SERVE_SPARES=$sp --env CRUCIBLE_SERVE_KEPT_REFS=$kr \
+                > /dev/null 2>&1
+            echo "  exit $?" >> "$L"
+            grep -i "evals/min" "$d/bench.log" | sed 's/^/  serving: /' >> "$L"
+            grep -h "serve: up to" "$d/logs_interleaved/worker-w0.log" | head -n 1 | cut -c1-200 \
+                | sed 's/^/  /' >> "$L"
+            python3 bench/serve_timeline.py "$d/logs_interleaved/worker-w0.log" >> "$L" 2>&1
+            rm -rf "$d"
+        done
+        if [ -d .device-old ]; then
+            LD_LIBRARY_PATH="$PWD/.device-old/lib:/usr/local/cuda/lib64" timeout 90 \
+                $B --bin .device-old/bin --out "$out/old" --parts grpo > /dev/null 2>&1
+            grep -i "evals/min" "$out/old/bench.log" | sed 's/^/  .device-old: /' >> "$L"
+            rm -rf "$out/old"
+        fi ;;
+    precision-settings)
+        for sk in ${CR_SERVE_SETTINGS:-1,1 1,8 3,1 3,8}; do
+            sp=${sk%,*} kr=${sk#*,}
+            echo "  --- spares $sp, kept references $kr ($(date +%T))" >> "$L"
+            timeout 120 $B --bin "$bin" --out "$out/prec" --parts precision \
+                --env CRUCIBLE_SERVE_SPARES=$sp --env CRUCIBLE_SERVE_KEPT_REFS=$kr \
+                > /dev/null 2>&1
+            grep -A24 "precision" "$out/prec/bench.log" | grep "median_us\|statuses" \
+                | grep -v "raw\|ref_" >> "$L"
+            rm -rf "$out/prec"
+        done ;;
     precision)
         timeout 120 $B --bin "$bin" --out "$out/prec" --parts precision > /dev/null 2>&1
         grep -A40 "precision" "$out/prec/bench.log" | grep "median_us\|statuses\|not OK" | grep -v "raw\|ref_" >> "$L"
