@@ -123,6 +123,9 @@ for part in "$@"; do
             --only "${CR_TORCH_ONLY:-l1_}" --logs "$out/t/ex" --extra=--time-budget-s=1 \
             --extra=--rse-target=0.01 --extra=--log-level=debug > "$out/t/check.txt" 2>&1
         grep "^FAIL\|as expected" "$out/t/check.txt" | cut -c1-300 >> "$L"
+        # what ended an executor: the worker's log keeps the executors' stderr
+        grep -a -B3 -A14 "Traceback\|ended its process\|harness: " "$out/t/ex/logs/worker-w0.log" \
+            2> /dev/null | cut -c1-300 | head -200 > "$out/t/errors.txt"
         # where a GPU RUN's host time goes (crucible_torch.py's CR_TORCH_TRACE lines)
         python3 - "$out/t/ex/logs/worker-w0.log" >> "$L" 2>&1 <<'PY'
 import re, sys, statistics

@@ -363,6 +363,7 @@ class Executor:
         # (the judge's log at debug): where the way from the start event to the
         # first launch goes (docs/torch.md §4, what is not solved)
         self.trace = os.environ.get("CR_TORCH_TRACE") == "1"
+        self.trace_line = ""
         self.clock = time.perf_counter_ns
         self.model = None
         self.spec = None  # {"inputs": [...], "outputs": [...]}
@@ -568,11 +569,11 @@ class Executor:
                 evt = self.elapsed(a, b) * 1000.0
                 struct.pack_into("<d", self.ctl.rw, EVT_OFF, evt)
                 struct.pack_into("<d", self.ctl.rw, HOST_OFF, (t3 - t0) / 1e3)
-                if self.trace:
-                    sys.stderr.write("crucible-torch: %s RUN host us: record %.1f, forward %.1f, "
-                                     "record %.1f, synchronise %.1f; events %.1f\n"
-                                     % (self.role, (t1 - t0) / 1e3, (t2 - t1) / 1e3,
-                                        (t3 - t2) / 1e3, (t4 - t3) / 1e3, evt))
+                if self.trace:  # written by FETCH, outside the timed command
+                    self.trace_line = ("crucible-torch: %s RUN host us: record %.1f, forward "
+                                       "%.1f, record %.1f, synchronise %.1f; events %.1f\n"
+                                       % (self.role, (t1 - t0) / 1e3, (t2 - t1) / 1e3,
+                                          (t3 - t2) / 1e3, (t4 - t3) / 1e3, evt))
             else:
                 out = self.model(*self.inputs)
         struct.pack_into("<I", self.ctl.rw, OWN_OFF,
@@ -586,6 +587,9 @@ class Executor:
 
     def _fetch(self, nargs):
         torch = self.torch
+        if self.trace_line:
+            sys.stderr.write(self.trace_line)
+            self.trace_line = ""
         outs = self.out if isinstance(self.out, (tuple, list)) else (self.out,)
         want = self.spec["outputs"]
         if len(outs) != len(want):
@@ -747,6 +751,14 @@ def executor_main(argv):
     ctl.set_u32(O_NET, net.value)
     ctl.set_u32(O_READY, 1)
     ctl.futex_wake(O_READY)
+    try:
+        _serve(ctl, ex)
+    except BaseException as e:  # the harness's own failure: said, not a bare exit 1
+        ctl.say("harness: %s: %s" % (type(e).__name__, _first_line(e)))
+        raise
+
+
+def _serve(ctl, ex):
     last = 0
     while True:
         seq = ctl.u32(O_CMD)
@@ -769,9 +781,12 @@ def executor_main(argv):
             ctl.set_result(e.code)
             ctl.say(str(e))
         except BaseException as e:  # the client code's exception: a runtime error
-            traceback.print_exc()
             ctl.set_result(R_LOAD if op == OP_LOAD else R_RUNTIME)
             ctl.say(_first_line(e))
+            try:
+                traceback.print_exc()
+            except BaseException:  # a stderr that cannot take it ends no executor
+                pass
         ctl.set_u32(O_DONE, seq)
         ctl.futex_wake(O_DONE)
 
