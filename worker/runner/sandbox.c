@@ -573,8 +573,11 @@ static int s_seccomp(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep)
             rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
             break;
         case S_SIGSYS:
-            /* the signal number is an int: compare the low 32 bits only */
-            rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, nr, 2,
+            /* the signal number is an int: compare the low 32 bits only. Under a
+             * JIT the call fails instead of trapping: LLVM (Triton's compiler,
+             * in the executor's process) installs a handler for every fatal
+             * signal, SIGSYS among them, and goes on without it (docs/torch.md §5) */
+            rc = seccomp_rule_add(ctx, o->allow_jit ? SCMP_ACT_ERRNO(EPERM) : SCMP_ACT_TRAP, nr, 2,
                                   SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffffffffu, SIGSYS),
                                   SCMP_CMP(1, SCMP_CMP_NE, 0));
             break;

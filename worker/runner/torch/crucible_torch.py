@@ -381,7 +381,17 @@ class Executor:
             self.event = torch.cuda.Event
             self.record = torch.cuda.Event.record
             self.elapsed = torch.cuda.Event.elapsed_time
+            # a kernel queued before the start event: an event's record runs beside
+            # another context's kernel, a kernel does not (the judge's head, note 5
+            # of torch_judge.c; measured on the H200 in session 16)
+            self.tick = getattr(torch.cuda, "_sleep", None) or self._tick_zero
+            self.tick_t = None
             self.ev = None  # RUN's two events, made once (_events)
+
+    def _tick_zero(self, _):
+        if self.tick_t is None:
+            self.tick_t = self.torch.zeros(1, device="cuda")
+        self.tick_t.zero_()
 
     # -- LOAD
     def load(self):
@@ -558,6 +568,8 @@ class Executor:
                 a, b = self._events()
                 clock = self.clock
                 t0 = clock()
+                if self.judge_flush:
+                    self.tick(1)
                 self.record(a)
                 t1 = clock()
                 out = self.model(*self.inputs)

@@ -47,12 +47,14 @@
  *    every timed RUN the judge queues an L2 flush and a spin on its own
  *    CUDA context (cuda/head.c); the GPU runs one context at a time, so the
  *    executor's start event runs when the head ends, with forward()'s
- *    launches queued behind it: the host's way to them is off the events
- *    (as in do_bench), and nothing a candidate does can take the head's
- *    place. The spin is sized from both executors' host times from the
- *    start event's record to the end event's (their word: a longer claim
- *    only costs time, a shorter one puts host time back into its own
- *    events). docs/torch.md §4. */
+ *    launches queued behind it (the executor queues a one-cycle kernel
+ *    before its start event: an event's record alone runs beside another
+ *    context's kernel): the host's way to them is off the events (as in
+ *    do_bench), and nothing a candidate does can take the head's place.
+ *    The spin is sized from both executors' host times from the start
+ *    event's record to the end event's (their word: a longer claim only
+ *    costs time, a shorter one puts host time back into its own events).
+ *    docs/torch.md §4. */
 #define _GNU_SOURCE
 #include "torch_judge.h"
 
@@ -111,14 +113,16 @@ _Static_assert(offsetof(cr_exec_ctl_t, args) == 16 && sizeof(cr_exec_arg_t) == 3
 #define S_MISSED_US 3.0
 #define S_MISSED_REL 0.05
 /* The head (note 5): the spin before the first pairs, then S_HEAD_MARGIN x
- * the longest host time of the last S_HEAD_KEEP pairs + S_HEAD_PAD_US,
- * within [S_HEAD_MIN_US, S_HEAD_MAX_US]. */
+ * the median host time of the last S_HEAD_KEEP calls (both executors') +
+ * S_HEAD_PAD_US, within [S_HEAD_MIN_US, S_HEAD_MAX_US]. (The longest of the
+ * last 8 pairs, x1.25: one slow call set the head for eight pairs, up to
+ * the cap of 3 ms, on the H200 in session 16.) */
 #define S_HEAD_START_US 400.0
-#define S_HEAD_MARGIN 1.25
-#define S_HEAD_PAD_US 20.0
+#define S_HEAD_MARGIN 1.5
+#define S_HEAD_PAD_US 30.0
 #define S_HEAD_MIN_US 20.0
 #define S_HEAD_MAX_US 3000.0
-#define S_HEAD_KEEP 8
+#define S_HEAD_KEEP 16
 #define S_MSG 600
 
 typedef struct {
@@ -890,14 +894,17 @@ static double s_median(double *v, size_t n)
     return n && cr_stats_compute(v, n, &st) == 0 ? st.median : 0;
 }
 
-/* Note 4, on a GPU. The reference's harness cost per call is the median of
- * its wall time less its event time (same harness, a process that runs no
- * candidate code). A candidate's call cannot have taken less than its own
- * wall time less that cost: each sample becomes the larger of the two, so
- * work the events missed (another stream, a thread) is counted anyway; when
- * it is more than S_XCHK_ABS_US + S_XCHK_REL of the event time at the median
- * the verdict is HACK_DETECTED / timing_mismatch. A FETCH far slower than
- * the reference's for the same bytes is work that outlived RUN: the same. */
+/* Note 4, on a GPU. The harness's own cost of a call is its wall time less
+ * its event time; the reference's (same harness, a process that runs no
+ * candidate code) is the yardstick, pair by pair: a pair shares its head
+ * (note 5), so the difference of the two costs holds neither the head nor
+ * the pair's moment. What the candidate's events missed is the median of
+ * those differences; past S_MISSED_US + S_MISSED_REL of its event time each
+ * sample becomes at least its event time plus its pair's difference, so
+ * work the events missed (another stream, a thread) is counted anyway, and
+ * past S_XCHK_ABS_US + S_XCHK_REL the verdict is HACK_DETECTED /
+ * timing_mismatch. A FETCH far slower than the reference's for the same
+ * bytes is work that outlived RUN: the same. */
 static void s_cross_check(s_samples_t *S, Crucible__RewardRecord *rec)
 {
     double *tmp = malloc(S->n * sizeof *tmp);
@@ -907,16 +914,16 @@ static void s_cross_check(s_samples_t *S, Crucible__RewardRecord *rec)
         tmp[i] = S->bw[i] - S->b[i];
     double cost = s_median(tmp, S->n);
     for (size_t i = 0; i < S->n; i++)
-        tmp[i] = S->aw[i] - cost - S->a[i]; /* what the events missed */
+        tmp[i] = (S->aw[i] - S->a[i]) - (S->bw[i] - S->b[i]); /* what the events missed */
     double missed = s_median(tmp, S->n), evt = s_median(S->a, S->n);
-    /* An honest candidate's events miss nothing at the median (its harness
-     * cost is the reference's): its event times stand, unbiased by the wall
-     * clock's jitter. Past S_MISSED_US + S_MISSED_REL every sample is at
-     * least its wall time less the cost. */
+    /* An honest candidate's events miss nothing at the median: its event
+     * times stand, unbiased by the wall clock's jitter. */
     if (missed > S_MISSED_US + S_MISSED_REL * evt)
-        for (size_t i = 0; i < S->n; i++)
-            if (S->aw[i] - cost > S->a[i])
-                S->a[i] = S->aw[i] - cost;
+        for (size_t i = 0; i < S->n; i++) {
+            double d = (S->aw[i] - S->a[i]) - (S->bw[i] - S->b[i]);
+            if (d > 0)
+                S->a[i] += d;
+        }
     double fa = s_median(S->fa, S->n), fb = s_median(S->fb, S->n);
     free(tmp);
     if (missed > S_XCHK_ABS_US + S_XCHK_REL * evt) {
@@ -961,13 +968,12 @@ static void s_stage_check(s_samples_t *S, int gpu, Crucible__RewardRecord *rec)
     }
 }
 
-/* Note 5: the next pair's spin, from the host times of the last pairs. */
+/* Note 5: the next pair's spin, from the host times of the last calls. */
 static double s_head_next(const double *span, size_t n)
 {
-    double m = 0;
-    for (size_t i = 0; i < n; i++)
-        m = span[i] > m ? span[i] : m;
-    double h = S_HEAD_MARGIN * m + S_HEAD_PAD_US;
+    double v[S_HEAD_KEEP];
+    memcpy(v, span, n * sizeof *v);
+    double h = S_HEAD_MARGIN * s_median(v, n) + S_HEAD_PAD_US;
     return h < S_HEAD_MIN_US ? S_HEAD_MIN_US : h > S_HEAD_MAX_US ? S_HEAD_MAX_US : h;
 }
 
@@ -1118,8 +1124,8 @@ out:;
     if (S.n)
         s_stage_check(&S, J->cuda, rec);
     if (J->head && S.n)
-        cr_info("torch judge: head %.1f us (median over %zu pairs), last pairs' host time "
-                "%.1f us at most", s_median(S.head, S.n), S.n,
+        cr_info("torch judge: head %.1f us (median over %zu pairs), last calls' host time "
+                "%.1f us (median)", s_median(S.head, S.n), S.n,
                 (s_head_next(span, nspan < S_HEAD_KEEP ? nspan : S_HEAD_KEEP) - S_HEAD_PAD_US) /
                     S_HEAD_MARGIN);
     if (S.n && cr_stats_compute(S.a, S.n, &a) == 0 && cr_stats_compute(S.b, S.n, &b) == 0) {
