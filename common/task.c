@@ -1026,15 +1026,33 @@ static int s_parse_torch(const s_ctx_t *cx, json_t *root, cr_task_t *t, const ch
     static const char *const keys[] = {"name",   "language",    "reference", "prompt",
                                        "precision", "tolerance", "trials",   "device",
                                        "description", "own_kernel", "bytes",    "flops",
-                                       NULL};
-    const char *ref, *prompt, *prec, *dev;
+                                       "baseline", "compile_mode", NULL};
+    static const char *const modes[] = {"default", "reduce-overhead", "max-autotune",
+                                        "max-autotune-no-cudagraphs", NULL};
+    const char *ref, *prompt, *prec, *dev, *base, *mode;
     int rc = s_check_keys(cx, root, "", keys);
     if (rc || (rc = s_get_string(cx, root, "reference", "reference", 1, &ref)) ||
         (rc = s_check_filename(cx, "reference", ref)) ||
         (rc = s_get_string(cx, root, "prompt", "prompt", 0, &prompt)) ||
         (prompt && (rc = s_check_filename(cx, "prompt", prompt))) ||
         (rc = s_get_string(cx, root, "precision", "precision", 0, &prec)) ||
-        (rc = s_get_string(cx, root, "device", "device", 0, &dev)))
+        (rc = s_get_string(cx, root, "device", "device", 0, &dev)) ||
+        (rc = s_get_string(cx, root, "baseline", "baseline", 0, &base)) ||
+        (rc = s_get_string(cx, root, "compile_mode", "compile_mode", 0, &mode)))
+        return rc;
+    if (base && strcmp(base, "eager") && strcmp(base, "torch.compile"))
+        return s_fail(cx, "baseline", "'%.24s' is not one of eager, torch.compile (a torch "
+                      "task's baseline is its reference, as it is or compiled)", base);
+    int compiled = base && !strcmp(base, "torch.compile");
+    if (mode && !compiled)
+        return s_fail(cx, "compile_mode", "needs \"baseline\": \"torch.compile\"");
+    int known = !mode;
+    for (int i = 0; mode && modes[i]; i++)
+        known |= !strcmp(mode, modes[i]);
+    if (!known)
+        return s_fail(cx, "compile_mode", "'%.32s' is not one of default, reduce-overhead, "
+                      "max-autotune, max-autotune-no-cudagraphs", mode);
+    if (compiled && (rc = s_dup(mode ? mode : "default", &t->compile_mode)))
         return rc;
     if (!prec || !strcmp(prec, "fp32"))
         t->precision = CR_DT_F32;
@@ -1260,6 +1278,7 @@ void cr_task_destroy(cr_task_t **self_p)
     free(t->name);
     free(t->language);
     free(t->device);
+    free(t->compile_mode);
     free(t->signature);
     free(t->reference);
     free(t->baseline);

@@ -97,6 +97,9 @@ typedef struct {
     int own_kernel;       /* "own_kernel": true: every verification call of the candidate must
                              run a kernel of its own (a load_inline extension's function or a
                              Triton kernel), not only torch's operators (docs/torch.md) */
+    char *compile_mode;   /* "baseline": "torch.compile": the candidate is timed against the
+                             reference through torch.compile in this mode ("compile_mode",
+                             default "default"); NULL = against the reference as it is; owned */
 } cr_task_t;
 
 /* Dtype helpers. cr_dtype_parse accepts "float32", "float64", "float16",

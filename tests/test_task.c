@@ -679,6 +679,23 @@ Test(task, torch_task_options_and_defaults)
     cr_expect_eq(cr_task_flops(t, 0, &v), 0);
     cr_expect_float_eq(v, 2147483648.0, 0.5);
     cr_task_destroy(&t);
+
+    /* the baseline: the reference as it is, or through torch.compile in a mode */
+    cr_assert_eq(cr_task_parse("{\"name\": \"mm\", \"language\": \"torch\", \"reference\": "
+                               "\"mm.py\", \"baseline\": \"eager\"}", "t.json", &t, err,
+                               sizeof err), 0, "%s", err);
+    cr_expect_null(t->compile_mode);
+    cr_task_destroy(&t);
+    cr_assert_eq(cr_task_parse("{\"name\": \"mm\", \"language\": \"torch\", \"reference\": "
+                               "\"mm.py\", \"baseline\": \"torch.compile\"}", "t.json", &t, err,
+                               sizeof err), 0, "%s", err);
+    cr_expect_str_eq(t->compile_mode, "default");
+    cr_task_destroy(&t);
+    cr_assert_eq(cr_task_parse("{\"name\": \"mm\", \"language\": \"torch\", \"reference\": "
+                               "\"mm.py\", \"baseline\": \"torch.compile\", \"compile_mode\": "
+                               "\"max-autotune\"}", "t.json", &t, err, sizeof err), 0, "%s", err);
+    cr_expect_str_eq(t->compile_mode, "max-autotune");
+    cr_task_destroy(&t);
 }
 
 Test(task, torch_task_errors_name_the_field)
@@ -699,6 +716,12 @@ Test(task, torch_task_errors_name_the_field)
          "flops"},
         {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", \"flops\": "
          "\"2*N\"}", "flops"},
+        {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", \"baseline\": "
+         "\"b.py\"}", "baseline"},
+        {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", "
+         "\"compile_mode\": \"default\"}", "compile_mode"},
+        {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", \"baseline\": "
+         "\"torch.compile\", \"compile_mode\": \"fastest\"}", "compile_mode"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char err[512] = "";

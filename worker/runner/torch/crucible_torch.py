@@ -366,6 +366,7 @@ class Executor:
         self.trace_line = ""
         self.clock = time.perf_counter_ns
         self.model = None
+        self.baseline = None  # the reference's torch.compile baseline (_compile)
         self.spec = None  # {"inputs": [...], "outputs": [...]}
         self.inputs = None  # this call's arguments
         self.out = None  # the last RUN's outputs
@@ -452,7 +453,9 @@ class Executor:
             raise _Fail(R_INIT, _first_line(e))
         self.model = model
         if self.role != "candidate":
-            self._describe(mod, init, seed)
+            args = self._describe(mod, init, seed)
+            if req.get("compile_mode"):
+                self._compile(req["compile_mode"], args)
         if self.device == "cuda":
             self.sync()
 
@@ -498,6 +501,26 @@ class Executor:
         _write_json(self.ctl.rw, ANS_OFF, ANS_LEN, {"init_inputs": init, "inputs": ins,
                                                     "outputs": outs, "device": dev,
                                                     "torch": torch.__version__})
+        return args
+
+    def _compile(self, mode, args):
+        """The task's baseline "torch.compile" (the reference's executor only): the model
+        through torch.compile, compiled here at LOAD, off every timed command, on the
+        sample inputs; RUN with argument 1 runs it (docs/torch.md §1)."""
+        torch = self.torch
+        if not hasattr(torch, "compile"):
+            raise _Fail(R_INIT, "baseline torch.compile needs PyTorch 2.0 or later; this "
+                        "executor has torch %s" % torch.__version__)
+        try:
+            self.baseline = torch.compile(self.model, mode=None if mode == "default" else mode)
+            with torch.no_grad():
+                for _ in range(2):  # compiles, then runs what it compiled
+                    self.baseline(*args)
+            if self.device == "cuda":
+                self.sync()
+        except BaseException as e:
+            traceback.print_exc()
+            raise _Fail(R_INIT, "baseline torch.compile (mode %s): %s" % (mode, _first_line(e)))
 
     # -- CALL
     def call(self, nargs):
@@ -506,7 +529,10 @@ class Executor:
         if sub == T_STAGE:
             self._stage(nargs)
         elif sub == T_RUN:
-            self._run()
+            base = nargs > 1 and struct.unpack_from("<I", self.ctl.arg(1)[2], 0)[0] == 1
+            if base and self.baseline is None:
+                raise _Fail(R_RUNTIME, "RUN of a baseline this executor has not compiled")
+            self._run(self.baseline if base else self.model)
         elif sub == T_FETCH:
             self._fetch(nargs)
         else:
@@ -559,7 +585,7 @@ class Executor:
             self.sync()
         return self.ev
 
-    def _run(self):
+    def _run(self, model):
         torch = self.torch
         struct.pack_into("<d", self.ctl.rw, EVT_OFF, -1.0)
         _own["calls"] = 0
@@ -572,7 +598,7 @@ class Executor:
                     self.tick(1)
                 self.record(a)
                 t1 = clock()
-                out = self.model(*self.inputs)
+                out = model(*self.inputs)
                 t2 = clock()
                 self.record(b)
                 t3 = clock()
@@ -587,7 +613,7 @@ class Executor:
                                        % (self.role, (t1 - t0) / 1e3, (t2 - t1) / 1e3,
                                           (t3 - t2) / 1e3, (t4 - t3) / 1e3, evt))
             else:
-                out = self.model(*self.inputs)
+                out = model(*self.inputs)
         struct.pack_into("<I", self.ctl.rw, OWN_OFF,
                          OWN_UNKNOWN if _own["unknown"] else min(_own["calls"], OWN_UNKNOWN - 1))
         self.out = out
@@ -754,6 +780,7 @@ def executor_main(argv):
                 "scratch tmpfs" in said else "/proc/self/cwd/.crucible-torch"
             os.makedirs(base + "/tmp", exist_ok=True)
             os.environ["TRITON_CACHE_DIR"] = base + "/triton"
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = base + "/inductor"  # a compiled baseline's
             os.environ["TMPDIR"] = base + "/tmp"
             import tempfile
             tempfile.tempdir = None

@@ -470,6 +470,9 @@ static int s_load(s_judge_t *J, Crucible__RewardRecord *rec)
                             J->task->own_kernel, /* counting costs a frame a call: only then */
                             "judge_flush", J->head); /* its STAGE then flushes nothing */
     char err[S_MSG] = "";
+    /* the reference's executor compiles its baseline at LOAD, untimed */
+    if (req && J->task->compile_mode)
+        json_object_set_new(req, "compile_mode", json_string(J->task->compile_mode));
     if (!req || s_put_json(J->ref, req) != 0) {
         json_decref(req);
         cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "load request: no memory");
@@ -495,6 +498,7 @@ static int s_load(s_judge_t *J, Crucible__RewardRecord *rec)
     const char *dev = json_string_value(json_object_get(J->answer, "device"));
     if (dev && !strncmp(dev, "cuda:", 5)) /* the GPU's name; on the CPU runner.c's "cpu:<model>" */
         cr_judge_set_str(&rec->device, dev);
+    json_object_del(req, "compile_mode");
     json_object_set(req, "init_inputs", json_object_get(J->answer, "init_inputs"));
     json_object_set(req, "inputs", json_object_get(J->answer, "inputs"));
     json_object_set(req, "outputs", json_object_get(J->answer, "outputs"));
@@ -527,7 +531,16 @@ static int s_cmd(cr_exec_t *x, uint32_t sub, void *const *bufs, int nb, double *
     memset(a, 0, sizeof a);
     a[0].kind = CR_EXEC_ARG_VALUE;
     memcpy(a[0].val, &sub, sizeof sub);
-    for (int i = 0; i < nb; i++)
+    if (sub == CR_TORCH_RUN_BASELINE) { /* RUN with argument 1: the compiled baseline */
+        sub = CR_TORCH_RUN;
+        memcpy(a[0].val, &sub, sizeof sub);
+        uint32_t one = 1;
+        a[1].kind = CR_EXEC_ARG_VALUE;
+        memcpy(a[1].val, &one, sizeof one);
+        nb = 1;
+        bufs = NULL;
+    }
+    for (int i = 0; bufs && i < nb; i++)
         if (cr_exec_arg_ptr(x, bufs[i], &a[1 + i]) != 0)
             return -EINVAL; /* only a judge bug puts a heap pointer here */
     if (cr_exec_call(x, a, (unsigned)nb + 1, us, NULL, NULL, 0) != 0)
@@ -539,6 +552,7 @@ static int s_cmd(cr_exec_t *x, uint32_t sub, void *const *bufs, int nb, double *
  * executor's claims (note 4). */
 typedef struct {
     double head_us;                 /* in: the judge's spin before RUN; < 0 no head */
+    int baseline;                   /* in: run the reference's compiled baseline */
     double stage_us, run_us, fetch_us;
     double evt_us, host_us;         /* the executor's event time and host time; < 0 none */
 } s_call_t;
@@ -560,7 +574,8 @@ static int s_run(const s_judge_t *J, cr_exec_t *x, const unsigned char *spec, vo
     if (rc == 0 && c && c->head_us >= 0 && J->env->head_queue(c->head_us, msg, len) != 0)
         rc = -EIO;
     if (rc == 0)
-        rc = s_cmd(x, CR_TORCH_RUN, NULL, 0, c ? &c->run_us : NULL, msg, len);
+        rc = s_cmd(x, c && c->baseline ? CR_TORCH_RUN_BASELINE : CR_TORCH_RUN, NULL, 0,
+                   c ? &c->run_us : NULL, msg, len);
     if (rc == 0 && c) {
         c->evt_us = s_claim(spec, CR_TORCH_EVT_OFF);
         c->host_us = s_claim(spec, CR_TORCH_HOST_OFF);
@@ -1004,6 +1019,11 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
     pr->cache_flushed = J->cuda;
     cr_judge_set_str(&pr->clock_policy, "observe");
     cr_judge_set_str(&pr->ref_policy, "interleaved");
+    if (J->task->compile_mode) {
+        char b[64];
+        snprintf(b, sizeof b, "torch.compile:%s", J->task->compile_mode);
+        cr_judge_set_str(&pr->baseline, b);
+    }
     S.a = malloc(9 * CR_JUDGE_MAX_SAMPLES * sizeof *S.a);
     if (!pr->cases || !S.a)
         goto fail;
@@ -1047,6 +1067,7 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         s_put_inputs(J, slot_in[k], cur);
         s_poison(J, slot_out[k]);
         s_call_t ca = {.head_us = J->head ? head : -1}, cb = ca;
+        cb.baseline = J->task->compile_mode != NULL; /* the reference's side of each pair */
         rc = s_run(J, J->cand, J->spec_cand, slot_in[k], slot_out[k], &ca, msg, sizeof msg);
         if (rc == CR_E_EXEC && cr_exec_fault_ptr(J->cand)) {
             cr_judge_flag(rec, "input_mutated");
