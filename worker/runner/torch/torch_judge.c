@@ -41,7 +41,10 @@
  *    FETCH, which waits for the outputs: a candidate's FETCH far slower than
  *    the reference's for the same bytes is timing_mismatch too; and work
  *    done ahead in STAGE (the harness patched to run forward() there) is
- *    held to the reference's STAGE the same way (s_stage_check).
+ *    held to the reference's STAGE the same way. On the CPU both STAGE's
+ *    and FETCH's time over the reference's is counted into the samples,
+ *    and both are held to FETCH's rule (s_stage_check: a FETCH patched to
+ *    compute the answer was OK at 1.37x doing 8x the work, review 16).
  *
  * 5. The head (GPU, where the runner has CUDA: env->head_queue). Before
  *    every timed RUN the judge queues an L2 flush and a spin on its own
@@ -942,30 +945,41 @@ static void s_cross_check(s_samples_t *S, Crucible__RewardRecord *rec)
     }
 }
 
-/* Note 4, STAGE. Staging is the same harness code in both executors, on the
- * same bytes, and untimed by the events; but the candidate's process is its
- * own: it can run forward() from a patched STAGE and hand RUN the answer.
- * On the CPU (CPU time) its staging time over the reference's median is
+/* Note 4, STAGE and FETCH. Staging and fetching are the same harness code
+ * in both executors, on the same bytes, and untimed by the events; but the
+ * candidate's process is its own: it can run forward() from a patched STAGE
+ * and hand RUN the answer, or let RUN return a placeholder and compute the
+ * answer in a patched FETCH (22_work_at_stage.py, 22_work_at_fetch.py). On
+ * the CPU (CPU time) the command's time over the reference's median is
  * counted into each sample past S_MISSED_*: the work is paid for wherever it
- * was done. Past twice the reference's + S_FETCH_SLACK_US (FETCH's rule),
- * on the CPU or a GPU, it is HACK_DETECTED / timing_mismatch. On a GPU
- * (the wall clock of a copy and a synchronise: not counted) work left
- * queued on the device delays the next head, inside RUN's wall clock. */
-static void s_stage_check(s_samples_t *S, int gpu, Crucible__RewardRecord *rec)
+ * was done. Past twice the reference's + S_FETCH_SLACK_US, on the CPU or a
+ * GPU, it is HACK_DETECTED / timing_mismatch (FETCH's on a GPU is
+ * s_cross_check's). On a GPU (the wall clock of a copy and a synchronise:
+ * not counted) work left queued on the device delays the next head, inside
+ * RUN's wall clock. */
+static void s_aside_check(s_samples_t *S, double *c, double *r, int count, int flag,
+                          const char *what, const char *why, Crucible__RewardRecord *rec)
 {
-    double cost = s_median(S->sb, S->n), sa = s_median(S->sa, S->n);
+    double cost = s_median(r, S->n), sa = s_median(c, S->n);
     double evt = s_median(S->a, S->n);
-    if (!gpu && sa - cost > S_MISSED_US + S_MISSED_REL * evt)
+    if (count && sa - cost > S_MISSED_US + S_MISSED_REL * evt)
         for (size_t i = 0; i < S->n; i++)
-            if (S->sa[i] > cost)
-                S->a[i] += S->sa[i] - cost;
-    if (sa > 2 * cost + S_FETCH_SLACK_US) {
+            if (c[i] > cost)
+                S->a[i] += c[i] - cost;
+    if (flag && sa > 2 * cost + S_FETCH_SLACK_US) {
         cr_judge_flag(rec, "timing_mismatch");
         cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
-                      "timing: staging the candidate's inputs took %.1f us against the "
-                      "reference's %.1f us (medians): it worked before forward() was called",
-                      sa, cost);
+                      "timing: %s took %.1f us against the reference's %.1f us (medians): %s",
+                      what, sa, cost, why);
     }
+}
+
+static void s_stage_check(s_samples_t *S, int gpu, Crucible__RewardRecord *rec)
+{
+    s_aside_check(S, S->sa, S->sb, !gpu, 1, "staging the candidate's inputs",
+                  "it worked before forward() was called", rec);
+    s_aside_check(S, S->fa, S->fb, !gpu, !gpu, "copying the candidate's outputs",
+                  "its work went on after forward() returned", rec);
 }
 
 /* Note 5: the next pair's spin, from the host times of the last calls. */
