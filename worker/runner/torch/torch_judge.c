@@ -54,9 +54,14 @@
  *    before its start event: an event's record alone runs beside another
  *    context's kernel): the host's way to them is off the events (as in
  *    do_bench), and nothing a candidate does can take the head's place.
- *    The spin is sized from both executors' host times from the start
- *    event's record to the end event's (their word: a longer claim only
- *    costs time, a shorter one puts host time back into its own events).
+ *    The spin is sized from the reference's host times from the start
+ *    event's record to the end event's (its word; it runs no candidate
+ *    code). Not the candidate's: its claim of 0 cut the head below the
+ *    reference's host path, so that the reference's events held its own
+ *    launches, and a claim of 1e5 set a 3 ms head, host work of the
+ *    candidate's that long hidden from the events and the pair's wall
+ *    clocks alike (review 16). A candidate whose host path is longer than
+ *    the head has the rest in its own events.
  *    docs/torch.md §4. */
 #define _GNU_SOURCE
 #include "torch_judge.h"
@@ -687,8 +692,9 @@ static int s_judge_error(s_judge_t *J, Crucible__RewardRecord *rec, int rc, int 
         cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK,
                           "the task is broken: the reference: %s", msg);
     } else {
-        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
-                          "torch judge: %s", rc == -ENOMEM ? "out of memory" : cr_strerror(rc));
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "torch judge: %s%s%s",
+                      rc == -ENOMEM ? "out of memory" : cr_strerror(rc), msg && *msg ? ": " : "",
+                      msg ? msg : "");
     }
     return 1;
 }
@@ -1081,17 +1087,21 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         s_poison(J, rout);
         rc = s_run(J, J->ref, J->spec_ref, rin, rout, &cb, msg, sizeof msg);
         if (rc != 0) {
-            s_judge_error(J, rec, rc, rc != CR_E_EXEC, msg);
+            /* the reference's own codes only: a head that could not run (other
+             * work held the GPU: the candidate's, left queued) is no broken task */
+            s_judge_error(J, rec, rc, rc <= CR_TORCH_R_LOAD && rc >= CR_TORCH_R_OUTPUT, msg);
             rc = 0;
             goto out;
         }
         if (J->head) {
-            double used = head;
-            for (int w = 0; w < 2; w++) {
-                double h = w ? cb.host_us : ca.host_us;
-                if (h >= 0 && h < 1e6)
-                    span[nspan++ % S_HEAD_KEEP] = h;
-            }
+            /* the reference's host time only (note 5): the candidate's claim
+             * set half the median, so a claim of 0 cut the head below the
+             * reference's host path (its events then held its own launches:
+             * a slower reference), and a claim of 1e5 set a 3 ms head, 3 ms of
+             * host work hidden from the events and the wall clock alike */
+            double used = head, h = cb.host_us;
+            if (h >= 0 && h < 1e6)
+                span[nspan++ % S_HEAD_KEEP] = h;
             if (nspan)
                 head = s_head_next(span, nspan < S_HEAD_KEEP ? nspan : S_HEAD_KEEP);
             S.head[S.n] = used;
