@@ -613,7 +613,7 @@ class Executor:
                                        % (self.role, (t1 - t0) / 1e3, (t2 - t1) / 1e3,
                                           (t3 - t2) / 1e3, (t4 - t3) / 1e3, evt))
             else:
-                out = model(*self.inputs)
+                out = self._settle(model(*self.inputs))
         struct.pack_into("<I", self.ctl.rw, OWN_OFF,
                          OWN_UNKNOWN if _own["unknown"] else min(_own["calls"], OWN_UNKNOWN - 1))
         self.out = out
@@ -622,6 +622,25 @@ class Executor:
             # filter goes on after the first call (docs/torch.md)
             self.locked = True
             _lock(self.device == "cuda")  # the sandbox's allow_exec (executor_main)
+
+    def _settle(self, out):
+        """On the CPU, the outputs as FETCH copies them (contiguous, the reference's
+        dtype), inside the timed RUN: FETCH is held to the reference's (torch_judge.c
+        note 4), and an honest candidate's transposed view (a strided copy, 4-5x a
+        contiguous one) or other dtype would otherwise put its own cost there (a 64 MiB
+        transposed output past FETCH's rule: review 16). Free for outputs that already
+        are: .to and .contiguous return the tensor itself."""
+        torch = self.torch
+        want = self.spec["outputs"]
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        if len(outs) != len(want):
+            return out  # FETCH says what is wrong
+        done = []
+        for o, s in zip(outs, want):
+            if isinstance(o, torch.Tensor) and o.device.type == "cpu":
+                o = o.to(dtype=getattr(torch, s["dtype"])).contiguous()
+            done.append(o)
+        return type(out)(done) if isinstance(out, (tuple, list)) else done[0]
 
     def _fetch(self, nargs):
         torch = self.torch

@@ -41,7 +41,10 @@
  *    FETCH, which waits for the outputs: a candidate's FETCH far slower than
  *    the reference's for the same bytes is timing_mismatch too; and work
  *    done ahead in STAGE (the harness patched to run forward() there) is
- *    held to the reference's STAGE the same way (s_stage_check).
+ *    held to the reference's STAGE the same way. On the CPU both STAGE's
+ *    and FETCH's time over the reference's is counted into the samples,
+ *    and both are held to FETCH's rule (s_stage_check: a FETCH patched to
+ *    compute the answer was OK at 1.37x doing 8x the work, review 16).
  *
  * 5. The head (GPU, where the runner has CUDA: env->head_queue). Before
  *    every timed RUN the judge queues an L2 flush and a spin on its own
@@ -51,9 +54,14 @@
  *    before its start event: an event's record alone runs beside another
  *    context's kernel): the host's way to them is off the events (as in
  *    do_bench), and nothing a candidate does can take the head's place.
- *    The spin is sized from both executors' host times from the start
- *    event's record to the end event's (their word: a longer claim only
- *    costs time, a shorter one puts host time back into its own events).
+ *    The spin is sized from the reference's host times from the start
+ *    event's record to the end event's (its word; it runs no candidate
+ *    code). Not the candidate's: its claim of 0 cut the head below the
+ *    reference's host path, so that the reference's events held its own
+ *    launches, and a claim of 1e5 set a 3 ms head, host work of the
+ *    candidate's that long hidden from the events and the pair's wall
+ *    clocks alike (review 16). A candidate whose host path is longer than
+ *    the head has the rest in its own events.
  *    docs/torch.md §4. */
 #define _GNU_SOURCE
 #include "torch_judge.h"
@@ -699,8 +707,9 @@ static int s_judge_error(s_judge_t *J, Crucible__RewardRecord *rec, int rc, int 
         cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK,
                           "the task is broken: the reference: %s", msg);
     } else {
-        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
-                          "torch judge: %s", rc == -ENOMEM ? "out of memory" : cr_strerror(rc));
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "torch judge: %s%s%s",
+                      rc == -ENOMEM ? "out of memory" : cr_strerror(rc), msg && *msg ? ": " : "",
+                      msg ? msg : "");
     }
     return 1;
 }
@@ -957,30 +966,41 @@ static void s_cross_check(s_samples_t *S, Crucible__RewardRecord *rec)
     }
 }
 
-/* Note 4, STAGE. Staging is the same harness code in both executors, on the
- * same bytes, and untimed by the events; but the candidate's process is its
- * own: it can run forward() from a patched STAGE and hand RUN the answer.
- * On the CPU (CPU time) its staging time over the reference's median is
+/* Note 4, STAGE and FETCH. Staging and fetching are the same harness code
+ * in both executors, on the same bytes, and untimed by the events; but the
+ * candidate's process is its own: it can run forward() from a patched STAGE
+ * and hand RUN the answer, or let RUN return a placeholder and compute the
+ * answer in a patched FETCH (22_work_at_stage.py, 22_work_at_fetch.py). On
+ * the CPU (CPU time) the command's time over the reference's median is
  * counted into each sample past S_MISSED_*: the work is paid for wherever it
- * was done. Past twice the reference's + S_FETCH_SLACK_US (FETCH's rule),
- * on the CPU or a GPU, it is HACK_DETECTED / timing_mismatch. On a GPU
- * (the wall clock of a copy and a synchronise: not counted) work left
- * queued on the device delays the next head, inside RUN's wall clock. */
-static void s_stage_check(s_samples_t *S, int gpu, Crucible__RewardRecord *rec)
+ * was done. Past twice the reference's + S_FETCH_SLACK_US, on the CPU or a
+ * GPU, it is HACK_DETECTED / timing_mismatch (FETCH's on a GPU is
+ * s_cross_check's). On a GPU (the wall clock of a copy and a synchronise:
+ * not counted) work left queued on the device delays the next head, inside
+ * RUN's wall clock. */
+static void s_aside_check(s_samples_t *S, double *c, double *r, int count, int flag,
+                          const char *what, const char *why, Crucible__RewardRecord *rec)
 {
-    double cost = s_median(S->sb, S->n), sa = s_median(S->sa, S->n);
+    double cost = s_median(r, S->n), sa = s_median(c, S->n);
     double evt = s_median(S->a, S->n);
-    if (!gpu && sa - cost > S_MISSED_US + S_MISSED_REL * evt)
+    if (count && sa - cost > S_MISSED_US + S_MISSED_REL * evt)
         for (size_t i = 0; i < S->n; i++)
-            if (S->sa[i] > cost)
-                S->a[i] += S->sa[i] - cost;
-    if (sa > 2 * cost + S_FETCH_SLACK_US) {
+            if (c[i] > cost)
+                S->a[i] += c[i] - cost;
+    if (flag && sa > 2 * cost + S_FETCH_SLACK_US) {
         cr_judge_flag(rec, "timing_mismatch");
         cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
-                      "timing: staging the candidate's inputs took %.1f us against the "
-                      "reference's %.1f us (medians): it worked before forward() was called",
-                      sa, cost);
+                      "timing: %s took %.1f us against the reference's %.1f us (medians): %s",
+                      what, sa, cost, why);
     }
+}
+
+static void s_stage_check(s_samples_t *S, int gpu, Crucible__RewardRecord *rec)
+{
+    s_aside_check(S, S->sa, S->sb, !gpu, 1, "staging the candidate's inputs",
+                  "it worked before forward() was called", rec);
+    s_aside_check(S, S->fa, S->fb, !gpu, !gpu, "copying the candidate's outputs",
+                  "its work went on after forward() returned", rec);
 }
 
 /* Note 5: the next pair's spin, from the host times of the last calls. */
@@ -1088,17 +1108,21 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         s_poison(J, rout);
         rc = s_run(J, J->ref, J->spec_ref, rin, rout, &cb, msg, sizeof msg);
         if (rc != 0) {
-            s_judge_error(J, rec, rc, rc != CR_E_EXEC, msg);
+            /* the reference's own codes only: a head that could not run (other
+             * work held the GPU: the candidate's, left queued) is no broken task */
+            s_judge_error(J, rec, rc, rc <= CR_TORCH_R_LOAD && rc >= CR_TORCH_R_OUTPUT, msg);
             rc = 0;
             goto out;
         }
         if (J->head) {
-            double used = head;
-            for (int w = 0; w < 2; w++) {
-                double h = w ? cb.host_us : ca.host_us;
-                if (h >= 0 && h < 1e6)
-                    span[nspan++ % S_HEAD_KEEP] = h;
-            }
+            /* the reference's host time only (note 5): the candidate's claim
+             * set half the median, so a claim of 0 cut the head below the
+             * reference's host path (its events then held its own launches:
+             * a slower reference), and a claim of 1e5 set a 3 ms head, 3 ms of
+             * host work hidden from the events and the wall clock alike */
+            double used = head, h = cb.host_us;
+            if (h >= 0 && h < 1e6)
+                span[nspan++ % S_HEAD_KEEP] = h;
             if (nspan)
                 head = s_head_next(span, nspan < S_HEAD_KEEP ? nspan : S_HEAD_KEEP);
             S.head[S.n] = used;
