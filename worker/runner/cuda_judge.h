@@ -129,6 +129,13 @@ int cr_cuda_judge_broken(void);
  * 0, or -1 with the reason in err. */
 int cr_cuda_head_queue(double spin_us, char *err, size_t len);
 
+/* The judge's idle probe after a self-timing executor's command: a one-cycle
+ * kernel and an event on this process's context, waited for by spinning; *us
+ * is how long that took (the GPU runs one context's kernels at a time: work an
+ * executor left queued delays it). 0; 1 when the GPU was still busy after 2 s
+ * (err says so); -1 on a CUDA error (err). */
+int cr_cuda_head_probe(double *us, char *err, size_t len);
+
 /* Waits (at most 50 ms) for the last queued head to end: 0 when it has (or
  * none was queued), -1 with the reason in err. */
 int cr_cuda_head_wait(char *err, size_t len);

@@ -12,6 +12,7 @@
 #include "cuda_int.h"
 
 #define S_WAIT_S 0.05 /* the last head still running at the next: the GPU is not ours */
+#define S_PROBE_S 2.0 /* an executor's work left on the GPU past this: said so */
 
 static struct {
     int open;     /* 1 made, -1 failed for good */
@@ -66,6 +67,35 @@ int cr_cuda_head_wait(char *err, size_t len)
         struct timespec ts = {0, 20000};
         nanosleep(&ts, NULL);
     }
+}
+
+int cr_cuda_head_probe(double *us, char *err, size_t len)
+{
+    *us = 0;
+    if (s_open(err, len) != 0 || cr_cuda_head_wait(err, len) != 0)
+        return -1;
+    int64_t t0 = cr_time_mono_ns(), end = t0 + (int64_t)(S_PROBE_S * 1e9);
+    cr__cuda_launch_spin(0); /* a kernel: an event alone runs beside another context's */
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = cudaEventRecord(s_h.done, cudaStreamLegacy);
+    if (e != cudaSuccess)
+        return s_fail(e, "probe", err, len);
+    s_h.queued = 1;
+    for (;;) {
+        e = cudaEventQuery(s_h.done);
+        if (e == cudaSuccess)
+            break;
+        if (e != cudaErrorNotReady)
+            return s_fail(e, "probe", err, len);
+        if (cr_time_mono_ns() > end) {
+            snprintf(err, len, "the GPU was still busy %.0f s after the call returned: work "
+                     "left queued on the device", S_PROBE_S);
+            return 1;
+        }
+    }
+    *us = (double)(cr_time_mono_ns() - t0) / 1e3;
+    return 0;
 }
 
 int cr_cuda_head_queue(double spin_us, char *err, size_t len)

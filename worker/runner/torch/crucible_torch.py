@@ -658,6 +658,11 @@ class Executor:
             if list(o.shape) != list(s["shape"]):
                 raise _Fail(R_OUTPUT, "Output shape mismatch: Expected torch.Size(%s), got %s"
                             % (list(s["shape"]), o.shape))
+            if self.device == "cuda" and o.device.type != "cuda":
+                # work done on the host is no GPU kernel's (KernelBench's comparison on the
+                # device fails on it too). The harness's word: a candidate that patches it
+                # goes on past it (docs/torch.md §4, what is open)
+                raise _Fail(R_OUTPUT, "output %d is on the %s, not the GPU" % (i, o.device.type))
             kind, off, _ = self.ctl.arg(1 + i)
             dst = self._view(self.ctl.rw, off, s)
             dst.copy_(o.detach().to(device="cpu", dtype=dst.dtype))

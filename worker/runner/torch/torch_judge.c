@@ -132,6 +132,7 @@ _Static_assert(offsetof(cr_exec_ctl_t, args) == 16 && sizeof(cr_exec_arg_t) == 3
 #define S_HEAD_MAX_US 3000.0
 #define S_HEAD_KEEP 16
 #define S_MSG 600
+#define S_E_LEFTOVER (-ETIME) /* s_run: the candidate's work was still on the GPU 2 s on */
 
 typedef struct {
     int value;                        /* 1: a plain value (sent as data, no buffer) */
@@ -590,6 +591,19 @@ static int s_run(const s_judge_t *J, cr_exec_t *x, const unsigned char *spec, vo
     }
     if (rc == 0)
         rc = s_cmd(x, CR_TORCH_FETCH, out, J->nout, c ? &c->fetch_us : NULL, msg, len);
+    /* note 5: what it left queued on the GPU delays the judge's probe, and
+     * counts in its call's wall time (both sides alike: the pair cancels an
+     * idle GPU's probe) */
+    double pu = 0;
+    int pr = rc == 0 && c && c->head_us >= 0 && J->env->head_probe
+                 ? J->env->head_probe(&pu, msg, len)
+                 : 0;
+    if (pr > 0)
+        rc = S_E_LEFTOVER;
+    else if (pr < 0)
+        rc = -EIO;
+    else if (c)
+        c->run_us += pu;
     return rc;
 }
 
@@ -1094,6 +1108,12 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
             cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "timing: an input was "
                           "written by the candidate (inputs are mapped read-only: the store "
                           "faulted)");
+            rc = 0;
+            goto out;
+        }
+        if (rc == S_E_LEFTOVER) {
+            cr_judge_flag(rec, "timing_mismatch");
+            cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "timing: %s", msg);
             rc = 0;
             goto out;
         }

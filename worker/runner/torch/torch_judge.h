@@ -37,6 +37,9 @@ typedef struct {
      * then flushes the L2 itself, and its events hold its host's way to its
      * launches) */
     int (*head_queue)(double spin_us, char *err, size_t len);
+    /* and the judge's idle probe after every timed FETCH (cr_cuda_head_probe):
+     * what an executor left queued on the GPU, timed as part of its call */
+    int (*head_probe)(double *us, char *err, size_t len);
 } cr_torch_env_t;
 
 /* Judges req's candidate against task's reference (both torch "objects":
