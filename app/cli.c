@@ -538,6 +538,8 @@ int cr_cli_submit(int argc, char **argv)
             ack->accepted, ack->duplicate, ack->rejected, ack->queue_depth);
     for (size_t i = 0; i < ack->n_errors; i++)
         fprintf(stderr, "  %s\n", ack->errors[i]);
+    for (size_t i = 0; i < ack->n_warnings; i++)
+        fprintf(stderr, "  warning: %s\n", ack->warnings[i]);
     code = CR_EXIT_OK;
     if (cfg.follow) {
         cr_progress_t p;

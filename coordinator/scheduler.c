@@ -6,6 +6,8 @@
  * array growing. */
 #include "scheduler.h"
 
+#include "task.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +263,10 @@ cr_sched_worker_t *cr_sched_register(cr_sched_t *s, const cr_sched_worker_t *inf
         w->credit = 1;
     if (w->credit > CR_SCHED_MAX_CREDIT)
         w->credit = CR_SCHED_MAX_CREDIT;
+    if (w->gpus > CR_SCHED_MAX_GPUS)
+        w->gpus = CR_SCHED_MAX_GPUS;
+    w->nccl = w->nccl != 0;
+    w->nvlink = w->nvlink != 0;
     w->in_flight = 0;
     w->draining = 0;
     w->unreachable = 0;
@@ -279,12 +285,43 @@ void cr_sched_touch(cr_sched_worker_t *w, int64_t now_ms)
     w->unreachable = 0;
 }
 
-int cr_sched_serves(const cr_sched_worker_t *w, const char *language)
+static int s_has_backend(const cr_sched_worker_t *w, const char *language)
 {
     for (int i = 0; i < w->nbackends; i++)
         if (strcmp(w->backends[i], language) == 0)
             return 1;
     return 0;
+}
+
+/* A class names its GPUs after a '/': only cuda workers whose judge runs
+ * NCCL serve those (cr_sched_classes lists the same), and only with that many
+ * GPUs. A malformed class is served by nobody. */
+int cr_sched_serves(const cr_sched_worker_t *w, const char *cls)
+{
+    if (!strchr(cls, '/'))
+        return s_has_backend(w, cls);
+    char lang[CR_SCHED_BACKEND_MAX + 1];
+    int gpus = 0;
+    if (cr_task_class_parse(cls, lang, sizeof lang, &gpus) != 0 || !w->nccl ||
+        strcmp(lang, "cuda"))
+        return 0;
+    return s_has_backend(w, lang) && (uint32_t)gpus <= (w->gpus ? w->gpus : 1);
+}
+
+int cr_sched_classes(const cr_sched_worker_t *w, const char **out,
+                     char (*buf)[CR_SCHED_BACKEND_MAX + 1])
+{
+    int n = 0;
+    for (int i = 0; i < w->nbackends && n < CR_SCHED_MAX_CLASSES; i++)
+        out[n++] = w->backends[i];
+    if (!w->nccl || !s_has_backend(w, "cuda"))
+        return n;
+    uint32_t g = w->gpus ? w->gpus : 1;
+    for (uint32_t k = 1; k <= g && n < CR_SCHED_MAX_CLASSES; k++) {
+        snprintf(buf[k - 1], CR_SCHED_BACKEND_MAX + 1, "cuda/%u", k);
+        out[n++] = buf[k - 1];
+    }
+    return n;
 }
 
 uint32_t cr_sched_free_credit(const cr_sched_worker_t *w)
