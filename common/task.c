@@ -1034,10 +1034,13 @@ static int s_parse_tolerance(const s_ctx_t *cx, cr_task_t *t, json_t *root)
 }
 
 const cr_task_lib_t cr_task_libs[] = {
-    {"cublas", "-lcublas", "libcublas"},
-    {"cublasLt", "-lcublasLt", "libcublasLt"},
-    {"m", "-lm", "libm"},
-    {NULL, NULL, NULL},
+    {"cublas", "-lcublas", "libcublas", NULL, 0},
+    {"cublasLt", "-lcublasLt", "libcublasLt", NULL, 0},
+    {"m", "-lm", "libm", NULL, 0},
+    /* the communicator's library (docs/multigpu.md); the executor links the same
+     * libnccl.so.2, so the candidate's calls reach the executor's communicator */
+    {"nccl", "-lnccl", "libnccl", "nccl", 1},
+    {NULL, NULL, NULL, NULL, 0},
 };
 
 const cr_task_lib_t *cr_task_lib_find(const char *name)
@@ -1080,6 +1083,9 @@ static int s_parse_allow(const s_ctx_t *cx, cr_task_t *t, json_t *root)
         for (int j = 0; j < t->nallow; j++)
             if (!strcmp(t->allow[j], s))
                 return s_fail(cx, path, "'%s' listed twice", s);
+        if (cr_task_lib_find(s)->ranked && !t->gpus)
+            return s_fail(cx, path, "'%s' is the library of tasks with \"gpus\" (which get it "
+                                    "without asking)", s);
         if (!(t->allow[t->nallow] = strdup(s)))
             return -ENOMEM;
         t->nallow++;
@@ -1262,6 +1268,17 @@ static int s_parse(const s_ctx_t *cx, json_t *root, cr_task_t *t)
     if ((rc = s_parse_cases(cx, t, root, ctype_idx)) || (rc = s_parse_tolerance(cx, t, root)) ||
         (rc = s_parse_allow(cx, t, root)))
         return rc;
+    /* a task with "gpus" links NCCL: its candidates and baseline call it */
+    int has_nccl = 0;
+    for (int i = 0; i < t->nallow; i++)
+        has_nccl |= !strcmp(t->allow[i], "nccl");
+    if (t->gpus && !has_nccl) {
+        if (t->nallow == CR_TASK_MAX_ALLOW)
+            return s_fail(cx, "allow", "more than %d libraries with nccl", CR_TASK_MAX_ALLOW - 1);
+        if (!(t->allow[t->nallow] = strdup("nccl")))
+            return -ENOMEM;
+        t->nallow++;
+    }
     if ((v = json_object_get(root, "threads")) && !json_is_null(v)) {
         if (!json_is_boolean(v))
             return s_fail(cx, "threads", "must be true or false, got %s", s_jtype(v));

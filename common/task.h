@@ -143,6 +143,11 @@ typedef struct {
     const char *name;      /* as written in "allow": "cublas" */
     const char *link_flag; /* "-lcublas" */
     const char *soname;    /* DT_NEEDED name up to ".so": "libcublas" */
+    const char *unversioned; /* prefix of the symbols it exports without a version
+                                ("nccl": libnccl versions none), which the link audit then
+                                takes as its; NULL = it versions all of them */
+    int ranked;            /* 1: only tasks with "gpus" may list it, and they always do
+                              (task.c adds it): NCCL */
 } cr_task_lib_t;
 
 /* The known libraries, ended by a row whose name is NULL. */

@@ -805,6 +805,10 @@ Test(task, ranked_task_loads)
     cr_assert_float_eq(b, 4000.0, 1e-9);
     cr_assert_eq(cr_task_bytes(t, 1, &b), 0);
     cr_assert_float_eq(b, 12000.0, 1e-9);
+    /* it links NCCL without asking: its candidates and baseline call it */
+    cr_assert_eq(t->nallow, 1);
+    cr_assert_str_eq(t->allow[0], "nccl");
+    cr_assert_not_null(cr_task_lib_find("nccl")->unversioned);
     char cls[CR_TASK_CLASS_MAX + 1];
     cr_task_class(t, cls, sizeof cls);
     cr_assert_str_eq(cls, "cuda/2");
@@ -895,6 +899,7 @@ static const s_bad_t s_ranked_bad[] = {
     {NULL, {"comm_bytes=\"4 * m\""}, "comm_bytes", "unknown size 'm'"},
     {NULL, {"comm_bytes=\"n - 2 * world\""}, "cases[0]", "comm_bytes 'n - 2 * world' is negative"},
     {NULL, {"params/rank/role=\"ranks\""}, "params.rank.role", "unknown role 'ranks'"},
+    {NULL, {"allow=[\"nccl\", \"nccl\"]"}, "allow[1]", "listed twice"},
 };
 
 Test(task, ranked_mistakes_are_named)
@@ -927,5 +932,13 @@ Test(task, ranked_mistakes_are_named)
     cr_task_t *t = NULL;
     cr_assert_eq(cr_task_parse(text, "task.json", &t, err, sizeof err), CR_E_TASK);
     cr_assert(strstr(err, "comm_bytes: only a task with \"gpus\""), "%s", err);
+    free(text);
+    /* nccl is the library of tasks with "gpus" only */
+    root = json_loads(s_valid, 0, NULL);
+    json_object_set_new(root, "allow", json_pack("[s]", "nccl"));
+    text = json_dumps(root, 0);
+    json_decref(root);
+    cr_assert_eq(cr_task_parse(text, "task.json", &t, err, sizeof err), CR_E_TASK);
+    cr_assert(strstr(err, "allow[0]: 'nccl' is the library of tasks with \"gpus\""), "%s", err);
     free(text);
 }
