@@ -708,8 +708,12 @@ int cr_cli_status(int argc, char **argv)
            r->n_workers == 1 ? "" : "s");
     for (size_t i = 0; i < r->n_workers; i++) {
         const Crucible__WorkerInfo *w = r->workers[i];
-        printf("  %-24s %-16s %-32s in flight %u/%u, done %llu%s\n", w->worker_id, w->host,
-               w->device, w->in_flight, w->credit, (unsigned long long)w->done,
+        char gpus[64] = ""; /* a worker that owns several (docs/multigpu.md) */
+        if (w->gpus > 1)
+            snprintf(gpus, sizeof gpus, ", %u GPUs%s%s", w->gpus, w->nccl ? " nccl" : "",
+                     w->nvlink ? " nvlink" : "");
+        printf("  %-24s %-16s %-32s in flight %u/%u, done %llu%s%s\n", w->worker_id, w->host,
+               w->device, w->in_flight, w->credit, (unsigned long long)w->done, gpus,
                w->draining ? " (draining)" : "");
     }
     if (batch[0]) {

@@ -112,7 +112,7 @@ const cr_conf_row_t cr_config_rows[] = {
         "with --gpus: GPUs each worker owns, for tasks with \"gpus\": N (docs/multigpu.md); the "
         "GPUs are split into groups of this many, NVLink-joined where NVML says so, one worker "
         "per group (id <worker-id>-g<i>+<j>, one-GPU jobs on its first GPU)"),
-    ROW("gpu-group", CR_CONF_STR, gpu_group, "", 1, 0, CR_CMD_WORKER,
+    ROW("gpu-group", CR_CONF_STR, gpu_group, "", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
         "comma list of NVML indices one worker owns for multi-GPU tasks, its GPU first (it "
         "replaces --gpu); --gpus with --gpus-per-worker sets it for each worker; empty = just "
         "--gpu"),
