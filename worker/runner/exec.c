@@ -75,6 +75,9 @@ _Static_assert(CR_EXEC_MAX_ARGS == CR_TASK_MAX_PARAMS, "one argument per task pa
 #define S_SPIN_NS 200000          /* 200 us of spinning for done before sleeping on it */
 #define S_SLEEP_NS 10000000       /* 10 ms sleeps on done: a dead executor is seen that soon */
 #define S_FREEZE_S 5.0            /* s: SIGSTOP takes microseconds; 5 s means it never will */
+#define S_RANKS_SPIN_NS 50000000  /* 50 ms of spinning on several executors' done: a nap on
+                                     one would let another's finish be seen late */
+#define S_RANKS_NAP_NS 200000     /* then naps of 200 us: 0.4% of a call that long */
 #define S_CALIBRATE_WARM 8        /* empty commands not counted (first-touch costs) */
 #define S_CALIBRATE_N 64          /* counted: the fastest of 64 */
 
@@ -394,10 +397,12 @@ static int s_command(cr_exec_t *x, uint32_t op, double *us)
     return rc;
 }
 
-/* cr_exec_command_all's wait: every executor of xs polled in turn (spinning
- * while that is cheap, then sleeping S_SLEEP_NS on the first not done), each
- * frozen as soon as it is done; the first to end or pass the deadline ends
- * the wait. Returns -1, or the index that failed. */
+/* cr_exec_command_all's wait: every executor of xs polled in turn, each
+ * frozen as soon as it is done (its time is read then: a rank seen late would
+ * read long); spinning for the first S_RANKS_SPIN_NS, then napping at most
+ * S_RANKS_NAP_NS on the first not done, so a rank that finished is seen
+ * within a nap; the first to end or pass the deadline ends the wait.
+ * Returns -1, or the index that failed. */
 static int s_wait_all(cr_exec_t *const *xs, int n, const uint32_t *seq, const int64_t *t0,
                       const int64_t *c0, double *us)
 {
@@ -424,7 +429,7 @@ static int s_wait_all(cr_exec_t *const *xs, int n, const uint32_t *seq, const in
         if (left == 0)
             break;
         int64_t now = cr_time_mono_ns();
-        if (xs[first]->spin && ((i & 1023) != 1023 || now - t0[first] < S_SPIN_NS))
+        if (xs[first]->spin && ((i & 1023) != 1023 || now - t0[first] < S_RANKS_SPIN_NS))
             continue;
         for (int k = 0; k < n; k++) {
             if (done[k])
@@ -440,7 +445,7 @@ static int s_wait_all(cr_exec_t *const *xs, int n, const uint32_t *seq, const in
             }
         }
         uint32_t d = __atomic_load_n(&xs[first]->ctl->done_seq, __ATOMIC_ACQUIRE);
-        s_futex_wait(&xs[first]->ctl->done_seq, d, S_SLEEP_NS);
+        s_futex_wait(&xs[first]->ctl->done_seq, d, S_RANKS_NAP_NS);
     }
     return -1;
 }
