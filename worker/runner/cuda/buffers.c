@@ -121,7 +121,8 @@ static void *s_arena_take(cr__cuda_judge_t *J, int a, size_t sz)
 cr__cuda_mark_t cr__cuda_arena_mark(cr__cuda_judge_t *J)
 {
     cr__cuda_mark_t m;
-    memset(m.rtop, 0, sizeof m.rtop);
+    memset(&m, 0, sizeof m);
+    m.nranks = J->nranks;
     for (int r = 0; r < J->nranks || r == 0; r++) { /* every rank's GPU (docs/multigpu.md) */
         cr__cuda_judge_t *R = cr__cuda_rank(J, r);
         for (int a = 0; a < CR_CUDA_AR_N; a++) {
@@ -141,7 +142,7 @@ void cr__cuda_arena_release(cr__cuda_judge_t *J, const cr__cuda_mark_t *mark)
 {
     for (int a = 0; a < CR_CUDA_AR_N; a++)
         J->d.ar[a].top = mark->top[a];
-    for (int r = 1; r < J->nranks; r++)
+    for (int r = 1; r < mark->nranks && r < J->nranks; r++)
         for (int a = 0; a < CR_CUDA_AR_N; a++)
             J->rk[r]->d.ar[a].top = mark->rtop[r][a];
 }
@@ -224,7 +225,8 @@ static int s_do_alloc(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
 {
     memset(B, 0, sizeof *B);
     B->arena = cr__cuda_arena_of(who);
-    cr__cuda_mark_t top; /* given back if a buffer cannot be had */
+    cr__cuda_mark_t top; /* given back if a buffer cannot be had: this judge's own arenas */
+    memset(&top, 0, sizeof top);
     for (int a = 0; a < CR_CUDA_AR_N; a++)
         top.top[a] = J->d.ar[a].top;
     for (int p = 0; p < J->t->nparams; p++) {

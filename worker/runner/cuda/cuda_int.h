@@ -103,6 +103,9 @@ typedef struct {
  * device), and each further rank's (docs/multigpu.md). */
 typedef struct {
     size_t top[CR_CUDA_AR_N];
+    int nranks;                                  /* ranks whose tops rtop holds: set by
+                                                    cr__cuda_arena_mark; 0 in a mark built
+                                                    by hand (rank 0's arenas alone) */
     size_t rtop[CR_TASK_MAX_GPUS][CR_CUDA_AR_N]; /* [r]: rank r's; [0] unused */
 } cr__cuda_mark_t;
 

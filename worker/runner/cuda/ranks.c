@@ -450,9 +450,9 @@ int cr__cuda_ranks_compare(cr__cuda_judge_t *J, const cr__cuda_layout_t *L,
         memset(&E, 0, sizeof E);
         E.arena = CR_CUDA_AR_JUDGE;
         cr__cuda_on(R);
-        cr__cuda_mark_t top;
-        memcpy(top.top, (size_t[]){R->d.ar[0].top, R->d.ar[1].top, R->d.ar[2].top},
-               sizeof top.top);
+        size_t top[CR_CUDA_AR_N]; /* the part's copy goes back after the comparison */
+        for (int a = 0; a < CR_CUDA_AR_N; a++)
+            top[a] = R->d.ar[a].top;
         cudaError_t e = cudaSuccess;
         for (int p = 0; p < t->nparams && e == cudaSuccess; p++) {
             if (!cr__cuda_is_out(&t->params[p]) || !exp->p[p])
@@ -476,7 +476,7 @@ int cr__cuda_ranks_compare(cr__cuda_judge_t *J, const cr__cuda_layout_t *L,
         if (r > 0) {
             cr__cuda_free(R, &E);
             for (int a = 0; a < CR_CUDA_AR_N; a++)
-                R->d.ar[a].top = top.top[a];
+                R->d.ar[a].top = top[a];
         }
         cr__cuda_on(J);
         if (rc != 0)

@@ -41,15 +41,15 @@ static int s_do_keep_out(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const 
 static int s_do_keep_out_ranks(cr__cuda_judge_t *J, const cr__cuda_layout_t *L,
                                const cr__cuda_bufs_t *B, cr__cuda_bufs_t *K)
 {
-    if (s_do_keep_out(J, L, B, K) != 0 || !B->ranks)
-        return J->verdict ? -1 : 0;
+    int rc = s_do_keep_out(J, L, B, K);
+    if (rc != 0 || !B->ranks)
+        return rc;
     K->ranks = (cr__cuda_bufs_t *)calloc((size_t)J->nranks - 1, sizeof *K->ranks);
     if (!K->ranks) {
         cr__cuda_free(J, K);
         cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cuda judge: out of host memory");
         return -1;
     }
-    int rc = 0;
     for (int r = 1; r < J->nranks && rc == 0; r++) {
         cr__cuda_on(J->rk[r]);
         if ((rc = s_do_keep_out(J->rk[r], L, &B->ranks[r - 1], &K->ranks[r - 1])) != 0)
