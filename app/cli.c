@@ -829,6 +829,17 @@ int cr_cli_worker(int argc, char **argv)
     if (x >= 0)
         return x;
     cr_log_set_role("worker");
+    if (cfg.gpus_per_worker > 1 && !cfg.gpus[0]) { /* a group needs the GPUs to group */
+        fprintf(stderr, "crucible worker: --gpus-per-worker %lld groups the GPUs of --gpus; "
+                "without --gpus name one worker's GPUs with --gpu-group (docs/multigpu.md)\n",
+                (long long)cfg.gpus_per_worker);
+        return CR_EXIT_USAGE;
+    }
+    if (cfg.gpus[0] && cfg.gpu_group[0]) {
+        fprintf(stderr, "crucible worker: --gpus makes the workers' groups itself "
+                "(--gpus-per-worker); --gpu-group is for one worker\n");
+        return CR_EXIT_USAGE;
+    }
     if (cfg.gpus[0]) {
         /* the children are this same program: the path, not argv[0], finds it */
         char exe[4096];

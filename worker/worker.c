@@ -1061,6 +1061,8 @@ static char **s_child_argv(const cr_config_t *cfg, const char *exe, const char *
             v = (snprintf(gv, sizeof gv, "%u", i), gv);
         else if (strcmp(row->name, "gpu-group") == 0)
             v = group;
+        else if (strcmp(row->name, "gpus-per-worker") == 0)
+            v = "1"; /* the child owns its group: it groups nothing */
         else if (strcmp(row->name, "worker-id") == 0 && per > 1)
             v = (snprintf(gv, sizeof gv, "%.200s-g%s", base, label), gv);
         else if (strcmp(row->name, "worker-id") == 0)
