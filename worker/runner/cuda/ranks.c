@@ -171,6 +171,7 @@ void cr__cuda_ranks_release(cr__cuda_judge_t *J)
 
 /* ---------------------------------------------------------------- executors */
 
+#ifdef CR_WITH_NCCL
 /* Starts rank r's executor of `who` (CR_CUDA_CAND or CR_CUDA_BASE) on its
  * GPU with the role's NCCL id: it makes its communicator before its
  * sandbox. 0, or -1 with the reason in err. */
@@ -200,6 +201,7 @@ static int s_start(cr__cuda_judge_t *J, int r, int who, const unsigned char *id,
     o.cuda = &cx;
     return cr_exec_start(&o, x, err, errlen) == 0 ? 0 : -1;
 }
+#endif
 
 /* The executors of every rank for the candidate and the baseline, started
  * together (each role's ranks must all be in ncclCommInitRank at once),
