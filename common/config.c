@@ -114,8 +114,7 @@ const cr_conf_row_t cr_config_rows[] = {
         "per group (id <worker-id>-g<i>+<j>, one-GPU jobs on its first GPU)"),
     ROW("gpu-group", CR_CONF_STR, gpu_group, "", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
         "comma list of NVML indices one worker owns for multi-GPU tasks, its GPU first (it "
-        "replaces --gpu); --gpus with --gpus-per-worker sets it for each worker; empty = just "
-        "--gpu"),
+        "replaces --gpu); set for each worker of --gpus/--gpus-per-worker; empty = one GPU"),
     ROW("runner", CR_CONF_STR, runner, "", 1, 0, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
         "crucible-runner path; empty = next to the crucible binary"),
     ROW("backends", CR_CONF_STR, backends, "c", 1, 0, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
