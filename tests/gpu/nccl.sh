@@ -36,22 +36,9 @@ tasks="allreduce_sum_f32 allreduce_sum_bf16 reduce_scatter_f32 tp_matmul"
 worlds=1
 [ "$ngpu" -ge 2 ] && worlds="1 2"
 
-# The record's status, speedup, median, flags and message, as one line (python3: JSON).
+# The record's status, speedup, median, flags and message, as one line.
 summarise() {
-    python3 -c '
-import json, sys
-for line in sys.stdin:
-    try:
-        r = json.loads(line)
-    except ValueError:
-        continue
-    p = r.get("profile") or {}
-    c = (p.get("cases") or [{}])[0]
-    print("%s speedup=%s median_us=%s ref_us=%s flags=%s msg=%s" % (
-        r.get("status"), p.get("speedup_geomean"), c.get("median_us"),
-        c.get("ref_median_us"), ",".join(r.get("hack_flags") or []) or "-",
-        (r.get("message") or "")[:220].replace("\n", " ")))
-'
+    python3 tests/gpu/nccl_records.py line
 }
 
 # expected status of candidate $2 of task dir $1 for world $3
@@ -131,28 +118,5 @@ for t in $tasks; do
             >> "$o/spread.$t.jsonl" 2>> "$o/spread.$t.log"
         i=$((i + 1))
     done
-    python3 - "$o/spread.$t.jsonl" "$t" "$w" >> "$L" << 'PY'
-import json, statistics, sys
-rows = []
-for line in open(sys.argv[1]):
-    try:
-        r = json.loads(line)
-    except ValueError:
-        continue
-    p = r.get("profile") or {}
-    c = (p.get("cases") or [{}])[0]
-    rows.append((r.get("status"), p.get("speedup_geomean") or 0, c.get("median_us") or 0))
-ok = [x for x in rows if x[0] == "OK"]
-if not ok:
-    print("  spread gpus=%s %s fast: no OK run of %d: %s" % (sys.argv[3], sys.argv[2], len(rows),
-          sorted(set(x[0] for x in rows))))
-else:
-    sp = [x[1] for x in ok]
-    med = [x[2] for x in ok]
-    m = statistics.median(med)
-    print("  spread gpus=%s %s fast: %d/%d OK, speedup over the NCCL baseline median %.3f "
-          "(%.3f..%.3f), median_us median %.2f, spread (max-min)/median %.2f%%" % (
-              sys.argv[3], sys.argv[2], len(ok), len(rows), statistics.median(sp), min(sp),
-              max(sp), m, 100 * (max(med) - min(med)) / m if m else 0))
-PY
+    python3 tests/gpu/nccl_records.py spread "$o/spread.$t.jsonl" "$t" "$w" >> "$L"
 done
