@@ -185,7 +185,9 @@ static void s_call(void)
  * NCCL's setup needs, and one all-reduce of one float over it, so that
  * every connection and proxy thread exists before any client code loads
  * (NCCL_RUNTIME_CONNECT=0: NCCL 2.22 and later would otherwise connect at
- * the first collective, inside the sandbox). */
+ * the first collective, inside the sandbox), and one send and receive
+ * between this rank and every other (point-to-point peers connect at their
+ * first use whatever the setting). */
 static void s_nccl_init(void)
 {
     const cr_exec_cuda_t *X = &s_ctl->cuda;
@@ -202,13 +204,25 @@ static void s_nccl_init(void)
     if (r != ncclSuccess)
         cr_exec_child_die("NCCL: ncclCommInitRank, rank %u of %u: %s", X->rank, X->world,
                           ncclGetErrorString(r));
+    /* one float all-reduced, then one sent to and received from every peer:
+     * the collectives' connections are made at init (NCCL_RUNTIME_CONNECT=0),
+     * ncclSend/ncclRecv's only at their first use, here */
     float *one = NULL;
-    cudaError_t e = cudaMalloc((void **)&one, sizeof *one);
+    cudaError_t e = cudaMalloc((void **)&one, (1 + X->world) * sizeof *one);
     if (e == cudaSuccess && (r = ncclAllReduce(one, one, 1, ncclFloat, ncclSum, comm,
-                                               cudaStreamLegacy)) == ncclSuccess)
+                                               cudaStreamLegacy)) == ncclSuccess &&
+        X->world > 1 && (r = ncclGroupStart()) == ncclSuccess) {
+        for (uint32_t p = 0; p < X->world && r == ncclSuccess; p++)
+            if (p != X->rank && (r = ncclSend(one, 1, ncclFloat, (int)p, comm,
+                                              cudaStreamLegacy)) == ncclSuccess)
+                r = ncclRecv(one + 1 + p, 1, ncclFloat, (int)p, comm, cudaStreamLegacy);
+        ncclResult_t g = ncclGroupEnd();
+        r = r == ncclSuccess ? g : r;
+    }
+    if (e == cudaSuccess && r == ncclSuccess)
         e = cudaDeviceSynchronize();
     if (r != ncclSuccess || e != cudaSuccess)
-        cr_exec_child_die("NCCL: the first all-reduce, rank %u of %u: %s", X->rank, X->world,
+        cr_exec_child_die("NCCL: the first collectives, rank %u of %u: %s", X->rank, X->world,
                           r != ncclSuccess ? ncclGetErrorString(r) : cudaGetErrorString(e));
     cudaFree(one);
     s_comm = comm;
