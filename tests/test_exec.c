@@ -60,8 +60,8 @@ static void s_teardown(void)
 
 TestSuite(exec, .init = s_setup, .fini = s_teardown, .timeout = 60);
 
-/* N loaded executors of the entry. */
-static void s_start(cr_exec_t **xs)
+/* N executors of the entry, each loaded but the one at index unloaded (-1: none). */
+static void s_start_but(cr_exec_t **xs, int unloaded)
 {
     for (int k = 0; k < N; k++) {
         cr_exec_opts_t o;
@@ -73,9 +73,15 @@ static void s_start(cr_exec_t **xs)
         o.ro_bytes = o.rw_bytes = 4096;
         char err[600] = "";
         cr_assert_eq(cr_exec_new(&o, &xs[k], err, sizeof err), 0, "executor %d: %s", k, err);
-        cr_assert_eq(cr_exec_load(xs[k], NULL, NULL, 0), 0, "load %d: %s", k,
-                     cr_exec_fault(xs[k])->msg);
+        if (k != unloaded)
+            cr_assert_eq(cr_exec_load(xs[k], NULL, NULL, 0), 0, "load %d: %s", k,
+                         cr_exec_fault(xs[k])->msg);
     }
+}
+
+static void s_start(cr_exec_t **xs)
+{
+    s_start_but(xs, -1);
 }
 
 /* Each executor's call of the entry with its mode. */
@@ -158,6 +164,29 @@ Test(exec, a_hang_ends_at_the_deadline_naming_a_rank)
     cr_assert_eq(failed, 1, "the only rank still running at the deadline");
     cr_assert_eq(cr_exec_fault(xs[1])->kind, CR_EXEC_TIMEOUT);
     cr_assert(strstr(cr_exec_fault(xs[1])->msg, "did not return before the run's deadline"));
+    s_end(xs);
+}
+
+/* One that returns saying its call failed (here: it has no object; a CUDA
+ * rank that met an error says so the same way) while its peers still run:
+ * nobody is waited for any longer, and the caller reads its report. */
+Test(exec, a_rank_that_reports_a_failure_ends_the_call_for_all)
+{
+    cr_exec_t *xs[N];
+    s_start_but(xs, 1);
+    const int mode[N] = {3, 0, 3};
+    s_modes(xs, mode);
+    for (int k = 0; k < N; k++)
+        cr_exec_set_deadline(xs[k], cr_time_mono_ns() + 20000000000LL);
+    int64_t t0 = cr_time_mono_ms();
+    int failed = -1;
+    cr_assert_eq(cr_exec_command_all(xs, N, CR_EXEC_OP_CALL, NULL, &failed), CR_E_EXEC);
+    cr_assert_lt(cr_time_mono_ms() - t0, 5000, "the peers were waited for");
+    cr_assert_eq(failed, 1);
+    cr_assert_eq(cr_exec_fault(xs[1])->kind, CR_EXEC_OK, "its own fault: none, it returned");
+    cr_assert_neq(cr_exec_ctl(xs[1])->result, 0);
+    cr_assert_eq(cr_exec_fault(xs[0])->kind, CR_EXEC_SIGNALED);
+    cr_assert_eq(cr_exec_fault(xs[2])->kind, CR_EXEC_SIGNALED);
     s_end(xs);
 }
 
