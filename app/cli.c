@@ -761,7 +761,13 @@ static int s_check_task(const char *dir)
         printf("FAIL %s: %s\n", dir, err);
         return rc;
     }
-    printf("ok %s: %s, %d params, %d cases\n", dir, t->name, t->nparams, t->ncases);
+    char cls[CR_TASK_CLASS_MAX + 1];
+    cr_task_class(t, cls, sizeof cls);
+    if (t->gpus > 0) /* docs/multigpu.md */
+        printf("ok %s: %s, %d params, %d cases, %d GPUs (placement class %s)\n", dir, t->name,
+               t->nparams, t->ncases, t->gpus, cls);
+    else
+        printf("ok %s: %s, %d params, %d cases\n", dir, t->name, t->nparams, t->ncases);
     cr_task_destroy(&t);
     return 0;
 }
