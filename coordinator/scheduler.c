@@ -80,21 +80,28 @@ static void s_reindex(cr_sched_t *s)
 }
 
 /* 1 when no other registered worker that shares a backend with w can take
- * jobs: draining w would then stall its language's queue, so an unhealthy
- * worker stays in service while it is the last one (a farm whose workers
- * are all flapping still makes progress, and each job's own attempts cap
- * what a poison job can cost). */
+ * jobs, or none but w can take a multi-GPU class it serves (docs/multigpu.md):
+ * draining w would then stall that queue, so an unhealthy worker stays in
+ * service while it is the last one (a farm whose workers are all flapping
+ * still makes progress, and each job's own attempts cap what a poison job
+ * can cost). */
 static int s_last_healthy(const cr_sched_t *s, const cr_sched_worker_t *w)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        const cr_sched_worker_t *o = s->w[i];
-        if (o == w || o->drained || o->draining || o->unreachable)
-            continue;
-        for (int b = 0; b < w->nbackends; b++)
-            if (cr_sched_serves(o, w->backends[b]))
-                return 0;
+    const char *cls[CR_SCHED_MAX_CLASSES];
+    char buf[CR_SCHED_MAX_GPUS][CR_SCHED_BACKEND_MAX + 1];
+    int n = cr_sched_classes(w, cls, buf), shared = 0;
+    for (int b = 0; b < n; b++) {
+        int other = 0;
+        for (size_t i = 0; i < s->n && !other; i++) {
+            const cr_sched_worker_t *o = s->w[i];
+            other = o != w && !o->drained && !o->draining && !o->unreachable &&
+                    cr_sched_serves(o, cls[b]);
+        }
+        if (!other && strchr(cls[b], '/'))
+            return 1; /* the last that owns these GPUs */
+        shared |= other && !strchr(cls[b], '/');
     }
-    return 1;
+    return !shared;
 }
 
 cr_sched_t *cr_sched_new(void)

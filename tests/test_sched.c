@@ -173,6 +173,34 @@ Test(sched, gpu_classes, .timeout = 10)
     cr_sched_destroy(&s);
 }
 
+/* The last worker that owns the GPUs of a multi-GPU class is not drained
+ * while one-GPU workers serve its backend: its class's queue would stall. */
+Test(sched, last_gpu_group_is_not_drained, .timeout = 10)
+{
+    cr_sched_t *s = cr_sched_new();
+    cr_sched_set_drain_after(s, 1);
+    int64_t t = 1000000;
+    cr_sched_worker_t info = s_info("one", "cuda", 2);
+    info.nccl = 1;
+    cr_sched_worker_t *one = cr_sched_register(s, &info, t, NULL);
+    info = s_info("pair", "cuda", 2);
+    info.gpus = 2;
+    info.nccl = 1;
+    cr_sched_worker_t *pair = cr_sched_register(s, &info, t, NULL);
+    cr_assert_eq(cr_sched_note_result(s, pair, 1), 0, "the only worker of cuda/2");
+    cr_assert_eq(pair->drained, 0);
+    cr_assert_eq(cr_sched_note_result(s, one, 1), 1, "the pair serves cuda and cuda/1 too");
+    cr_assert_eq(one->drained, 1);
+    /* a second pair: now either may go */
+    info = s_info("pair2", "cuda", 2);
+    info.gpus = 2;
+    info.nccl = 1;
+    cr_sched_register(s, &info, t, NULL);
+    cr_assert_eq(cr_sched_note_result(s, pair, 1), 1);
+    cr_assert_eq(pair->drained, 1);
+    cr_sched_destroy(&s);
+}
+
 Test(sched, expiry_by_time, .timeout = 10)
 {
     cr_sched_t *s = cr_sched_new();
