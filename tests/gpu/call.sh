@@ -29,6 +29,11 @@
 #   torch-ex    every torch example whose name has one of $CR_TORCH_ONLY's comma-separated
 #               substrings (default "l1_"; $CR_TORCH_TIMEOUT, default 200 s, bounds them), then
 #               do_bench against the honest GPU ones (~150 s)
+#   nccl        the multi-GPU examples (tests/gpu/nccl.sh check, docs/multigpu.md): every
+#               candidate on one rank, and on two ranks when two GPUs are visible, against
+#               expected.json (not yet timed on a GPU)
+#   nccl-spread ten fresh evaluations of each fast one on the most GPUs visible: speedup
+#               over the NCCL baseline and spread (tests/gpu/nccl.sh spread)
 set -u
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/cr_gpu_call}
@@ -152,6 +157,10 @@ PY
             --src "$PWD" --python "$py" > "$out/t/dobench.txt" 2>&1
         tail -12 "$out/t/dobench.txt" | sed 's/^/  /' >> "$L"
         rm -rf "$out/t/ex/logs" ;;
+    nccl)
+        timeout 580 sh tests/gpu/nccl.sh check "$bin" "$out" ;;
+    nccl-spread)
+        timeout 580 sh tests/gpu/nccl.sh spread "$bin" "$out" ;;
     *) echo "  unknown part" >> "$L" ;;
     esac
 done

@@ -275,7 +275,12 @@ static int s_executors(cr__cuda_judge_t *J)
         ref_loaded = s_ref_resume(J) == 0;
     }
     const char *scratch = s_serve ? NULL : req->scratch_dir; /* outlives no job (serve) */
+    /* a task with "gpus": the candidate and the baseline run on every rank with
+     * a communicator, always in new executors (ranks.c); the reference as here */
+    const int ranked = J->t->gpus > 0;
     for (int who = 0; who < 3; who++) {
+        if (ranked && who != CR_CUDA_REF)
+            continue;
         if (!obj[who]) {
             J->x[who] = J->x[CR_CUDA_REF];
             continue;
@@ -304,6 +309,8 @@ static int s_executors(cr__cuda_judge_t *J)
     static const int order[3] = {CR_CUDA_REF, CR_CUDA_BASE, CR_CUDA_CAND};
     for (int i = 0; i < 3; i++) {
         int who = order[i];
+        if (ranked && who != CR_CUDA_REF)
+            continue;
         if (!obj[who] || (who == CR_CUDA_REF && ref_loaded))
             continue;
         if (who == CR_CUDA_REF && stat(obj[who], &J->ref_st) != 0)
@@ -322,6 +329,8 @@ static int s_executors(cr__cuda_judge_t *J)
         J->ref_loaded |= who == CR_CUDA_REF;
     }
     J->ref_loaded |= ref_loaded;
+    if (ranked && cr__cuda_ranks_executors(J) != 0)
+        return -1;
     J->rec->sandboxed_net = cr_exec_sandbox_net(J->x[CR_CUDA_CAND]);
     cr_info("cuda executors ready %.3f s after the judge began (empty command: reference "
             "%.2f us, candidate %.2f us%s)", (double)(cr_time_mono_ns() - t0) / 1e9,
@@ -337,6 +346,7 @@ static int s_executors(cr__cuda_judge_t *J)
 static void s_executors_end(cr__cuda_judge_t *J)
 {
     void (*end)(cr_exec_t **) = s_leave_device || s_serve ? cr_exec_abandon : cr_exec_destroy;
+    cr__cuda_ranks_executors_end(J, end);
     if (J->x[CR_CUDA_BASE] != J->x[CR_CUDA_REF])
         end(&J->x[CR_CUDA_BASE]);
     end(&J->x[CR_CUDA_CAND]);
@@ -484,6 +494,13 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
         goto done;
     if (J->d.name[0])
         cr_judge_set_str(&rec->device, J->d.name);
+    if (cr__cuda_ranks_setup(J) != 0) /* a task with "gpus": every rank's GPU */
+        goto done;
+    if (J->nranks > 1 && J->d.name[0]) {
+        char dev[300];
+        snprintf(dev, sizeof dev, "%dx %s", J->nranks, J->d.name);
+        cr_judge_set_str(&rec->device, dev);
+    }
     if (s_executors(J) != 0)
         goto done;
     if (cr__cuda_lock(J) != 0)
@@ -512,6 +529,7 @@ done:
     }
     cr__cuda_unlock(J);
     s_executors_end(J);
+    cr__cuda_ranks_release(J); /* the further ranks' GPUs: made again by the next such job */
     if (s_serve && have_dev && !J->dead && !J->setup_failed && !s_pre &&
         (s_pre = malloc(sizeof *s_pre))) {
         /* serving: the device state is the next job's (its arenas emptied;

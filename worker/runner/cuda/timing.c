@@ -198,6 +198,7 @@ static int s_sample(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, cr
     if ((head && cr__cuda_ready(J)) ||
         cr__cuda_infra(J, cudaMemsetAsync(J->d.flush, 0, J->d.flush_bytes, cudaStreamLegacy),
                        "L2 flush") != 0 || /* zeros: §4 */
+        (J->nranks > 1 && cr__cuda_ranks_flush(J) != 0) || /* every rank's GPU too */
         cr__cuda_infra(J, cudaEventRecord(J->d.ev0, cudaStreamLegacy), "sample event") != 0 ||
         (!head && cr__cuda_ready(J)))
         return -1;
@@ -482,11 +483,26 @@ static int s_summarise(cr__cuda_judge_t *J, int c, int b, s_side_t *A, s_side_t 
     double bw = fmax(J->copy_bw * CR_JUDGE_GPU_BW_MARGIN, J->d.theory_bw);
     double rate = cr_judge_gpu_peak_flops(J->d.sms, J->d.max_clock_mhz);
     br->floor_us = cr_judge_gpu_floor_us(bytes, flops, bw, rate);
-    char basis[160];
+    char basis[200];
     snprintf(basis, sizeof basis, "%.4g bytes at %.0f GB/s, %.4g flops at %.0f TFLOP/s", bytes,
              bw / 1e9, flops, rate / 1e12);
+    /* A task with "gpus" (docs/multigpu.md): its comm_bytes each rank must
+     * send cannot cross the interconnect faster than its measured bandwidth,
+     * with the GPU's margin. */
+    double comm = 0;
+    cr_task_comm_bytes(J->t, c, &comm);
+    if (comm > 0 && J->link_bw > 0) {
+        double link = J->link_bw * CR_JUDGE_GPU_BW_MARGIN;
+        double lf = cr_judge_gpu_floor_us(comm, 0, link, 0);
+        if (lf > br->floor_us) {
+            br->floor_us = lf;
+            snprintf(basis, sizeof basis, "%.4g bytes per rank over the interconnect at %.0f "
+                     "GB/s (measured %.0f GB/s)", comm, link / 1e9, J->link_bw / 1e9);
+        }
+    }
     if (sa.n > 0)
-        cr_judge_roofline(J->rec, c, sa.median, br->floor_us, basis, "GPU");
+        cr_judge_roofline(J->rec, c, sa.median, br->floor_us, basis,
+                          J->nranks > 1 ? "node" : "GPU");
     free(x);
     free(y);
     return 0;
@@ -822,6 +838,8 @@ int cr__cuda_time(cr__cuda_judge_t *J)
         cr_warn("could not pin to cpu %d: %s; timing unpinned", J->req->cpu, cr_strerror(pin));
     if (t->nbench > 0)
         s_measure_bw(J);
+    if (t->nbench > 0 && J->nranks > 1)
+        cr__cuda_ranks_link_bw(J); /* the interconnect floor's (docs/multigpu.md) */
     double logsum = 0;
     int nsp = 0, rc = 0;
     for (int b = 0; b < t->nbench && rc == 0; b++) {
