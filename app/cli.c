@@ -538,6 +538,8 @@ int cr_cli_submit(int argc, char **argv)
             ack->accepted, ack->duplicate, ack->rejected, ack->queue_depth);
     for (size_t i = 0; i < ack->n_errors; i++)
         fprintf(stderr, "  %s\n", ack->errors[i]);
+    for (size_t i = 0; i < ack->n_warnings; i++)
+        fprintf(stderr, "  warning: %s\n", ack->warnings[i]);
     code = CR_EXIT_OK;
     if (cfg.follow) {
         cr_progress_t p;
@@ -706,8 +708,12 @@ int cr_cli_status(int argc, char **argv)
            r->n_workers == 1 ? "" : "s");
     for (size_t i = 0; i < r->n_workers; i++) {
         const Crucible__WorkerInfo *w = r->workers[i];
-        printf("  %-24s %-16s %-32s in flight %u/%u, done %llu%s\n", w->worker_id, w->host,
-               w->device, w->in_flight, w->credit, (unsigned long long)w->done,
+        char gpus[64] = ""; /* a worker that owns several (docs/multigpu.md) */
+        if (w->gpus > 1)
+            snprintf(gpus, sizeof gpus, ", %u GPUs%s%s", w->gpus, w->nccl ? " nccl" : "",
+                     w->nvlink ? " nvlink" : "");
+        printf("  %-24s %-16s %-32s in flight %u/%u, done %llu%s%s\n", w->worker_id, w->host,
+               w->device, w->in_flight, w->credit, (unsigned long long)w->done, gpus,
                w->draining ? " (draining)" : "");
     }
     if (batch[0]) {
@@ -755,7 +761,13 @@ static int s_check_task(const char *dir)
         printf("FAIL %s: %s\n", dir, err);
         return rc;
     }
-    printf("ok %s: %s, %d params, %d cases\n", dir, t->name, t->nparams, t->ncases);
+    char cls[CR_TASK_CLASS_MAX + 1];
+    cr_task_class(t, cls, sizeof cls);
+    if (t->gpus > 0) /* docs/multigpu.md */
+        printf("ok %s: %s, %d params, %d cases, %d GPUs (placement class %s)\n", dir, t->name,
+               t->nparams, t->ncases, t->gpus, cls);
+    else
+        printf("ok %s: %s, %d params, %d cases\n", dir, t->name, t->nparams, t->ncases);
     cr_task_destroy(&t);
     return 0;
 }
@@ -823,6 +835,17 @@ int cr_cli_worker(int argc, char **argv)
     if (x >= 0)
         return x;
     cr_log_set_role("worker");
+    if (cfg.gpus_per_worker > 1 && !cfg.gpus[0]) { /* a group needs the GPUs to group */
+        fprintf(stderr, "crucible worker: --gpus-per-worker %lld groups the GPUs of --gpus; "
+                "without --gpus name one worker's GPUs with --gpu-group (docs/multigpu.md)\n",
+                (long long)cfg.gpus_per_worker);
+        return CR_EXIT_USAGE;
+    }
+    if (cfg.gpus[0] && cfg.gpu_group[0]) {
+        fprintf(stderr, "crucible worker: --gpus makes the workers' groups itself "
+                "(--gpus-per-worker); --gpu-group is for one worker\n");
+        return CR_EXIT_USAGE;
+    }
     if (cfg.gpus[0]) {
         /* the children are this same program: the path, not argv[0], finds it */
         char exe[4096];

@@ -486,6 +486,21 @@ int cr_run_main(int argc, char **argv)
     if (dropped)
         fprintf(stderr, "crucible run: skipping %zu candidates of %s tasks (local workers serve "
                 "--backends %s)\n", dropped, skipped, cfg.backends);
+    /* and their GPUs: a task with "gpus": N waits for a worker that owns N GPUs and judges
+     * over NCCL (docs/multigpu.md); the local workers own --gpu-group's, one without it */
+    int own = 0;
+#ifdef CR_WITH_NCCL
+    own = 1;
+    for (const char *p = cfg.gpu_group; *p; p++)
+        own += *p == ',';
+    if (!cr_config_has_backend(cfg.backends, "cuda"))
+        own = 0;
+#endif
+    dropped = cr_jobset_keep_gpus(&r.js, own, skipped, sizeof skipped);
+    if (dropped)
+        fprintf(stderr, "crucible run: skipping %zu candidates of %s tasks (a local worker owns "
+                "%d GPU%s for them%s: --gpu-group)\n", dropped, skipped, own, own == 1 ? "" : "s",
+                own ? "" : ", or this build has no NCCL");
     if (r.js.njobs == 0) {
         fprintf(stderr, "crucible run: no candidates to judge (looked in each task's "
                 "candidates/)\n");

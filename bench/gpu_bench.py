@@ -53,8 +53,10 @@ def crucible_run(args, bin_dir, tasks, cands, out_jsonl, extra, timeout):
         "--backends", "cuda", "--workers", "1", "--compile-jobs", str(args.compile_jobs),
         "--clock-policy", "observe", "--out", out_jsonl, "--log-level", args.log_level] + extra + \
         args.run_args.split()
+    env = dict(os.environ)
+    env.update(args.env_vars)  # --env: the cluster and its judges see them (runners inherit)
     t0 = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     wall = time.time() - t0
     recs = [json.loads(l) for l in open(out_jsonl)] if os.path.exists(out_jsonl) else []
     return p, wall, recs
@@ -254,8 +256,19 @@ def main():
                     help="more `crucible run` arguments for every cluster, e.g. '--runner-per-job --spares 0'")
     ap.add_argument("--log-level", default="warn",
                     help="crucible run's; grpo's cluster logs go to logs_POLICY/")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                    help="an environment variable for every cluster (repeatable), e.g. "
+                         "CRUCIBLE_SERVE_KEPT_REFS=4 CRUCIBLE_SERVE_SPARES=3 (docs/judge.md §6)")
     args = ap.parse_args()
+    args.env_vars = {}
+    for kv in args.env:
+        name, eq, value = kv.partition("=")
+        if not eq or not name:
+            ap.error("--env %r: expected NAME=VALUE" % kv)
+        args.env_vars[name] = value
     os.makedirs(args.out, exist_ok=True)
+    if args.env_vars:
+        log(args.out, "environment: %s" % " ".join("%s=%s" % kv for kv in sorted(args.env_vars.items())))
     tmp = tempfile.mkdtemp(prefix="crbench")
     try:
         for part in args.parts.split(","):

@@ -21,6 +21,7 @@ PATS = {
     "verify": re.compile(r"verify ([0-9.]+) \(checks off"),
     "timing": re.compile(r"timing and clean-up ([0-9.]+)"),
 }
+KEPT = re.compile(r"executors ready .*the reference's kept from (?:the last|an earlier) job")
 REPORT = re.compile(r"(?:judge|runner) pid \d+: (?:report complete|stdout ended) ([0-9.]+) s")
 DONE = re.compile(r"job (\S+) attempt \d+: (\w+)")
 COMPILED = re.compile(r"job (\S+) attempt \d+: compiled in")
@@ -56,6 +57,8 @@ def parse(path):
             mm = p.search(line)
             if mm and k not in cur:
                 cur[k] = float(mm.group(1))
+        if KEPT.search(line):
+            cur["kept"] = 1
         m = DONE.search(line)
         if m and "compiled" not in line and "assigned" not in line:
             cur["job"], cur["status"] = m.group(1), m.group(2)
@@ -99,6 +102,12 @@ def main():
         if v:
             print("  %-52s n %3d  sum %7.2f s  median %.3f  p90 %.3f  max %.3f" % (
                 label, len(v), sum(v), pct(v, 0.5), pct(v, 0.9), max(v)))
+    ready = [j for j in jobs if j.get("ready") is not None]
+    if ready:
+        kept = [j["ready"] for j in ready if j.get("kept")]
+        made = [j["ready"] for j in ready if not j.get("kept")]
+        print("  jobs whose reference executor was kept: %d of %d (ready sum %.2f s; the others "
+              "%.2f s)" % (len(kept), len(ready), sum(kept), sum(made)))
     late = [j for j in jobs if j.get("compiled_vs_req") is not None and j["compiled_vs_req"] > 0]
     print("  requests sent before their job's compile ended: %d (a worker waiting on compiles "
           "shows here as idle)" % len(late))

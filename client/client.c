@@ -922,21 +922,26 @@ static int s_in_list(const char *list, const char *word)
     return 0;
 }
 
-size_t cr_jobset_keep_backends(cr_jobset_t *js, const char *backends, char *skipped, size_t len)
+/* Keeps the tasks keep() says yes to (a task.json that does not parse is
+ * kept, for the coordinator to refuse) and their jobs; adds the label keep()
+ * writes for each one dropped to skipped, once. Returns the jobs dropped. */
+static size_t s_jobset_keep(cr_jobset_t *js, int (*keep)(json_t *task, const void *arg,
+                                                          char *label, size_t len),
+                            const void *arg, char *skipped, size_t len)
 {
     if (skipped && len)
         skipped[0] = '\0';
     size_t kt = 0, kj = 0, dropped = 0;
     for (size_t i = 0; i < js->ntasks; i++) {
         json_t *j = json_loads(js->tasks[i]->task_json, 0, NULL);
-        const char *lang = j ? json_string_value(json_object_get(j, "language")) : NULL;
-        if (!lang || s_in_list(backends, lang)) {
+        char label[64] = "";
+        if (!j || keep(j, arg, label, sizeof label)) {
             js->tasks[kt] = js->tasks[i];
             js->task_dirs[kt++] = js->task_dirs[i];
         } else {
-            if (skipped && !s_in_list(skipped, lang)) {
+            if (skipped && !s_in_list(skipped, label)) {
                 size_t n = strlen(skipped);
-                snprintf(skipped + n, len - n, "%s%s", n ? "," : "", lang);
+                snprintf(skipped + n, len - n, "%s%s", n ? "," : "", label);
             }
             /* its jobs go below, once the task is no longer in the set */
             for (size_t k = 0; k < js->njobs; k++)
@@ -956,6 +961,35 @@ size_t cr_jobset_keep_backends(cr_jobset_t *js, const char *backends, char *skip
             js->jobs[kj++] = js->jobs[k];
     js->njobs = kj;
     return dropped;
+}
+
+static int s_keep_backend(json_t *task, const void *arg, char *label, size_t len)
+{
+    const char *lang = json_string_value(json_object_get(task, "language"));
+    if (!lang || s_in_list((const char *)arg, lang))
+        return 1;
+    snprintf(label, len, "%s", lang);
+    return 0;
+}
+
+size_t cr_jobset_keep_backends(cr_jobset_t *js, const char *backends, char *skipped, size_t len)
+{
+    return s_jobset_keep(js, s_keep_backend, backends, skipped, len);
+}
+
+static int s_keep_gpus(json_t *task, const void *arg, char *label, size_t len)
+{
+    json_t *g = json_object_get(task, "gpus");
+    int have = *(const int *)arg;
+    if (!json_is_integer(g) || json_integer_value(g) <= have)
+        return 1;
+    snprintf(label, len, "%lld-GPU", (long long)json_integer_value(g));
+    return 0;
+}
+
+size_t cr_jobset_keep_gpus(cr_jobset_t *js, int gpus, char *skipped, size_t len)
+{
+    return s_jobset_keep(js, s_keep_gpus, &gpus, skipped, len);
 }
 
 void cr_jobset_close(cr_jobset_t *js)

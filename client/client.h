@@ -145,6 +145,12 @@ int cr_jobset_check(const cr_jobset_t *js, char *err, size_t errlen);
 size_t cr_jobset_keep_backends(cr_jobset_t *js, const char *backends, char *skipped,
                                size_t len);
 
+/* Keeps only the tasks that need at most gpus GPUs ("gpus": N,
+ * docs/multigpu.md; tasks without it need none) and their jobs; 0 drops
+ * every task with "gpus". Returns the number of jobs dropped; skipped (if
+ * not NULL) gets "N-GPU" for each N dropped, comma separated. */
+size_t cr_jobset_keep_gpus(cr_jobset_t *js, int gpus, char *skipped, size_t len);
+
 /* The bundle named name, or NULL. */
 Crucible__TaskBundle *cr_jobset_task(const cr_jobset_t *js, const char *name);
 

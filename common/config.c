@@ -107,6 +107,14 @@ const cr_conf_row_t cr_config_rows[] = {
     ROW("gpus", CR_CONF_STR, gpus, "", 1, 0, CR_CMD_WORKER,
         "all, or a comma list of NVML indices: one cuda worker per GPU (id <worker-id>-g<i>), "
         "each bound to its GPU's cores; empty = just --gpu"),
+    /* 8: the GPUs of one HGX node, CR_TASK_MAX_GPUS */
+    ROW("gpus-per-worker", CR_CONF_INT, gpus_per_worker, "1", 1, 8, CR_CMD_WORKER,
+        "with --gpus: GPUs each worker owns, for tasks with \"gpus\": N (docs/multigpu.md); the "
+        "GPUs are split into groups of this many, NVLink-joined where NVML says so, one worker "
+        "per group (id <worker-id>-g<i>+<j>, one-GPU jobs on its first GPU)"),
+    ROW("gpu-group", CR_CONF_STR, gpu_group, "", 1, 0, CR_CMD_WORKER | CR_CMD_RUN,
+        "comma list of NVML indices one worker owns for multi-GPU tasks, its GPU first (it "
+        "replaces --gpu); set for each worker of --gpus/--gpus-per-worker; empty = one GPU"),
     ROW("runner", CR_CONF_STR, runner, "", 1, 0, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
         "crucible-runner path; empty = next to the crucible binary"),
     ROW("backends", CR_CONF_STR, backends, "c", 1, 0, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
@@ -381,6 +389,25 @@ static const char *s_check_text(const cr_conf_row_t *r, const char *v)
                   (k == 5 && strncmp(p, "torch", 5) == 0)))
                 return "expected a comma list of c, cuda, torch";
             p += k;
+        } while (*p++ == ',');
+        return NULL;
+    }
+    if (strcmp(n, "gpu-group") == 0) {
+        /* "", or 1 to 8 distinct indices in --gpu's range */
+        if (v[0] == '\0')
+            return NULL;
+        int seen[8], k = 0;
+        const char *p = v;
+        do {
+            size_t len = strspn(p, "0123456789");
+            int g = atoi(p);
+            if (len < 1 || len > 4 || g > 1023 || (p[len] != ',' && p[len] != '\0') || k == 8)
+                return "expected a comma list of 1 to 8 GPU indices (0,1)";
+            for (int i = 0; i < k; i++)
+                if (seen[i] == g)
+                    return "names a GPU twice";
+            seen[k++] = g;
+            p += len;
         } while (*p++ == ',');
         return NULL;
     }

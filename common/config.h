@@ -64,6 +64,9 @@ typedef struct {
     char cuda_arch[CR_CONFIG_STR];        /* "sm_90"; "" = the GPU's compute capability */
     int64_t gpu;                          /* NVML index of the worker's GPU */
     char gpus[CR_CONFIG_STR];             /* "all" | "0,2": one worker per GPU; "" = just --gpu */
+    int64_t gpus_per_worker;              /* with --gpus: GPUs each worker owns (docs/multigpu.md) */
+    char gpu_group[CR_CONFIG_STR];        /* "0,1": the GPUs this one worker owns, its --gpu
+                                             first; "" = just --gpu */
     char runner[CR_CONFIG_STR];           /* crucible-runner path; "" = next to crucible */
     char backends[CR_CONFIG_STR];         /* comma list the worker serves */
     int64_t compile_jobs;                 /* compile pool threads; 0 = sized from the cores */

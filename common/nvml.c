@@ -22,6 +22,9 @@ typedef void *nv_dev_t;      /* nvmlDevice_t */
 #define NV_ERROR_NO_PERMISSION 4
 #define NV_ERROR_NOT_FOUND 6
 #define NV_ERROR_FUNCTION_NOT_FOUND 13
+/* nvmlGpuP2PCapsIndex_t NVML_P2P_CAPS_INDEX_NVLINK, nvmlGpuP2PStatus_t NVML_P2P_STATUS_OK */
+#define NV_P2P_CAPS_NVLINK 2
+#define NV_P2P_STATUS_OK 0
 /* nvmlClockType_t */
 #define NV_CLOCK_GRAPHICS 0
 #define NV_CLOCK_SM 1
@@ -383,5 +386,58 @@ int cr_nvml_reset_clocks_at(const char *lib, unsigned index, char *err, size_t e
     if (rc != 0 && err)
         snprintf(err, errlen, "%s", cr_nvml_last_error(n));
     cr_nvml_close(&n);
+    return rc;
+}
+
+int cr_nvml_nvlink_matrix(const char *lib, const unsigned *idx, int n, unsigned char *joined,
+                          char *err, size_t errlen)
+{
+    char dummy[8];
+    if (!err) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    err[0] = '\0';
+    if (n < 1 || n > 64)
+        return -EINVAL;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            joined[i * n + j] = i == j;
+    if (n == 1)
+        return 0;
+    cr_nvml_t *h = NULL;
+    int rc = s_open(lib, NULL, idx[0], &h, err, errlen);
+    if (rc != 0)
+        return rc;
+    nv_ret_t (*p2p)(nv_dev_t, nv_dev_t, int, int *) = NULL;
+    *(void **)&p2p = s_sym(h->lib, "nvmlDeviceGetP2PStatus");
+    nv_dev_t dev[64];
+    if (!p2p || !h->by_index) {
+        snprintf(err, errlen, "nvml: no nvmlDeviceGetP2PStatus in this driver");
+        rc = -ENOENT;
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        nv_ret_t r = h->by_index(idx[i], &dev[i]);
+        if (r != NV_SUCCESS) {
+            rc = s_fail(h, "nvmlDeviceGetHandleByIndex_v2", r);
+            snprintf(err, errlen, "nvml: device index %u: %s", idx[i], h->last_error);
+            goto out;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            int st = -1;
+            nv_ret_t r = p2p(dev[i], dev[j], NV_P2P_CAPS_NVLINK, &st);
+            /* a pair NVML cannot tell about is not NVLink: the group is then
+             * formed as if over PCIe, which is never wrong, only slower */
+            joined[i * n + j] = joined[j * n + i] = r == NV_SUCCESS && st == NV_P2P_STATUS_OK;
+        }
+out:
+    if (rc != 0)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                joined[i * n + j] = i == j;
+    cr_nvml_close(&h);
     return rc;
 }

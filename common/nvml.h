@@ -127,6 +127,17 @@ const char *cr_nvml_last_error(const cr_nvml_t *n);
  * nothing to reset). */
 int cr_nvml_reset_clocks_at(const char *lib, unsigned index, char *err, size_t errlen);
 
+/* NVLink between the GPUs at NVML indices idx[0..n) (n at most 64), pair by
+ * pair: joined[i * n + j] = 1 when nvmlDeviceGetP2PStatus says the two can
+ * reach each other over NVLink (NVML_P2P_CAPS_INDEX_NVLINK), 1 on the
+ * diagonal, else 0. For the worker's GPU groups (docs/multigpu.md). Opens
+ * NVML from lib (NULL = CR_NVML_LIBRARY) and closes it again. Returns 0, or
+ * a negative errno with the reason in err (when given) and joined 0 off the
+ * diagonal: -ENOENT without NVML or its P2P call, -ENODEV for an index it
+ * does not know. */
+int cr_nvml_nvlink_matrix(const char *lib, const unsigned *idx, int n, unsigned char *joined,
+                          char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

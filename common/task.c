@@ -71,16 +71,30 @@ int cr_dtype_is_float(cr_dtype_t d)
     return (unsigned)d < CR_DT__COUNT && s_dtypes[d].is_float;
 }
 
-static const char *const s_roles[] = {"in", "out", "inout", "size", "scalar"};
+static const char *const s_roles[CR_ROLE__COUNT] = {"in",     "out",  "inout", "size",
+                                                     "scalar", "rank", "world", "comm"};
 
 const char *cr_role_name(cr_role_t r)
 {
-    return (unsigned)r <= CR_ROLE_SCALAR ? s_roles[r] : "?";
+    return (unsigned)r < CR_ROLE__COUNT ? s_roles[r] : "?";
 }
 
 static int s_is_buffer(cr_role_t r)
 {
     return r == CR_ROLE_IN || r == CR_ROLE_OUT || r == CR_ROLE_INOUT;
+}
+
+/* The roles only a task with "gpus" has: the judge sets them on each rank. */
+static int s_is_rank_role(cr_role_t r)
+{
+    return r == CR_ROLE_RANK || r == CR_ROLE_WORLD || r == CR_ROLE_COMM;
+}
+
+/* Names that shape, bytes and flops expressions may use: sizes, and the world
+ * size of a multi-GPU task (a reduce-scatter's input is world times its output). */
+static int s_is_size_name(cr_role_t r)
+{
+    return r == CR_ROLE_SIZE || r == CR_ROLE_WORLD;
 }
 
 /* ---------------------------------------------------------------- C types */
@@ -120,6 +134,7 @@ static const struct {
     {"int64_t", CR_DT_I64, INT64_MAX},
     {"uint64_t", -1, INT64_MAX},
     {"size_t", -1, INT64_MAX},
+    {"ncclComm_t", -1, 0}, /* the comm param of a task with "gpus" (nccl.h's opaque pointer) */
 };
 #define S_NCTYPES ((int)(sizeof s_ctypes / sizeof s_ctypes[0]))
 
@@ -530,7 +545,7 @@ static int s_parse_expr(const s_ctx_t *cx, const cr_task_t *t, const s_sizes_t *
         int len = (int)(p - st), known = 0, other = -1;
         for (int i = 0; i < t->nparams; i++)
             if ((int)strlen(t->params[i].name) == len && !memcmp(t->params[i].name, st, len)) {
-                if (t->params[i].role == CR_ROLE_SIZE)
+                if (s_is_size_name(t->params[i].role))
                     known = 1;
                 else
                     other = i;
@@ -664,7 +679,7 @@ static int s_parse_role(const s_ctx_t *cx, json_t *pj, cr_param_t *prm)
     snprintf(path, sizeof path, "%s.role", prefix);
     if ((rc = s_get_string(cx, pj, "role", path, 1, &role)) != 0)
         return rc;
-    for (int r = 0; r <= CR_ROLE_SCALAR; r++)
+    for (int r = 0; r < CR_ROLE__COUNT; r++)
         if (!strcmp(role, s_roles[r])) {
             prm->role = (cr_role_t)r;
             if (s_is_buffer(prm->role) && !prm->is_pointer)
@@ -675,8 +690,12 @@ static int s_parse_role(const s_ctx_t *cx, json_t *pj, cr_param_t *prm)
                                         "declares '%s%s' (a pointer)", role, prm->ctype, prm->name);
             return 0;
         }
-    return s_fail(cx, path, "unknown role '%s' (one of in, out, inout, size, scalar)", role);
+    return s_fail(cx, path, "unknown role '%s' (one of in, out, inout, size, scalar; rank, "
+                            "world, comm in a task with \"gpus\")", role);
 }
+
+static int s_parse_rank_param(const s_ctx_t *cx, cr_task_t *t, json_t *pj, int i,
+                              const char *dname);
 
 static int s_parse_param(const s_ctx_t *cx, cr_task_t *t, const s_sizes_t *sz, json_t *pj, int i,
                          int ctype_idx)
@@ -689,6 +708,11 @@ static int s_parse_param(const s_ctx_t *cx, cr_task_t *t, const s_sizes_t *sz, j
     snprintf(path, sizeof path, "%s.dtype", prefix);
     if ((rc = s_get_string(cx, pj, "dtype", path, 0, &dname)) != 0)
         return rc;
+    if (s_is_rank_role(prm->role))
+        return s_parse_rank_param(cx, t, pj, i, dname);
+    if (!strcmp(s_ctypes[ctype_idx].text, "ncclComm_t"))
+        return s_fail(cx, prefix, "'%s %s' is a communicator: its role is comm, not %s",
+                      prm->ctype, prm->name, cr_role_name(prm->role));
     if (prm->role == CR_ROLE_SIZE) {
         cr_dtype_t d;
         if (s_ctypes[ctype_idx].max == 0)
@@ -742,6 +766,45 @@ static int s_parse_param(const s_ctx_t *cx, cr_task_t *t, const s_sizes_t *sz, j
     return init ? s_parse_init(cx, init, prefix, prm) : 0;
 }
 
+/* A rank, world or comm param (docs/multigpu.md): in a task with "gpus" only,
+ * at most one of each, of the C type the judge passes, with nothing to draw. */
+static int s_parse_rank_param(const s_ctx_t *cx, cr_task_t *t, json_t *pj, int i,
+                              const char *dname)
+{
+    cr_param_t *prm = &t->params[i];
+    const char *role = cr_role_name(prm->role);
+    char prefix[96], path[112];
+    snprintf(prefix, sizeof prefix, "params.%s", prm->name);
+    snprintf(path, sizeof path, "%s.role", prefix);
+    if (!t->gpus)
+        return s_fail(cx, path, "'%s' is a param of a multi-GPU task: give the task "
+                                "\"gpus\": N (the ranks it runs on)", role);
+    int *slot = prm->role == CR_ROLE_RANK    ? &t->rank_param
+                : prm->role == CR_ROLE_WORLD ? &t->world_param
+                                             : &t->comm_param;
+    if (*slot >= 0)
+        return s_fail(cx, path, "a second %s param (the first is '%s')", role,
+                      t->params[*slot].name);
+    *slot = i;
+    const char *want = prm->role == CR_ROLE_COMM ? "ncclComm_t" : "int";
+    if (strcmp(prm->ctype, want))
+        return s_fail(cx, prefix, "the judge passes the %s as '%s', the signature declares "
+                                  "'%s %s'", role, want, prm->ctype, prm->name);
+    snprintf(path, sizeof path, "%s.dtype", prefix);
+    if (dname)
+        return s_fail(cx, path, "%s params take no dtype (the judge passes '%s')", role, want);
+    prm->dtype = prm->role == CR_ROLE_COMM ? CR_DT_I64 : CR_DT_I32;
+    if (json_object_get(pj, "shape")) {
+        snprintf(path, sizeof path, "%s.shape", prefix);
+        return s_fail(cx, path, "only in, out and inout buffers have a shape");
+    }
+    if (json_object_get(pj, "init")) {
+        snprintf(path, sizeof path, "%s.init", prefix);
+        return s_fail(cx, path, "only in and inout buffers are drawn from an init");
+    }
+    return 0;
+}
+
 /* Matches the signature's parameters with the keys of "params", both ways. */
 static int s_parse_params(const s_ctx_t *cx, cr_task_t *t, json_t *root, const int *ctype_idx)
 {
@@ -771,7 +834,7 @@ static int s_parse_params(const s_ctx_t *cx, cr_task_t *t, json_t *root, const i
             return rc;
     s_sizes_t sz = {.n = t->nparams};
     for (int i = 0; i < t->nparams; i++) {
-        sz.names[i] = t->params[i].role == CR_ROLE_SIZE ? t->params[i].name : "";
+        sz.names[i] = s_is_size_name(t->params[i].role) ? t->params[i].name : "";
         nout += t->params[i].role == CR_ROLE_OUT || t->params[i].role == CR_ROLE_INOUT;
     }
     if (nout == 0)
@@ -780,6 +843,10 @@ static int s_parse_params(const s_ctx_t *cx, cr_task_t *t, json_t *root, const i
         if ((rc = s_parse_param(cx, t, &sz, json_object_get(params, t->params[i].name), i,
                                 ctype_idx[i])))
             return rc;
+    if (t->gpus && t->comm_param < 0)
+        return s_fail(cx, "params", "a task with \"gpus\" passes each rank its NCCL "
+                                    "communicator: declare 'ncclComm_t comm' in the signature "
+                                    "with {\"role\": \"comm\"}");
     return 0;
 }
 
@@ -803,10 +870,17 @@ static int s_parse_case(const s_ctx_t *cx, cr_task_t *t, json_t *cj, int c, cons
         if (s_is_buffer(t->params[p].role))
             return s_fail(cx, path, "'%s' is an %s buffer; cases give only sizes and scalars",
                           key, cr_role_name(t->params[p].role));
+        if (s_is_rank_role(t->params[p].role))
+            return s_fail(cx, path, "'%s' is the %s, which the judge sets on each rank; cases "
+                          "give only sizes and scalars", key, cr_role_name(t->params[p].role));
     }
     for (int p = 0; p < t->nparams; p++) {
         const cr_param_t *prm = &t->params[p];
-        if (s_is_buffer(prm->role))
+        if (prm->role == CR_ROLE_WORLD) { /* a size name in shapes: every rank's count */
+            cs->ival[p] = t->gpus;
+            cs->fval[p] = (double)t->gpus;
+        }
+        if (s_is_buffer(prm->role) || s_is_rank_role(prm->role))
             continue;
         snprintf(path, sizeof path, "cases[%d].%s", c, prm->name);
         v = json_object_get(cj, prm->name);
@@ -873,14 +947,15 @@ static int s_parse_case(const s_ctx_t *cx, cr_task_t *t, json_t *cj, int c, cons
             return s_fail(cx, path, "buffers take more than the %llu GiB a case may use",
                           (unsigned long long)(CR_TASK_MAX_CASE_BYTES >> 30));
     }
-    const cr_expr_t *decl[2] = {t->bytes, t->flops};
-    for (int k = 0; k < 2; k++) {
+    const cr_expr_t *decl[3] = {t->bytes, t->flops, t->comm_bytes};
+    static const char *const dname[3] = {"bytes", "flops", "comm_bytes"};
+    for (int k = 0; k < 3; k++) {
         double f;
         if (decl[k] && cr_expr_eval_f(decl[k], cs->ival, &f) != 0)
-            return s_fail(cx, path, "%s '%s': division by zero", k ? "flops" : "bytes",
+            return s_fail(cx, path, "%s '%s': division by zero", dname[k],
                           cr_expr_text(decl[k]));
         if (decl[k] && f < 0)
-            return s_fail(cx, path, "%s '%s' is negative (%g)", k ? "flops" : "bytes",
+            return s_fail(cx, path, "%s '%s' is negative (%g)", dname[k],
                           cr_expr_text(decl[k]), f);
     }
     return 0;
@@ -959,10 +1034,13 @@ static int s_parse_tolerance(const s_ctx_t *cx, cr_task_t *t, json_t *root)
 }
 
 const cr_task_lib_t cr_task_libs[] = {
-    {"cublas", "-lcublas", "libcublas"},
-    {"cublasLt", "-lcublasLt", "libcublasLt"},
-    {"m", "-lm", "libm"},
-    {NULL, NULL, NULL},
+    {"cublas", "-lcublas", "libcublas", NULL, 0},
+    {"cublasLt", "-lcublasLt", "libcublasLt", NULL, 0},
+    {"m", "-lm", "libm", NULL, 0},
+    /* the communicator's library (docs/multigpu.md); the executor links the same
+     * libnccl.so.2, so the candidate's calls reach the executor's communicator */
+    {"nccl", "-lnccl", "libnccl", "nccl", 1},
+    {NULL, NULL, NULL, NULL, 0},
 };
 
 const cr_task_lib_t *cr_task_lib_find(const char *name)
@@ -1005,6 +1083,9 @@ static int s_parse_allow(const s_ctx_t *cx, cr_task_t *t, json_t *root)
         for (int j = 0; j < t->nallow; j++)
             if (!strcmp(t->allow[j], s))
                 return s_fail(cx, path, "'%s' listed twice", s);
+        if (cr_task_lib_find(s)->ranked && !t->gpus)
+            return s_fail(cx, path, "'%s' is the library of tasks with \"gpus\" (which get it "
+                                    "without asking)", s);
         if (!(t->allow[t->nallow] = strdup(s)))
             return -ENOMEM;
         t->nallow++;
@@ -1015,7 +1096,8 @@ static int s_parse_allow(const s_ctx_t *cx, cr_task_t *t, json_t *root)
 static const char *const s_top_keys[] = {"name",      "language", "signature", "params",
                                          "cases",     "bench_cases", "tolerance", "reference",
                                          "baseline",  "prompt",   "bytes",     "flops",
-                                         "allow",     "threads",  NULL};
+                                         "allow",     "threads",  "gpus",      "comm_bytes",
+                                         NULL};
 
 /* "language": "torch" (docs/torch.md): a KernelBench-format problem file as
  * the reference, and options instead of a signature. Tolerances default to
@@ -1026,15 +1108,33 @@ static int s_parse_torch(const s_ctx_t *cx, json_t *root, cr_task_t *t, const ch
     static const char *const keys[] = {"name",   "language",    "reference", "prompt",
                                        "precision", "tolerance", "trials",   "device",
                                        "description", "own_kernel", "bytes",    "flops",
-                                       NULL};
-    const char *ref, *prompt, *prec, *dev;
+                                       "baseline", "compile_mode", NULL};
+    static const char *const modes[] = {"default", "reduce-overhead", "max-autotune",
+                                        "max-autotune-no-cudagraphs", NULL};
+    const char *ref, *prompt, *prec, *dev, *base, *mode;
     int rc = s_check_keys(cx, root, "", keys);
     if (rc || (rc = s_get_string(cx, root, "reference", "reference", 1, &ref)) ||
         (rc = s_check_filename(cx, "reference", ref)) ||
         (rc = s_get_string(cx, root, "prompt", "prompt", 0, &prompt)) ||
         (prompt && (rc = s_check_filename(cx, "prompt", prompt))) ||
         (rc = s_get_string(cx, root, "precision", "precision", 0, &prec)) ||
-        (rc = s_get_string(cx, root, "device", "device", 0, &dev)))
+        (rc = s_get_string(cx, root, "device", "device", 0, &dev)) ||
+        (rc = s_get_string(cx, root, "baseline", "baseline", 0, &base)) ||
+        (rc = s_get_string(cx, root, "compile_mode", "compile_mode", 0, &mode)))
+        return rc;
+    if (base && strcmp(base, "eager") && strcmp(base, "torch.compile"))
+        return s_fail(cx, "baseline", "'%.24s' is not one of eager, torch.compile (a torch "
+                      "task's baseline is its reference, as it is or compiled)", base);
+    int compiled = base && !strcmp(base, "torch.compile");
+    if (mode && !compiled)
+        return s_fail(cx, "compile_mode", "needs \"baseline\": \"torch.compile\"");
+    int known = !mode;
+    for (int i = 0; mode && modes[i]; i++)
+        known |= !strcmp(mode, modes[i]);
+    if (!known)
+        return s_fail(cx, "compile_mode", "'%.32s' is not one of default, reduce-overhead, "
+                      "max-autotune, max-autotune-no-cudagraphs", mode);
+    if (compiled && (rc = s_dup(mode ? mode : "default", &t->compile_mode)))
         return rc;
     if (!prec || !strcmp(prec, "fp32"))
         t->precision = CR_DT_F32;
@@ -1096,8 +1196,33 @@ static int s_parse_torch(const s_ctx_t *cx, json_t *root, cr_task_t *t, const ch
     return 0;
 }
 
+/* "gpus": N (docs/multigpu.md). Read before the signature, which may then
+ * declare the rank, world and comm params. */
+static int s_parse_gpus(const s_ctx_t *cx, json_t *root, cr_task_t *t, const char *lang,
+                        const char *baseline)
+{
+    json_t *v = json_object_get(root, "gpus");
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+        json_integer_value(v) > CR_TASK_MAX_GPUS)
+        return s_fail(cx, "gpus", "must be an integer from 1 to %d (the GPUs of one node the "
+                                  "task's ranks run on), got %s", CR_TASK_MAX_GPUS,
+                      json_is_integer(v) ? "another integer" : s_jtype(v));
+    if (strcmp(lang, "cuda"))
+        return s_fail(cx, "gpus", "multi-GPU tasks are cuda tasks (NCCL); this one's language "
+                                  "is '%s'", lang);
+    if (!baseline)
+        return s_fail(cx, "gpus", "a task with \"gpus\" is timed against its baseline, run on "
+                                  "every rank like the candidate (an NCCL program): name one "
+                                  "in \"baseline\"");
+    t->gpus = (int)json_integer_value(v);
+    return 0;
+}
+
 static int s_parse(const s_ctx_t *cx, json_t *root, cr_task_t *t)
 {
+    t->rank_param = t->world_param = t->comm_param = -1;
     if (!json_is_object(root))
         return s_fail(cx, "top level", "must be a JSON object, got %s", s_jtype(root));
     json_t *lv = json_object_get(root, "language");
@@ -1127,7 +1252,8 @@ static int s_parse(const s_ctx_t *cx, json_t *root, cr_task_t *t)
         (rc = s_get_string(cx, root, "prompt", "prompt", 0, &prompt)) ||
         (prompt && (rc = s_check_filename(cx, "prompt", prompt))))
         return rc;
-    if ((rc = s_get_string(cx, root, "signature", "signature", 1, &sig)))
+    if ((rc = s_get_string(cx, root, "signature", "signature", 1, &sig)) ||
+        (rc = s_parse_gpus(cx, root, t, lang, base)))
         return rc;
     if ((rc = s_dup(name, &t->name)) || (rc = s_dup(lang, &t->language)) ||
         (rc = s_dup(sig, &t->signature)) || (rc = s_dup(ref, &t->reference)) ||
@@ -1142,7 +1268,7 @@ static int s_parse(const s_ctx_t *cx, json_t *root, cr_task_t *t)
 
     s_sizes_t sz = {.n = t->nparams};
     for (int i = 0; i < t->nparams; i++)
-        sz.names[i] = t->params[i].role == CR_ROLE_SIZE ? t->params[i].name : "";
+        sz.names[i] = s_is_size_name(t->params[i].role) ? t->params[i].name : "";
     json_t *v;
     if ((v = json_object_get(root, "bytes")) && !json_is_null(v) &&
         (rc = s_parse_expr(cx, t, &sz, v, "bytes", 0, &t->bytes)))
@@ -1150,9 +1276,27 @@ static int s_parse(const s_ctx_t *cx, json_t *root, cr_task_t *t)
     if ((v = json_object_get(root, "flops")) && !json_is_null(v) &&
         (rc = s_parse_expr(cx, t, &sz, v, "flops", 0, &t->flops)))
         return rc;
+    if ((v = json_object_get(root, "comm_bytes")) && !json_is_null(v)) {
+        if (!t->gpus)
+            return s_fail(cx, "comm_bytes", "only a task with \"gpus\" moves bytes between "
+                                            "GPUs");
+        if ((rc = s_parse_expr(cx, t, &sz, v, "comm_bytes", 0, &t->comm_bytes)))
+            return rc;
+    }
     if ((rc = s_parse_cases(cx, t, root, ctype_idx)) || (rc = s_parse_tolerance(cx, t, root)) ||
         (rc = s_parse_allow(cx, t, root)))
         return rc;
+    /* a task with "gpus" links NCCL: its candidates and baseline call it */
+    int has_nccl = 0;
+    for (int i = 0; i < t->nallow; i++)
+        has_nccl |= !strcmp(t->allow[i], "nccl");
+    if (t->gpus && !has_nccl) {
+        if (t->nallow == CR_TASK_MAX_ALLOW)
+            return s_fail(cx, "allow", "more than %d libraries with nccl", CR_TASK_MAX_ALLOW - 1);
+        if (!(t->allow[t->nallow] = strdup("nccl")))
+            return -ENOMEM;
+        t->nallow++;
+    }
     if ((v = json_object_get(root, "threads")) && !json_is_null(v)) {
         if (!json_is_boolean(v))
             return s_fail(cx, "threads", "must be true or false, got %s", s_jtype(v));
@@ -1260,6 +1404,7 @@ void cr_task_destroy(cr_task_t **self_p)
     free(t->name);
     free(t->language);
     free(t->device);
+    free(t->compile_mode);
     free(t->signature);
     free(t->reference);
     free(t->baseline);
@@ -1269,6 +1414,7 @@ void cr_task_destroy(cr_task_t **self_p)
             cr_expr_destroy(&t->params[i].shape[k]);
     cr_expr_destroy(&t->bytes);
     cr_expr_destroy(&t->flops);
+    cr_expr_destroy(&t->comm_bytes);
     for (int i = 0; i < t->nallow; i++)
         free(t->allow[i]);
     free(t);
@@ -1315,6 +1461,44 @@ int cr_task_bytes(const cr_task_t *t, int c, double *out)
 int cr_task_flops(const cr_task_t *t, int c, double *out)
 {
     return s_eval_decl(t, t->flops, c, out);
+}
+
+int cr_task_comm_bytes(const cr_task_t *t, int c, double *out)
+{
+    return s_eval_decl(t, t->comm_bytes, c, out);
+}
+
+int cr_task_ranks(const cr_task_t *t)
+{
+    return t->gpus > 0 ? t->gpus : 1;
+}
+
+void cr_task_class(const cr_task_t *t, char *buf, size_t len)
+{
+    if (t->gpus > 0)
+        snprintf(buf, len, "%.8s/%d", t->language, t->gpus);
+    else
+        snprintf(buf, len, "%.15s", t->language);
+}
+
+int cr_task_class_parse(const char *cls, char *lang, size_t len, int *gpus)
+{
+    *gpus = 0;
+    const char *slash = strchr(cls, '/');
+    size_t n = slash ? (size_t)(slash - cls) : strlen(cls);
+    if (n == 0 || n >= len)
+        return -EINVAL;
+    memcpy(lang, cls, n);
+    lang[n] = '\0';
+    if (!slash)
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    long g = strtol(slash + 1, &end, 10);
+    if (errno || end == slash + 1 || *end || g < 1 || g > CR_TASK_MAX_GPUS)
+        return -EINVAL;
+    *gpus = (int)g;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- shim */

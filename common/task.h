@@ -22,6 +22,8 @@
 #define CR_TASK_MAX_CASE_BYTES (16ull << 30)
 /* 1 MiB of task.json / source: far above any real task, below abuse. */
 #define CR_TASK_MAX_FILE (1u << 20)
+/* 8 ranks: the GPUs of one HGX node, the most one worker serves (docs/multigpu.md) */
+#define CR_TASK_MAX_GPUS 8
 
 typedef enum {
     CR_DT_F32,
@@ -38,7 +40,20 @@ typedef enum {
     CR_DT__COUNT
 } cr_dtype_t;
 
-typedef enum { CR_ROLE_IN, CR_ROLE_OUT, CR_ROLE_INOUT, CR_ROLE_SIZE, CR_ROLE_SCALAR } cr_role_t;
+/* rank, world and comm exist only in tasks with "gpus" (docs/multigpu.md): the
+ * rank's number (int), the number of ranks (int, also a size name in shapes)
+ * and its NCCL communicator (ncclComm_t), each set by the judge, never by a case. */
+typedef enum {
+    CR_ROLE_IN,
+    CR_ROLE_OUT,
+    CR_ROLE_INOUT,
+    CR_ROLE_SIZE,
+    CR_ROLE_SCALAR,
+    CR_ROLE_RANK,
+    CR_ROLE_WORLD,
+    CR_ROLE_COMM,
+    CR_ROLE__COUNT
+} cr_role_t;
 
 typedef enum {
     CR_DIST_NORMAL,  /* mean, std */
@@ -97,6 +112,21 @@ typedef struct {
     int own_kernel;       /* "own_kernel": true: every verification call of the candidate must
                              run a kernel of its own (a load_inline extension's function or a
                              Triton kernel), not only torch's operators (docs/torch.md) */
+    char *compile_mode;   /* "baseline": "torch.compile": the candidate is timed against the
+                             reference through torch.compile in this mode ("compile_mode",
+                             default "default"); NULL = against the reference as it is; owned */
+    /* "gpus": N (docs/multigpu.md): solve() is one rank's part, called on each of N
+     * GPUs of one node with that rank's buffers (every shape is per rank), its rank,
+     * the world size and an NCCL communicator; the reference computes the whole on
+     * one GPU (rank -1, comm NULL, every buffer the N ranks' buffers one after
+     * another); the baseline (required) is timed on every rank like the candidate. */
+    int gpus;             /* ranks, one GPU each; 0 = a one-GPU task without a communicator */
+    int rank_param;       /* index of the rank param; -1 = none (also for gpus 0) */
+    int world_param;      /* index of the world param; -1 = none */
+    int comm_param;       /* index of the comm param; >= 0 exactly when gpus > 0 */
+    cr_expr_t *comm_bytes; /* "comm_bytes": bytes each rank must move over the
+                              interconnect at least, for the interconnect floor; NULL =
+                              absent; owned */
 } cr_task_t;
 
 /* Dtype helpers. cr_dtype_parse accepts "float32", "float64", "float16",
@@ -116,6 +146,11 @@ typedef struct {
     const char *name;      /* as written in "allow": "cublas" */
     const char *link_flag; /* "-lcublas" */
     const char *soname;    /* DT_NEEDED name up to ".so": "libcublas" */
+    const char *unversioned; /* prefix of the symbols it exports without a version
+                                ("nccl": libnccl versions none), which the link audit then
+                                takes as its; NULL = it versions all of them */
+    int ranked;            /* 1: only tasks with "gpus" may list it, and they always do
+                              (task.c adds it): NCCL */
 } cr_task_lib_t;
 
 /* The known libraries, ended by a row whose name is NULL. */
@@ -135,6 +170,25 @@ int cr_task_parse(const char *json_text, const char *origin, cr_task_t **out, ch
 int cr_task_load_dir(const char *dir, cr_task_t **out, char *err, size_t errlen);
 
 void cr_task_destroy(cr_task_t **self_p);
+
+/* Ranks the task runs on: gpus, or 1 for a one-GPU task. */
+int cr_task_ranks(const cr_task_t *t);
+
+/* The task's placement class, the key its jobs queue under (docs/multigpu.md):
+ * its language, or "<language>/<gpus>" for a task with "gpus" ("cuda/2"), which
+ * only a worker that owns that many GPUs and judges over NCCL serves. Writes it
+ * into buf (at least CR_TASK_CLASS_MAX + 1 bytes). */
+#define CR_TASK_CLASS_MAX 15
+void cr_task_class(const cr_task_t *t, char *buf, size_t len);
+
+/* Parses a placement class: its language into lang (len bytes) and its GPU
+ * count into *gpus (0 for a class without "/N"). Returns 0, or -EINVAL for a
+ * malformed class (gpus out of 1..CR_TASK_MAX_GPUS, junk after the count). */
+int cr_task_class_parse(const char *cls, char *lang, size_t len, int *gpus);
+
+/* Bytes one rank must move over the interconnect in case c ("comm_bytes"); 0
+ * with *out = 0 when not declared. */
+int cr_task_comm_bytes(const cr_task_t *t, int c, double *out);
 
 /* Index of the param named name, or -1. */
 int cr_task_param_index(const cr_task_t *t, const char *name);

@@ -1144,7 +1144,10 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
     snprintf(info.id, sizeof info.id, "%s", r->worker_id);
     info.peer = *peer;
     for (size_t i = 0; i < r->n_backends && info.nbackends < CR_SCHED_MAX_BACKENDS; i++) {
-        if (strlen(r->backends[i]) > CR_SCHED_BACKEND_MAX || !r->backends[i][0])
+        /* a '/' names a placement class (cuda/2), which a worker earns by its
+         * gpus and nccl, never by naming it */
+        if (strlen(r->backends[i]) > CR_SCHED_BACKEND_MAX || !r->backends[i][0] ||
+            strchr(r->backends[i], '/'))
             continue;
         snprintf(info.backends[info.nbackends++], CR_SCHED_BACKEND_MAX + 1, "%s",
                  r->backends[i]);
@@ -1160,6 +1163,9 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
     snprintf(info.device, sizeof info.device, "%s", r->device_name);
     info.task_cache = r->task_cache;
     info.assign_acks = r->assign_acks;
+    info.gpus = r->gpus; /* clamped by cr_sched_register */
+    info.nccl = r->nccl;
+    info.nvlink = r->nvlink;
     int known = 0;
     cr_sched_worker_t *w = cr_sched_register(c->sched, &info, s_clock_ms(c), &known);
     c->dispatch_due = 1;
@@ -1173,9 +1179,10 @@ static void s_worker_ready(cr_coordinator_t *c, const cr_peer_t *peer, const Cru
             strcat(backends, ",");
         strcat(backends, w->backends[i]);
     }
-    cr_info("worker %s %s: host %s, device %s, backends %s, credit %u", w->id,
+    cr_info("worker %s %s: host %s, device %s, backends %s, credit %u, gpus %u%s%s", w->id,
             known ? "ready again" : "ready", w->host[0] ? w->host : "?",
-            w->device[0] ? w->device : "?", backends[0] ? backends : "none", w->credit);
+            w->device[0] ? w->device : "?", backends[0] ? backends : "none", w->credit,
+            w->gpus ? w->gpus : 1, w->nccl ? ", nccl" : "", w->nvlink ? ", nvlink" : "");
 }
 
 /* Keeps an Ack for an assign_acks worker until the turn commits; 0, or -1
@@ -1560,8 +1567,10 @@ typedef struct {
     Crucible__TaskBundle *tb;   /* borrowed */
     int valid;                  /* 1 when it parsed */
     char hash[CR_HASH_HEX_LEN + 1]; /* content hash: BLAKE2b of the three texts */
-    char language[CR_STORE_LANG_MAX + 1]; /* parsed task language */
+    char language[CR_STORE_LANG_MAX + 1]; /* placement class: the parsed task's language,
+                                             "cuda/N" for N ranks (cr_task_class) */
     char msg[600];              /* why it is invalid */
+    char warn[300];             /* valid, but no connected worker serves its class; "" = fine */
 } s_bundle_t;
 
 static void s_bundle_check(s_bundle_t *b, Crucible__TaskBundle *tb)
@@ -1590,7 +1599,7 @@ static void s_bundle_check(s_bundle_t *b, Crucible__TaskBundle *tb)
         snprintf(b->msg, sizeof b->msg, "%s: baseline: the bundle has no baseline source",
                  origin);
     else {
-        snprintf(b->language, sizeof b->language, "%s", t->language);
+        cr_task_class(t, b->language, sizeof b->language);
         b->valid = 1;
     }
     cr_task_destroy(&t);
@@ -1864,6 +1873,8 @@ typedef struct s_intake {
     char (*unknown)[CR_STORE_ID_MAX + 40]; /* owned: "unknown task" message per job */
     const char *errors[CR_COORD_MAX_ERRORS]; /* SubmitAck.errors, into bundles/unknown */
     size_t nerrors;                /* entries used */
+    const char *warnings[CR_COORD_MAX_ERRORS]; /* SubmitAck.warnings, into bundles */
+    size_t nwarnings;              /* entries used */
     uint8_t *opts_blob;            /* owned: the resolved options, packed */
     size_t opts_len;               /* bytes */
     uint64_t last_seq0;            /* the batch's last seq before this Submit */
@@ -2001,6 +2012,25 @@ static void s_client_submit(cr_coordinator_t *c, const cr_peer_t *peer, Crucible
                 memcpy(bundles[k].msg, bundles[i].msg, sizeof bundles[k].msg);
             }
         }
+    }
+    /* A class no connected worker serves (a task with "gpus" and no worker of
+     * that many GPUs): its jobs are queued all the same and wait for one, as a
+     * user who starts the worker next expects; the ack says so. */
+    for (size_t i = 0; i < sub->n_tasks; i++) {
+        if (!bundles[i].valid || !strchr(bundles[i].language, '/'))
+            continue;
+        int served = 0;
+        for (size_t k = 0; k < cr_sched_count(c->sched) && !served; k++)
+            served = cr_sched_serves(cr_sched_at(c->sched, k), bundles[i].language);
+        if (served)
+            continue;
+        snprintf(bundles[i].warn, sizeof bundles[i].warn,
+                 "%.128s: placement class %s: no connected worker owns the GPUs and judges over "
+                 "NCCL; its jobs wait for one (--queue-timeout-s bounds the wait)",
+                 bundles[i].name, bundles[i].language);
+        cr_warn("%s", bundles[i].warn);
+        if (in->nwarnings < CR_COORD_MAX_ERRORS)
+            in->warnings[in->nwarnings++] = bundles[i].warn;
     }
     for (size_t i = 0; i < sub->n_tasks; i++)
         if (!bundles[i].valid && in->nerrors < CR_COORD_MAX_ERRORS)
@@ -2220,6 +2250,8 @@ static int s_intake_step(cr_coordinator_t *c, s_intake_t *in, size_t *stored)
     ack.queue_depth = (uint32_t)counts.queued;
     ack.n_errors = in->nerrors;
     ack.errors = (char **)in->errors;
+    ack.n_warnings = in->nwarnings;
+    ack.warnings = (char **)in->warnings;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK;
     env.submit_ack = &ack;
     s_send(c, c->clients, &in->peer, &env);
@@ -2374,6 +2406,9 @@ static void s_status_reply(cr_coordinator_t *c, const cr_peer_t *peer, const cha
         wi[i].in_flight = w->in_flight;
         wi[i].done = w->done;
         wi[i].draining = w->draining || w->drained;
+        wi[i].gpus = w->gpus ? w->gpus : 1;
+        wi[i].nccl = w->nccl;
+        wi[i].nvlink = w->nvlink;
         wp[i] = &wi[i];
     }
     r.n_workers = nw;
@@ -2756,12 +2791,18 @@ static void s_lang_sig(const cr_sched_worker_t *w, char *buf, size_t cap)
 {
     size_t off = 0;
     buf[0] = '\0';
-    for (int i = 0; i < w->nbackends && off + 2 < cap; i++) {
-        off += cr_text_copy(buf + off, cap - off - 1, w->backends[i]);
+    const char *cls[CR_SCHED_MAX_CLASSES];
+    char cbuf[CR_SCHED_MAX_GPUS][CR_SCHED_BACKEND_MAX + 1];
+    int n = cr_sched_classes(w, cls, cbuf);
+    for (int i = 0; i < n && off + 2 < cap; i++) {
+        off += cr_text_copy(buf + off, cap - off - 1, cls[i]);
         buf[off++] = ',';
         buf[off] = '\0';
     }
 }
+
+_Static_assert(CR_SCHED_MAX_CLASSES <= CR_STORE_MAX_LANGS,
+               "one cr_store_next_queued call merges every class a worker serves");
 
 static void s_phase_dispatch(cr_coordinator_t *c)
 {
@@ -2774,7 +2815,7 @@ static void s_phase_dispatch(cr_coordinator_t *c)
      * farm is mostly one kind): its oldest jobs, as many as those workers
      * have room for, handed out in round-robin order. */
     size_t n = cr_sched_count(c->sched);
-    char sig[CR_SCHED_MAX_BACKENDS * (CR_SCHED_BACKEND_MAX + 1) + 1] = "", wsig[sizeof sig];
+    char sig[CR_SCHED_MAX_CLASSES * (CR_SCHED_BACKEND_MAX + 1) + 1] = "", wsig[sizeof sig];
     cr_store_key_t *pool = NULL;
     size_t npool = 0, used = 0;
     for (size_t k = 0; k < n; k++) {
@@ -2794,12 +2835,13 @@ static void s_phase_dispatch(cr_coordinator_t *c)
             }
             free(pool);
             pool = calloc(want ? want : 1, sizeof *pool);
-            const char *langs[CR_SCHED_MAX_BACKENDS];
-            for (int i = 0; i < w->nbackends; i++)
-                langs[i] = w->backends[i];
+            /* its backends, and the multi-GPU classes it can take (docs/multigpu.md) */
+            const char *langs[CR_SCHED_MAX_CLASSES];
+            char cbuf[CR_SCHED_MAX_GPUS][CR_SCHED_BACKEND_MAX + 1];
+            int nl = cr_sched_classes(w, langs, cbuf);
             npool = used = 0;
             if (!pool ||
-                cr_store_next_queued(c->store, langs, (size_t)w->nbackends, want, pool, &npool) != 0)
+                cr_store_next_queued(c->store, langs, (size_t)nl, want, pool, &npool) != 0)
                 npool = 0;
             cr_text_copy(sig, sizeof sig, wsig);
         }

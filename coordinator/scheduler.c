@@ -6,6 +6,8 @@
  * array growing. */
 #include "scheduler.h"
 
+#include "task.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,21 +80,28 @@ static void s_reindex(cr_sched_t *s)
 }
 
 /* 1 when no other registered worker that shares a backend with w can take
- * jobs: draining w would then stall its language's queue, so an unhealthy
- * worker stays in service while it is the last one (a farm whose workers
- * are all flapping still makes progress, and each job's own attempts cap
- * what a poison job can cost). */
+ * jobs, or none but w can take a multi-GPU class it serves (docs/multigpu.md):
+ * draining w would then stall that queue, so an unhealthy worker stays in
+ * service while it is the last one (a farm whose workers are all flapping
+ * still makes progress, and each job's own attempts cap what a poison job
+ * can cost). */
 static int s_last_healthy(const cr_sched_t *s, const cr_sched_worker_t *w)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        const cr_sched_worker_t *o = s->w[i];
-        if (o == w || o->drained || o->draining || o->unreachable)
-            continue;
-        for (int b = 0; b < w->nbackends; b++)
-            if (cr_sched_serves(o, w->backends[b]))
-                return 0;
+    const char *cls[CR_SCHED_MAX_CLASSES];
+    char buf[CR_SCHED_MAX_GPUS][CR_SCHED_BACKEND_MAX + 1];
+    int n = cr_sched_classes(w, cls, buf), shared = 0;
+    for (int b = 0; b < n; b++) {
+        int other = 0;
+        for (size_t i = 0; i < s->n && !other; i++) {
+            const cr_sched_worker_t *o = s->w[i];
+            other = o != w && !o->drained && !o->draining && !o->unreachable &&
+                    cr_sched_serves(o, cls[b]);
+        }
+        if (!other && strchr(cls[b], '/'))
+            return 1; /* the last that owns these GPUs */
+        shared |= other && !strchr(cls[b], '/');
     }
-    return 1;
+    return !shared;
 }
 
 cr_sched_t *cr_sched_new(void)
@@ -261,6 +270,10 @@ cr_sched_worker_t *cr_sched_register(cr_sched_t *s, const cr_sched_worker_t *inf
         w->credit = 1;
     if (w->credit > CR_SCHED_MAX_CREDIT)
         w->credit = CR_SCHED_MAX_CREDIT;
+    if (w->gpus > CR_SCHED_MAX_GPUS)
+        w->gpus = CR_SCHED_MAX_GPUS;
+    w->nccl = w->nccl != 0;
+    w->nvlink = w->nvlink != 0;
     w->in_flight = 0;
     w->draining = 0;
     w->unreachable = 0;
@@ -279,12 +292,43 @@ void cr_sched_touch(cr_sched_worker_t *w, int64_t now_ms)
     w->unreachable = 0;
 }
 
-int cr_sched_serves(const cr_sched_worker_t *w, const char *language)
+static int s_has_backend(const cr_sched_worker_t *w, const char *language)
 {
     for (int i = 0; i < w->nbackends; i++)
         if (strcmp(w->backends[i], language) == 0)
             return 1;
     return 0;
+}
+
+/* A class names its GPUs after a '/': only cuda workers whose judge runs
+ * NCCL serve those (cr_sched_classes lists the same), and only with that many
+ * GPUs. A malformed class is served by nobody. */
+int cr_sched_serves(const cr_sched_worker_t *w, const char *cls)
+{
+    if (!strchr(cls, '/'))
+        return s_has_backend(w, cls);
+    char lang[CR_SCHED_BACKEND_MAX + 1];
+    int gpus = 0;
+    if (cr_task_class_parse(cls, lang, sizeof lang, &gpus) != 0 || !w->nccl ||
+        strcmp(lang, "cuda"))
+        return 0;
+    return s_has_backend(w, lang) && (uint32_t)gpus <= (w->gpus ? w->gpus : 1);
+}
+
+int cr_sched_classes(const cr_sched_worker_t *w, const char **out,
+                     char (*buf)[CR_SCHED_BACKEND_MAX + 1])
+{
+    int n = 0;
+    for (int i = 0; i < w->nbackends && n < CR_SCHED_MAX_CLASSES; i++)
+        out[n++] = w->backends[i];
+    if (!w->nccl || !s_has_backend(w, "cuda"))
+        return n;
+    uint32_t g = w->gpus ? w->gpus : 1;
+    for (uint32_t k = 1; k <= g && n < CR_SCHED_MAX_CLASSES; k++) {
+        snprintf(buf[k - 1], CR_SCHED_BACKEND_MAX + 1, "cuda/%u", k);
+        out[n++] = buf[k - 1];
+    }
+    return n;
 }
 
 uint32_t cr_sched_free_credit(const cr_sched_worker_t *w)

@@ -25,6 +25,11 @@
 #define CR_SCHED_DRAIN_WINDOW_MS (10 * 60 * 1000)
 /* losses remembered per worker id: the largest drain-after that works */
 #define CR_SCHED_LOSS_RING 16
+/* 8 GPUs: the most one worker serves (CR_TASK_MAX_GPUS, an HGX node); a larger
+ * Ready.gpus is clamped rather than trusted */
+#define CR_SCHED_MAX_GPUS 8
+/* queue classes one worker serves: its backends, then cuda/1 .. cuda/8 */
+#define CR_SCHED_MAX_CLASSES (CR_SCHED_MAX_BACKENDS + CR_SCHED_MAX_GPUS)
 
 typedef struct {
     char id[CR_SCHED_ID_MAX + 1];  /* worker id (also its routing id) */
@@ -44,6 +49,10 @@ typedef struct {
     uint32_t infra_streak;         /* its INFRA_ERROR / WORKER_LOST results in a row */
     int task_cache;                /* Ready.task_cache: each task bundle is sent it once */
     int assign_acks;               /* Ready.assign_acks: Acks may ride in its Assigns */
+    uint32_t gpus;                 /* Ready.gpus: GPUs of one node it owns, 0..CR_SCHED_MAX_GPUS
+                                      (0 and 1 both mean one) */
+    int nccl;                      /* Ready.nccl: its runner judges multi-GPU tasks */
+    int nvlink;                    /* Ready.nvlink: its GPUs are all joined by NVLink */
     char (*sent)[CR_HASH_HEX_LEN + 1]; /* owned: hashes of the bundles sent it since its
                                       Ready (cr_sched_task_sent); NULL = none */
     size_t nsent;                  /* entries used in sent */
@@ -93,8 +102,17 @@ cr_sched_worker_t *cr_sched_find(cr_sched_t *s, const char *id);
 /* Any message from the worker: it is alive and reachable. */
 void cr_sched_touch(cr_sched_worker_t *w, int64_t now_ms);
 
-/* 1 when the worker serves language. */
-int cr_sched_serves(const cr_sched_worker_t *w, const char *language);
+/* 1 when the worker serves a job of placement class cls (cr_task_class): a
+ * language it serves, or "<language>/<N>" (a task with "gpus": N,
+ * docs/multigpu.md) when it also judges over NCCL and owns at least N GPUs. */
+int cr_sched_serves(const cr_sched_worker_t *w, const char *cls);
+
+/* The queue classes w serves, in the order its queues are merged: its
+ * backends, then for a cuda worker with NCCL "cuda/1" up to "cuda/<gpus>".
+ * Writes pointers into out[] (into w or buf, which must outlive them) and
+ * returns how many (at most CR_SCHED_MAX_CLASSES). */
+int cr_sched_classes(const cr_sched_worker_t *w, const char **out,
+                     char (*buf)[CR_SCHED_BACKEND_MAX + 1]);
 
 /* Jobs the worker may take now: credit − in_flight, 0 when draining or
  * unreachable. */

@@ -176,6 +176,8 @@ Test(audit, allow_names_are_the_task_libraries)
     /* Every library cr_task_libs knows is a valid "allow"; anything else is
      * refused by the task parser, naming the ones it knows. */
     for (const cr_task_lib_t *l = cr_task_libs; l->name; l++) {
+        if (l->ranked) /* nccl: tasks with "gpus" only (nccl_imports_only_in_ranked_tasks) */
+            continue;
         char extra[128];
         snprintf(extra, sizeof extra, ", \"allow\": [\"%s\"]", l->name);
         cr_task_t *t = s_task(extra);
@@ -191,6 +193,40 @@ Test(audit, allow_names_are_the_task_libraries)
     cr_assert_null(t);
     cr_assert(strstr(err, "allow[0]") && strstr(err, "cudnn") && strstr(err, "cublas"), "%s",
               err);
+}
+
+/* libnccl versions none of its symbols: a candidate's unversioned NCCL
+ * imports pass for a task with "gpus" (docs/multigpu.md) and are unresolved
+ * imports anywhere else. */
+Test(audit, nccl_imports_only_in_ranked_tasks)
+{
+    char *so = s_build("nccl_user", "nccl_user.c",
+                       "typedef struct ncclComm *ncclComm_t;\n"
+                       "int ncclAllReduce(const void *, void *, unsigned long, int, int, "
+                       "ncclComm_t, void *);\n"
+                       "int f(ncclComm_t c, float *x) { return ncclAllReduce(x, x, 1, 7, 0, c, "
+                       "0); }\n",
+                       NULL, NULL, NULL);
+    cr_task_t *one = s_task(NULL);
+    char why[1024] = "";
+    cr_assert_neq(cr_audit_check(so, one, why, sizeof why), 0);
+    cr_assert(strstr(why, "'ncclAllReduce'"), "%s", why);
+    cr_task_destroy(&one);
+    static const char ranked[] =
+        "{\"name\": \"t\", \"language\": \"cuda\", \"gpus\": 2,\n"
+        " \"signature\": \"void solve(ncclComm_t comm, const float *x, float *y, int n)\",\n"
+        " \"params\": {\"comm\": {\"role\": \"comm\"},\n"
+        "            \"x\": {\"role\": \"in\", \"dtype\": \"float32\", \"shape\": [\"n\"]},\n"
+        "            \"y\": {\"role\": \"out\", \"dtype\": \"float32\", \"shape\": [\"n\"]},\n"
+        "            \"n\": {\"role\": \"size\"}},\n"
+        " \"cases\": [{\"n\": 4}], \"reference\": \"r.cu\", \"baseline\": \"b.cu\"}\n";
+    char err[512];
+    cr_task_t *t = NULL;
+    cr_assert_eq(cr_task_parse(ranked, "ranked task", &t, err, sizeof err), 0, "%s", err);
+    why[0] = '\0';
+    cr_assert_eq(cr_audit_check(so, t, why, sizeof why), 0, "%s", why);
+    cr_task_destroy(&t);
+    free(so);
 }
 
 Test(audit, imports_a_timer)

@@ -23,6 +23,7 @@ static const char *s_text_value(const cr_conf_row_t *r)
         {"log-level", "debug"},
         {"backends", "c,cuda"},
         {"gpus", "0,2"},
+        {"gpu-group", "1,0"},
         {"durability", "normal"},
         {"sample-mode", "single"},
         {"feedback", "json"},
@@ -197,6 +198,8 @@ Test(config, bad_text_values_are_refused)
         {"clients-endpoint", "localhost"},
         {"gpus", "0,,2"},            {"gpus", "1024"},              {"gpus", "some"},
         {"gpus", "0,"},
+        {"gpu-group", "0,0"},        {"gpu-group", "0,1,2,3,4,5,6,7,8"}, {"gpu-group", "all"},
+        {"gpu-group", "1,"},
     };
     char err[256];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -333,3 +333,28 @@ Test(e2e, command_line_errors_have_their_exit_codes)
         cr_proc_result_close(&pr);
     }
 }
+
+/* crucible run drops the tasks its local workers cannot take (docs/multigpu.md):
+ * a task with "gpus": N needs a worker that owns N GPUs, or its jobs would
+ * wait for one that never comes. */
+Test(e2e, run_keeps_only_tasks_its_workers_own_the_gpus_for)
+{
+    char err[512], skipped[64];
+    for (int own = 0; own <= 2; own++) {
+        cr_jobset_t js = {0};
+        cr_assert_eq(cr_jobset_load(&js, EXAMPLES "/allreduce_sum_f32", NULL, err, sizeof err), 0,
+                     "%s", err);
+        size_t n = js.njobs;
+        cr_assert_geq(n, 5);
+        size_t dropped = cr_jobset_keep_gpus(&js, own, skipped, sizeof skipped);
+        cr_assert_eq(dropped, own < 2 ? n : 0, "own %d: dropped %zu of %zu", own, dropped, n);
+        cr_assert_eq(js.ntasks, own < 2 ? 0u : 1u);
+        cr_assert_str_eq(skipped, own < 2 ? "2-GPU" : "");
+        cr_jobset_close(&js);
+    }
+    cr_jobset_t js = {0}; /* a one-GPU task needs no GPU of a group */
+    cr_assert_eq(cr_jobset_load(&js, EXAMPLES "/vector_add", NULL, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cr_jobset_keep_gpus(&js, 0, skipped, sizeof skipped), 0);
+    cr_assert_eq(js.ntasks, 1u);
+    cr_jobset_close(&js);
+}

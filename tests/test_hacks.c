@@ -11,6 +11,7 @@
  *   CR_HACKS_TABLE    where the markdown result table goes (default
  *                     <build dir>/hacks-<lang>.md); it is printed too
  *   CR_HACKS_WORKERS  local workers (default 2)
+ *   CR_HACKS_WAIT_S   seconds the batch's records may take (default 540)
  *   CR_HACKS_DIR      the suite, relative to the source tree (default
  *                     tests/hacks; tests/redteam is the red-team suite). Its
  *                     <lang>/honest/ folder is optional; tasks resolve to
@@ -432,6 +433,14 @@ static void s_expect_counts(const char *what, const char *text)
     }
 }
 
+/* How long the stream may take: CR_HACKS_WAIT_S (the torch suite's C++ builds
+ * take minutes on a loaded machine), else 540 s. */
+static int s_wait_s(void)
+{
+    const char *v = getenv("CR_HACKS_WAIT_S");
+    return v && atoi(v) > 0 ? atoi(v) : 540;
+}
+
 Test(hacks, every_candidate_gets_its_verdict)
 {
     const char *lang = getenv("CR_HACKS_LANG");
@@ -469,7 +478,7 @@ Test(hacks, every_candidate_gets_its_verdict)
                  env->submit_ack->accepted, js.njobs,
                  env->submit_ack->n_errors ? env->submit_ack->errors[0] : "");
     cr_wire_free(&env);
-    cr_stream_t s = {.client = s_client, .batch = batch, .wait_s = 540, .on_record = s_collect,
+    cr_stream_t s = {.client = s_client, .batch = batch, .wait_s = s_wait_s(), .on_record = s_collect,
                      .tick = s_alive};
     int rc = cr_cli_stream(&s);
     cr_jobset_close(&js);

@@ -277,3 +277,36 @@ Test(nvml, count_for_gpus_all)
     cr_assert_eq(cr_nvml_count("/nonexistent/libnvidia-ml.so.1", &n, err, sizeof err), -ENOENT);
     cr_assert_eq(cr_nvml_count("libc.so.6", &n, NULL, 0), -ENOENT);
 }
+
+/* NVLink pairs as the driver reports them (CR_FAKE_NVML_NVLINK), for the
+ * worker's GPU groups (docs/multigpu.md). */
+Test(nvml, nvlink_matrix_reads_p2p_status)
+{
+    setenv("CR_FAKE_NVML_COUNT", "4", 1);
+    setenv("CR_FAKE_NVML_NVLINK", "0-2,3-1", 1);
+    unsigned idx[4] = {0, 1, 2, 3};
+    unsigned char j[16];
+    char err[256];
+    cr_assert_eq(cr_nvml_nvlink_matrix(FAKE, idx, 4, j, err, sizeof err), 0, "%s", err);
+    const unsigned char want[16] = {1, 0, 1, 0, 0, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0, 1};
+    cr_assert_arr_eq(j, want, sizeof want);
+    /* a subset, in another order */
+    unsigned sub[2] = {3, 1};
+    cr_assert_eq(cr_nvml_nvlink_matrix(FAKE, sub, 2, j, err, sizeof err), 0, "%s", err);
+    cr_assert(j[1] == 1 && j[2] == 1);
+    /* an index the driver does not know: an error, nothing joined */
+    unsigned bad[2] = {0, 7};
+    cr_assert_eq(cr_nvml_nvlink_matrix(FAKE, bad, 2, j, err, sizeof err), -ENODEV);
+    cr_assert(strstr(err, "device index 7"), "%s", err);
+    cr_assert(j[1] == 0 && j[2] == 0);
+    /* a driver without the P2P call */
+    setenv("CR_FAKE_NVML_FAIL", "nvmlDeviceGetP2PStatus", 1);
+    cr_assert_eq(cr_nvml_nvlink_matrix(FAKE, idx, 2, j, err, sizeof err), 0);
+    cr_assert(j[1] == 0, "a pair NVML refuses to describe is not NVLink");
+    unsetenv("CR_FAKE_NVML_FAIL");
+    /* no library at all */
+    cr_assert_eq(cr_nvml_nvlink_matrix("/nonexistent/libnvidia-ml.so.1", idx, 2, j, err,
+                                       sizeof err), -ENOENT);
+    unsetenv("CR_FAKE_NVML_COUNT");
+    unsetenv("CR_FAKE_NVML_NVLINK");
+}

@@ -114,6 +114,94 @@ Test(sched, backend_matching, .timeout = 10)
     cr_sched_destroy(&s);
 }
 
+/* Multi-GPU placement classes (docs/multigpu.md): "cuda/N" only for a cuda
+ * worker that judges over NCCL and owns at least N GPUs. */
+Test(sched, gpu_classes, .timeout = 10)
+{
+    cr_sched_t *s = cr_sched_new();
+    cr_sched_worker_t info = s_info("pair", "c,cuda", 4);
+    info.gpus = 2;
+    info.nccl = 1;
+    cr_sched_worker_t *pair = cr_sched_register(s, &info, 0, NULL);
+    info = s_info("one", "cuda", 4);
+    info.nccl = 1; /* gpus 0: one */
+    cr_sched_worker_t *one = cr_sched_register(s, &info, 0, NULL);
+    info = s_info("nonccl", "cuda", 4);
+    info.gpus = 8;
+    cr_sched_worker_t *nonccl = cr_sched_register(s, &info, 0, NULL);
+    info = s_info("cpu", "c", 4);
+    info.gpus = 4;
+    info.nccl = 1;
+    cr_sched_worker_t *cpu = cr_sched_register(s, &info, 0, NULL);
+    info = s_info("liar", "cuda", 4);
+    info.gpus = 1000000;
+    info.nccl = 7;
+    cr_sched_worker_t *liar = cr_sched_register(s, &info, 0, NULL);
+
+    cr_assert(cr_sched_serves(pair, "cuda/1") && cr_sched_serves(pair, "cuda/2"));
+    cr_assert(!cr_sched_serves(pair, "cuda/3"), "more GPUs than it owns");
+    cr_assert(cr_sched_serves(one, "cuda/1") && !cr_sched_serves(one, "cuda/2"));
+    cr_assert(!cr_sched_serves(nonccl, "cuda/1") && !cr_sched_serves(nonccl, "cuda/2"),
+              "a runner without NCCL takes no multi-GPU job, however many GPUs");
+    cr_assert(cr_sched_serves(nonccl, "cuda"));
+    cr_assert(!cr_sched_serves(cpu, "cuda/2"), "no cuda backend");
+    cr_assert_eq(liar->gpus, CR_SCHED_MAX_GPUS, "Ready.gpus is clamped");
+    cr_assert_eq(liar->nccl, 1);
+    cr_assert(cr_sched_serves(liar, "cuda/8") && !cr_sched_serves(liar, "cuda/9"));
+    const char *junk[] = {"cuda/", "cuda/0", "cuda/2x", "/2", "torch/2", "c/1"};
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++)
+        cr_assert(!cr_sched_serves(pair, junk[i]), "%s", junk[i]);
+
+    const char *cls[CR_SCHED_MAX_CLASSES];
+    char buf[CR_SCHED_MAX_GPUS][CR_SCHED_BACKEND_MAX + 1];
+    int n = cr_sched_classes(pair, cls, buf);
+    cr_assert_eq(n, 4);
+    const char *want[] = {"c", "cuda", "cuda/1", "cuda/2"};
+    for (int i = 0; i < n; i++)
+        cr_assert_str_eq(cls[i], want[i]);
+    cr_assert_eq(cr_sched_classes(nonccl, cls, buf), 1);
+    cr_assert_eq(cr_sched_classes(liar, cls, buf), 1 + CR_SCHED_MAX_GPUS);
+    cr_assert_str_eq(cls[CR_SCHED_MAX_GPUS], "cuda/8");
+
+    /* the policy: oldest first among the classes it serves */
+    const char *langs[] = {"cuda/2", "cuda", "cuda/4", "c", "cuda/1"};
+    int take[5];
+    cr_assert_eq(cr_sched_pick(pair, langs, 5, take), 4);
+    int want_take[5] = {1, 1, 0, 1, 1};
+    cr_assert_arr_eq(take, want_take, sizeof take);
+    cr_assert_eq(cr_sched_pick(one, langs, 5, take), 2);
+    cr_assert(take[1] && take[4]);
+    cr_sched_destroy(&s);
+}
+
+/* The last worker that owns the GPUs of a multi-GPU class is not drained
+ * while one-GPU workers serve its backend: its class's queue would stall. */
+Test(sched, last_gpu_group_is_not_drained, .timeout = 10)
+{
+    cr_sched_t *s = cr_sched_new();
+    cr_sched_set_drain_after(s, 1);
+    int64_t t = 1000000;
+    cr_sched_worker_t info = s_info("one", "cuda", 2);
+    info.nccl = 1;
+    cr_sched_worker_t *one = cr_sched_register(s, &info, t, NULL);
+    info = s_info("pair", "cuda", 2);
+    info.gpus = 2;
+    info.nccl = 1;
+    cr_sched_worker_t *pair = cr_sched_register(s, &info, t, NULL);
+    cr_assert_eq(cr_sched_note_result(s, pair, 1), 0, "the only worker of cuda/2");
+    cr_assert_eq(pair->drained, 0);
+    cr_assert_eq(cr_sched_note_result(s, one, 1), 1, "the pair serves cuda and cuda/1 too");
+    cr_assert_eq(one->drained, 1);
+    /* a second pair: now either may go */
+    info = s_info("pair2", "cuda", 2);
+    info.gpus = 2;
+    info.nccl = 1;
+    cr_sched_register(s, &info, t, NULL);
+    cr_assert_eq(cr_sched_note_result(s, pair, 1), 1);
+    cr_assert_eq(pair->drained, 1);
+    cr_sched_destroy(&s);
+}
+
 Test(sched, expiry_by_time, .timeout = 10)
 {
     cr_sched_t *s = cr_sched_new();
@@ -935,6 +1023,145 @@ Test(coordinator, queue_timeout_without_worker, .timeout = 30)
     cr_assert_not_null(r);
     cr_assert_eq(s_by_status(r->batch_done, "INFRA_ERROR"), 1);
     cr_wire_free(&r);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
+/* A two-rank task: its jobs queue under "cuda/2" (docs/multigpu.md). */
+static const char s_ranked_json[] =
+    "{\"name\": \"allreduce\", \"language\": \"cuda\", \"gpus\": 2,"
+    " \"signature\": \"void solve(int rank, int world, ncclComm_t comm, const float *x, "
+    "float *y, int n)\","
+    " \"params\": {\"rank\": {\"role\": \"rank\"}, \"world\": {\"role\": \"world\"},"
+    "  \"comm\": {\"role\": \"comm\"},"
+    "  \"x\": {\"role\": \"in\", \"dtype\": \"float32\", \"shape\": [\"n\"]},"
+    "  \"y\": {\"role\": \"out\", \"dtype\": \"float32\", \"shape\": [\"n\"]},"
+    "  \"n\": {\"role\": \"size\"}},"
+    " \"cases\": [{\"n\": 7}], \"reference\": \"reference.cu\", \"baseline\": \"baseline.cu\"}";
+
+/* Ready of a cuda worker with gpus and nccl; backends as given. */
+static void s_ready_gpus(void *w, const char *id, char **backends, size_t nb, uint32_t gpus,
+                         int nccl)
+{
+    Crucible__Ready r = CRUCIBLE__READY__INIT;
+    r.worker_id = (char *)id;
+    r.host = "gpuhost";
+    r.device_name = "NVIDIA H200 (test)";
+    r.n_backends = nb;
+    r.backends = backends;
+    r.credit = 4;
+    r.gpus = gpus;
+    r.nccl = nccl;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_READY;
+    env.ready = &r;
+    s_send(w, &env);
+}
+
+/* Placement: a 2-GPU job waits (the ack warns) while only one-GPU workers,
+ * a worker without NCCL and one that names the class as a backend are
+ * connected, each of which gets the one-GPU job and nothing else; a worker
+ * with 2 GPUs and NCCL that connects later gets it. */
+Test(coordinator, multi_gpu_jobs_go_to_workers_with_the_gpus, .timeout = 60)
+{
+    s_start(&s_env, 0, 200);
+    void *cl = s_dealer(&s_env, s_env.cfg.clients_endpoint, NULL);
+    Crucible__TaskBundle one = CRUCIBLE__TASK_BUNDLE__INIT, two = CRUCIBLE__TASK_BUNDLE__INIT;
+    one.name = "vector_add";
+    one.task_json = (char *)s_task_json;
+    one.reference_source = "void solve(const float *a, const float *b, float *c, int n) {}";
+    two.name = "allreduce";
+    two.task_json = (char *)s_ranked_json;
+    two.reference_source = "/* the whole on one GPU */";
+    two.baseline_source = "/* ncclAllReduce */";
+    Crucible__TaskBundle *tb[2] = {&two, &one};
+    Crucible__JobSpec js[2] = {CRUCIBLE__JOB_SPEC__INIT, CRUCIBLE__JOB_SPEC__INIT};
+    js[0].job_id = "j2gpu";
+    js[0].task = "allreduce";
+    js[0].source = "/* candidate */";
+    js[1].job_id = "j1gpu";
+    js[1].task = "vector_add";
+    js[1].source = "/* candidate */";
+    Crucible__JobSpec *jsp[2] = {&js[0], &js[1]};
+    Crucible__Submit sub = CRUCIBLE__SUBMIT__INIT;
+    sub.batch_id = "bg";
+    sub.n_tasks = 2;
+    sub.tasks = tb;
+    sub.n_jobs = 2;
+    sub.jobs = jsp;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT;
+    env.submit = &sub;
+    s_send(cl, &env);
+    Crucible__Envelope *r = EXPECT(cl, SUBMIT_ACK);
+    cr_assert_not_null(r);
+    cr_assert_eq(r->submit_ack->accepted, 2, "a job nobody can take now is queued, not refused");
+    cr_assert_eq(r->submit_ack->n_warnings, 1);
+    cr_assert_not_null(strstr(r->submit_ack->warnings[0], "allreduce: placement class cuda/2"),
+                       "%s", r->submit_ack->warnings[0]);
+    cr_wire_free(&r);
+
+    /* three workers that must not get the 2-GPU job */
+    char *cuda_c[] = {"c", "cuda"}, *liar_b[] = {"cuda/2", "cuda"};
+    void *w1 = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w1gpu");
+    s_ready_gpus(w1, "w1gpu", cuda_c, 2, 1, 1);
+    void *w8 = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w8nonccl");
+    s_ready_gpus(w8, "w8nonccl", cuda_c, 2, 8, 0);
+    void *wl = s_dealer(&s_env, s_env.cfg.workers_endpoint, "wliar");
+    s_ready_gpus(wl, "wliar", liar_b, 2, 1, 0);
+    int assigned = 0;
+    void *ws[3] = {w1, w8, wl};
+    int64_t until = cr_time_mono_ms() + 1500;
+    while (cr_time_mono_ms() < until) {
+        for (int k = 0; k < 3; k++) {
+            Crucible__Envelope *a = s_expect(ws[k], CRUCIBLE__ENVELOPE__BODY_ASSIGN, 50);
+            if (!a)
+                continue;
+            for (size_t i = 0; i < a->assign->n_jobs; i++) {
+                cr_assert_str_eq(a->assign->jobs[i]->spec->job_id, "j1gpu",
+                                 "worker %d got the 2-GPU job", k);
+                assigned++;
+            }
+            cr_wire_free(&a);
+        }
+        for (int k = 0; k < 3; k++)
+            s_heartbeat(ws[k]);
+    }
+    cr_assert_eq(assigned, 1, "the one-GPU job goes to one of them");
+
+    /* status shows what each worker advertised */
+    s_status_req(cl, "");
+    r = EXPECT(cl, STATUS_REPLY);
+    cr_assert_not_null(r);
+    int seen = 0;
+    for (size_t i = 0; i < r->status_reply->n_workers; i++) {
+        const Crucible__WorkerInfo *wi = r->status_reply->workers[i];
+        if (!strcmp(wi->worker_id, "w8nonccl")) {
+            cr_assert_eq(wi->gpus, 8);
+            cr_assert_eq(wi->nccl, 0);
+            seen++;
+        }
+        if (!strcmp(wi->worker_id, "wliar")) {
+            cr_assert_eq(wi->n_backends, 1, "a class named as a backend is dropped");
+            seen++;
+        }
+    }
+    cr_assert_eq(seen, 2);
+    cr_wire_free(&r);
+
+    /* the worker that owns two GPUs and judges over NCCL gets it */
+    void *w2 = s_dealer(&s_env, s_env.cfg.workers_endpoint, "w2gpu");
+    char *cuda_only[] = {"cuda"};
+    s_ready_gpus(w2, "w2gpu", cuda_only, 1, 2, 1);
+    r = EXPECT(w2, ASSIGN);
+    cr_assert_not_null(r, "the 2-GPU job was not given to the 2-GPU worker");
+    cr_assert_eq(r->assign->n_jobs, 1);
+    cr_assert_str_eq(r->assign->jobs[0]->spec->job_id, "j2gpu");
+    cr_wire_free(&r);
+    zmq_close(w1);
+    zmq_close(w8);
+    zmq_close(wl);
+    zmq_close(w2);
     zmq_close(cl);
     s_stop(&s_env);
 }

@@ -679,6 +679,23 @@ Test(task, torch_task_options_and_defaults)
     cr_expect_eq(cr_task_flops(t, 0, &v), 0);
     cr_expect_float_eq(v, 2147483648.0, 0.5);
     cr_task_destroy(&t);
+
+    /* the baseline: the reference as it is, or through torch.compile in a mode */
+    cr_assert_eq(cr_task_parse("{\"name\": \"mm\", \"language\": \"torch\", \"reference\": "
+                               "\"mm.py\", \"baseline\": \"eager\"}", "t.json", &t, err,
+                               sizeof err), 0, "%s", err);
+    cr_expect_null(t->compile_mode);
+    cr_task_destroy(&t);
+    cr_assert_eq(cr_task_parse("{\"name\": \"mm\", \"language\": \"torch\", \"reference\": "
+                               "\"mm.py\", \"baseline\": \"torch.compile\"}", "t.json", &t, err,
+                               sizeof err), 0, "%s", err);
+    cr_expect_str_eq(t->compile_mode, "default");
+    cr_task_destroy(&t);
+    cr_assert_eq(cr_task_parse("{\"name\": \"mm\", \"language\": \"torch\", \"reference\": "
+                               "\"mm.py\", \"baseline\": \"torch.compile\", \"compile_mode\": "
+                               "\"max-autotune\"}", "t.json", &t, err, sizeof err), 0, "%s", err);
+    cr_expect_str_eq(t->compile_mode, "max-autotune");
+    cr_task_destroy(&t);
 }
 
 Test(task, torch_task_errors_name_the_field)
@@ -699,6 +716,12 @@ Test(task, torch_task_errors_name_the_field)
          "flops"},
         {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", \"flops\": "
          "\"2*N\"}", "flops"},
+        {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", \"baseline\": "
+         "\"b.py\"}", "baseline"},
+        {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", "
+         "\"compile_mode\": \"default\"}", "compile_mode"},
+        {"{\"name\": \"a\", \"language\": \"torch\", \"reference\": \"a.py\", \"baseline\": "
+         "\"torch.compile\", \"compile_mode\": \"fastest\"}", "compile_mode"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char err[512] = "";
@@ -750,4 +773,195 @@ Test(task, torch_problem_files_are_tasks_keyed_by_normalised_source)
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);
+}
+
+/* ---------------------------------------------------------------- multi-GPU tasks */
+
+/* A reduce-scatter of two ranks (docs/multigpu.md): per-rank shapes, the world
+ * size as a size name, a communicator, and the NCCL baseline it needs. */
+static const char *s_ranked =
+    "{\n"
+    "  \"name\": \"reduce_scatter_f32\",\n"
+    "  \"language\": \"cuda\",\n"
+    "  \"gpus\": 2,\n"
+    "  \"signature\": \"void solve(int rank, int world, ncclComm_t comm, const float *x, "
+    "float *y, int n)\",\n"
+    "  \"params\": {\n"
+    "    \"rank\":  {\"role\": \"rank\"},\n"
+    "    \"world\": {\"role\": \"world\"},\n"
+    "    \"comm\":  {\"role\": \"comm\"},\n"
+    "    \"x\":     {\"role\": \"in\",  \"dtype\": \"float32\", \"shape\": [\"world * n\"]},\n"
+    "    \"y\":     {\"role\": \"out\", \"dtype\": \"float32\", \"shape\": [\"n\"]},\n"
+    "    \"n\":     {\"role\": \"size\"}\n"
+    "  },\n"
+    "  \"cases\": [{\"n\": 1}, {\"n\": 1000}],\n"
+    "  \"reference\": \"reference.cu\",\n"
+    "  \"baseline\": \"baseline.cu\",\n"
+    "  \"bytes\": \"4 * (world + 1) * n\",\n"
+    "  \"comm_bytes\": \"4 * (world - 1) * n\"\n"
+    "}\n";
+
+Test(task, ranked_task_loads)
+{
+    char err[512];
+    cr_task_t *t = NULL;
+    int rc = cr_task_parse(s_ranked, "task.json", &t, err, sizeof err);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_eq(t->gpus, 2);
+    cr_assert_eq(cr_task_ranks(t), 2);
+    cr_assert_eq(t->rank_param, 0);
+    cr_assert_eq(t->world_param, 1);
+    cr_assert_eq(t->comm_param, 2);
+    cr_assert_eq(t->params[0].role, CR_ROLE_RANK);
+    cr_assert_eq(t->params[1].role, CR_ROLE_WORLD);
+    cr_assert_eq(t->params[2].role, CR_ROLE_COMM);
+    cr_assert_str_eq(t->params[2].ctype, "ncclComm_t");
+    cr_assert_str_eq(cr_role_name(CR_ROLE_COMM), "comm");
+    /* the world size is every case's value of the world param, and a size in shapes */
+    int64_t numel = 0;
+    cr_assert_eq(cr_task_numel(t, 1, 3, &numel), 0);
+    cr_assert_eq(numel, 2000);
+    cr_assert_eq(cr_task_numel(t, 1, 4, &numel), 0);
+    cr_assert_eq(numel, 1000);
+    double b = 0;
+    cr_assert_eq(cr_task_comm_bytes(t, 1, &b), 0);
+    cr_assert_float_eq(b, 4000.0, 1e-9);
+    cr_assert_eq(cr_task_bytes(t, 1, &b), 0);
+    cr_assert_float_eq(b, 12000.0, 1e-9);
+    /* it links NCCL without asking: its candidates and baseline call it */
+    cr_assert_eq(t->nallow, 1);
+    cr_assert_str_eq(t->allow[0], "nccl");
+    cr_assert_not_null(cr_task_lib_find("nccl")->unversioned);
+    char cls[CR_TASK_CLASS_MAX + 1];
+    cr_task_class(t, cls, sizeof cls);
+    cr_assert_str_eq(cls, "cuda/2");
+    /* the shim passes the communicator by value, in its own type */
+    char *shim = cr_task_shim_source(t, "cand.cu");
+    cr_assert_not_null(shim);
+    cr_assert(strstr(shim, "*(ncclComm_t *)cr__args[2]"), "%s", shim);
+    cr_assert(strstr(shim, "*(int *)cr__args[0]"), "%s", shim);
+    free(shim);
+    cr_task_destroy(&t);
+
+    /* one GPU: the single-rank form of the same task */
+    json_t *root = json_loads(s_ranked, 0, NULL);
+    json_object_set_new(root, "gpus", json_integer(1));
+    char *text = json_dumps(root, 0);
+    json_decref(root);
+    rc = cr_task_parse(text, "task.json", &t, err, sizeof err);
+    free(text);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_eq(cr_task_ranks(t), 1);
+    cr_assert_eq(cr_task_numel(t, 1, 3, &numel), 0);
+    cr_assert_eq(numel, 1000);
+    cr_task_class(t, cls, sizeof cls);
+    cr_assert_str_eq(cls, "cuda/1");
+    cr_task_destroy(&t);
+
+    /* a one-GPU task without "gpus" keeps its language as its class */
+    cr_assert_eq(cr_task_parse(s_valid, "task.json", &t, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(t->gpus, 0);
+    cr_assert_eq(cr_task_ranks(t), 1);
+    cr_assert_eq(t->comm_param, -1);
+    cr_task_class(t, cls, sizeof cls);
+    cr_assert_str_eq(cls, "cuda");
+    cr_task_destroy(&t);
+}
+
+Test(task, placement_classes_parse)
+{
+    char lang[16];
+    int g = -1;
+    cr_assert_eq(cr_task_class_parse("cuda", lang, sizeof lang, &g), 0);
+    cr_assert_str_eq(lang, "cuda");
+    cr_assert_eq(g, 0);
+    cr_assert_eq(cr_task_class_parse("cuda/4", lang, sizeof lang, &g), 0);
+    cr_assert_str_eq(lang, "cuda");
+    cr_assert_eq(g, 4);
+    const char *bad[] = {"cuda/0", "cuda/9", "cuda/", "cuda/2x", "/2", "", "cuda/-1",
+                         "a_language_name_too_long/2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(cr_task_class_parse(bad[i], lang, sizeof lang, &g), -EINVAL, "%s", bad[i]);
+}
+
+/* Every mistake of a multi-GPU task is named by its field. */
+static const s_bad_t s_ranked_bad[] = {
+    {NULL, {"gpus=0"}, "gpus", "from 1 to 8"},
+    {NULL, {"gpus=9"}, "gpus", "from 1 to 8"},
+    {NULL, {"gpus=\"2\""}, "gpus", "got a string"},
+    {NULL, {"gpus=1.5"}, "gpus", "must be an integer"},
+    {NULL, {"language=\"c\""}, "gpus", "multi-GPU tasks are cuda tasks"},
+    {NULL, {"baseline"}, "gpus", "name one in \"baseline\""},
+    {NULL, {"gpus"}, "params.rank.role", "give the task \"gpus\""},
+    {NULL, {"params/comm/role=\"scalar\""}, "params.comm", "its role is comm"},
+    {NULL, {"params/rank/role=\"comm\""}, "params.rank", "passes the comm as 'ncclComm_t'"},
+    {NULL, {"params/world/role=\"rank\""}, "params.world.role",
+     "a second rank param (the first is 'rank')"},
+    {NULL, {"params/n/role=\"world\""}, "params.n.role", "a second world param"},
+    {NULL, {"params/rank/dtype=\"int32\""}, "params.rank.dtype", "take no dtype"},
+    {NULL, {"params/rank/shape=[1]"}, "params.rank.shape", "only in, out and inout"},
+    {NULL, {"params/comm/init={\"dist\": \"normal\"}"}, "params.comm.init", "only in and inout"},
+    {NULL,
+     {"signature=\"void solve(long rank, int world, ncclComm_t comm, const float *x, float *y, "
+      "int n)\""},
+     "params.rank", "the signature declares 'long rank'"},
+    {NULL,
+     {"signature=\"void solve(int rank, int world, ncclComm_t *comm, const float *x, float *y, "
+      "int n)\""},
+     "params.comm.role", "(a pointer)"},
+    {NULL,
+     {"signature=\"void solve(int rank, int world, int comm, const float *x, float *y, int n)\""},
+     "params.comm", "passes the comm as 'ncclComm_t'"},
+    {NULL,
+     {"signature=\"void solve(int rank, int world, const float *x, float *y, int n)\"",
+      "params/comm"},
+     "params", "declare 'ncclComm_t comm'"},
+    {NULL, {"cases/0/rank=0"}, "cases[0].rank", "the judge sets on each rank"},
+    {NULL, {"cases/0/world=2"}, "cases[0].world", "the judge sets on each rank"},
+    {NULL, {"params/y/shape=[\"rank\"]"}, "params.y.shape[0]", "unknown size 'rank'"},
+    {NULL, {"comm_bytes=\"4 * m\""}, "comm_bytes", "unknown size 'm'"},
+    {NULL, {"comm_bytes=\"n - 2 * world\""}, "cases[0]", "comm_bytes 'n - 2 * world' is negative"},
+    {NULL, {"params/rank/role=\"ranks\""}, "params.rank.role", "unknown role 'ranks'"},
+    {NULL, {"allow=[\"nccl\", \"nccl\"]"}, "allow[1]", "listed twice"},
+};
+
+Test(task, ranked_mistakes_are_named)
+{
+    for (size_t i = 0; i < sizeof s_ranked_bad / sizeof s_ranked_bad[0]; i++) {
+        const s_bad_t *b = &s_ranked_bad[i];
+        json_t *root = json_loads(s_ranked, 0, NULL);
+        cr_assert_not_null(root);
+        for (int k = 0; k < 3 && b->set[k]; k++)
+            s_apply(root, b->set[k]);
+        char *text = json_dumps(root, JSON_INDENT(2));
+        json_decref(root);
+        char err[512] = "", want[128];
+        cr_task_t *t = NULL;
+        int rc = cr_task_parse(text, "task.json", &t, err, sizeof err);
+        cr_assert_eq(rc, CR_E_TASK, "case %zu (%s) accepted: rc %d", i, b->field, rc);
+        cr_assert_null(t);
+        snprintf(want, sizeof want, "task.json: %s: ", b->field);
+        cr_assert(strncmp(err, want, strlen(want)) == 0, "case %zu: want prefix '%s', got '%s'",
+                  i, want, err);
+        cr_assert(strstr(err, b->what), "case %zu: want '%s' in '%s'", i, b->what, err);
+        free(text);
+    }
+    /* comm_bytes in a one-GPU task */
+    json_t *root = json_loads(s_valid, 0, NULL);
+    json_object_set_new(root, "comm_bytes", json_integer(4));
+    char *text = json_dumps(root, 0);
+    json_decref(root);
+    char err[512] = "";
+    cr_task_t *t = NULL;
+    cr_assert_eq(cr_task_parse(text, "task.json", &t, err, sizeof err), CR_E_TASK);
+    cr_assert(strstr(err, "comm_bytes: only a task with \"gpus\""), "%s", err);
+    free(text);
+    /* nccl is the library of tasks with "gpus" only */
+    root = json_loads(s_valid, 0, NULL);
+    json_object_set_new(root, "allow", json_pack("[s]", "nccl"));
+    text = json_dumps(root, 0);
+    json_decref(root);
+    cr_assert_eq(cr_task_parse(text, "task.json", &t, err, sizeof err), CR_E_TASK);
+    cr_assert(strstr(err, "allow[0]: 'nccl' is the library of tasks with \"gpus\""), "%s", err);
+    free(text);
 }

@@ -1898,6 +1898,57 @@ Test(worker, lock_policy_resets_clocks_at_worker_start, .init = s_setup, .fini =
     unsetenv("CR_FAKE_NVML_LOG");
 }
 
+/* --gpus-per-worker (docs/multigpu.md): four GPUs, NVLink joining 0-2 and
+ * 1-3 (the fake NVML's matrix), make two workers of two GPUs each, grouped
+ * by NVLink, each saying in its Ready that it owns two joined GPUs; a list
+ * that does not divide is a usage error before any worker starts. */
+Test(worker, gpus_per_worker_groups_by_nvlink, .init = s_setup, .fini = s_teardown,
+     .timeout = 60)
+{
+    if (!s_runner_has_cuda())
+        cr_skip_test("built without the cuda backend");
+    setenv("CR_FAKE_NVML_COUNT", "4", 1); /* inherited by the workers */
+    setenv("CR_FAKE_NVML_NVLINK", "0-2,1-3", 1);
+    cr_config_t cfg;
+    s_config(&cfg);
+    s_coord_t co;
+    s_coord_open(&co, &cfg);
+    pid_t pid = s_gpus_start(&cfg, "0,1,2,3", "--gpus-per-worker=2");
+    int seen = 0;
+    for (int k = 0; k < 2; k++) {
+        Crucible__Envelope *env = s_coord_recv(&co, CRUCIBLE__ENVELOPE__BODY_READY, 20000);
+        if (!env)
+            kill(pid, SIGKILL);
+        cr_assert_not_null(env, "only %d of 2 grouped workers registered", k);
+        const Crucible__Ready *r = env->ready;
+        cr_expect_eq(r->gpus, 2, "%s", r->worker_id);
+        cr_expect(r->nvlink, "%s: its GPUs are joined", r->worker_id);
+        if (!strcmp(r->worker_id, "gtest-g0+2"))
+            seen |= 1;
+        else if (!strcmp(r->worker_id, "gtest-g1+3"))
+            seen |= 2;
+        else
+            cr_expect_fail("unexpected worker id %s", r->worker_id);
+        cr_wire_free(&env);
+    }
+    cr_expect_eq(seen, 3);
+    kill(pid, SIGTERM);
+    cr_expect(s_wait_ms(pid, 10000) >= 0, "the workers did not stop");
+    s_coord_close(&co);
+
+    pid = s_gpus_start(&cfg, "0,1,2", "--gpus-per-worker=2");
+    int st = s_wait_ms(pid, 10000);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 2, "3 GPUs in pairs: status %d", st);
+    char *log = s_path("gpus.log"), *text = NULL;
+    if (cr_file_read(log, 1 << 20, &text, NULL) != 0)
+        text = strdup("");
+    cr_expect(strstr(text, "3 GPUs cannot be split into groups of 2"), "%s", text);
+    free(text);
+    free(log);
+    unsetenv("CR_FAKE_NVML_COUNT");
+    unsetenv("CR_FAKE_NVML_NVLINK");
+}
+
 Test(worker, gpus_unknown_index_is_usage_error, .init = s_setup, .fini = s_teardown,
      .timeout = 30)
 {

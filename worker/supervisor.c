@@ -82,9 +82,10 @@
  *     still runs in a fresh executor of its own. A CUDA judge then
  *     makes one context per job where a runner made three (its own, the
  *     candidate's and the reference's executors: the spares of note 5 no
- *     longer kept up), keeps the reference's executor between jobs of one
- *     reference, and starts the next candidate's executor while a job
- *     verifies, never while it times. The exchange is the runner's own
+ *     longer kept up), keeps reference executors between jobs (up to
+ *     CRUCIBLE_SERVE_KEPT_REFS of them, docs/judge.md §6), and starts the
+ *     next candidates' executors while a job verifies (CRUCIBLE_SERVE_SPARES
+ *     at a time), never while it times. The exchange is the runner's own
  *     protocol, a fresh token and request in, the token and one record out
  *     (cr_proc_exchange); the judge's pid is in the kill slot (note 1) while
  *     a job runs, so a Cancel, a run timeout or a judge that dies ends it,

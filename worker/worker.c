@@ -27,6 +27,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "nvml.h"
+#include "placement.h"
 #include "supervisor.h"
 #include "taskcache.h"
 #include "timeutil.h"
@@ -94,6 +95,8 @@ struct cr_worker {
     cr_ident_t id;                   /* worker id, host, device */
     char arch[65];                   /* uname machine, or "sm_90" for a GPU worker */
     char gpu_uuid[96];               /* NVML uuid of the GPU served; "" = none */
+    uint32_t gpus;                   /* GPUs it owns (--gpu-group; docs/multigpu.md); 0 = one */
+    int nvlink;                      /* every pair of them is joined by NVLink */
     uint64_t gpu_memory;             /* bytes; 0 = unknown */
     int64_t heartbeat_ms;            /* ms */
     int64_t liveness;                /* silent heartbeats before we reconnect */
@@ -357,6 +360,11 @@ static void s_send_ready(cr_worker_t *w)
     r.compiler = (char *)cr_compile_compiler(w->pool);
     r.task_cache = 1;
     r.assign_acks = 1;
+    r.gpus = w->gpus;
+    r.nvlink = w->nvlink;
+#ifdef CR_WITH_NCCL /* the runner beside us judges multi-GPU tasks (docs/multigpu.md) */
+    r.nccl = cr_config_has_backend(w->cfg.backends, "cuda");
+#endif
     /* the coordinator forgets what it sent us when it registers us anew */
     cr_taskcache_clear(w->tasks);
     env.body_case = CRUCIBLE__ENVELOPE__BODY_READY;
@@ -759,11 +767,69 @@ const char *cr_worker_id(const cr_worker_t *w)
  * Without NVML the backend is kept only when --cuda-arch was given. Clocks
  * are reset at start only under a lock policy: a locking worker that died
  * may have left them locked, and an observing one must not touch them. */
+/* The GPU indices of a comma list checked by the config table (--gpu-group,
+ * --gpus) into idx (at most max). Returns how many. */
+static int s_index_list(const char *list, unsigned *idx, int max)
+{
+    int n = 0;
+    for (const char *p = list; *p && n < max;) {
+        idx[n++] = (unsigned)strtoul(p, NULL, 10);
+        p += strspn(p, "0123456789");
+        p += *p == ',';
+    }
+    return n;
+}
+
+/* --gpu-group (docs/multigpu.md): the worker owns every GPU of the group;
+ * its runners see them as devices 0..N-1 in the group's order (the first,
+ * --gpu, is the one-GPU jobs' device 0), and it says in its Ready how many
+ * it owns and whether NVLink joins them all. A GPU NVML does not know
+ * leaves the worker with its first GPU only (logged): a group it cannot
+ * name is one its runners could not use. */
+static void s_gpu_group(cr_worker_t *w)
+{
+    unsigned idx[8];
+    int n = s_index_list(w->cfg.gpu_group, idx, 8);
+    if (n < 2 || !w->gpu_uuid[0])
+        return;
+    char vis[8 * 100] = "", err[256];
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        cr_nvml_t *h = NULL;
+        cr_nvml_info_t info;
+        if (cr_nvml_open_index(NULL, idx[i], &h, err, sizeof err) != 0 ||
+            cr_nvml_info(h, &info) != 0 || !info.uuid[0]) {
+            cr_warn("worker: --gpu-group %s: GPU %u has no NVML uuid (%s): serving GPU %u "
+                    "alone", w->cfg.gpu_group, idx[i], h ? cr_nvml_last_error(h) : err, idx[0]);
+            cr_nvml_close(&h);
+            return;
+        }
+        cr_nvml_close(&h);
+        off += (size_t)snprintf(vis + off, sizeof vis - off, "%s%s", i ? "," : "", info.uuid);
+    }
+    unsigned char joined[64];
+    int rc = cr_nvml_nvlink_matrix(NULL, idx, n, joined, err, sizeof err);
+    int all = rc == 0;
+    for (int i = 0; i < n * n; i++)
+        all &= joined[i] != 0;
+    w->gpus = (uint32_t)n;
+    w->nvlink = all;
+    setenv("CUDA_VISIBLE_DEVICES", vis, 1);
+    cr_info("worker: owns GPUs %s (%d, %s) for multi-GPU tasks", w->cfg.gpu_group, n,
+            all ? "all joined by NVLink"
+                : rc ? err : "not all joined by NVLink: collectives go over PCIe");
+}
+
 static void s_gpu_identity(cr_worker_t *w, uint64_t *gpu_free)
 {
     *gpu_free = 0;
     if (!cr_config_has_backend(w->cfg.backends, "cuda"))
         return;
+    if (w->cfg.gpu_group[0]) { /* its first GPU is the worker's own */
+        unsigned first;
+        s_index_list(w->cfg.gpu_group, &first, 1);
+        w->cfg.gpu = first;
+    }
     cr_nvml_t *n = NULL;
     char err[256];
     int rc = cr_nvml_open_index(NULL, (unsigned)w->cfg.gpu, &n, err, sizeof err);
@@ -807,6 +873,7 @@ static void s_gpu_identity(cr_worker_t *w, uint64_t *gpu_free)
         setenv("CUDA_VISIBLE_DEVICES", w->gpu_uuid, 1); /* inherited by every runner */
     cr_info("worker: serving GPU %lld %s (%s, bus %s)", (long long)w->cfg.gpu, w->id.device,
             w->arch, bus[0] ? bus : "?");
+    s_gpu_group(w);
 }
 
 cr_worker_t *cr_worker_new(const cr_config_t *cfg)
@@ -1017,10 +1084,18 @@ static const char *s_metrics_addr_plus(const char *addr, unsigned i, char *buf, 
     return buf;
 }
 
-/* argv for child GPU i: every worker setting as --name=value, so the child
- * reads exactly this config whatever its environment says. */
-static char **s_child_argv(const cr_config_t *cfg, const char *exe, const char *base, unsigned i)
+/* argv for the child of GPUs g[0..per): every worker setting as --name=value,
+ * so the child reads exactly this config whatever its environment says. A
+ * group of more than one is its --gpu-group, named <base>-g<i>+<j>. */
+static char **s_child_argv(const cr_config_t *cfg, const char *exe, const char *base,
+                           const unsigned *g, int per)
 {
+    unsigned i = g[0];
+    char group[64] = "", label[64] = "";
+    for (int k = 0; k < per && per > 1; k++) {
+        snprintf(group + strlen(group), sizeof group - strlen(group), "%s%u", k ? "," : "", g[k]);
+        snprintf(label + strlen(label), sizeof label - strlen(label), "%s%u", k ? "+" : "", g[k]);
+    }
     char **argv = calloc(cr_config_nrows + 8, sizeof *argv);
     if (!argv)
         return NULL;
@@ -1038,6 +1113,12 @@ static char **s_child_argv(const cr_config_t *cfg, const char *exe, const char *
             v = "";
         else if (strcmp(row->name, "gpu") == 0)
             v = (snprintf(gv, sizeof gv, "%u", i), gv);
+        else if (strcmp(row->name, "gpu-group") == 0)
+            v = group;
+        else if (strcmp(row->name, "gpus-per-worker") == 0)
+            v = "1"; /* the child owns its group: it groups nothing */
+        else if (strcmp(row->name, "worker-id") == 0 && per > 1)
+            v = (snprintf(gv, sizeof gv, "%.200s-g%s", base, label), gv);
         else if (strcmp(row->name, "worker-id") == 0)
             v = (snprintf(gv, sizeof gv, "%.200s-g%u", base, i), gv);
         else if (strcmp(row->name, "metrics-addr") == 0 && v[0])
@@ -1065,6 +1146,45 @@ int cr_worker_main_gpus(const cr_config_t *cfg, const char *exe)
         free(idx);
         free(pids);
         return n < 0 && idx && pids ? 2 : 1;
+    }
+    /* --gpus-per-worker: groups, NVLink-joined where NVML says so (placement.h) */
+    int per = (int)(cfg->gpus_per_worker > 1 ? cfg->gpus_per_worker : 1);
+    unsigned *grp = calloc((size_t)n, sizeof *grp);
+    int ng = n;
+    if (!grp) {
+        free(idx);
+        free(pids);
+        return 1;
+    }
+    for (int k = 0; k < n; k++)
+        grp[k] = idx[k];
+    if (per > 1) {
+        unsigned char *joined = n <= 64 ? calloc((size_t)n * (size_t)n, 1) : NULL;
+        int *pos = calloc((size_t)n, sizeof *pos), *nvl = calloc((size_t)n, sizeof *nvl);
+        char err[300];
+        ng = joined && pos && nvl ? 0 : -ENOMEM;
+        if (ng == 0 && cr_nvml_nvlink_matrix(NULL, idx, n, joined, err, sizeof err) != 0)
+            cr_warn("worker: no NVLink topology (%s): grouping GPUs in index order", err);
+        if (ng == 0)
+            ng = cr_placement_groups(n, per, joined, pos, nvl, err, sizeof err);
+        for (int k = 0; ng > 0 && k < n; k++)
+            grp[k] = idx[pos[k]];
+        for (int gi = 0; ng > 0 && gi < ng; gi++)
+            if (!nvl[gi])
+                cr_warn("worker: GPUs %u..%u of group %d are not all joined by NVLink: its "
+                        "collectives go over PCIe", grp[gi * per], grp[gi * per + per - 1], gi);
+        if (ng < 0)
+            cr_error("worker: --gpus %s --gpus-per-worker %d: %s", cfg->gpus, per,
+                     ng == -ENOMEM ? "out of memory" : err);
+        free(joined);
+        free(pos);
+        free(nvl);
+        if (ng < 0) {
+            free(grp);
+            free(idx);
+            free(pids);
+            return 2;
+        }
     }
     char base[CR_CONFIG_STR];
     if (cfg->worker_id[0]) {
@@ -1096,9 +1216,11 @@ int cr_worker_main_gpus(const cr_config_t *cfg, const char *exe)
     s_forward = 0;
 
     int alive = 0, failed = 0, sent = 0;
-    cr_info("worker: starting %d GPU worker%s as %s-g<i>", n, n == 1 ? "" : "s", base);
-    for (int k = 0; k < n; k++) {
-        char **argv = s_child_argv(cfg, exe, base, idx[k]);
+    cr_info("worker: starting %d GPU worker%s as %s-g<i>%s", ng, ng == 1 ? "" : "s", base,
+            per > 1 ? "+<j>..." : "");
+    for (int k = 0; k < ng; k++) {
+        idx[k] = grp[k * per]; /* a worker is named by its first GPU in the messages below */
+        char **argv = s_child_argv(cfg, exe, base, grp + k * per, per);
         fflush(NULL); /* nothing buffered is written twice */
         pid_t pid = argv ? fork() : -1;
         if (pid == 0) {
@@ -1126,9 +1248,9 @@ int cr_worker_main_gpus(const cr_config_t *cfg, const char *exe)
         pid_t p;
         while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
             int k = 0;
-            while (k < n && pids[k] != p)
+            while (k < ng && pids[k] != p)
                 k++;
-            if (k == n)
+            if (k == ng)
                 continue;
             pids[k] = 0;
             alive--;
@@ -1146,7 +1268,7 @@ int cr_worker_main_gpus(const cr_config_t *cfg, const char *exe)
         if (s_forward) {
             sent = s_forward;
             s_forward = 0;
-            for (int k = 0; k < n; k++)
+            for (int k = 0; k < ng; k++)
                 if (pids[k] > 0)
                     kill(pids[k], sent);
         }
@@ -1157,6 +1279,7 @@ int cr_worker_main_gpus(const cr_config_t *cfg, const char *exe)
     sigaction(SIGINT, &o_int, NULL);
     sigaction(SIGCHLD, &o_chld, NULL);
     sigprocmask(SIG_SETMASK, &old, NULL);
+    free(grp);
     free(idx);
     free(pids);
     return failed ? 1 : 0;

@@ -103,6 +103,7 @@ class ProfileResult:
     clock_policy: str = ""
     seconds: float = 0.0
     ref_policy: str = ""
+    baseline: str = ""
     extra: Dict[str, Any] = field(default_factory=dict)
 
 

@@ -11,6 +11,10 @@
  *   CR_FAKE_NVML_FAIL      comma list of function names that return
  *                          NVML_ERROR_NO_PERMISSION (4), as for a non-root caller
  *   CR_FAKE_NVML_REASONS   clocks-event reasons to report (strtoull, any base)
+ *   CR_FAKE_NVML_COUNT     GPUs it has, 1 (default) to 8; GPU i sits on bus
+ *                          00000000:<0x65 + i>:00.0 with a uuid ending in i + 1
+ *   CR_FAKE_NVML_NVLINK    pairs joined by NVLink, "0-1,2-3" (default: none), as
+ *                          nvmlDeviceGetP2PStatus(NVML_P2P_CAPS_INDEX_NVLINK) says
  * A bus id whose domain is ffff is "not found" (6). */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,12 +36,44 @@
 #define FAKE_MAX_MHZ 1980u
 #define FAKE_BASE_MHZ 1755u
 
+#define FAKE_MAX_DEVS 8
+
 typedef struct {
     char bus[64];      /* bus id the handle was asked for */
     unsigned locked;   /* MHz, 0 = not locked */
 } fake_dev_t;
 
-static fake_dev_t s_dev;
+static fake_dev_t s_devs[FAKE_MAX_DEVS];
+
+static unsigned s_count(void)
+{
+    const char *v = getenv("CR_FAKE_NVML_COUNT");
+    long n = v ? strtol(v, NULL, 10) : 1;
+    return n < 1 ? 1u : n > FAKE_MAX_DEVS ? (unsigned)FAKE_MAX_DEVS : (unsigned)n;
+}
+
+/* The index of a handle, or -1. */
+static int s_index(const void *dev)
+{
+    for (int i = 0; i < FAKE_MAX_DEVS; i++)
+        if (dev == (const void *)&s_devs[i])
+            return i;
+    return -1;
+}
+
+/* 1 when CR_FAKE_NVML_NVLINK lists the pair a-b (either way round). */
+static int s_nvlinked(int a, int b)
+{
+    const char *p = getenv("CR_FAKE_NVML_NVLINK");
+    while (p && *p) {
+        int x = -1, y = -1;
+        if (sscanf(p, "%d-%d", &x, &y) == 2 && ((x == a && y == b) || (x == b && y == a)))
+            return 1;
+        p = strchr(p, ',');
+        p = p ? p + 1 : NULL;
+    }
+    return 0;
+}
 static int s_inits;    /* nvmlInit_v2 calls not yet shut down */
 
 /* Marker a test can dlsym to be sure it loaded the fake, not a driver. */
@@ -87,7 +123,7 @@ static int s_check(const char *fn, const void *dev)
         return FAKE_NO_PERMISSION;
     if (s_inits <= 0)
         return FAKE_UNINITIALIZED;
-    if (dev != NULL && dev != (const void *)&s_dev)
+    if (dev != NULL && s_index(dev) < 0)
         return FAKE_INVALID_ARGUMENT;
     return FAKE_SUCCESS;
 }
@@ -133,36 +169,38 @@ int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **dev)
     if (rc == FAKE_SUCCESS && dom == 0xffff)
         rc = FAKE_NOT_FOUND;
     if (rc == FAKE_SUCCESS) {
-        snprintf(s_dev.bus, sizeof s_dev.bus, "%s", bus);
-        *dev = &s_dev;
+        int i = b >= 0x65 && b < 0x65 + s_count() ? (int)(b - 0x65) : 0;
+        snprintf(s_devs[i].bus, sizeof s_devs[i].bus, "%s", bus);
+        *dev = &s_devs[i];
     }
     s_log("nvmlDeviceGetHandleByPciBusId_v2", rc, "%s", bus ? bus : "(null)");
     return rc;
 }
 
-/* One device. */
+/* One device, or CR_FAKE_NVML_COUNT. */
 int nvmlDeviceGetCount_v2(unsigned *count)
 {
     int rc = s_check("nvmlDeviceGetCount_v2", NULL);
     if (rc == FAKE_SUCCESS && count == NULL)
         rc = FAKE_INVALID_ARGUMENT;
     if (rc == FAKE_SUCCESS)
-        *count = 1;
+        *count = s_count();
     s_log("nvmlDeviceGetCount_v2", rc, NULL);
     return rc;
 }
 
-/* One device, index 0, on bus 00000000:65:00.0 (an H200 slot). */
+/* Index 0 on bus 00000000:65:00.0 (an H200 slot), index i on 0x65 + i. */
 int nvmlDeviceGetHandleByIndex_v2(unsigned index, void **dev)
 {
     int rc = s_check("nvmlDeviceGetHandleByIndex_v2", NULL);
     if (rc == FAKE_SUCCESS && dev == NULL)
         rc = FAKE_INVALID_ARGUMENT;
-    if (rc == FAKE_SUCCESS && index != 0)
+    if (rc == FAKE_SUCCESS && index >= s_count())
         rc = FAKE_NOT_FOUND;
     if (rc == FAKE_SUCCESS) {
-        snprintf(s_dev.bus, sizeof s_dev.bus, "00000000:65:00.0");
-        *dev = &s_dev;
+        snprintf(s_devs[index].bus, sizeof s_devs[index].bus, "00000000:%02x:00.0",
+                 0x65 + index);
+        *dev = &s_devs[index];
     }
     s_log("nvmlDeviceGetHandleByIndex_v2", rc, "%u", index);
     return rc;
@@ -182,9 +220,10 @@ int nvmlDeviceGetPciInfo_v3(void *dev, void *out)
             char bus_id[32];
         } *p = out;
         memset(p, 0, sizeof *p);
-        snprintf(p->bus_id, sizeof p->bus_id, "%.31s", s_dev.bus);
-        snprintf(p->legacy, sizeof p->legacy, "%.15s", s_dev.bus + 4);
-        p->bus = 0x65;
+        const fake_dev_t *d = &s_devs[s_index(dev)];
+        snprintf(p->bus_id, sizeof p->bus_id, "%.31s", d->bus);
+        snprintf(p->legacy, sizeof p->legacy, "%.15s", d->bus + 4);
+        p->bus = 0x65 + (unsigned)s_index(dev);
     }
     s_log("nvmlDeviceGetPciInfo_v3", rc, "");
     return rc;
@@ -194,7 +233,7 @@ int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
 {
     int rc = s_check("nvmlDeviceGetClockInfo", dev);
     if (rc == FAKE_SUCCESS)
-        *mhz = type == 2 ? 3201u : (s_dev.locked ? s_dev.locked : FAKE_MAX_MHZ);
+        *mhz = type == 2 ? 3201u : (s_devs[s_index(dev)].locked ? s_devs[s_index(dev)].locked : FAKE_MAX_MHZ);
     s_log("nvmlDeviceGetClockInfo", rc, "%d", type);
     return rc;
 }
@@ -256,8 +295,22 @@ int nvmlDeviceGetName(void *dev, char *buf, unsigned len)
 
 int nvmlDeviceGetUUID(void *dev, char *buf, unsigned len)
 {
-    return s_string("nvmlDeviceGetUUID", dev, buf, len,
-                    "GPU-00000000-fake-4e56-4d4c-000000000001");
+    char uuid[64];
+    snprintf(uuid, sizeof uuid, "GPU-00000000-fake-4e56-4d4c-%012d", s_index(dev) + 1);
+    return s_string("nvmlDeviceGetUUID", dev, buf, len, uuid);
+}
+
+/* nvmlGpuP2PCapsIndex_t NVML_P2P_CAPS_INDEX_NVLINK = 2; nvmlGpuP2PStatus_t OK = 0,
+ * NOT_SUPPORTED = 4 (nvml.h) */
+int nvmlDeviceGetP2PStatus(void *a, void *b, int caps, int *status)
+{
+    int rc = s_check("nvmlDeviceGetP2PStatus", a);
+    if (rc == FAKE_SUCCESS && (s_index(b) < 0 || status == NULL))
+        rc = FAKE_INVALID_ARGUMENT;
+    if (rc == FAKE_SUCCESS)
+        *status = caps == 2 && s_nvlinked(s_index(a), s_index(b)) ? 0 : 4;
+    s_log("nvmlDeviceGetP2PStatus", rc, "%d %d %d", s_index(a), s_index(b), caps);
+    return rc;
 }
 
 int nvmlDeviceGetCudaComputeCapability(void *dev, int *major, int *minor)
@@ -277,7 +330,7 @@ int nvmlDeviceSetGpuLockedClocks(void *dev, unsigned lo, unsigned hi)
     if (rc == FAKE_SUCCESS && (lo > hi || hi > FAKE_MAX_MHZ || lo == 0))
         rc = FAKE_INVALID_ARGUMENT;
     if (rc == FAKE_SUCCESS)
-        s_dev.locked = hi;
+        s_devs[s_index(dev)].locked = hi;
     s_log("nvmlDeviceSetGpuLockedClocks", rc, "%u %u", lo, hi);
     return rc;
 }
@@ -286,7 +339,7 @@ int nvmlDeviceResetGpuLockedClocks(void *dev)
 {
     int rc = s_check("nvmlDeviceResetGpuLockedClocks", dev);
     if (rc == FAKE_SUCCESS)
-        s_dev.locked = 0;
+        s_devs[s_index(dev)].locked = 0;
     s_log("nvmlDeviceResetGpuLockedClocks", rc, NULL);
     return rc;
 }

@@ -14,12 +14,26 @@
 # Parts (seconds are what each took on the H200 in session 15):
 #   grpo        the 64-candidate batch through the serving judge at --log-level debug, its
 #               timeline (bench/serve_timeline.py), and .device-old's in the same call (~100 s)
+#   grpo-settings  the same batch under each serving setting of $CR_SERVE_SETTINGS (default
+#               "1,1 1,8 3,1 3,8": S,K = CRUCIBLE_SERVE_SPARES, CRUCIBLE_SERVE_KEPT_REFS,
+#               docs/judge.md §6; 1,1 is session 14's design), each with its timeline and at
+#               most 100 s, then .device-old's once (~60 s a setting; keep 4 settings + old
+#               within the run tool's 600 s)
+#   precision-settings  the precision part under each setting of $CR_SERVE_SETTINGS (~60 s each)
 #   precision   ten fresh evaluations of the fast vector_add (~60 s)
 #   seq         the sequential script on 16 of the 64 (~45 s): the batch's ratio
+#   dobench-cuda  tests/gpu/run.sh quick: the fast CUDA examples against do_bench, and
+#               ten fresh runs of the precision task through the judge driver
 #   hacks       the CUDA hack suite (~200 s)
 #   redteam     the CUDA red-team suite (~30 s)
-#   torch-ex    every torch example whose name has $CR_TORCH_ONLY (default "l1_"), then
+#   torch-ex    every torch example whose name has one of $CR_TORCH_ONLY's comma-separated
+#               substrings (default "l1_"; $CR_TORCH_TIMEOUT, default 200 s, bounds them), then
 #               do_bench against the honest GPU ones (~150 s)
+#   nccl        the multi-GPU examples (tests/gpu/nccl.sh check, docs/multigpu.md): every
+#               candidate on one rank, and on two ranks when two GPUs are visible, against
+#               expected.json (not yet timed on a GPU)
+#   nccl-spread ten fresh evaluations of each fast one on the most GPUs visible: speedup
+#               over the NCCL baseline and spread (tests/gpu/nccl.sh spread)
 set -u
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/cr_gpu_call}
@@ -48,14 +62,55 @@ for part in "$@"; do
             grep -i "evals/min" "$out/old/bench.log" | sed 's/^/  .device-old: /' >> "$L"
         fi
         rm -rf "$out/serve" "$out/old" ;;
+    grpo-settings)
+        for sk in ${CR_SERVE_SETTINGS:-1,1 1,8 3,1 3,8}; do
+            sp=${sk%,*} kr=${sk#*,}
+            d=$out/serve-s$sp-k$kr
+            echo "  --- spares $sp, kept references $kr ($(date +%T))" >> "$L"
+            timeout 100 $B --bin "$bin" --out "$d" --parts grpo --log-level debug \
+                --env CRUCIBLE_SERVE_SPARES=$sp --env CRUCIBLE_SERVE_KEPT_REFS=$kr \
+                > /dev/null 2>&1
+            echo "  exit $?" >> "$L"
+            grep -i "evals/min" "$d/bench.log" | sed 's/^/  serving: /' >> "$L"
+            grep -h "serve: up to" "$d/logs_interleaved/worker-w0.log" | head -n 1 | cut -c1-200 \
+                | sed 's/^/  /' >> "$L"
+            python3 bench/serve_timeline.py "$d/logs_interleaved/worker-w0.log" >> "$L" 2>&1
+            rm -rf "$d"
+        done
+        if [ -d .device-old ]; then
+            LD_LIBRARY_PATH="$PWD/.device-old/lib:/usr/local/cuda/lib64" timeout 90 \
+                $B --bin .device-old/bin --out "$out/old" --parts grpo > /dev/null 2>&1
+            grep -i "evals/min" "$out/old/bench.log" | sed 's/^/  .device-old: /' >> "$L"
+            rm -rf "$out/old"
+        fi ;;
+    precision-settings)
+        for sk in ${CR_SERVE_SETTINGS:-1,1 1,8 3,1 3,8}; do
+            sp=${sk%,*} kr=${sk#*,}
+            echo "  --- spares $sp, kept references $kr ($(date +%T))" >> "$L"
+            timeout 120 $B --bin "$bin" --out "$out/prec" --parts precision \
+                --env CRUCIBLE_SERVE_SPARES=$sp --env CRUCIBLE_SERVE_KEPT_REFS=$kr \
+                > /dev/null 2>&1
+            grep -A24 "precision" "$out/prec/bench.log" | grep "median_us\|statuses" \
+                | grep -v "raw\|ref_" >> "$L"
+            rm -rf "$out/prec"
+        done ;;
     precision)
         timeout 120 $B --bin "$bin" --out "$out/prec" --parts precision > /dev/null 2>&1
-        grep -A24 "precision" "$out/prec/bench.log" | grep "median_us\|statuses" | grep -v "raw\|ref_" >> "$L"
+        grep -A40 "precision" "$out/prec/bench.log" | grep "median_us\|statuses\|not OK" | grep -v "raw\|ref_" >> "$L"
         rm -rf "$out/prec" ;;
     seq)
         timeout 120 $B --bin "$bin" --out "$out/seq" --parts seq --seq-count 16 > /dev/null 2>&1
         grep -i "evals/min" "$out/seq/bench.log" | sed 's/^/  /' >> "$L"
         rm -rf "$out/seq" ;;
+    dobench-cuda) # the honest fast CUDA examples against do_bench (tests/gpu/run.sh quick:
+        # its precision too, through the judge driver), one do_bench process
+        [ -x /opt/torch/.venv/bin/python3 ] && PATH="/opt/torch/.venv/bin:$PATH"
+        CR_DOBENCH_PROCESSES=1 CR_DOBENCH_PLACEMENTS=2 OUT="$out/db" timeout 300 \
+            sh tests/gpu/run.sh quick > /dev/null 2>&1
+        echo "  exit $?" >> "$L"
+        grep "spread\|statuses\|not OK\|%\|worst" "$out/db/run.log" | grep -v "raw\|ref_" \
+            | cut -c1-220 | tail -30 >> "$L"
+        rm -rf "$out/db" ;;
     hacks) hacks "" 240 ;;
     redteam)
         sh tests/redteam/src/make.sh /tmp/cr-rt > /dev/null 2>&1
@@ -68,21 +123,31 @@ for part in "$@"; do
             "$c" -I -c 'import torch' 2> /dev/null && py=$c && break
         done
         cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2> /dev/null | head -n 1)
-        CR_TORCH_TRACE=1 CUDA_TORCH_ARCH_LIST=${cap:-9.0} timeout 200 "$py" \
+        CR_TORCH_TRACE=1 CUDA_TORCH_ARCH_LIST=${cap:-9.0} timeout "${CR_TORCH_TIMEOUT:-200}" "$py" \
             tests/torch/check_examples.py --crucible "$bin/crucible" --needs all --workers 1 \
             --only "${CR_TORCH_ONLY:-l1_}" --logs "$out/t/ex" --extra=--time-budget-s=1 \
             --extra=--rse-target=0.01 --extra=--log-level=debug > "$out/t/check.txt" 2>&1
         grep "^FAIL\|as expected" "$out/t/check.txt" | cut -c1-300 >> "$L"
+        # what ended an executor: the worker's log keeps the executors' stderr
+        grep -a -B3 -A14 "Traceback\|ended its process\|harness: " "$out/t/ex/logs/worker-w0.log" \
+            2> /dev/null | cut -c1-300 | head -200 > "$out/t/errors.txt"
         # where a GPU RUN's host time goes (crucible_torch.py's CR_TORCH_TRACE lines)
         python3 - "$out/t/ex/logs/worker-w0.log" >> "$L" 2>&1 <<'PY'
 import re, sys, statistics
 pat = re.compile(r"crucible-torch: (\w+) RUN host us: record ([0-9.]+), forward ([0-9.]+), "
                  r"record ([0-9.]+), synchronise ([0-9.]+); events ([0-9.]+)")
-by = {}
+by, heads = {}, []
+hp = re.compile(r"torch judge: head ([0-9.]+) us")
 for line in open(sys.argv[1], errors="replace"):
     m = pat.search(line)
     if m:
         by.setdefault(m.group(1), []).append([float(g) for g in m.groups()[1:]])
+    m = hp.search(line)
+    if m:
+        heads.append(float(m.group(1)))
+if heads:
+    print("  judge's head (torch_judge.c note 5): %d jobs, median %.1f us, range %.1f-%.1f us"
+          % (len(heads), statistics.median(heads), min(heads), max(heads)))
 for role, rows in sorted(by.items()):
     med = [statistics.median(c) for c in zip(*rows)]
     print("  %s RUNs %d, host us medians: record %.1f, forward %.1f, record %.1f, "
@@ -92,6 +157,10 @@ PY
             --src "$PWD" --python "$py" > "$out/t/dobench.txt" 2>&1
         tail -12 "$out/t/dobench.txt" | sed 's/^/  /' >> "$L"
         rm -rf "$out/t/ex/logs" ;;
+    nccl)
+        timeout 580 sh tests/gpu/nccl.sh check "$bin" "$out" ;;
+    nccl-spread)
+        timeout 580 sh tests/gpu/nccl.sh spread "$bin" "$out" ;;
     *) echo "  unknown part" >> "$L" ;;
     esac
 done

@@ -149,9 +149,14 @@ static int s_build(const cr_task_t *t, const s_opts_t *o, const char *const dirs
     const char *nvcc = getenv("NVCC") ? getenv("NVCC") : CR_NVCC;
     if (access(nvcc, X_OK) != 0)
         nvcc = "nvcc";
-    int cublas = 0;
-    for (int i = 0; i < t->nallow; i++)
-        cublas |= !strcmp(t->allow[i], "cublas");
+    /* the libraries the task allows, as the worker links them (cr_task_libs):
+     * -lcublas, and -lnccl for a task with "gpus" */
+    char libs[256] = "";
+    for (int i = 0; i < t->nallow; i++) {
+        const cr_task_lib_t *l = cr_task_lib_find(t->allow[i]);
+        if (l && strlen(libs) + strlen(l->link_flag) + 2 < sizeof libs)
+            snprintf(libs + strlen(libs), sizeof libs - strlen(libs), " %s", l->link_flag);
+    }
     char cmd[16384];
     size_t n = 0;
     int nbuild = 0;
@@ -168,7 +173,7 @@ static int s_build(const cr_task_t *t, const s_opts_t *o, const char *const dirs
                               "( cd '%s' && '%s' %s -arch=sm_%d%d -o %s.so.tmp$$ %s_shim.cu %s "
                               "> %s.log 2>&1 && mv -f %s.so.tmp$$ %s.so ) & ",
                               dirs[k], nvcc, CR_CUDA_COMPILE_FLAGS, major, minor, s_names[k],
-                              s_names[k], cublas ? CR_CUDA_CUBLAS_FLAGS : "", s_names[k],
+                              s_names[k], libs, s_names[k],
                               s_names[k], s_names[k]);
         nbuild++;
     }

@@ -16,6 +16,11 @@ KEYS = ("median_us", "raw_median_us", "mean_us", "ref_median_us")
 def summary(recs):
     """Lines describing the records' bench cases."""
     out = ["precision: %d runs, statuses %s" % (len(recs), sorted({r["status"] for r in recs}))]
+    for r in recs:
+        if r.get("status") != "OK":  # an honest candidate's: say what was wrong
+            out.append("  not OK: %s %s %s: %s" % (r.get("job_id", "?"), r.get("status"),
+                                                 ",".join(r.get("hack_flags", [])),
+                                                 (r.get("message") or "")[:300]))
     by = {}
     for r in recs:
         for c in (r.get("profile") or {}).get("cases", []):

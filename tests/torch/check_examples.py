@@ -4,7 +4,7 @@
 tasks/torch-candidates/expected.json. Standard library only.
 
   check_examples.py --crucible build/crucible [--needs cpu|cuda|triton|all]
-                    [--logs DIR] [--workers N] [--only SUBSTRING]
+                    [--logs DIR] [--workers N] [--only SUBSTRING,...]
 
 --needs cpu (the default, for CI) runs the candidates that need no GPU; all
 runs every one (the GPU machine), where a candidate's "status_gpu", when it has one
@@ -29,7 +29,7 @@ def main():
     ap.add_argument("--needs", default="cpu", choices=("cpu", "cuda", "triton", "all"))
     ap.add_argument("--logs", default="")
     ap.add_argument("--workers", default="2")
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", default="", help="comma-separated substrings of the keys to run")
     ap.add_argument("--extra", action="append", default=[],
                     help="extra `crucible run` option, e.g. --extra=--time-budget-s=1")
     a = ap.parse_args()
@@ -39,7 +39,7 @@ def main():
         expected = json.load(f)
     picked = {k: v for k, v in expected.items()
               if (a.needs == "all" or v["needs"] == a.needs or
-                  (a.needs != "cpu" and v["needs"] == "cpu")) and a.only in k}
+                  (a.needs != "cpu" and v["needs"] == "cpu")) and any(o in k for o in a.only.split(","))}
     if not picked:
         print("check_examples: nothing to run")
         return 1

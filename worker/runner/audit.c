@@ -314,6 +314,11 @@ static void s_check_symbol(const cr_elfsym_sym_t *s, const cr_task_t *task, s_fi
     }
     if (s->defined || s->versioned)
         return;
+    for (int i = 0; i < task->nallow; i++) { /* libnccl versions none of its symbols */
+        const cr_task_lib_t *l = cr_task_lib_find(task->allow[i]);
+        if (l && l->unversioned && !strncmp(s->name, l->unversioned, strlen(l->unversioned)))
+            return;
+    }
     for (const char *const *w = s_toolchain_weak; *w; w++)
         if (strcmp(*w, s->name) == 0)
             return;

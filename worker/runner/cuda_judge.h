@@ -119,6 +119,27 @@ void cr_cuda_judge_serve(int on);
  * the process should take no more requests. */
 int cr_cuda_judge_broken(void);
 
+/* The judge's head before a call of an executor that times itself with CUDA
+ * events of its own (the torch backend, docs/torch.md §4; cuda/head.c): on
+ * this process's context of device 0 (made at the first call, with a flush
+ * buffer of twice the L2), an L2 flush and then a spin of spin_us µs of the
+ * GPU's clock, queued on the legacy stream; returns without waiting. The GPU
+ * runs one context at a time, so the executor's work queued meanwhile starts
+ * when the head ends. Waits first for the last head (cr_cuda_head_wait).
+ * 0, or -1 with the reason in err. */
+int cr_cuda_head_queue(double spin_us, char *err, size_t len);
+
+/* The judge's idle probe after a self-timing executor's command: a one-cycle
+ * kernel and an event on this process's context, waited for by spinning; *us
+ * is how long that took (the GPU runs one context's kernels at a time: work an
+ * executor left queued delays it). 0; 1 when the GPU was still busy after 2 s
+ * (err says so); -1 on a CUDA error (err). */
+int cr_cuda_head_probe(double *us, char *err, size_t len);
+
+/* Waits (at most 50 ms) for the last queued head to end: 0 when it has (or
+ * none was queued), -1 with the reason in err. */
+int cr_cuda_head_wait(char *err, size_t len);
+
 /* Which NVML library the judge opens (NULL = libnvidia-ml.so.1). Tests set it
  * to tests/fake_nvml's library so that lock policies never touch a real GPU.
  * The string must outlive the judge. */

@@ -75,6 +75,9 @@ _Static_assert(CR_EXEC_MAX_ARGS == CR_TASK_MAX_PARAMS, "one argument per task pa
 #define S_SPIN_NS 200000          /* 200 us of spinning for done before sleeping on it */
 #define S_SLEEP_NS 10000000       /* 10 ms sleeps on done: a dead executor is seen that soon */
 #define S_FREEZE_S 5.0            /* s: SIGSTOP takes microseconds; 5 s means it never will */
+#define S_RANKS_SPIN_NS 50000000  /* 50 ms of spinning on several executors' done: a nap on
+                                     one would let another's finish be seen late */
+#define S_RANKS_NAP_NS 200000     /* then naps of 200 us: 0.4% of a call that long */
 #define S_CALIBRATE_WARM 8        /* empty commands not counted (first-touch costs) */
 #define S_CALIBRATE_N 64          /* counted: the fastest of 64 */
 
@@ -350,30 +353,143 @@ static int s_wait_done(cr_exec_t *x, uint32_t seq, int64_t t0)
     }
 }
 
-/* One command (op, with whatever args the caller wrote) from frozen to
- * frozen. us gets the judge's time of it, less nothing. */
-static int s_command(cr_exec_t *x, uint32_t op, double *us)
+/* Lets a frozen executor run command op: its start time in *t0 (and CPU
+ * time in *c0). Returns 0 or CR_E_EXEC. */
+static int s_let_run(cr_exec_t *x, uint32_t op, uint32_t *seq, int64_t *t0, int64_t *c0)
 {
     if (x->fault.kind != CR_EXEC_OK)
         return CR_E_EXEC;
     x->ctl->op = op;
-    uint32_t seq = ++x->seq;
-    int64_t c0 = x->wall ? 0 : s_cpu_ns(x);
-    int64_t t0 = cr_time_mono_ns();
-    __atomic_store_n(&x->ctl->cmd_seq, seq, __ATOMIC_RELEASE);
+    *seq = ++x->seq;
+    *c0 = x->wall ? 0 : s_cpu_ns(x);
+    *t0 = cr_time_mono_ns();
+    __atomic_store_n(&x->ctl->cmd_seq, *seq, __ATOMIC_RELEASE);
     if (kill(x->pid, SIGCONT) != 0) {
         s_gone(x);
         s_fail(x, CR_EXEC_SETUP, 0, "SIGCONT to the %s executor: %s", x->role, strerror(errno));
         return CR_E_EXEC;
     }
-    int rc = s_wait_done(x, seq, t0);
-    if (rc == 0)
-        rc = s_freeze(x);
+    return 0;
+}
+
+/* Once done: frozen again, and its time into *us. */
+static int s_settle(cr_exec_t *x, int64_t t0, int64_t c0, double *us)
+{
+    int rc = s_freeze(x);
     if (rc == 0 && us) {
         int64_t t1 = cr_time_mono_ns(), c1 = x->wall ? 0 : s_cpu_ns(x);
         *us = (double)(x->wall || c0 < 0 || c1 < c0 ? t1 - t0 : c1 - c0) / 1e3;
     }
     return rc;
+}
+
+/* One command (op, with whatever args the caller wrote) from frozen to
+ * frozen. us gets the judge's time of it, less nothing. */
+static int s_command(cr_exec_t *x, uint32_t op, double *us)
+{
+    uint32_t seq;
+    int64_t t0, c0;
+    int rc = s_let_run(x, op, &seq, &t0, &c0);
+    if (rc == 0)
+        rc = s_wait_done(x, seq, t0);
+    if (rc == 0)
+        rc = s_settle(x, t0, c0, us);
+    return rc;
+}
+
+/* cr_exec_command_all's wait: every executor of xs polled in turn, each
+ * frozen as soon as it is done (its time is read then: a rank seen late would
+ * read long); spinning for the first S_RANKS_SPIN_NS, then napping at most
+ * S_RANKS_NAP_NS on the first not done, so a rank that finished is seen
+ * within a nap; the first to end or pass the deadline ends the wait.
+ * Returns -1, or the index that failed. */
+static int s_wait_all(cr_exec_t *const *xs, int n, const uint32_t *seq, const int64_t *t0,
+                      const int64_t *c0, double *us)
+{
+    unsigned char done[64] = {0};
+    int left = n;
+    for (unsigned i = 0; left > 0; i++) {
+        int first = -1;
+        for (int k = 0; k < n; k++) {
+            if (done[k])
+                continue;
+            if (__atomic_load_n(&xs[k]->ctl->done_seq, __ATOMIC_ACQUIRE) == seq[k]) {
+                done[k] = 1;
+                left--;
+                if (s_settle(xs[k], t0[k], c0[k], us ? &us[k] : NULL) != 0)
+                    return k;
+                /* it says its call failed (a CUDA error): its peers may now wait
+                 * for it in a collective, so nobody is waited for any longer */
+                if (left > 0 && (xs[k]->ctl->result != 0 || xs[k]->ctl->cuda.cuda_error != 0))
+                    return k;
+            } else if (first < 0) {
+                first = k;
+            }
+        }
+        if (left == 0)
+            break;
+        int64_t now = cr_time_mono_ns();
+        if (xs[first]->spin && ((i & 1023) != 1023 || now - t0[first] < S_RANKS_SPIN_NS))
+            continue;
+        for (int k = 0; k < n; k++) {
+            if (done[k])
+                continue;
+            if (s_gone(xs[k]))
+                return k;
+            if (xs[k]->deadline_ns && now >= xs[k]->deadline_ns) {
+                s_kill(xs[k]);
+                s_fail(xs[k], CR_EXEC_TIMEOUT, 0, "the %s did not return before the run's "
+                       "deadline (%.1f s into the call)", xs[k]->role,
+                       (double)(now - t0[k]) / 1e9);
+                return k;
+            }
+        }
+        uint32_t d = __atomic_load_n(&xs[first]->ctl->done_seq, __ATOMIC_ACQUIRE);
+        s_futex_wait(&xs[first]->ctl->done_seq, d, S_RANKS_NAP_NS);
+    }
+    return -1;
+}
+
+int cr_exec_command_all(cr_exec_t *const *xs, int n, uint32_t op, double *us, int *failed)
+{
+    *failed = -1;
+    if (n == 1) {
+        double t = 0;
+        int rc = cr_exec_command(xs[0], op, us ? &t : NULL);
+        if (rc == 0 && us)
+            us[0] = t;
+        *failed = rc ? 0 : -1;
+        return rc;
+    }
+    if (n < 1 || n > 64)
+        return -EINVAL;
+    uint32_t seq[64];
+    int64_t t0[64], c0[64];
+    int bad = -1;
+    /* the barrier: every rank released back to back, none waited for yet */
+    for (int k = 0; k < n && bad < 0; k++)
+        if (s_let_run(xs[k], op, &seq[k], &t0[k], &c0[k]) != 0)
+            bad = k;
+    if (bad < 0)
+        bad = s_wait_all(xs, n, seq, t0, c0, us);
+    if (bad < 0) {
+        for (int k = 0; us && k < n; k++) {
+            us[k] -= xs[k]->overhead_us;
+            if (us[k] < 1e-3)
+                us[k] = 1e-3;
+        }
+        return 0;
+    }
+    /* One rank failed: its peers may wait in a collective for it until the
+     * deadline. They are ended now, and say why. */
+    for (int k = 0; k < n; k++)
+        if (k != bad && xs[k]->fault.kind == CR_EXEC_OK) {
+            s_kill(xs[k]);
+            s_fail(xs[k], CR_EXEC_SIGNALED, SIGKILL, "the %s was ended by the judge: another "
+                   "rank of its job stopped serving", xs[k]->role);
+        }
+    *failed = bad;
+    return CR_E_EXEC;
 }
 
 static void s_calibrate(cr_exec_t *x)

@@ -109,6 +109,20 @@ cr_exec_ctl_t *cr_exec_ctl(cr_exec_t *x);
  * least cost, at least 1 ns. 0 or CR_E_EXEC (cr_exec_fault). */
 int cr_exec_command(cr_exec_t *x, uint32_t op, double *us);
 
+/* One command op to every executor of xs[0..n) at once (the ranks of a
+ * multi-GPU job, docs/multigpu.md): each is let run in turn as fast as the
+ * judge can signal them (the barrier), then all are waited for together.
+ * us[i] (us may be NULL) gets executor i's time from its own release to its
+ * stop, less its empty command's least cost. When one stops serving (it
+ * died, hung past the deadline, broke the protocol), the others are not
+ * waited for: they are killed too (an NCCL peer of a dead rank would hang
+ * until the deadline), their faults say so, and *failed gets the index of
+ * the first that failed by itself. One that returned while others still
+ * ran, saying its call failed (ctl result or cuda_error), ends the wait the
+ * same way with no fault of its own: the caller reads its report. Returns
+ * 0, or CR_E_EXEC. With n == 1 it is cr_exec_command. */
+int cr_exec_command_all(cr_exec_t *const *xs, int n, uint32_t op, double *us, int *failed);
+
 /* Absolute CLOCK_MONOTONIC deadline (ns) for every later command; 0 = none. */
 void cr_exec_set_deadline(cr_exec_t *x, int64_t deadline_ns);
 

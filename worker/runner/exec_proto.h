@@ -59,6 +59,7 @@ enum {
     CR_EXEC_ARG_RO = 1,    /* a pointer: input arena + off */
     CR_EXEC_ARG_RW = 2,    /* a pointer: output arena + off */
     CR_EXEC_ARG_DEV = 3,   /* CUDA: a device pointer: the shared device arena + off */
+    CR_EXEC_ARG_COMM = 4,  /* CUDA, a task with "gpus": the executor's NCCL communicator */
 };
 
 /* The CUDA executor's part of the control block (worker/runner/cuda/executor.c,
@@ -70,6 +71,11 @@ typedef struct {
     /* judge -> executor, before the executor starts */
     unsigned char arena_handle[64]; /* cudaIpcMemHandle_t of the shared arena */
     uint64_t arena_bytes;           /* its size; 0 = no arena */
+    uint32_t device;                /* CUDA device it runs on (a rank's GPU); 0 on one GPU */
+    uint32_t world;                 /* ranks of its NCCL communicator; 0 = none (docs/multigpu.md) */
+    uint32_t rank;                  /* its rank in it */
+    uint32_t pad0;
+    unsigned char nccl_id[128];     /* ncclUniqueId the judge made for this role's ranks */
     /* judge -> executor, per command */
     uint32_t tail;                  /* CALL: empty launches queued behind the call's end event
                                        (docs/cuda-judge.md §12) */

@@ -343,6 +343,10 @@ static void s_judge_torch(const Crucible__RunnerRequest *req, cr_task_t *task,
     const Crucible__JobOptions *o = req->options;
     cr_exec_program("crucible-torch", prog, sizeof prog);
     cr_torch_env_t env = {.harness = prog};
+#ifdef CR_WITH_CUDA
+    env.head_queue = cr_cuda_head_queue;
+    env.head_probe = cr_cuda_head_probe;
+#endif
     env.host_copy_bw = req->host_copy_bw > 0 && isfinite(req->host_copy_bw) ? req->host_copy_bw : 0;
     env.device_copy_bw =
         req->device_copy_bw > 0 && isfinite(req->device_copy_bw) ? req->device_copy_bw : 0;

@@ -573,8 +573,11 @@ static int s_seccomp(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep)
             rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
             break;
         case S_SIGSYS:
-            /* the signal number is an int: compare the low 32 bits only */
-            rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, nr, 2,
+            /* the signal number is an int: compare the low 32 bits only. Under a
+             * JIT the call fails instead of trapping: LLVM (Triton's compiler,
+             * in the executor's process) installs a handler for every fatal
+             * signal, SIGSYS among them, and goes on without it (docs/torch.md §5) */
+            rc = seccomp_rule_add(ctx, o->allow_jit ? SCMP_ACT_ERRNO(EPERM) : SCMP_ACT_TRAP, nr, 2,
                                   SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffffffffu, SIGSYS),
                                   SCMP_CMP(1, SCMP_CMP_NE, 0));
             break;
@@ -710,21 +713,21 @@ int cr_sandbox_enter(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep, char 
 
 /* ---- after the load ---- */
 
-static int s_lock(int threads, int code);
+static int s_lock(int threads, int code, int handlers);
 
 int cr_sandbox_lock_code(int threads)
 {
-    return s_lock(threads, 1);
+    return s_lock(threads, 1, 1);
 }
 
-int cr_sandbox_lock_handlers(void)
+int cr_sandbox_lock_handlers(int allow_exec)
 {
-    return s_lock(1, 0);
+    return s_lock(1, 0, !allow_exec);
 }
 
-/* The second filter: handlers and timers always; code (executable
- * mappings, and with no threads every mprotect) when code is 1. */
-static int s_lock(int threads, int code)
+/* The second filter: timers always; handlers when handlers is 1; code
+ * (executable mappings, and with no threads every mprotect) when code is 1. */
+static int s_lock(int threads, int code, int handlers)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx)
@@ -735,7 +738,7 @@ static int s_lock(int threads, int code)
     /* handlers and timers: work outside a call (docs/judge.md, threat 5) */
     /* any signal but the C library's own two (glibc installs them with the
      * first thread: SIGRTMIN-2, -1, i.e. 32 and 33) */
-    for (int sig = 1; rc == 0 && sig <= 64; sig++)
+    for (int sig = 1; rc == 0 && handlers && sig <= 64; sig++)
         if (sig != 32 && sig != 33)
             rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(rt_sigaction), 2,
                                   SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffffffffu, (scmp_datum_t)sig),

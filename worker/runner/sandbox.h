@@ -103,8 +103,12 @@ int cr_sandbox_lock_code(int threads);
 /* The second filter without its code rules: traps installing signal
  * handlers and timers only, for an executor whose runtime maps code as it
  * runs (the torch executor: PyTorch's CPU kernels JIT their code on first
- * use, Triton loads its kernels). 0 or a negative code. */
-int cr_sandbox_lock_handlers(void);
+ * use, Triton loads its kernels). With allow_exec (the sandbox let programs
+ * through: Triton's compilers on a GPU) only the timers: every program a
+ * child execs inherits the filter, and compilers install handlers (gcc for
+ * SIGINT, Python's child for SIGPIPE before exec); docs/torch.md §5 says
+ * what that leaves. 0 or a negative code. */
+int cr_sandbox_lock_handlers(int allow_exec);
 
 /* From now on the SIGSYS handler also copies its line (NUL-terminated,
  * without the newline) into buf[0..len): the executor points it at the

@@ -80,13 +80,15 @@ int cr__cuda_infra(cr__cuda_judge_t *J, cudaError_t e, const char *what)
 int cr__cuda_ready(cr__cuda_judge_t *J)
 {
     int64_t t0 = cr_time_mono_ns();
+    if (J->nranks > 1) /* every rank's GPU (docs/multigpu.md) */
+        return cr__cuda_step(J, CR_CUDA_ST_SYNC, t0, cr__cuda_ranks_ready(J));
     cudaError_t e = cudaDeviceSynchronize();
     return cr__cuda_step(J, CR_CUDA_ST_SYNC, t0, cr__cuda_infra(J, e, "preparing inputs"));
 }
 
 /* After an executor stopped serving (cr_exec_fault): the verdict of the
  * one rule (cr_judge_exec_verdict), and the judging ends. Returns -1. */
-static int s_exec_fail(cr__cuda_judge_t *J, int who)
+int cr__cuda_exec_fail(cr__cuda_judge_t *J, int who)
 {
     if (!J->verdict) {
         cr_judge_exec_verdict(J->rec, J->x[who], who == CR_CUDA_CAND);
@@ -100,7 +102,7 @@ static int s_exec_fail(cr__cuda_judge_t *J, int who)
  * it completes only once whatever an executor left running has finished
  * or given up its time slice. Returns its host microseconds, or -1 with a
  * verdict. */
-static double s_probe(cr__cuda_judge_t *J, int who, int c)
+double cr__cuda_probe(cr__cuda_judge_t *J, int who, int c)
 {
     int64_t t0 = cr_time_mono_ns();
     cudaError_t e = cudaEventRecord(J->d.evx, cudaStreamLegacy);
@@ -123,11 +125,10 @@ static double s_probe(cr__cuda_judge_t *J, int who, int c)
     return -1;
 }
 
-/* Runs one call of `who` with the buffers in B in its executor and waits
- * until it is stopped and the GPU idle. Returns 0 with the times in *tm,
- * or -1 with a verdict. */
-static int s_do_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
-                     const cr__cuda_bufs_t *B, cr__cuda_time_t *tm)
+/* Writes the call of `who` with the buffers in B into its executor's
+ * control block. Returns 0, or -1 with a verdict. */
+int cr__cuda_call_args(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
+                       const cr__cuda_bufs_t *B)
 {
     const cr_task_t *t = J->t;
     cr_exec_t *x = J->x[who];
@@ -145,6 +146,8 @@ static int s_do_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
         if (cr__cuda_is_buf(&t->params[p])) {
             a->kind = CR_EXEC_ARG_DEV;
             a->off = (uint64_t)((char *)B->p[p] - J->d.ar[ar].base);
+        } else if (t->params[p].role == CR_ROLE_COMM) {
+            a->kind = CR_EXEC_ARG_COMM; /* its own; NULL in the reference's (docs/multigpu.md) */
         } else {
             a->kind = CR_EXEC_ARG_VALUE;
             memcpy(a->val, L->val[p], sizeof a->val);
@@ -157,12 +160,18 @@ static int s_do_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
     ctl->cuda.names_usable = J->lc_names == 1;
     ctl->cuda.allow_libs = t->nallow > 0;
     J->cand_ran |= who == CR_CUDA_CAND;
-    double us = 0;
-    if (cr_exec_command(x, CR_EXEC_OP_CALL, &us) != 0)
-        return s_exec_fail(J, who);
-    double probe = s_probe(J, who, L->c);
-    if (probe < 0)
-        return -1;
+    return 0;
+}
+
+/* After the call's command: the executor's report of it. us is the
+ * judge's time of the command, probe that of its idle probe. Returns 0 with
+ * the times in *tm (may be NULL), or -1 with a verdict. */
+int cr__cuda_call_result(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, double us,
+                         double probe, cr__cuda_time_t *tm)
+{
+    cr_exec_ctl_t *ctl = cr_exec_ctl(J->x[who]);
+    const int count = J->lc_on && who != CR_CUDA_BASE; /* as cr__cuda_call_args asked: never
+                                                          the executor's copy */
     /* What the executor wrote back: a failure is its verdict; anything else
      * is checked against the judge's own measure (timing.c). */
     cr_exec_cuda_t r = ctl->cuda;
@@ -209,6 +218,26 @@ static int s_do_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
     return 0;
 }
 
+/* Runs one call of `who` with the buffers in B in its executor and waits
+ * until it is stopped and the GPU idle; with ranks (docs/multigpu.md), every
+ * rank's executor at once (ranks.c). Returns 0 with the times in *tm, or -1
+ * with a verdict. */
+static int s_do_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
+                     const cr__cuda_bufs_t *B, cr__cuda_time_t *tm)
+{
+    if (J->nranks > 1 && who != CR_CUDA_REF)
+        return cr__cuda_ranks_call(J, who, L, B, tm);
+    if (cr__cuda_call_args(J, who, L, B) != 0)
+        return -1;
+    double us = 0;
+    if (cr_exec_command(J->x[who], CR_EXEC_OP_CALL, &us) != 0)
+        return cr__cuda_exec_fail(J, who);
+    double probe = cr__cuda_probe(J, who, L->c);
+    if (probe < 0)
+        return -1;
+    return cr__cuda_call_result(J, who, L, us, probe, tm);
+}
+
 int cr__cuda_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
                   const cr__cuda_bufs_t *B, cr__cuda_time_t *tm)
 {
@@ -236,7 +265,7 @@ void cr__cuda_lc_off(cr__cuda_judge_t *J)
         if (J->x[i] && (i == 0 || J->x[i] != J->x[i - 1]) &&
             cr_exec_ctl(J->x[i])->cuda.lc_on &&
             cr_exec_command(J->x[i], CR_EXEC_OP_LC_STOP, NULL) != 0) {
-            s_exec_fail(J, i);
+            cr__cuda_exec_fail(J, i);
             break;
         }
     J->lc_on = 0;

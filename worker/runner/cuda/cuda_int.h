@@ -16,6 +16,12 @@
  *   device.c        the device state: setup, release, and the limits reset
  *                   before every call
  *   judge.c         the entry points of cuda_judge.h
+ *   head.c          the judge's head before a self-timing executor's call
+ *                   (the torch backend's, docs/torch.md §4)
+ *   ranks.c         tasks with "gpus" (docs/multigpu.md): a judge per further
+ *                   rank on its GPU, the NCCL ids, the barrier call of every
+ *                   rank's executor; the primitives above loop over the
+ *                   ranks through cr__cuda_judge_t.rk and cr__cuda_bufs_t.ranks
  *
  * cr__cuda_* names cross files and are declared here; s_* names are static
  * to one file. Include this header first: it sets _GNU_SOURCE (dladdr,
@@ -95,9 +101,14 @@ typedef struct {
     size_t bytes, top; /* size; the first byte not handed out */
 } cr__cuda_arena_t;
 
-/* Every arena's top, for cr__cuda_arena_release. */
+/* Every arena's top, for cr__cuda_arena_release: rank 0's (the judge's own
+ * device), and each further rank's (docs/multigpu.md). */
 typedef struct {
     size_t top[CR_CUDA_AR_N];
+    int nranks;                                  /* ranks whose tops rtop holds: set by
+                                                    cr__cuda_arena_mark; 0 in a mark built
+                                                    by hand (rank 0's arenas alone) */
+    size_t rtop[CR_TASK_MAX_GPUS][CR_CUDA_AR_N]; /* [r]: rank r's; [0] unused */
 } cr__cuda_mark_t;
 
 typedef int (*cr__cuda_last_error_fn)(void);
@@ -113,24 +124,33 @@ typedef struct {
 
 typedef struct {
     int c;                                          /* case index */
+    int rank;                                       /* whose inputs: keys fold the rank in
+                                                       (cr__cuda_fill); 0 on one GPU */
+    int parts;                                      /* rank parts each buffer holds, one after
+                                                       another: 1, or the ranks for the whole
+                                                       a multi-GPU reference computes */
     size_t numel[CR_CUDA_NP];                       /* elements of each buffer param */
     size_t bytes[CR_CUDA_NP];                       /* bytes of each buffer param */
     size_t out_bytes;                               /* bytes of all out/inout buffers */
     alignas(16) unsigned char val[CR_CUDA_NP][16];  /* size/scalar values in their C type */
 } cr__cuda_layout_t;
 
-typedef struct {
+typedef struct cr__cuda_bufs {
     void *base[CR_CUDA_NP];  /* device allocation per buffer param, NULL otherwise */
     void *p[CR_CUDA_NP];     /* where the buffer starts inside it this time (cr__cuda_place) */
     size_t room[CR_CUDA_NP]; /* bytes of the allocation beyond the buffer */
     unsigned char own[CR_CUDA_NP]; /* 1: base came from cudaMalloc (freed by cr__cuda_free);
                                       0: from the arena (given back by cr__cuda_arena_release) */
     int arena;               /* CR_CUDA_AR_*: where the buffers are (who may be called on them) */
+    struct cr__cuda_bufs *ranks; /* multi-GPU: ranks 1..n-1's buffers on their GPUs (index
+                                    r - 1), owned (cr__cuda_free); NULL on one GPU and for
+                                    the reference's whole */
 } cr__cuda_bufs_t;
 
 /* What no request decides (cr__cuda_setup_device): made by a prestarted
  * runner before its request, taken over whole by its judge. */
 typedef struct {
+    int dev;                             /* CUDA device (a rank's GPU); 0 on one GPU */
     char name[256];                      /* "NVIDIA H200" */
     char bus[32];                        /* PCI bus id, for NVML */
     int sms;                             /* multiprocessors */
@@ -159,7 +179,7 @@ typedef struct {
                                             buffers */
 } cr__cuda_dev_t;
 
-typedef struct {
+typedef struct cr__cuda_judge {
     const Crucible__RunnerRequest *req;  /* borrowed */
     const cr_task_t *t;                  /* borrowed */
     Crucible__RewardRecord *rec;         /* borrowed; the verdict goes here */
@@ -228,6 +248,16 @@ typedef struct {
     FILE *dump;                          /* per-sample log ($CR_CUDA_JUDGE_SAMPLES); owned */
     int gpu_prev;                        /* evp holds this case's previous sample (§10) */
     double gpu_now_us;                   /* GPU time of the last sample's ev0 in the case */
+    /* tasks with "gpus" (docs/multigpu.md, ranks.c); one GPU: nranks 1, rank 0 */
+    int nranks;                          /* ranks of the job */
+    int rank;                            /* this judge's: 0 for the judge itself, r for the
+                                            judge of rank r's GPU (rk[r]) */
+    struct cr__cuda_judge *rk[CR_TASK_MAX_GPUS]; /* rank 0 only: [r] the judge of rank r's
+                                            GPU for r >= 1, owned (its own device state and
+                                            its rank's candidate and baseline executors);
+                                            [0] NULL */
+    double link_bw;                      /* B/s one GPU sends another, measured; 0 = not
+                                            measured (one rank) */
 } cr__cuda_judge_t;
 
 /* Adds the host time since t0 to step st (the run's "by step" log line);
@@ -244,6 +274,17 @@ typedef struct {
                        stopped again and the GPU is idle (the tail's launches and drain
                        included, when it had one: §12), less the empty command's cost */
 } cr__cuda_time_t;
+
+/* Rank r's judge (rank 0: J itself), and its buffers in B (rank 0: B). */
+static inline cr__cuda_judge_t *cr__cuda_rank(cr__cuda_judge_t *J, int r)
+{
+    return r == 0 ? J : J->rk[r];
+}
+
+static inline cr__cuda_bufs_t *cr__cuda_rank_bufs(cr__cuda_bufs_t *B, int r)
+{
+    return r == 0 ? B : B->ranks ? &B->ranks[r - 1] : NULL;
+}
 
 /* ---------------------------------------------------------------- kernels.cu */
 
@@ -279,6 +320,8 @@ void cr__cuda_launch_cmp(unsigned grid, const void *a, const void *r, int d, int
                          unsigned long long *cnt, unsigned long long *first);
 /* n empty kernels of one block (§12). */
 void cr__cuda_launch_tail(int n);
+/* One thread that spins for ns nanoseconds of the GPU's global timer (head.c). */
+void cr__cuda_launch_spin(unsigned long long ns);
 
 /* ---------------------------------------------------------------- buffers.c */
 
@@ -286,6 +329,9 @@ int cr__cuda_is_buf(const cr_param_t *prm);
 int cr__cuda_is_out(const cr_param_t *prm);
 unsigned cr__cuda_grid(const cr__cuda_judge_t *J, size_t n);
 int cr__cuda_layout(cr__cuda_judge_t *J, int c, cr__cuda_layout_t *L);
+void cr__cuda_layout_whole(const cr__cuda_judge_t *J, cr__cuda_layout_t *L);
+void cr__cuda_layout_rank(const cr__cuda_judge_t *J, const cr__cuda_layout_t *L, int r,
+                          cr__cuda_layout_t *out);
 int cr__cuda_arena_of(int who);
 cr__cuda_mark_t cr__cuda_arena_mark(cr__cuda_judge_t *J);
 void cr__cuda_arena_release(cr__cuda_judge_t *J, const cr__cuda_mark_t *mark);
@@ -310,6 +356,12 @@ int cr__cuda_infra(cr__cuda_judge_t *J, cudaError_t e, const char *what);
 int cr__cuda_ready(cr__cuda_judge_t *J);
 int cr__cuda_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
                   const cr__cuda_bufs_t *B, cr__cuda_time_t *tm);
+int cr__cuda_call_args(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
+                       const cr__cuda_bufs_t *B);
+int cr__cuda_call_result(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L, double us,
+                         double probe, cr__cuda_time_t *tm);
+double cr__cuda_probe(cr__cuda_judge_t *J, int who, int c);
+int cr__cuda_exec_fail(cr__cuda_judge_t *J, int who);
 void cr__cuda_lc_on(cr__cuda_judge_t *J);
 void cr__cuda_lc_off(cr__cuda_judge_t *J);
 
@@ -332,6 +384,9 @@ int cr__cuda_keep_out(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const cr_
 int cr__cuda_compare_dev(cr__cuda_judge_t *J, const cr__cuda_layout_t *L,
                          const cr__cuda_bufs_t *cand, const cr__cuda_bufs_t *exp,
                          cr_judge_check_t *k);
+int cr__cuda_compare_one(cr__cuda_judge_t *J, const cr__cuda_layout_t *L,
+                         const cr__cuda_bufs_t *cand, const cr__cuda_bufs_t *exp,
+                         cr_judge_check_t *k);
 int cr__cuda_reference(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_t set,
                        cr__cuda_bufs_t *R);
 int cr__cuda_verify(cr__cuda_judge_t *J);
@@ -350,6 +405,23 @@ extern volatile sig_atomic_t cr__cuda_signalled;
 void cr__cuda_unlock(cr__cuda_judge_t *J);
 void cr__cuda_clock_read(cr__cuda_judge_t *J, unsigned *mhz, uint64_t *reasons);
 int cr__cuda_lock(cr__cuda_judge_t *J);
+
+/* ---------------------------------------------------------------- ranks.c */
+
+void cr__cuda_on(const cr__cuda_judge_t *R);
+int cr__cuda_rank_fail(cr__cuda_judge_t *J, int r);
+int cr__cuda_ranks_setup(cr__cuda_judge_t *J);
+void cr__cuda_ranks_release(cr__cuda_judge_t *J);
+int cr__cuda_ranks_executors(cr__cuda_judge_t *J);
+void cr__cuda_ranks_executors_end(cr__cuda_judge_t *J, void (*end)(cr_exec_t **));
+int cr__cuda_ranks_call(cr__cuda_judge_t *J, int who, const cr__cuda_layout_t *L,
+                        const cr__cuda_bufs_t *B, cr__cuda_time_t *tm);
+int cr__cuda_ranks_flush(cr__cuda_judge_t *J);
+int cr__cuda_ranks_ready(cr__cuda_judge_t *J);
+int cr__cuda_ranks_compare(cr__cuda_judge_t *J, const cr__cuda_layout_t *L,
+                           const cr__cuda_bufs_t *cand, const cr__cuda_bufs_t *exp,
+                           cr_judge_check_t *k);
+void cr__cuda_ranks_link_bw(cr__cuda_judge_t *J);
 
 /* ---------------------------------------------------------------- device.c */
 

@@ -105,7 +105,7 @@ void cr__cuda_state_init(cr__cuda_dev_t *D)
 
 /* The part of a judge's setup that no request decides: the context, the
  * device's facts, NVML, events, scratch and flush buffers, the arena
- * (§9). On failure
+ * (§9), on device D->dev (0, or a rank's GPU: ranks.c). On failure
  * returns the CUDA error with *what naming the step (NVML is optional: its
  * failure leaves D->nvml NULL and says why in D->nvml_err). Writes no
  * verdict, so that a prestarted runner can run it before it has a record. */
@@ -113,7 +113,7 @@ cudaError_t cr__cuda_setup_device(cr__cuda_dev_t *D, const char **what)
 {
     *what = "no usable CUDA device";
     int64_t t0 = cr_time_mono_ns();
-    cudaError_t e = cudaSetDevice(0);
+    cudaError_t e = cudaSetDevice(D->dev);
     if (e == cudaSuccess)
         e = cudaFree(0); /* creates the context now, not inside the first timed call */
     if (e != cudaSuccess)
@@ -121,16 +121,16 @@ cudaError_t cr__cuda_setup_device(cr__cuda_dev_t *D, const char **what)
     int64_t t1 = cr_time_mono_ns();
     struct cudaDeviceProp prop;
     int v = 0;
-    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
+    if (cudaGetDeviceProperties(&prop, D->dev) == cudaSuccess)
         snprintf(D->name, sizeof D->name, "%s", prop.name);
-    cudaDeviceGetPCIBusId(D->bus, sizeof D->bus, 0);
-    cudaDeviceGetAttribute(&D->sms, cudaDevAttrMultiProcessorCount, 0);
-    cudaDeviceGetAttribute(&D->l2_bytes, cudaDevAttrL2CacheSize, 0);
-    if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, 0) == cudaSuccess)
+    cudaDeviceGetPCIBusId(D->bus, sizeof D->bus, D->dev);
+    cudaDeviceGetAttribute(&D->sms, cudaDevAttrMultiProcessorCount, D->dev);
+    cudaDeviceGetAttribute(&D->l2_bytes, cudaDevAttrL2CacheSize, D->dev);
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, D->dev) == cudaSuccess)
         D->max_clock_mhz = v / 1e3;
     int mem_khz = 0, bus_bits = 0;
-    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess &&
-        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) == cudaSuccess)
+    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, D->dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, D->dev) == cudaSuccess)
         D->theory_bw = 2.0 * mem_khz * 1e3 * bus_bits / 8; /* double data rate */
     cudaGetLastError();
 

@@ -26,6 +26,10 @@
 #include "exec_child.h"
 #include "sandbox.h"
 
+#ifdef CR_WITH_NCCL
+#include <nccl.h>
+#endif
+
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
@@ -50,6 +54,8 @@ static cr_exec_ctl_t *s_ctl;
 static char *s_arena;          /* the shared device arena, as mapped here */
 static size_t s_arena_bytes;
 static cr__cuda_judge_t s_J;   /* this process's launch checks and device state */
+static void *s_comm;           /* its rank's NCCL communicator (ncclComm_t), made before the
+                                  sandbox; NULL = none (docs/multigpu.md) */
 
 /* The object in the memfd, its entry and its runtime's error function. */
 static int s_load(void)
@@ -114,6 +120,9 @@ static void s_call(void)
         if (a->kind == CR_EXEC_ARG_DEV) {
             ptr[i] = a->off < s_arena_bytes ? s_arena + a->off : NULL;
             args[i] = &ptr[i];
+        } else if (a->kind == CR_EXEC_ARG_COMM) {
+            ptr[i] = s_comm; /* the reference's is NULL: it computes the whole alone */
+            args[i] = &ptr[i];
         } else {
             memcpy(val[i], a->val, sizeof val[i]);
             args[i] = val[i];
@@ -169,6 +178,58 @@ static void s_call(void)
         return;
     }
     X->ev_us = (double)ms * 1e3;
+}
+
+/* A rank of a task with "gpus" (docs/multigpu.md): its communicator, made
+ * before the sandbox closes the sockets, /dev/shm and the thread creation
+ * NCCL's setup needs, and one all-reduce of one float over it, so that
+ * every connection and proxy thread exists before any client code loads
+ * (NCCL_RUNTIME_CONNECT=0: NCCL 2.22 and later would otherwise connect at
+ * the first collective, inside the sandbox), and one send and receive
+ * between this rank and every other (point-to-point peers connect at their
+ * first use whatever the setting). */
+static void s_nccl_init(void)
+{
+    const cr_exec_cuda_t *X = &s_ctl->cuda;
+    if (!X->world)
+        return;
+#ifdef CR_WITH_NCCL
+    if (X->world > CR_TASK_MAX_GPUS || X->rank >= X->world)
+        cr_exec_child_die("NCCL: rank %u of %u", X->rank, X->world);
+    setenv("NCCL_RUNTIME_CONNECT", "0", 1);
+    ncclUniqueId id;
+    memcpy(&id, X->nccl_id, sizeof id);
+    ncclComm_t comm = NULL;
+    ncclResult_t r = ncclCommInitRank(&comm, (int)X->world, id, (int)X->rank);
+    if (r != ncclSuccess)
+        cr_exec_child_die("NCCL: ncclCommInitRank, rank %u of %u: %s", X->rank, X->world,
+                          ncclGetErrorString(r));
+    /* one float all-reduced, then one sent to and received from every peer:
+     * the collectives' connections are made at init (NCCL_RUNTIME_CONNECT=0),
+     * ncclSend/ncclRecv's only at their first use, here */
+    float *one = NULL;
+    cudaError_t e = cudaMalloc((void **)&one, (1 + X->world) * sizeof *one);
+    if (e == cudaSuccess && (r = ncclAllReduce(one, one, 1, ncclFloat, ncclSum, comm,
+                                               cudaStreamLegacy)) == ncclSuccess &&
+        X->world > 1 && (r = ncclGroupStart()) == ncclSuccess) {
+        for (uint32_t p = 0; p < X->world && r == ncclSuccess; p++)
+            if (p != X->rank && (r = ncclSend(one, 1, ncclFloat, (int)p, comm,
+                                              cudaStreamLegacy)) == ncclSuccess)
+                r = ncclRecv(one + 1 + p, 1, ncclFloat, (int)p, comm, cudaStreamLegacy);
+        ncclResult_t g = ncclGroupEnd();
+        r = r == ncclSuccess ? g : r;
+    }
+    if (e == cudaSuccess && r == ncclSuccess)
+        e = cudaDeviceSynchronize();
+    if (r != ncclSuccess || e != cudaSuccess)
+        cr_exec_child_die("NCCL: the first collectives, rank %u of %u: %s", X->rank, X->world,
+                          r != ncclSuccess ? ncclGetErrorString(r) : cudaGetErrorString(e));
+    cudaFree(one);
+    s_comm = comm;
+#else
+    cr_exec_child_die("this executor was built without NCCL: no communicator for rank %u of %u",
+                      X->rank, X->world);
+#endif
 }
 
 static void s_serve(void)
@@ -246,7 +307,11 @@ int main(int argc, char **argv)
 
     int64_t t[5];
     t[0] = cr_time_mono_ns();
-    cudaError_t e = cudaSetDevice(0);
+    /* a rank's GPU (docs/multigpu.md); 0 on one GPU */
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || (int)s_ctl->cuda.device >= ndev)
+        cr_exec_child_die("CUDA device %u: this process sees %d", s_ctl->cuda.device, ndev);
+    cudaError_t e = cudaSetDevice((int)s_ctl->cuda.device);
     if (e == cudaSuccess)
         e = cudaFree(0);
     if (e != cudaSuccess)
@@ -266,6 +331,7 @@ int main(int argc, char **argv)
         (e = cudaEventCreate(&s_J.d.ev1)) != cudaSuccess)
         cr_exec_child_die("events: %s", cudaGetErrorString(e));
     cr__cuda_state_init(&s_J.d);
+    s_nccl_init();
     t[2] = cr_time_mono_ns();
     char used[PATH_MAX + 64];
     if (cr__cuda_lc_subscribe(used, sizeof used) != 0)

@@ -2,6 +2,8 @@
  * run from request to record, the prestart, the bandwidth measurement. */
 #include "cuda_int.h"
 
+#include "kept.h"
+
 /* Set indices (cr_rng_seed) of the secret streams that no input uses;
  * judge_const.h has the verification, timing and sampling ones. */
 #define S_SET_HASHKEY 0xfffffffeu
@@ -26,24 +28,33 @@ static cr__cuda_dev_t *s_pre;
  * judge leaves its device state to process exit (cr__cuda_release_device skipped). */
 static int s_leave_device;
 
-/* The executors started ahead of the next judge (candidate, reference):
- * cr_cuda_judge_prestart's, and when serving the spare candidate executor
- * started during the last job and the reference executor that job kept;
- * NULL when none. */
-static cr_exec_t *s_prex[2];
+/* The reference executor started ahead of the next judge (the prestart's),
+ * not loaded; NULL when none. */
+static cr_exec_t *s_ref_ahead;
+
+/* The candidate executors started ahead, oldest first: the prestart's, and
+ * when serving the spares started in bursts (s_spare_start); none loaded. */
+static cr_exec_t *s_spare[CR_KEPT_SPARES_MAX];
+static int s_nspare;
 
 /* cr_cuda_judge_serve: this process judges one request after another. */
 static int s_serve;
 
-/* Serving: the reference executor kept for later jobs (docs/judge.md §6),
- * the object it loaded and that file's identity when it loaded it; x NULL =
- * none. One: with four kept (and a spare reference executor started at each
- * job's end) the H200's timings went wrong in session 14, not yet explained. */
-static struct {
-    cr_exec_t *x;
-    char obj[PATH_MAX];
-    struct stat st;
-} s_kept;
+/* Serving settings (docs/judge.md §6), read once by cr_cuda_judge_serve:
+ * reference executors kept at most (CRUCIBLE_SERVE_KEPT_REFS) and spare
+ * candidate executors started in one burst (CRUCIBLE_SERVE_SPARES); 1 and
+ * 1 are session 14's design. */
+static int s_set_kept = 1;
+static int s_set_spares = 1;
+
+/* Serving: the reference executors kept for later jobs (docs/judge.md §6),
+ * each under the object it loaded and that file's identity then; at most
+ * s_set_kept, the least recently used one ended first. (With four kept and
+ * a spare reference executor started at each job's end, beside a spare
+ * candidate executor started at each job's end, the H200's timings went
+ * wrong in session 14; which of the three did it is not known. What this
+ * keeps differs from that try in what s_kept_put and s_ref_resume say.) */
+static cr_kept_t s_kept;
 
 /* Serving: the judge's own context broke (§3): no more jobs here. */
 static int s_broken;
@@ -77,47 +88,75 @@ static int s_exec_start(const cr__cuda_dev_t *D, int who, int ar, const char *sc
     return (wait ? cr_exec_new : cr_exec_start)(&o, x, err, errlen) == 0 ? 0 : -1;
 }
 
-/* Whether st and the identity kept in k are the same file, unchanged. */
-static int s_same_file(const struct stat *st, const struct stat *k)
-{
-    return st->st_dev == k->st_dev && st->st_ino == k->st_ino && st->st_size == k->st_size &&
-           st->st_mtim.tv_sec == k->st_mtim.tv_sec && st->st_mtim.tv_nsec == k->st_mtim.tv_nsec;
-}
-
-/* Serving: the kept reference executor when it holds the object at path
- * (the same path, and the same file: the worker's object cache names a build
- * by its inputs, and a file replaced there is another), taken (s_kept
- * emptied), its file's identity in *st; else NULL, and a kept one that holds
- * another object stays for a later job (s_kept_put replaces it). */
+/* Serving: the kept reference executor that holds the object at path (the
+ * same path, and the same file: the worker's object cache names a build by
+ * its inputs, and a file replaced there is another), taken out of s_kept,
+ * its file's identity in *st; else NULL. One kept for path whose file
+ * changed is ended (abandoned: its teardown overlaps this job's load and
+ * verification, and s_quiet reaps it before any timing); the ones kept for
+ * other objects stay for later jobs. */
 static cr_exec_t *s_kept_take(const char *path, struct stat *st)
 {
     struct stat now;
-    if (!s_kept.x || !path || strcmp(s_kept.obj, path) != 0)
-        return NULL;
-    if (stat(path, &now) != 0 || !s_same_file(&now, &s_kept.st)) {
+    int have = path && stat(path, &now) == 0;
+    void *stale = NULL;
+    cr_exec_t *x = cr_kept_take(&s_kept, path, have ? &now : NULL, st, &stale);
+    if (stale) {
         cr_info("serve: %s changed; its reference executor starts afresh", path);
-        cr_exec_abandon(&s_kept.x);
-        return NULL;
+        cr_exec_t *old = stale;
+        cr_exec_abandon(&old);
     }
-    *st = s_kept.st;
-    cr_exec_t *x = s_kept.x;
-    s_kept.x = NULL;
     return x;
 }
 
 /* Serving: keeps the reference executor x, which loaded path when that file
- * was st, for later jobs, in place of the one kept before. */
+ * was st, for later jobs; when s_kept is full, the least recently used one
+ * is ended (abandoned: this job's timing is over, the next job's s_quiet
+ * reaps it). Called after the job's timing only. Each kept executor is left
+ * in the same state whatever its job did:
+ *  - launch checks off (CR_EXEC_OP_LC_STOP): a job that ended at
+ *    verification left its CUPTI subscription on; frozen, it could call
+ *    back nothing, but no kept process holds a subscription while another
+ *    job times, and s_ref_resume subscribes it again;
+ *  - no deadline (the next job that takes it sets its own);
+ *  - frozen, as every executor between commands (exec.c note 2), so it
+ *    touches neither the GPU nor the reference arena while another
+ *    executor runs.
+ * All kept executors map the same reference arena (one IPC handle): only
+ * the job's own reference executor is ever called, one command at a time,
+ * and the judge draws and poisons every buffer a call reads, in fresh
+ * arena space of this job (the arena's top is reset between jobs), before
+ * the call; no executor reads arena memory across commands (docs/judge.md
+ * §6). An executor that faulted, or that does not stop its launch checks,
+ * is not kept. */
 static void s_kept_put(cr_exec_t *x, const char *path, const struct stat *st)
 {
-    cr_exec_abandon(&s_kept.x);
-    if (strlen(path) >= sizeof s_kept.obj) {
+    cr_exec_ctl_t *ctl = cr_exec_ctl(x);
+    if (ctl->cuda.lc_on &&
+        (cr_exec_command(x, CR_EXEC_OP_LC_STOP, NULL) != 0 || ctl->cuda.lc_on)) {
+        cr_info("serve: the reference executor did not stop its launch checks; not kept");
         cr_exec_abandon(&x);
         return;
     }
-    snprintf(s_kept.obj, sizeof s_kept.obj, "%s", path);
-    s_kept.st = *st;
     cr_exec_set_deadline(x, 0);
-    s_kept.x = x;
+    void *evicted = NULL;
+    if (cr_kept_put(&s_kept, x, path, st, &evicted) != 0) {
+        cr_exec_abandon(&x);
+        return;
+    }
+    if (evicted) {
+        cr_exec_t *old = evicted;
+        cr_debug("serve: %d reference executors kept; the least recently used one ended",
+                 s_kept.cap);
+        cr_exec_abandon(&old);
+    }
+}
+
+/* Ends every kept reference executor (the arenas they map go). */
+static void s_kept_drop_all(void)
+{
+    for (cr_exec_t *x; (x = cr_kept_pop(&s_kept));)
+        cr_exec_destroy(&x);
 }
 
 /* Serving: the kept reference executor, checked for this job: its launch
@@ -136,40 +175,86 @@ static int s_ref_resume(cr__cuda_judge_t *J)
     return -1;
 }
 
-/* Serving: starts the candidate executor of the next job as this one's
- * executors are ready, so that its context is made while this job loads
- * and verifies; s_quiet waits for it before any timing. (Started at the
- * end of the job instead, after its timing, the next jobs' calls read
- * milliseconds of wall time and event time too many, on the H200 in
- * session 14: not explained. Two spares topped up at each job's start and
- * end, made while jobs timed, in session 15: no faster batch, and the
- * precision spreads doubled; bench/RESULTS.md.) A failure only costs the
- * next job the wait. */
+/* Serving: when no spare candidate executor is left for the next job,
+ * starts s_set_spares of them at once, as this job's executors are ready:
+ * their contexts are made side by side while this job loads and verifies,
+ * and s_quiet waits for all of them before any timing, so that the wait is
+ * paid once a burst instead of once a job and no context is ever made
+ * while a job times. With one (s_set_spares 1) this is session 14's design.
+ * (Started at the end of the job instead, after its timing, the next jobs'
+ * calls read milliseconds of wall time and event time too many, on the
+ * H200 in session 14, beside four kept references: not explained. Two
+ * spares topped up at each job's start and end, made while jobs timed, in
+ * session 15: no faster batch, and the precision spreads doubled;
+ * bench/RESULTS.md.) The spares share the one candidate arena: each maps
+ * it by the same IPC handle, as the spare of session 14's design already
+ * did beside the running candidate; a spare has loaded nothing and is
+ * frozen once ready, and the judge draws and poisons everything a call
+ * reads before each call. A failure only costs a later job the wait. */
 static void s_spare_start(const cr__cuda_judge_t *J)
 {
-    char err[800] = "";
-    if (s_serve && !s_prex[CR_CUDA_CAND] &&
-        s_exec_start(&J->d, CR_CUDA_CAND, CR_CUDA_AR_CAND, NULL, J->req->sandbox_uid, 0,
-                     &s_prex[CR_CUDA_CAND], err, sizeof err) != 0)
-        cr_info("serve: the next candidate executor not started (%s)", err);
+    if (!s_serve || s_nspare > 0)
+        return;
+    int n = 0;
+    for (; n < s_set_spares && s_nspare < CR_KEPT_SPARES_MAX; n++) {
+        char err[800] = "";
+        if (s_exec_start(&J->d, CR_CUDA_CAND, CR_CUDA_AR_CAND, NULL, J->req->sandbox_uid, 0,
+                         &s_spare[s_nspare], err, sizeof err) != 0) {
+            cr_info("serve: the next candidate executor not started (%s)", err);
+            break;
+        }
+        s_nspare++;
+    }
+    cr_debug("serve: %d spare candidate executors started", n);
 }
 
-/* Serving: nothing but this job on the GPU from here (timing): the
- * executors started ahead are ready, the last job's are gone. */
+/* The oldest candidate executor started ahead, taken; NULL when none. */
+static cr_exec_t *s_spare_take(void)
+{
+    if (s_nspare == 0)
+        return NULL;
+    cr_exec_t *x = s_spare[0];
+    memmove(s_spare, s_spare + 1, (size_t)(s_nspare - 1) * sizeof *s_spare);
+    s_spare[--s_nspare] = NULL;
+    return x;
+}
+
+/* Ends every executor started ahead (the arenas they map go). */
+static void s_ahead_drop_all(void)
+{
+    while (s_nspare > 0) {
+        cr_exec_t *x = s_spare_take();
+        cr_exec_destroy(&x);
+    }
+    cr_exec_destroy(&s_ref_ahead);
+}
+
+/* Serving: nothing but this job on the GPU from here (timing): every
+ * executor started ahead is ready (its context made), the ones ended
+ * before are reaped (their contexts torn down). */
 static void s_quiet(void)
 {
     if (!s_serve)
         return;
     int64_t t0 = cr_time_mono_ns();
     char err[800] = "";
-    for (int who = 0; who < 2; who++)
-        if (s_prex[who] && cr_exec_ready(s_prex[who], err, sizeof err) != 0) {
-            cr_info("serve: the next %s executor failed to start (%s)", s_role[who], err);
-            cr_exec_destroy(&s_prex[who]);
+    for (int i = 0; i < s_nspare;)
+        if (cr_exec_ready(s_spare[i], err, sizeof err) != 0) {
+            cr_info("serve: a spare candidate executor failed to start (%s)", err);
+            cr_exec_destroy(&s_spare[i]);
+            memmove(s_spare + i, s_spare + i + 1, (size_t)(s_nspare - i - 1) * sizeof *s_spare);
+            s_spare[--s_nspare] = NULL;
+        } else {
+            i++;
         }
+    if (s_ref_ahead && cr_exec_ready(s_ref_ahead, err, sizeof err) != 0) {
+        cr_info("serve: the next reference executor failed to start (%s)", err);
+        cr_exec_destroy(&s_ref_ahead);
+    }
     int n = cr_exec_reap_abandoned();
-    cr_info("serve: quiet for timing after %.3f s (%d executors reaped)",
-            (double)(cr_time_mono_ns() - t0) / 1e9, n);
+    cr_info("serve: quiet for timing after %.3f s (%d executors reaped, %d spares, %d "
+            "references kept)", (double)(cr_time_mono_ns() - t0) / 1e9, n, s_nspare,
+            cr_kept_count(&s_kept));
 }
 
 /* The executors of this run, each with its object loaded: the prestart's
@@ -190,14 +275,20 @@ static int s_executors(cr__cuda_judge_t *J)
         ref_loaded = s_ref_resume(J) == 0;
     }
     const char *scratch = s_serve ? NULL : req->scratch_dir; /* outlives no job (serve) */
+    /* a task with "gpus": the candidate and the baseline run on every rank with
+     * a communicator, always in new executors (ranks.c); the reference as here */
+    const int ranked = J->t->gpus > 0;
     for (int who = 0; who < 3; who++) {
+        if (ranked && who != CR_CUDA_REF)
+            continue;
         if (!obj[who]) {
             J->x[who] = J->x[CR_CUDA_REF];
             continue;
         }
-        if (who < 2 && !J->x[who] && s_prex[who]) {
-            J->x[who] = s_prex[who];
-            s_prex[who] = NULL;
+        if (who < 2 && !J->x[who] &&
+            (J->x[who] = who == CR_CUDA_CAND ? s_spare_take() : s_ref_ahead)) {
+            if (who == CR_CUDA_REF)
+                s_ref_ahead = NULL;
             cr_exec_set_deadline(J->x[who], J->deadline_ns);
             if (cr_exec_ready(J->x[who], err, sizeof err) != 0) { /* started ahead */
                 cr_info("serve: the %s executor started ahead failed (%s)", s_role[who], err);
@@ -218,6 +309,8 @@ static int s_executors(cr__cuda_judge_t *J)
     static const int order[3] = {CR_CUDA_REF, CR_CUDA_BASE, CR_CUDA_CAND};
     for (int i = 0; i < 3; i++) {
         int who = order[i];
+        if (ranked && who != CR_CUDA_REF)
+            continue;
         if (!obj[who] || (who == CR_CUDA_REF && ref_loaded))
             continue;
         if (who == CR_CUDA_REF && stat(obj[who], &J->ref_st) != 0)
@@ -236,11 +329,13 @@ static int s_executors(cr__cuda_judge_t *J)
         J->ref_loaded |= who == CR_CUDA_REF;
     }
     J->ref_loaded |= ref_loaded;
+    if (ranked && cr__cuda_ranks_executors(J) != 0)
+        return -1;
     J->rec->sandboxed_net = cr_exec_sandbox_net(J->x[CR_CUDA_CAND]);
     cr_info("cuda executors ready %.3f s after the judge began (empty command: reference "
             "%.2f us, candidate %.2f us%s)", (double)(cr_time_mono_ns() - t0) / 1e9,
             cr_exec_overhead_us(J->x[CR_CUDA_REF]), cr_exec_overhead_us(J->x[CR_CUDA_CAND]),
-            ref_loaded ? "; the reference's kept from the last job" : "");
+            ref_loaded ? "; the reference's kept from an earlier job" : "");
     return 0;
 }
 
@@ -251,6 +346,7 @@ static int s_executors(cr__cuda_judge_t *J)
 static void s_executors_end(cr__cuda_judge_t *J)
 {
     void (*end)(cr_exec_t **) = s_leave_device || s_serve ? cr_exec_abandon : cr_exec_destroy;
+    cr__cuda_ranks_executors_end(J, end);
     if (J->x[CR_CUDA_BASE] != J->x[CR_CUDA_REF])
         end(&J->x[CR_CUDA_BASE]);
     end(&J->x[CR_CUDA_CAND]);
@@ -307,6 +403,14 @@ void cr_cuda_judge_leave_device(int on)
 void cr_cuda_judge_serve(int on)
 {
     s_serve = on;
+    if (!on)
+        return;
+    s_set_kept = cr_kept_setting("CRUCIBLE_SERVE_KEPT_REFS", 1, 1, CR_KEPT_MAX);
+    s_set_spares = cr_kept_setting("CRUCIBLE_SERVE_SPARES", 1, 1, CR_KEPT_SPARES_MAX);
+    if (cr_kept_count(&s_kept) == 0)
+        cr_kept_init(&s_kept, s_set_kept);
+    cr_info("serve: up to %d reference executors kept, spare candidate executors started "
+            "%d at a time", s_set_kept, s_set_spares);
 }
 
 int cr_cuda_judge_broken(void)
@@ -390,6 +494,13 @@ int cr_cuda_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *task,
         goto done;
     if (J->d.name[0])
         cr_judge_set_str(&rec->device, J->d.name);
+    if (cr__cuda_ranks_setup(J) != 0) /* a task with "gpus": every rank's GPU */
+        goto done;
+    if (J->nranks > 1 && J->d.name[0]) {
+        char dev[300];
+        snprintf(dev, sizeof dev, "%dx %s", J->nranks, J->d.name);
+        cr_judge_set_str(&rec->device, dev);
+    }
     if (s_executors(J) != 0)
         goto done;
     if (cr__cuda_lock(J) != 0)
@@ -418,6 +529,7 @@ done:
     }
     cr__cuda_unlock(J);
     s_executors_end(J);
+    cr__cuda_ranks_release(J); /* the further ranks' GPUs: made again by the next such job */
     if (s_serve && have_dev && !J->dead && !J->setup_failed && !s_pre &&
         (s_pre = malloc(sizeof *s_pre))) {
         /* serving: the device state is the next job's (its arenas emptied;
@@ -427,9 +539,8 @@ done:
             s_pre->ar[a].top = 0;
     } else if (have_dev && (!s_leave_device || s_serve)) {
         /* the executors started ahead mapped these arenas: they go too */
-        cr_exec_destroy(&s_prex[CR_CUDA_CAND]);
-        cr_exec_destroy(&s_prex[CR_CUDA_REF]);
-        cr_exec_destroy(&s_kept.x);
+        s_ahead_drop_all();
+        s_kept_drop_all();
         cr__cuda_release_device(&J->d, J->dead);
     }
 
@@ -520,11 +631,16 @@ int cr_cuda_judge_prestart(void)
      * request, so no scratch folder and the sandbox's default uid. */
     int64_t t0 = cr_time_mono_ns();
     char err[800];
-    for (int who = 0; who < 2; who++)
-        if (!s_prex[who] && s_exec_start(P, who, cr__cuda_arena_of(who), NULL, 0, 1,
-                                         &s_prex[who], err, sizeof err) != 0)
+    for (int who = 0; who < 2; who++) {
+        if (who == CR_CUDA_CAND ? s_nspare > 0 : s_ref_ahead != NULL)
+            continue;
+        cr_exec_t **x = who == CR_CUDA_CAND ? &s_spare[0] : &s_ref_ahead;
+        if (s_exec_start(P, who, cr__cuda_arena_of(who), NULL, 0, 1, x, err, sizeof err) != 0)
             cr_info("prestart: %s executor not started (%s); the judge tries again",
                     s_role[who], err);
+        else if (who == CR_CUDA_CAND)
+            s_nspare++;
+    }
     cr_info("prestart seconds: context %.3f, NVML %.3f, buffers %.3f, executors %.3f",
             P->setup_s[0], P->setup_s[1], P->setup_s[2],
             (double)(cr_time_mono_ns() - t0) / 1e9);

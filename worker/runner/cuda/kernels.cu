@@ -279,6 +279,22 @@ void cr__cuda_launch_cmp(unsigned grid, const void *a, const void *r, int d, int
                                                                  cnt, first);
 }
 
+/* Spins one thread until the GPU's global timer has moved ns nanoseconds
+ * (head.c): a wall-clock time, whatever the SM clock. */
+__global__ void s_spin_kernel(unsigned long long ns)
+{
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    while (t - t0 < ns);
+}
+
+void cr__cuda_launch_spin(unsigned long long ns)
+{
+    s_spin_kernel<<<1, 1, 0, cudaStreamLegacy>>>(ns);
+}
+
 void cr__cuda_launch_tail(int n)
 {
     for (int k = 0; k < n; k++)

@@ -511,6 +511,11 @@ int cr__cuda_lc_verdict(cr__cuda_judge_t *J, int c, int second, int passed, char
          * stands without a hack flag. */
         cr_info("case %d%s: the candidate launched no kernel%s", c, which,
                 J->lc_failed[CR_CUDA_CAND] ? " (its launches failed)" : "");
+    } else if (J->lc_ok[CR_CUDA_CAND] == 0 && J->t->gpus > 0) {
+        /* A task with "gpus" (docs/multigpu.md): moving bytes is its work, and
+         * copies (NCCL's on one rank, cudaMemcpyPeer, copy-engine collectives)
+         * launch no kernel: not a finding */
+        cr_debug("case %d%s: rank 0's candidate launched no kernel (copies only)", c, which);
     } else if (J->lc_ok[CR_CUDA_CAND] == 0) {
         /* Right answers and no kernel: the work was done another way (on
          * the host, by copies, by code the count does not see). */

@@ -37,11 +37,35 @@ static int s_do_keep_out(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const 
     return 0;
 }
 
+/* ... and every rank's outputs on its own GPU, into K->ranks (docs/multigpu.md). */
+static int s_do_keep_out_ranks(cr__cuda_judge_t *J, const cr__cuda_layout_t *L,
+                               const cr__cuda_bufs_t *B, cr__cuda_bufs_t *K)
+{
+    int rc = s_do_keep_out(J, L, B, K);
+    if (rc != 0 || !B->ranks)
+        return rc;
+    K->ranks = (cr__cuda_bufs_t *)calloc((size_t)J->nranks - 1, sizeof *K->ranks);
+    if (!K->ranks) {
+        cr__cuda_free(J, K);
+        cr__cuda_hard(J, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "cuda judge: out of host memory");
+        return -1;
+    }
+    for (int r = 1; r < J->nranks && rc == 0; r++) {
+        cr__cuda_on(J->rk[r]);
+        if ((rc = s_do_keep_out(J->rk[r], L, &B->ranks[r - 1], &K->ranks[r - 1])) != 0)
+            cr__cuda_rank_fail(J, r);
+    }
+    cr__cuda_on(J);
+    if (rc != 0)
+        cr__cuda_free(J, K);
+    return rc;
+}
+
 int cr__cuda_keep_out(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, const cr__cuda_bufs_t *B,
                       cr__cuda_bufs_t *K)
 {
     int64_t t0 = cr_time_mono_ns();
-    return cr__cuda_step(J, CR_CUDA_ST_KEEP, t0, s_do_keep_out(J, L, B, K));
+    return cr__cuda_step(J, CR_CUDA_ST_KEEP, t0, s_do_keep_out_ranks(J, L, B, K));
 }
 
 /* Element i of device buffer b as a double (cr_inputs_get), for a message. */
@@ -124,19 +148,36 @@ static int s_do_compare_dev(cr__cuda_judge_t *J, const cr__cuda_layout_t *L,
     return 0;
 }
 
+int cr__cuda_compare_one(cr__cuda_judge_t *J, const cr__cuda_layout_t *L,
+                         const cr__cuda_bufs_t *cand, const cr__cuda_bufs_t *exp,
+                         cr_judge_check_t *k)
+{
+    return s_do_compare_dev(J, L, cand, exp, k);
+}
+
+/* With ranks, every rank's outputs against its part of the reference's
+ * whole (ranks.c). */
 int cr__cuda_compare_dev(cr__cuda_judge_t *J, const cr__cuda_layout_t *L,
                          const cr__cuda_bufs_t *cand, const cr__cuda_bufs_t *exp,
                          cr_judge_check_t *k)
 {
     int64_t t0 = cr_time_mono_ns();
-    return cr__cuda_step(J, CR_CUDA_ST_CMP, t0, s_do_compare_dev(J, L, cand, exp, k));
+    int rc = J->nranks > 1 ? cr__cuda_ranks_compare(J, L, cand, exp, k)
+                           : s_do_compare_dev(J, L, cand, exp, k);
+    return cr__cuda_step(J, CR_CUDA_ST_CMP, t0, rc);
 }
 
 /* The reference on set `set` of case L->c, in fresh buffers R (allocated
  * here; the caller frees them). Returns 0 or -1 with a verdict (R freed). */
-int cr__cuda_reference(cr__cuda_judge_t *J, const cr__cuda_layout_t *L, uint32_t set,
+int cr__cuda_reference(cr__cuda_judge_t *J, const cr__cuda_layout_t *Lr, uint32_t set,
                        cr__cuda_bufs_t *R)
 {
+    /* a task with "gpus": the reference computes the whole, on rank 0's GPU
+     * (docs/multigpu.md) */
+    cr__cuda_layout_t Lw = *Lr;
+    if (J->nranks > 1 || J->t->gpus > 0)
+        cr__cuda_layout_whole(J, &Lw);
+    const cr__cuda_layout_t *L = &Lw;
     if (cr__cuda_alloc(J, CR_CUDA_REF, L, R) != 0)
         return -1;
     int rc = cr__cuda_fill(J, L, set, R);

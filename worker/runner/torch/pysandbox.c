@@ -19,7 +19,7 @@
 int cr_pysandbox_enter(const char *scratch, unsigned uid, int threads, int cap_memory,
                        int allow_exec, char *echo, size_t echo_len, char *summary, size_t len,
                        int *net);
-int cr_pysandbox_lock(int threads);
+int cr_pysandbox_lock(int allow_exec);
 int cr_pysandbox_guard(void *ctl, void *ro, size_t ro_len);
 
 static cr_exec_ctl_t *s_ctl;   /* the control block (shared) */
@@ -74,13 +74,11 @@ int cr_pysandbox_enter(const char *scratch, unsigned uid, int threads, int cap_m
     return 0;
 }
 
-/* The second filter, once the first call has run: handlers and timers
- * (cr_sandbox_lock_handlers). Not the code rules: PyTorch's CPU kernels
- * (oneDNN) and Triton map code as they meet new shapes (docs/torch.md).
- * threads is unused: the handler rules are the same either way. 0 or a
- * negative code. */
-int cr_pysandbox_lock(int threads)
+/* The second filter, once the first call has run: handlers and timers,
+ * only timers with allow_exec (cr_sandbox_lock_handlers). Not the code
+ * rules: PyTorch's CPU kernels (oneDNN) and Triton map code as they meet
+ * new shapes (docs/torch.md). 0 or a negative code. */
+int cr_pysandbox_lock(int allow_exec)
 {
-    (void)threads;
-    return cr_sandbox_lock_handlers();
+    return cr_sandbox_lock_handlers(allow_exec);
 }

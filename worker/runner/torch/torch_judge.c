@@ -39,7 +39,30 @@
  *    timing_mismatch. Work that outlives RUN
  *    altogether (a harness patched from inside to return early) lands in
  *    FETCH, which waits for the outputs: a candidate's FETCH far slower than
- *    the reference's for the same bytes is timing_mismatch too. */
+ *    the reference's for the same bytes is timing_mismatch too; and work
+ *    done ahead in STAGE (the harness patched to run forward() there) is
+ *    held to the reference's STAGE the same way. On the CPU both STAGE's
+ *    and FETCH's time over the reference's is counted into the samples,
+ *    and both are held to FETCH's rule (s_stage_check: a FETCH patched to
+ *    compute the answer was OK at 1.37x doing 8x the work, review 16).
+ *
+ * 5. The head (GPU, where the runner has CUDA: env->head_queue). Before
+ *    every timed RUN the judge queues an L2 flush and a spin on its own
+ *    CUDA context (cuda/head.c); the GPU runs one context at a time, so the
+ *    executor's start event runs when the head ends, with forward()'s
+ *    launches queued behind it (the executor queues a one-cycle kernel
+ *    before its start event: an event's record alone runs beside another
+ *    context's kernel): the host's way to them is off the events (as in
+ *    do_bench), and nothing a candidate does can take the head's place.
+ *    The spin is sized from the reference's host times from the start
+ *    event's record to the end event's (its word; it runs no candidate
+ *    code). Not the candidate's: its claim of 0 cut the head below the
+ *    reference's host path, so that the reference's events held its own
+ *    launches, and a claim of 1e5 set a 3 ms head, host work of the
+ *    candidate's that long hidden from the events and the pair's wall
+ *    clocks alike (review 16). A candidate whose host path is longer than
+ *    the head has the rest in its own events.
+ *    docs/torch.md §4. */
 #define _GNU_SOURCE
 #include "torch_judge.h"
 
@@ -97,7 +120,19 @@ _Static_assert(offsetof(cr_exec_ctl_t, args) == 16 && sizeof(cr_exec_arg_t) == 3
  * the harness's cost between two processes is a few microseconds. */
 #define S_MISSED_US 3.0
 #define S_MISSED_REL 0.05
+/* The head (note 5): the spin before the first pairs, then S_HEAD_MARGIN x
+ * the median host time of the last S_HEAD_KEEP calls (both executors') +
+ * S_HEAD_PAD_US, within [S_HEAD_MIN_US, S_HEAD_MAX_US]. (The longest of the
+ * last 8 pairs, x1.25: one slow call set the head for eight pairs, up to
+ * the cap of 3 ms, on the H200 in session 16.) */
+#define S_HEAD_START_US 400.0
+#define S_HEAD_MARGIN 1.5
+#define S_HEAD_PAD_US 30.0
+#define S_HEAD_MIN_US 20.0
+#define S_HEAD_MAX_US 3000.0
+#define S_HEAD_KEEP 16
 #define S_MSG 600
+#define S_E_LEFTOVER (-ETIME) /* s_run: the candidate's work was still on the GPU 2 s on */
 
 typedef struct {
     int value;                        /* 1: a plain value (sent as data, no buffer) */
@@ -121,6 +156,7 @@ typedef struct {
     const unsigned char *spec_cand;
     json_t *answer;                   /* the reference's load answer; owned */
     int cuda;
+    int head;                         /* 1: the judge's head before every timed RUN (note 5) */
     /* KernelBench's metadata, filled as the trials go */
     int passed;                       /* trials passed */
     double max_diff[CR_TASK_MAX_CASES];
@@ -438,10 +474,14 @@ static int s_load(s_judge_t *J, Crucible__RewardRecord *rec)
                                                           : "fp32";
     /* the weights' seed: KernelBench seeds both models alike (42), so that a
      * ModelNew with the same parameters gets the same weights. Not secret. */
-    json_t *req = json_pack("{s:s, s:s, s:i, s:b}", "precision", prec, "device",
+    json_t *req = json_pack("{s:s, s:s, s:i, s:b, s:b}", "precision", prec, "device",
                             J->cuda ? "cuda" : "cpu", "init_seed", 42, "own_kernel",
-                            J->task->own_kernel); /* counting costs a frame a call: only then */
+                            J->task->own_kernel, /* counting costs a frame a call: only then */
+                            "judge_flush", J->head); /* its STAGE then flushes nothing */
     char err[S_MSG] = "";
+    /* the reference's executor compiles its baseline at LOAD, untimed */
+    if (req && J->task->compile_mode)
+        json_object_set_new(req, "compile_mode", json_string(J->task->compile_mode));
     if (!req || s_put_json(J->ref, req) != 0) {
         json_decref(req);
         cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "load request: no memory");
@@ -467,6 +507,7 @@ static int s_load(s_judge_t *J, Crucible__RewardRecord *rec)
     const char *dev = json_string_value(json_object_get(J->answer, "device"));
     if (dev && !strncmp(dev, "cuda:", 5)) /* the GPU's name; on the CPU runner.c's "cpu:<model>" */
         cr_judge_set_str(&rec->device, dev);
+    json_object_del(req, "compile_mode");
     json_object_set(req, "init_inputs", json_object_get(J->answer, "init_inputs"));
     json_object_set(req, "inputs", json_object_get(J->answer, "inputs"));
     json_object_set(req, "outputs", json_object_get(J->answer, "outputs"));
@@ -499,7 +540,16 @@ static int s_cmd(cr_exec_t *x, uint32_t sub, void *const *bufs, int nb, double *
     memset(a, 0, sizeof a);
     a[0].kind = CR_EXEC_ARG_VALUE;
     memcpy(a[0].val, &sub, sizeof sub);
-    for (int i = 0; i < nb; i++)
+    if (sub == CR_TORCH_RUN_BASELINE) { /* RUN with argument 1: the compiled baseline */
+        sub = CR_TORCH_RUN;
+        memcpy(a[0].val, &sub, sizeof sub);
+        uint32_t one = 1;
+        a[1].kind = CR_EXEC_ARG_VALUE;
+        memcpy(a[1].val, &one, sizeof one);
+        nb = 1;
+        bufs = NULL;
+    }
+    for (int i = 0; bufs && i < nb; i++)
         if (cr_exec_arg_ptr(x, bufs[i], &a[1 + i]) != 0)
             return -EINVAL; /* only a judge bug puts a heap pointer here */
     if (cr_exec_call(x, a, (unsigned)nb + 1, us, NULL, NULL, 0) != 0)
@@ -507,22 +557,53 @@ static int s_cmd(cr_exec_t *x, uint32_t sub, void *const *bufs, int nb, double *
     return cr_exec_result(x, msg, len);
 }
 
-/* STAGE, RUN (timed: *us the judge's, *evt the executor's event claim or
- * < 0), FETCH. Same returns as s_cmd. */
-static int s_run(cr_exec_t *x, const unsigned char *spec, void *const *in, int nin,
-                 void *const *out, int nout, double *us, double *evt, double *fetch_us,
-                 char *msg, size_t len)
+/* A timed run's figures: the judge's time of each command, and the
+ * executor's claims (note 4). */
+typedef struct {
+    double head_us;                 /* in: the judge's spin before RUN; < 0 no head */
+    int baseline;                   /* in: run the reference's compiled baseline */
+    double stage_us, run_us, fetch_us;
+    double evt_us, host_us;         /* the executor's event time and host time; < 0 none */
+} s_call_t;
+
+static double s_claim(const unsigned char *spec, size_t off)
 {
-    int rc = s_cmd(x, CR_TORCH_STAGE, in, nin, NULL, msg, len);
+    double e;
+    memcpy(&e, spec + off, sizeof e);
+    return isfinite(e) ? e : -1;
+}
+
+/* STAGE, RUN, FETCH; with c (timing) each timed and, with c->head_us >= 0,
+ * the judge's head queued before RUN (note 5). Same returns as s_cmd; a
+ * head that failed is -EIO with msg. */
+static int s_run(const s_judge_t *J, cr_exec_t *x, const unsigned char *spec, void *const *in,
+                 void *const *out, s_call_t *c, char *msg, size_t len)
+{
+    int rc = s_cmd(x, CR_TORCH_STAGE, in, J->nbuf, c ? &c->stage_us : NULL, msg, len);
+    if (rc == 0 && c && c->head_us >= 0 && J->env->head_queue(c->head_us, msg, len) != 0)
+        rc = -EIO;
     if (rc == 0)
-        rc = s_cmd(x, CR_TORCH_RUN, NULL, 0, us, msg, len);
-    if (rc == 0 && evt) {
-        double e;
-        memcpy(&e, spec + CR_TORCH_EVT_OFF, sizeof e);
-        *evt = isfinite(e) ? e : -1;
+        rc = s_cmd(x, c && c->baseline ? CR_TORCH_RUN_BASELINE : CR_TORCH_RUN, NULL, 0,
+                   c ? &c->run_us : NULL, msg, len);
+    if (rc == 0 && c) {
+        c->evt_us = s_claim(spec, CR_TORCH_EVT_OFF);
+        c->host_us = s_claim(spec, CR_TORCH_HOST_OFF);
     }
     if (rc == 0)
-        rc = s_cmd(x, CR_TORCH_FETCH, out, nout, fetch_us, msg, len);
+        rc = s_cmd(x, CR_TORCH_FETCH, out, J->nout, c ? &c->fetch_us : NULL, msg, len);
+    /* note 5: what it left queued on the GPU delays the judge's probe, and
+     * counts in its call's wall time (both sides alike: the pair cancels an
+     * idle GPU's probe) */
+    double pu = 0;
+    int pr = rc == 0 && c && c->head_us >= 0 && J->env->head_probe
+                 ? J->env->head_probe(&pu, msg, len)
+                 : 0;
+    if (pr > 0)
+        rc = S_E_LEFTOVER;
+    else if (pr < 0)
+        rc = -EIO;
+    else if (c)
+        c->run_us += pu;
     return rc;
 }
 
@@ -640,8 +721,9 @@ static int s_judge_error(s_judge_t *J, Crucible__RewardRecord *rec, int rc, int 
         cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INVALID_TASK,
                           "the task is broken: the reference: %s", msg);
     } else {
-        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR,
-                          "torch judge: %s", rc == -ENOMEM ? "out of memory" : cr_strerror(rc));
+        cr_judge_hard(rec, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, "torch judge: %s%s%s",
+                      rc == -ENOMEM ? "out of memory" : cr_strerror(rc), msg && *msg ? ": " : "",
+                      msg ? msg : "");
     }
     return 1;
 }
@@ -709,8 +791,7 @@ static int s_verify_set(s_judge_t *J, Crucible__RewardRecord *rec, Crucible__Cas
     s_poison(J, cout);
     uint64_t h0 = s_hash(J, pristine);
     /* the candidate first, on inputs the reference has not seen yet */
-    rc = s_run(J->cand, J->spec_cand, cin, J->nbuf, cout, J->nout, NULL, NULL, NULL, msg,
-               sizeof msg);
+    rc = s_run(J, J->cand, J->spec_cand, cin, cout, NULL, msg, sizeof msg);
     if (rc == CR_E_EXEC && cr_exec_fault_ptr(J->cand)) {
         cr_judge_check_t k = {.all_written = 1, .first_bad = -1};
         snprintf(k.msg, sizeof k.msg, "an input was written by the candidate (inputs are "
@@ -739,8 +820,7 @@ static int s_verify_set(s_judge_t *J, Crucible__RewardRecord *rec, Crucible__Cas
     /* then the reference, in its own process, on the pristine copy */
     s_put_inputs(J, rin, pristine);
     s_poison(J, rout);
-    rc = s_run(J->ref, J->spec_ref, rin, J->nbuf, rout, J->nout, NULL, NULL, NULL, msg,
-               sizeof msg);
+    rc = s_run(J, J->ref, J->spec_ref, rin, rout, NULL, msg, sizeof msg);
     if (rc != 0) {
         s_judge_error(J, rec, rc, rc != CR_E_EXEC, msg);
         goto done;
@@ -840,6 +920,8 @@ static void s_perturb(const s_judge_t *J, void **in, cr_rng_t *rng, int trial)
 typedef struct {
     double *a, *b, *aw, *bw; /* us: candidate, reference (used), their wall clocks */
     double *fa, *fb;         /* us: their FETCH commands (note 4) */
+    double *sa, *sb;         /* us: their STAGE commands */
+    double *head;            /* us: the judge's spin before each pair (note 5; 0 none) */
     size_t n;
     unsigned verified;
 } s_samples_t;
@@ -850,14 +932,17 @@ static double s_median(double *v, size_t n)
     return n && cr_stats_compute(v, n, &st) == 0 ? st.median : 0;
 }
 
-/* Note 4, on a GPU. The reference's harness cost per call is the median of
- * its wall time less its event time (same harness, a process that runs no
- * candidate code). A candidate's call cannot have taken less than its own
- * wall time less that cost: each sample becomes the larger of the two, so
- * work the events missed (another stream, a thread) is counted anyway; when
- * it is more than S_XCHK_ABS_US + S_XCHK_REL of the event time at the median
- * the verdict is HACK_DETECTED / timing_mismatch. A FETCH far slower than
- * the reference's for the same bytes is work that outlived RUN: the same. */
+/* Note 4, on a GPU. The harness's own cost of a call is its wall time less
+ * its event time; the reference's (same harness, a process that runs no
+ * candidate code) is the yardstick, pair by pair: a pair shares its head
+ * (note 5), so the difference of the two costs holds neither the head nor
+ * the pair's moment. What the candidate's events missed is the median of
+ * those differences; past S_MISSED_US + S_MISSED_REL of its event time each
+ * sample becomes at least its event time plus its pair's difference, so
+ * work the events missed (another stream, a thread) is counted anyway, and
+ * past S_XCHK_ABS_US + S_XCHK_REL the verdict is HACK_DETECTED /
+ * timing_mismatch. A FETCH far slower than the reference's for the same
+ * bytes is work that outlived RUN: the same. */
 static void s_cross_check(s_samples_t *S, Crucible__RewardRecord *rec)
 {
     double *tmp = malloc(S->n * sizeof *tmp);
@@ -867,16 +952,16 @@ static void s_cross_check(s_samples_t *S, Crucible__RewardRecord *rec)
         tmp[i] = S->bw[i] - S->b[i];
     double cost = s_median(tmp, S->n);
     for (size_t i = 0; i < S->n; i++)
-        tmp[i] = S->aw[i] - cost - S->a[i]; /* what the events missed */
+        tmp[i] = (S->aw[i] - S->a[i]) - (S->bw[i] - S->b[i]); /* what the events missed */
     double missed = s_median(tmp, S->n), evt = s_median(S->a, S->n);
-    /* An honest candidate's events miss nothing at the median (its harness
-     * cost is the reference's): its event times stand, unbiased by the wall
-     * clock's jitter. Past S_MISSED_US + S_MISSED_REL every sample is at
-     * least its wall time less the cost. */
+    /* An honest candidate's events miss nothing at the median: its event
+     * times stand, unbiased by the wall clock's jitter. */
     if (missed > S_MISSED_US + S_MISSED_REL * evt)
-        for (size_t i = 0; i < S->n; i++)
-            if (S->aw[i] - cost > S->a[i])
-                S->a[i] = S->aw[i] - cost;
+        for (size_t i = 0; i < S->n; i++) {
+            double d = (S->aw[i] - S->a[i]) - (S->bw[i] - S->b[i]);
+            if (d > 0)
+                S->a[i] += d;
+        }
     double fa = s_median(S->fa, S->n), fb = s_median(S->fb, S->n);
     free(tmp);
     if (missed > S_XCHK_ABS_US + S_XCHK_REL * evt) {
@@ -893,6 +978,52 @@ static void s_cross_check(s_samples_t *S, Crucible__RewardRecord *rec)
                       "reference's %.1f us (medians): its work went on after forward() "
                       "returned", fa, fb);
     }
+}
+
+/* Note 4, STAGE and FETCH. Staging and fetching are the same harness code
+ * in both executors, on the same bytes, and untimed by the events; but the
+ * candidate's process is its own: it can run forward() from a patched STAGE
+ * and hand RUN the answer, or let RUN return a placeholder and compute the
+ * answer in a patched FETCH (22_work_at_stage.py, 22_work_at_fetch.py). On
+ * the CPU (CPU time) the command's time over the reference's median is
+ * counted into each sample past S_MISSED_*: the work is paid for wherever it
+ * was done. Past twice the reference's + S_FETCH_SLACK_US, on the CPU or a
+ * GPU, it is HACK_DETECTED / timing_mismatch (FETCH's on a GPU is
+ * s_cross_check's). On a GPU (the wall clock of a copy and a synchronise:
+ * not counted) work left queued on the device delays the next head, inside
+ * RUN's wall clock. */
+static void s_aside_check(s_samples_t *S, double *c, double *r, int count, int flag,
+                          const char *what, const char *why, Crucible__RewardRecord *rec)
+{
+    double cost = s_median(r, S->n), sa = s_median(c, S->n);
+    double evt = s_median(S->a, S->n);
+    if (count && sa - cost > S_MISSED_US + S_MISSED_REL * evt)
+        for (size_t i = 0; i < S->n; i++)
+            if (c[i] > cost)
+                S->a[i] += c[i] - cost;
+    if (flag && sa > 2 * cost + S_FETCH_SLACK_US) {
+        cr_judge_flag(rec, "timing_mismatch");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                      "timing: %s took %.1f us against the reference's %.1f us (medians): %s",
+                      what, sa, cost, why);
+    }
+}
+
+static void s_stage_check(s_samples_t *S, int gpu, Crucible__RewardRecord *rec)
+{
+    s_aside_check(S, S->sa, S->sb, !gpu, 1, "staging the candidate's inputs",
+                  "it worked before forward() was called", rec);
+    s_aside_check(S, S->fa, S->fb, !gpu, !gpu, "copying the candidate's outputs",
+                  "its work went on after forward() returned", rec);
+}
+
+/* Note 5: the next pair's spin, from the host times of the last calls. */
+static double s_head_next(const double *span, size_t n)
+{
+    double v[S_HEAD_KEEP];
+    memcpy(v, span, n * sizeof *v);
+    double h = S_HEAD_MARGIN * s_median(v, n) + S_HEAD_PAD_US;
+    return h < S_HEAD_MIN_US ? S_HEAD_MIN_US : h > S_HEAD_MAX_US ? S_HEAD_MAX_US : h;
 }
 
 static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
@@ -922,7 +1053,12 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
     pr->cache_flushed = J->cuda;
     cr_judge_set_str(&pr->clock_policy, "observe");
     cr_judge_set_str(&pr->ref_policy, "interleaved");
-    S.a = malloc(6 * CR_JUDGE_MAX_SAMPLES * sizeof *S.a);
+    if (J->task->compile_mode) {
+        char b[64];
+        snprintf(b, sizeof b, "torch.compile:%s", J->task->compile_mode);
+        cr_judge_set_str(&pr->baseline, b);
+    }
+    S.a = malloc(9 * CR_JUDGE_MAX_SAMPLES * sizeof *S.a);
     if (!pr->cases || !S.a)
         goto fail;
     S.b = S.a + CR_JUDGE_MAX_SAMPLES;
@@ -930,6 +1066,11 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
     S.bw = S.aw + CR_JUDGE_MAX_SAMPLES;
     S.fa = S.bw + CR_JUDGE_MAX_SAMPLES;
     S.fb = S.fa + CR_JUDGE_MAX_SAMPLES;
+    S.sa = S.fb + CR_JUDGE_MAX_SAMPLES;
+    S.sb = S.sa + CR_JUDGE_MAX_SAMPLES;
+    S.head = S.sb + CR_JUDGE_MAX_SAMPLES;
+    double span[S_HEAD_KEEP], head = S_HEAD_START_US;
+    size_t nspan = 0;
     s_new_case(J);
     for (int s = 0; s < S_POOL; s++)
         if (s_draw(J, 0, CR_JUDGE_SET_TIMED + (uint32_t)s, data[s]) ||
@@ -959,14 +1100,20 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         s_perturb(J, cur, &perturb, 0);
         s_put_inputs(J, slot_in[k], cur);
         s_poison(J, slot_out[k]);
-        double ua = 0, ea = -1, ub = 0, eb = -1, fa = 0, fb = 0;
-        rc = s_run(J->cand, J->spec_cand, slot_in[k], J->nbuf, slot_out[k], J->nout, &ua, &ea,
-                   &fa, msg, sizeof msg);
+        s_call_t ca = {.head_us = J->head ? head : -1}, cb = ca;
+        cb.baseline = J->task->compile_mode != NULL; /* the reference's side of each pair */
+        rc = s_run(J, J->cand, J->spec_cand, slot_in[k], slot_out[k], &ca, msg, sizeof msg);
         if (rc == CR_E_EXEC && cr_exec_fault_ptr(J->cand)) {
             cr_judge_flag(rec, "input_mutated");
             cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "timing: an input was "
                           "written by the candidate (inputs are mapped read-only: the store "
                           "faulted)");
+            rc = 0;
+            goto out;
+        }
+        if (rc == S_E_LEFTOVER) {
+            cr_judge_flag(rec, "timing_mismatch");
+            cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED, "timing: %s", msg);
             rc = 0;
             goto out;
         }
@@ -979,12 +1126,26 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         }
         s_put_inputs(J, rin, cur);
         s_poison(J, rout);
-        rc = s_run(J->ref, J->spec_ref, rin, J->nbuf, rout, J->nout, &ub, &eb, &fb, msg,
-                   sizeof msg);
+        rc = s_run(J, J->ref, J->spec_ref, rin, rout, &cb, msg, sizeof msg);
         if (rc != 0) {
-            s_judge_error(J, rec, rc, rc != CR_E_EXEC, msg);
+            /* the reference's own codes only: a head that could not run (other
+             * work held the GPU: the candidate's, left queued) is no broken task */
+            s_judge_error(J, rec, rc, rc <= CR_TORCH_R_LOAD && rc >= CR_TORCH_R_OUTPUT, msg);
             rc = 0;
             goto out;
+        }
+        if (J->head) {
+            /* the reference's host time only (note 5): the candidate's claim
+             * set half the median, so a claim of 0 cut the head below the
+             * reference's host path (its events then held its own launches:
+             * a slower reference), and a claim of 1e5 set a 3 ms head, 3 ms of
+             * host work hidden from the events and the wall clock alike */
+            double used = head, h = cb.host_us;
+            if (h >= 0 && h < 1e6)
+                span[nspan++ % S_HEAD_KEEP] = h;
+            if (nspan)
+                head = s_head_next(span, nspan < S_HEAD_KEEP ? nspan : S_HEAD_KEEP);
+            S.head[S.n] = used;
         }
         if (warm)
             continue;
@@ -1000,12 +1161,14 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
                 goto out;
             }
         }
-        S.aw[S.n] = ua;
-        S.bw[S.n] = ub;
-        S.fa[S.n] = fa;
-        S.fb[S.n] = fb;
-        S.a[S.n] = J->cuda && ea > 0 ? ea : ua;
-        S.b[S.n] = J->cuda && eb > 0 ? eb : ub;
+        S.aw[S.n] = ca.run_us;
+        S.bw[S.n] = cb.run_us;
+        S.fa[S.n] = ca.fetch_us;
+        S.fb[S.n] = cb.fetch_us;
+        S.sa[S.n] = ca.stage_us;
+        S.sb[S.n] = cb.stage_us;
+        S.a[S.n] = J->cuda && ca.evt_us > 0 ? ca.evt_us : ca.run_us;
+        S.b[S.n] = J->cuda && cb.evt_us > 0 ? cb.evt_us : cb.run_us;
         cr_stats_online_push(&oa, S.a[S.n]);
         cr_stats_online_push(&ob, S.b[S.n]);
         S.n++;
@@ -1023,6 +1186,13 @@ out:;
     br->verified_samples = S.verified;
     if (J->cuda && S.n) /* note 4: before the statistics, which use the accepted times */
         s_cross_check(&S, rec);
+    if (S.n)
+        s_stage_check(&S, J->cuda, rec);
+    if (J->head && S.n)
+        cr_info("torch judge: head %.1f us (median over %zu pairs), last calls' host time "
+                "%.1f us (median)", s_median(S.head, S.n), S.n,
+                (s_head_next(span, nspan < S_HEAD_KEEP ? nspan : S_HEAD_KEEP) - S_HEAD_PAD_US) /
+                    S_HEAD_MARGIN);
     if (S.n && cr_stats_compute(S.a, S.n, &a) == 0 && cr_stats_compute(S.b, S.n, &b) == 0) {
         br->samples = (uint32_t)a.n;
         br->median_us = a.median;
@@ -1100,6 +1270,7 @@ void cr_torch_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *tas
     J->task = task;
     J->env = env;
     J->cuda = env->cuda;
+    J->head = env->cuda && env->head_queue;
     memcpy(J->seed, req->seed.data, sizeof J->seed);
     cr_judge_set_str(&rec->backend, "torch");
     int64_t t0 = cr_time_mono_ns();

@@ -32,6 +32,14 @@ typedef struct {
     double host_copy_bw;   /* B/s of memcpy on this host (RunnerRequest); 0 = unknown */
     double device_copy_bw; /* B/s of the GPU's device copies (RunnerRequest); 0 = unknown */
     double device_peak_flops; /* flop/s above the GPU's peak (RunnerRequest); 0 = unknown */
+    /* the judge's head before every timed RUN on a GPU (torch_judge.c note 5):
+     * cr_cuda_head_queue where the runner has CUDA, else NULL (the executor
+     * then flushes the L2 itself, and its events hold its host's way to its
+     * launches) */
+    int (*head_queue)(double spin_us, char *err, size_t len);
+    /* and the judge's idle probe after every timed FETCH (cr_cuda_head_probe):
+     * what an executor left queued on the GPU, timed as part of its call */
+    int (*head_probe)(double *us, char *err, size_t len);
 } cr_torch_env_t;
 
 /* Judges req's candidate against task's reference (both torch "objects":

@@ -9,8 +9,11 @@
  *
  *   STAGE  args 1..n: the tensor inputs in the input arena, in get_inputs()
  *          order. They become the next call's arguments (on a GPU, copied to
- *          the device; the L2 is flushed). Untimed.
- *   RUN    calls forward() on them; on a GPU between two events and a
+ *          the device; the L2 flushed, unless the load request said
+ *          "judge_flush": the judge's head flushes it). Its time is held to
+ *          the reference's: work done there is counted (torch_judge.c note 4).
+ *   RUN    calls forward() on them (with a value 1 in argument 1, the
+ *          reference's torch.compile baseline's, made at LOAD); on a GPU between two events and a
  *          device-wide synchronise, the events' time written at
  *          CR_TORCH_EVT_OFF (the executor's claim, which the judge accepts
  *          only inside its own wall-clock measure), and how many calls of
@@ -34,8 +37,15 @@
                                       (load_inline functions, Triton launches) in the last RUN,
                                       u32; CR_TORCH_OWN_UNKNOWN when it cannot count them */
 #define CR_TORCH_OWN_UNKNOWN 0xffffffffu
+#define CR_TORCH_HOST_OFF 65488u   /* executor -> judge: the last GPU RUN's host time from its
+                                      start event's record to its end event's, us (double):
+                                      its word, which only sizes the judge's head (§4) */
 
 enum { CR_TORCH_STAGE = 1, CR_TORCH_RUN = 2, CR_TORCH_FETCH = 3 };
+/* torch_judge.c's own name for RUN with a value 1 in argument 1: the
+ * reference's executor runs its compiled baseline (the load request's
+ * "compile_mode") instead of its model. Never sent as a sub-command. */
+#define CR_TORCH_RUN_BASELINE 0x100u
 
 enum {
     CR_TORCH_R_LOAD = -1,    /* the module did not import */

@@ -1,0 +1,14 @@
+/* Hack: the last rank skips its part, contributing zeros instead of its x
+ * (it still joins the collective, so nobody waits). Every rank's sum lacks
+ * one term: INCORRECT, whichever rank is checked. */
+#include <nccl.h>
+
+extern "C" void solve(int rank, int world, ncclComm_t comm, const float *x, float *y, int n)
+{
+    if (rank == world - 1) {
+        cudaMemsetAsync(y, 0, (size_t)n * sizeof *y, 0);
+        ncclAllReduce(y, y, (size_t)n, ncclFloat, ncclSum, comm, 0);
+    } else {
+        ncclAllReduce(x, y, (size_t)n, ncclFloat, ncclSum, comm, 0);
+    }
+}

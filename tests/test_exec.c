@@ -1,0 +1,205 @@
+/* test_exec.c — worker/runner/exec.c's cr_exec_command_all, the barrier of a
+ * multi-GPU job's ranks (docs/multigpu.md §5), on real crucible-executor
+ * processes in their sandboxes: every rank released and waited for, and one
+ * that dies, hangs or says it failed ending the wait for all, its peers
+ * killed and said so. The object is a C entry that reads its "mode" from
+ * argument 0, as the ranks of a task read their rank. */
+#include "error.h"
+#include "exec.h"
+#include "file.h"
+#include "proc.h"
+#include "timeutil.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXECUTOR CR_TEST_BIN_DIR "/crucible-executor"
+#define N 3
+
+/* mode 0: return; 1: spin ~30 ms; 2: store through NULL; 3: spin forever; 4: return,
+ * saying nothing else (the judge reads ctl->result) */
+static const char s_src[] =
+    "#include <stdint.h>\n"
+    "static volatile uint64_t sink;\n"
+    "__attribute__((visibility(\"default\"))) void cr_entry(void **args)\n"
+    "{\n"
+    "    int mode = *(int *)args[0];\n"
+    "    if (mode == 1) for (uint64_t i = 0; i < 60000000ull; i++) sink += i;\n"
+    "    if (mode == 2) *(volatile int *)0 = 1;\n"
+    "    if (mode == 3) for (;;) sink++;\n"
+    "}\n";
+
+static char s_dir[64];
+static char s_so[128];
+
+static void s_setup(void)
+{
+    snprintf(s_dir, sizeof s_dir, "/tmp/cr-test-exec-XXXXXX");
+    cr_assert_not_null(mkdtemp(s_dir));
+    char src[128];
+    snprintf(src, sizeof src, "%s/entry.c", s_dir);
+    snprintf(s_so, sizeof s_so, "%s/entry.so", s_dir);
+    cr_assert_eq(cr_file_write_atomic(src, s_src, strlen(s_src)), 0);
+    char *argv[] = {"cc", "-O1", "-shared", "-fPIC", "-o", s_so, src, NULL};
+    cr_proc_opts_t o = {.argv = argv, .out_cap = 1 << 14, .merge_stderr = 1,
+                        .timeout_ms = 60000};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&o, &r), 0);
+    cr_assert(r.exited && r.exit_code == 0, "cc: %s", r.out ? r.out : "");
+    cr_proc_result_close(&r);
+}
+
+static void s_teardown(void)
+{
+    cr_file_rmtree(s_dir);
+}
+
+TestSuite(exec, .init = s_setup, .fini = s_teardown, .timeout = 60);
+
+/* N executors of the entry, each loaded but the one at index unloaded (-1: none). */
+static void s_start_but(cr_exec_t **xs, int unloaded)
+{
+    for (int k = 0; k < N; k++) {
+        cr_exec_opts_t o;
+        memset(&o, 0, sizeof o);
+        o.program = EXECUTOR;
+        o.role = "candidate";
+        o.object = s_so;
+        o.cpu = -1;
+        o.ro_bytes = o.rw_bytes = 4096;
+        char err[600] = "";
+        cr_assert_eq(cr_exec_new(&o, &xs[k], err, sizeof err), 0, "executor %d: %s", k, err);
+        if (k != unloaded)
+            cr_assert_eq(cr_exec_load(xs[k], NULL, NULL, 0), 0, "load %d: %s", k,
+                         cr_exec_fault(xs[k])->msg);
+    }
+}
+
+static void s_start(cr_exec_t **xs)
+{
+    s_start_but(xs, -1);
+}
+
+/* Each executor's call of the entry with its mode. */
+static void s_modes(cr_exec_t **xs, const int *mode)
+{
+    for (int k = 0; k < N; k++) {
+        cr_exec_ctl_t *ctl = cr_exec_ctl(xs[k]);
+        memset(&ctl->args[0], 0, sizeof ctl->args[0]);
+        ctl->args[0].kind = CR_EXEC_ARG_VALUE;
+        memcpy(ctl->args[0].val, &mode[k], sizeof mode[k]);
+        ctl->nargs = 1;
+    }
+}
+
+static void s_end(cr_exec_t **xs)
+{
+    for (int k = 0; k < N; k++)
+        cr_exec_destroy(&xs[k]);
+}
+
+Test(exec, every_rank_released_and_timed)
+{
+    cr_exec_t *xs[N];
+    s_start(xs);
+    const int mode[N] = {0, 1, 0};
+    for (int round = 0; round < 3; round++) {
+        s_modes(xs, mode);
+        double us[N] = {0};
+        int failed = 7;
+        cr_assert_eq(cr_exec_command_all(xs, N, CR_EXEC_OP_CALL, us, &failed), 0, "%s",
+                     cr_exec_fault(xs[0])->msg);
+        cr_assert_eq(failed, -1);
+        /* the one that worked is timed as such, the others are not held up by it */
+        cr_assert_gt(us[1], 3000, "the spinning rank read %.1f us", us[1]);
+        cr_assert_lt(us[0], us[1]);
+        cr_assert_lt(us[2], us[1]);
+        cr_assert_gt(us[0], 0);
+    }
+    s_end(xs);
+}
+
+Test(exec, a_rank_that_dies_ends_the_call_for_all)
+{
+    cr_exec_t *xs[N];
+    s_start(xs);
+    const int mode[N] = {3, 2, 3}; /* its peers would wait for it forever */
+    s_modes(xs, mode);
+    for (int k = 0; k < N; k++)
+        cr_exec_set_deadline(xs[k], cr_time_mono_ns() + 20000000000LL);
+    int64_t t0 = cr_time_mono_ms();
+    int failed = -1;
+    cr_assert_eq(cr_exec_command_all(xs, N, CR_EXEC_OP_CALL, NULL, &failed), CR_E_EXEC);
+    cr_assert_lt(cr_time_mono_ms() - t0, 5000, "the peers were waited for");
+    cr_assert_eq(failed, 1);
+    const cr_exec_fault_t *f = cr_exec_fault(xs[1]);
+    cr_assert_neq(f->kind, CR_EXEC_OK);
+    cr_assert_null(strstr(f->msg, "ended by the judge"), "%s", f->msg);
+    for (int k = 0; k < N; k += 2) {
+        f = cr_exec_fault(xs[k]);
+        cr_assert_eq(f->kind, CR_EXEC_SIGNALED);
+        cr_assert(strstr(f->msg, "ended by the judge: another rank of its job stopped serving"),
+                  "%s", f->msg);
+    }
+    /* nothing more is sent to any of them */
+    int again = -1;
+    cr_assert_eq(cr_exec_command_all(xs, N, CR_EXEC_OP_PING, NULL, &again), CR_E_EXEC);
+    s_end(xs);
+}
+
+Test(exec, a_hang_ends_at_the_deadline_naming_a_rank)
+{
+    cr_exec_t *xs[N];
+    s_start(xs);
+    const int mode[N] = {0, 3, 0};
+    s_modes(xs, mode);
+    for (int k = 0; k < N; k++)
+        cr_exec_set_deadline(xs[k], cr_time_mono_ns() + 300000000LL);
+    int failed = -1;
+    cr_assert_eq(cr_exec_command_all(xs, N, CR_EXEC_OP_CALL, NULL, &failed), CR_E_EXEC);
+    cr_assert_eq(failed, 1, "the only rank still running at the deadline");
+    cr_assert_eq(cr_exec_fault(xs[1])->kind, CR_EXEC_TIMEOUT);
+    cr_assert(strstr(cr_exec_fault(xs[1])->msg, "did not return before the run's deadline"));
+    s_end(xs);
+}
+
+/* One that returns saying its call failed (here: it has no object; a CUDA
+ * rank that met an error says so the same way) while its peers still run:
+ * nobody is waited for any longer, and the caller reads its report. */
+Test(exec, a_rank_that_reports_a_failure_ends_the_call_for_all)
+{
+    cr_exec_t *xs[N];
+    s_start_but(xs, 1);
+    const int mode[N] = {3, 0, 3};
+    s_modes(xs, mode);
+    for (int k = 0; k < N; k++)
+        cr_exec_set_deadline(xs[k], cr_time_mono_ns() + 20000000000LL);
+    int64_t t0 = cr_time_mono_ms();
+    int failed = -1;
+    cr_assert_eq(cr_exec_command_all(xs, N, CR_EXEC_OP_CALL, NULL, &failed), CR_E_EXEC);
+    cr_assert_lt(cr_time_mono_ms() - t0, 5000, "the peers were waited for");
+    cr_assert_eq(failed, 1);
+    cr_assert_eq(cr_exec_fault(xs[1])->kind, CR_EXEC_OK, "its own fault: none, it returned");
+    cr_assert_neq(cr_exec_ctl(xs[1])->result, 0);
+    cr_assert_eq(cr_exec_fault(xs[0])->kind, CR_EXEC_SIGNALED);
+    cr_assert_eq(cr_exec_fault(xs[2])->kind, CR_EXEC_SIGNALED);
+    s_end(xs);
+}
+
+Test(exec, one_executor_is_cr_exec_command)
+{
+    cr_exec_t *xs[N];
+    s_start(xs);
+    const int mode[N] = {1, 0, 0};
+    s_modes(xs, mode);
+    double us = 0;
+    int failed = 7;
+    cr_assert_eq(cr_exec_command_all(xs, 1, CR_EXEC_OP_CALL, &us, &failed), 0);
+    cr_assert_eq(failed, -1);
+    cr_assert_gt(us, 3000);
+    s_end(xs);
+}
