@@ -42,10 +42,6 @@
                                       its word, which only sizes the judge's head (§4) */
 
 enum { CR_TORCH_STAGE = 1, CR_TORCH_RUN = 2, CR_TORCH_FETCH = 3 };
-/* torch_judge.c's own name for RUN with a value 1 in argument 1: the
- * reference's executor runs its compiled baseline (the load request's
- * "compile_mode") instead of its model. Never sent as a sub-command. */
-#define CR_TORCH_RUN_BASELINE 0x100u
 
 enum {
     CR_TORCH_R_LOAD = -1,    /* the module did not import */
