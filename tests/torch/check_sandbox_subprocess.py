@@ -1,28 +1,26 @@
 #!/usr/bin/python3
 """Programs started inside a GPU torch executor's sandbox run (docs/torch.md §5).
 
-On a GPU the sandbox lets Triton's JIT start ptxas and the C compiler; in session 15
-every such child died of SIGSYS on the H200 (Python's vfork child resets the sandbox's
-SIGSYS handler, a call the filter traps). This enters the same sandbox with the GPU
-profile (threads and programs allowed: cr_pysandbox_enter, as crucible-torch does on a
-GPU) in two fresh processes, stacks the second filter as crucible-torch does after the
-first call (cr_pysandbox_lock with allow_exec), and starts /sbin/ldconfig -p, gcc and,
-where the toolkit has it, ptxas in each (and ldconfig once more with close_fds=False,
-which Python 3.11 starts by posix_spawn, as 3.13 does every program): all must
-succeed, with crucible-torch's _fork_not_vfork and without it (the vfork child's reset of
-SIGSYS's handler was trapped until the sandbox refused that call with EPERM under a JIT);
-and in both, installing a SIGSYS handler must fail with EPERM. On the H200 in session 16
-every Triton candidate was a sandbox_violation, "denied system call rt_sigaction (13)" (13
-is the call's number): LLVM, inside Triton, installs a handler for every fatal signal,
-SIGSYS among them, as it compiles, which the first filter trapped; and after the first call
-the second filter trapped every handler a child installs before or after exec (Python's
-forked child sets SIGPIPE back, gcc installs its own), which this shows on the CPU.
+On a GPU the sandbox lets Triton's JIT start ptxas and the C compiler. This enters the same
+sandbox with the GPU profile (threads and programs allowed: cr_pysandbox_enter, as
+crucible-torch does on a GPU) in a fresh process, checks that a SIGSYS handler is refused
+with EPERM, stacks the second filter as crucible-torch does after the first call
+(cr_pysandbox_lock with allow_exec), and starts /sbin/ldconfig -p, gcc and, where the
+toolkit has it, ptxas (and ldconfig once more with close_fds=False, which Python 3.11
+starts by posix_spawn): every one must exit 0.
+
+What it guards: on the H200 in session 15 every program Triton started died of SIGSYS
+(Python's vfork child sets SIGSYS back before exec, which the first filter trapped), and in
+session 16 every Triton candidate was a sandbox_violation, "denied system call rt_sigaction
+(13)" (13 is the call's number): LLVM, inside Triton, installs a SIGSYS handler as it
+compiles. Under a JIT the first filter now refuses that with EPERM, and on a GPU the second
+filter no longer traps the handlers compilers install before or after exec. On the old code
+the programs exit -31 or 86.
 
   check_sandbox_subprocess.py --build BUILD_DIR --src SOURCE_DIR
 """
 import argparse
 import ctypes
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -35,13 +33,7 @@ PTXAS = next((p for p in (os.path.join(os.environ.get("CUDA_HOME", "/usr/local/c
               if p and os.access(p, os.X_OK)), "")
 
 
-def child(build, src, fix):
-    if fix:
-        spec = importlib.util.spec_from_file_location(
-            "crucible_torch", os.path.join(src, "worker", "runner", "torch", "crucible_torch.py"))
-        ct = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(ct)
-        ct._fork_not_vfork()
+def child(build):
     lib = ctypes.CDLL(os.path.join(build, "libcrucible-pysandbox.so"))
     echo, summary, net = ctypes.create_string_buffer(512), ctypes.create_string_buffer(512), ctypes.c_int(0)
     scratch = tempfile.mkdtemp(prefix="cr-sbx-")
@@ -92,24 +84,21 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--src", required=True)
-    ap.add_argument("--child", choices=("fix", "nofix"))
+    ap.add_argument("--child", action="store_true")
     a = ap.parse_args()
     if a.child:
-        return child(os.path.abspath(a.build), os.path.abspath(a.src), a.child == "fix")
-    bad = 0
-    n = 4 if PTXAS else 3
-    # both succeed since SIGSYS's handler is refused with EPERM under a JIT (the vfork
-    # child's reset of it no longer traps); before that nofix died of SIGSYS (-31)
-    for mode, want in (("nofix", " ".join(["0"] * n)), ("fix", " ".join(["0"] * n))):
-        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--build", a.build, "--src",
-                            a.src, "--child", mode], capture_output=True, text=True, timeout=120)
-        got = [l[6:] for l in p.stdout.splitlines() if l.startswith("CODES ")]
-        ok = got == [want] and "SIGSYS handler refused" in p.stdout
-        bad += not ok
-        print("%s %-6s exits %s (want %s)\n%s" % ("ok  " if ok else "FAIL", mode,
-                                               got[0] if got else "none", want,
-                                               p.stdout + p.stderr[-600:]))
-    return 1 if bad else 0
+        return child(os.path.abspath(a.build))
+    # every program exits 0: Python's vfork or posix_spawn child sets SIGSYS back, which
+    # under a JIT is refused with EPERM (before: trapped, the child died of SIGSYS, -31);
+    # the second filter no longer traps the handlers the compilers install (before: 86)
+    want = " ".join(["0"] * (4 if PTXAS else 3))
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--build", a.build, "--src",
+                        a.src, "--child"], capture_output=True, text=True, timeout=120)
+    got = [l[6:] for l in p.stdout.splitlines() if l.startswith("CODES ")]
+    ok = got == [want] and "SIGSYS handler refused" in p.stdout
+    print("%s exits %s (want %s)\n%s" % ("ok  " if ok else "FAIL", got[0] if got else "none",
+                                         want, p.stdout + p.stderr[-600:]))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -361,7 +361,7 @@ class Executor:
         self.threads = threads
         # Diagnostics: CR_TORCH_TRACE=1 writes each GPU RUN's host times to stderr
         # (the judge's log at debug): where the way from the start event to the
-        # first launch goes (docs/torch.md §4, what is not solved)
+        # first launch goes (docs/torch.md §4, the judge's head)
         self.trace = os.environ.get("CR_TORCH_TRACE") == "1"
         self.trace_line = ""
         self.clock = time.perf_counter_ns
@@ -679,23 +679,6 @@ class _Fail(Exception):
 _sandbox = None
 
 
-def _fork_not_vfork():
-    """On a GPU the sandbox lets Triton's JIT run ptxas and the C compiler (docs/torch.md
-    §5). Python's subprocess starts them with vfork or posix_spawn, and either child
-    sets every handled signal back to the default before exec, the sandbox's SIGSYS
-    handler too: an rt_sigaction of SIGSYS, which the filter traps, so every such
-    child died of SIGSYS before it ran (ldconfig and gcc for Triton's launcher, on the
-    H200 in session 15). A forked child leaves the handlers alone (exec resets them).
-    Python 3.10 has neither switch (and vforks): said on stderr."""
-    import subprocess
-    knobs = [k for k in ("_USE_VFORK", "_USE_POSIX_SPAWN") if hasattr(subprocess, k)]
-    for k in knobs:
-        setattr(subprocess, k, False)
-    if "_USE_VFORK" not in knobs:
-        sys.stderr.write("crucible-torch: this Python's subprocess cannot be told to fork: "
-                         "programs a candidate's Triton starts may die of SIGSYS\n")
-
-
 def _sandbox_lib():
     global _sandbox
     if _sandbox is None:
@@ -767,7 +750,6 @@ def executor_main(argv):
             torch.zeros(1, device="cuda")
             torch.cuda.synchronize()
             os.environ["CUDA_CACHE_DISABLE"] = "1"  # the driver's JIT cache is under $HOME
-            _fork_not_vfork()
     except BaseException as e:
         _die(ctl, "import torch (%s): %s" % (device, _first_line(e)))
     import warnings
