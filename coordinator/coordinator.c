@@ -1202,6 +1202,7 @@ static int s_ack_keep(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible_
         c->capacks = cap;
     }
     s_ack_t *a = &c->acks[c->nacks++];
+    c->nsorted = 0; /* ack_order points into acks: sort again (it may have moved) */
     a->peer = w->peer;
     cr_text_copy(a->batch_id, sizeof a->batch_id, rec->batch_id);
     cr_text_copy(a->job_id, sizeof a->job_id, rec->job_id);
@@ -1401,9 +1402,9 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
     s_set_str(&rec->worker_id, w->id);
     /* this worker's, and this try's: a late result of an earlier try it also
      * ran (a lease that ran out, then the job came back to it) is not the
-     * current one's verdict (attempt 0: a worker that does not say) */
+     * current one's verdict; a record that names no try (0) names none */
     int holds = info.state == CR_JOB_ASSIGNED && strcmp(info.worker_id, w->id) == 0 &&
-                (rec->attempt == 0 || rec->attempt == info.attempt);
+                rec->attempt == info.attempt;
     int infra = rec->status == CRUCIBLE__STATUS__STATUS_INFRA_ERROR ||
                 rec->status == CRUCIBLE__STATUS__STATUS_WORKER_LOST;
     if (!holds) {
@@ -1488,7 +1489,14 @@ static void s_worker_results(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible
                 "one message", res->n_records, CR_WIRE_RESULT_BATCH);
         return;
     }
-    if (!res || res->record || !res->n_records)
+    if (res && res->record && res->n_records) {
+        cr_warn("worker %s: Result with both a record and records: refused, not recorded",
+                w->id);
+        s_error(c, c->workers, &w->peer, CR_E_USAGE, "", "Result: a record or records, not "
+                "both");
+        return;
+    }
+    if (!res || !res->n_records)
         s_worker_result(c, w, res ? res->record : NULL);
     for (size_t i = 0; res && i < res->n_records; i++)
         s_worker_result(c, w, res->records[i]);

@@ -1883,7 +1883,17 @@ Test(coordinator, slow_batched_reader_does_not_grow_memory, .timeout = 120)
  * Assign without jobs, Result.records from workers) ---- */
 
 /* One Result holding records for jobs ids[0..n) of batch, attempt 1, OK. */
+static void s_results_with(void *w, const char *batch, char (*ids)[16], size_t n,
+                           Crucible__RewardRecord *also);
+
 static void s_results(void *w, const char *batch, char (*ids)[16], size_t n)
+{
+    s_results_with(w, batch, ids, n, NULL);
+}
+
+/* s_results, with also (when not NULL) in Result.record beside the records. */
+static void s_results_with(void *w, const char *batch, char (*ids)[16], size_t n,
+                           Crucible__RewardRecord *also)
 {
     Crucible__RewardRecord *recs = calloc(n, sizeof *recs);
     Crucible__RewardRecord **rp = calloc(n, sizeof *rp);
@@ -1899,6 +1909,7 @@ static void s_results(void *w, const char *batch, char (*ids)[16], size_t n)
     Crucible__Result res = CRUCIBLE__RESULT__INIT;
     res.n_records = n;
     res.records = rp;
+    res.record = also;
     Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
     env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
     env.result = &res;
@@ -2172,6 +2183,51 @@ Test(coordinator, result_of_too_many_records_is_refused, .timeout = 30)
     cr_assert_eq(acked, N);
     for (int i = 0; i < N; i++)
         cr_expect_eq(s_db_state("big", ids[i]), 2);
+    zmq_close(w);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
+/* A Result that carries both a record and records is refused whole (E_USAGE),
+ * nothing recorded: one message is one or the other. */
+Test(coordinator, result_with_record_and_records_is_refused, .timeout = 30)
+{
+    enum { N = 2 };
+    char ids[N + 1][16];
+    void *cl = NULL;
+    void *w = s_all_assigned("both", N + 1, &cl, ids);
+    Crucible__RewardRecord one = CRUCIBLE__REWARD_RECORD__INIT;
+    one.batch_id = "both";
+    one.job_id = ids[N];
+    one.attempt = 1;
+    one.status = CRUCIBLE__STATUS__STATUS_OK;
+    s_results_with(w, "both", ids, N, &one);
+    Crucible__Envelope *env = EXPECT(w, ERROR);
+    cr_assert_not_null(env, "no Error for a Result with a record and records");
+    cr_expect_str_eq(env->error->code, "E_USAGE");
+    cr_wire_free(&env);
+    usleep(200 * 1000);
+    for (int i = 0; i <= N; i++)
+        cr_expect_neq(s_db_state("both", ids[i]), 2, "%s recorded from a refused Result", ids[i]);
+    zmq_close(w);
+    zmq_close(cl);
+    s_stop(&s_env);
+}
+
+/* A record that names no try (attempt 0) is not the current try's verdict:
+ * acknowledged, not recorded; the try's own record is. */
+Test(coordinator, result_without_its_try_is_not_recorded, .timeout = 30)
+{
+    char ids[1][16];
+    void *cl = NULL;
+    void *w = s_all_assigned("notry", 1, &cl, ids);
+    s_result(w, "notry", ids[0], 0, CRUCIBLE__STATUS__STATUS_OK, 1.0);
+    usleep(500 * 1000);
+    cr_expect_neq(s_db_state("notry", ids[0]), 2, "a record of attempt 0 was recorded");
+    s_result(w, "notry", ids[0], 1, CRUCIBLE__STATUS__STATUS_OK, 1.0);
+    for (int k = 0; k < 50 && s_db_state("notry", ids[0]) != 2; k++)
+        usleep(100 * 1000);
+    cr_expect_eq(s_db_state("notry", ids[0]), 2, "its own try's record was not recorded");
     zmq_close(w);
     zmq_close(cl);
     s_stop(&s_env);
