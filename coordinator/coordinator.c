@@ -222,7 +222,8 @@ struct cr_coordinator {
     s_outmsg_t *out;                /* owned: messages kept for after the commit */
     size_t nout;                    /* entries used */
     size_t capout;                  /* entries allocated */
-    size_t out_bytes;               /* bytes kept in out */
+    size_t nopen;                   /* subscriptions with an open batch (s_batches_close's
+                                       shortcut: never fewer than there are) */
     uint64_t tag_sub;               /* subscription the messages being kept belong to */
     uint64_t next_sub_id;           /* last s_sub_t.id given */
     s_ack_t *acks;                  /* owned: Acks kept for assign_acks workers (s_ack);
@@ -367,10 +368,12 @@ static s_outmsg_t *s_outbox_slot(cr_coordinator_t *c)
  * records before it. */
 static void s_batches_close(cr_coordinator_t *c, const cr_peer_t *peer)
 {
-    for (size_t i = 0; i < c->nsubs; i++)
+    for (size_t i = 0; c->nopen && i < c->nsubs; i++)
         if (c->subs[i].open && c->subs[i].peer.len == peer->len &&
-            memcmp(c->subs[i].peer.bytes, peer->bytes, peer->len) == 0)
+            memcmp(c->subs[i].peer.bytes, peer->bytes, peer->len) == 0) {
             c->subs[i].open = 0;
+            c->nopen--;
+        }
 }
 
 /* Sends env, or, while a turn's transaction is open, keeps it for after
@@ -400,7 +403,6 @@ static int s_send(cr_coordinator_t *c, void *sock, const cr_peer_t *peer, Crucib
                      env->result->record
                  ? env->result->record->seq
                  : 0;
-    c->out_bytes += m->len;
     c->nout++;
     return 0;
 }
@@ -431,7 +433,6 @@ static int s_send_bytes(cr_coordinator_t *c, const cr_peer_t *peer, const uint8_
     m->peer = *peer;
     m->sub = c->tag_sub;
     m->seq = seq;
-    c->out_bytes += len;
     c->nout++;
     return 0;
 }
@@ -474,11 +475,11 @@ static int s_send_record(cr_coordinator_t *c, s_sub_t *sub, const uint8_t *blob,
         m->peer = sub->peer;
         m->sub = sub->id;
         c->nout++;
+        c->nopen += !sub->open;
         sub->open = c->nout;
     }
     m->len += cr_wire_batch_put(m->buf + m->off + m->len, blob, len);
     m->seq = seq;
-    c->out_bytes += entry;
     return 0;
 }
 
@@ -3019,7 +3020,7 @@ static void s_outbox_drop(cr_coordinator_t *c)
     for (size_t i = 0; i < c->nout; i++)
         free(c->out[i].buf);
     c->nout = 0;
-    c->out_bytes = 0;
+    c->nopen = 0;
     for (size_t i = 0; i < c->nsubs; i++)
         c->subs[i].open = 0; /* the outbox it pointed into is gone */
 }
