@@ -141,6 +141,14 @@ const cr_conf_row_t cr_config_rows[] = {
         CR_CMD_WORKER | CR_CMD_RUN,
         "uid and gid a runner started as root drops to before loading a candidate "
         "(docs/sandbox.md)"),
+    /* another uid than the executors': RLIMIT_NPROC counts every process of
+     * a uid, and a farm of compilers (nvcc and its children, 15 boxes at
+     * once) used up the executors' 256 on the H200: Python's OpenMP could
+     * not start a thread and the reference ended with exit 1 (session 17) */
+    ROW("compile-uid", CR_CONF_INT, compile_uid, "65533", 1, 4294967294.0,
+        CR_CMD_WORKER | CR_CMD_RUN,
+        "uid and gid a worker started as root runs its compile boxes as; not the "
+        "sandbox uid's (docs/security.md)"),
     ROW("metrics-addr", CR_CONF_STR, metrics_addr, "", 1, 0,
         CR_CMD_COORDINATOR | CR_CMD_WORKER,
         "HOST:PORT serving Prometheus metrics (GET /metrics, GET /healthz); :PORT = every "

@@ -76,6 +76,7 @@ typedef struct {
                                              (worker/supervisor.c note 8) */
     int64_t cpu;                          /* core the runner's timing thread is pinned to; -1 = pick */
     int64_t sandbox_uid;                  /* uid and gid a root runner drops to (docs/sandbox.md) */
+    int64_t compile_uid;                  /* uid and gid of a root worker's compile boxes */
     char metrics_addr[CR_CONFIG_STR];     /* coordinator, worker: HOST:PORT of GET /metrics; "" = off */
     /* --- job options (batch defaults) --- */
     double compile_timeout_s;             /* s; a worker's is a cap on its jobs' */

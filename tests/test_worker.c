@@ -969,6 +969,53 @@ static int s_count_lines(const char *path, int from, const char *what, int *befo
     return n;
 }
 
+/* A root worker's compile boxes run under --compile-uid, not the executors'
+ * --sandbox-uid: RLIMIT_NPROC counts every process of a uid, and fifteen
+ * nvcc boxes at once used up the executors' 256 on the H200 (a reference's
+ * Python could not start a thread: exit 1, session 17). The compiler, a
+ * script, writes its uid to the descriptor it inherits. */
+Test(compile, boxes_run_under_their_own_uid, .init = s_setup, .fini = s_teardown, .timeout = 60)
+{
+    if (geteuid() != 0)
+        cr_skip_test("not root: the worker's uid is kept for both");
+    cr_config_t cfg;
+    s_config(&cfg);
+    cfg.sandbox_uid = 65534;
+    cfg.compile_uid = 65531;
+    char *log = s_path("uid.txt");
+    int saved = fcntl(S_COUNT_FD, F_DUPFD_CLOEXEC, 10);
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0666);
+    cr_assert_geq(fd, 0, "%s: %s", log, strerror(errno));
+    cr_assert_eq(fchmod(fd, 0666), 0);
+    if (fd != S_COUNT_FD) {
+        cr_assert_eq(dup2(fd, S_COUNT_FD), S_COUNT_FD);
+        close(fd);
+    }
+    static const char uid_cc[] = "#!/bin/sh\n"
+                                 "if [ \"$1\" = --version ]; then echo 'uidcc 1.0'; exit 0; fi\n"
+                                 "id -u >&9\n"
+                                 "exec cc \"$@\"\n";
+    cr_compile_t *c = s_script_compile(&cfg, "uidcc", uid_cc);
+    cr_compile_submit(c, s_wjob("u1", s_ref, 0, 0));
+    cr_wjob_t *j = s_sink_get(&s_sink, 30000);
+    cr_assert_not_null(j);
+    cr_expect_eq(j->status, 0, "%s", j->message);
+    cr_wjob_destroy(&j);
+    cr_compile_destroy(&c);
+    close(S_COUNT_FD);
+    if (saved >= 0) {
+        dup2(saved, S_COUNT_FD);
+        close(saved);
+    }
+    char *text = NULL;
+    size_t n = 0;
+    cr_assert_eq(cr_file_read(log, 4096, &text, &n), 0, "%s", log);
+    cr_expect(strstr(text, "65531") != NULL, "the box's uid: %s", text);
+    cr_expect(strstr(text, "65534") == NULL, "a box ran as the executors' uid: %s", text);
+    free(text);
+    free(log);
+}
+
 /* Compile note 4: four threads get four jobs of one task at once (a GRPO
  * group). Its reference is built once, not by every thread, while the
  * other three build their candidates; a reference that does not build is

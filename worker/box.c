@@ -622,7 +622,7 @@ cr_box_t *cr_box_new(const cr_config_t *cfg, const char *work_dir, const char *c
     if (!b)
         return NULL;
     b->root = geteuid() == 0;
-    b->uid = b->root ? (uid_t)(cfg->sandbox_uid > 0 ? cfg->sandbox_uid : 65534) : geteuid();
+    b->uid = b->root ? (uid_t)(cfg->compile_uid > 0 ? cfg->compile_uid : 65533) : geteuid();
     b->gid = b->root ? (gid_t)b->uid : getegid();
     b->abi = cr_confine_landlock_abi();
     b->as_bytes = cfg->compile_memory_mb > 0 ? cfg->compile_memory_mb << 20 : 0;

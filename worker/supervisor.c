@@ -132,6 +132,7 @@
 #define S_REPORT_CAP (4u * 1024u * 1024u)
 /* 8 KiB of runner stderr: the last lines say why a candidate died. */
 #define S_STDERR_CAP (8u * 1024u)
+#define S_STDERR_CAP_DEBUG (128u * 1024u) /* at debug level: a torch job's per-pair lines */
 /* 300 s: only when neither the job nor the config gives a run timeout. */
 #define S_DEFAULT_RUN_TIMEOUT_S 300.0
 /* How long a runner may take from closing its report to being asleep (note 6). */
@@ -764,7 +765,7 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
     o.stdin_data = frame;
     o.stdin_len = flen;
     o.out_cap = S_REPORT_CAP;
-    o.err_cap = S_STDERR_CAP;
+    o.err_cap = CR_LEVEL_DEBUG >= cr__log_level ? S_STDERR_CAP_DEBUG : S_STDERR_CAP;
     o.timeout_ms = (int64_t)(tmo * 1000);
     o.out_done = s_report_complete;
     o.out_done_arg = token;

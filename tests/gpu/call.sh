@@ -156,7 +156,7 @@ PY
         timeout 150 "$py" tests/gpu/torch_dobench.py --results "$out/t/ex/results.jsonl" \
             --src "$PWD" --python "$py" > "$out/t/dobench.txt" 2>&1
         tail -12 "$out/t/dobench.txt" | sed 's/^/  /' >> "$L"
-        rm -rf "$out/t/ex/logs" ;;
+        ;;
     nccl)
         timeout 580 sh tests/gpu/nccl.sh check "$bin" "$out" ;;
     nccl-spread)
@@ -164,4 +164,9 @@ PY
     *) echo "  unknown part" >> "$L" ;;
     esac
 done
+# At most 8 files come back from the device tool: everything but the summary, packed into one
+# (logs.tgz, bounded: the largest logs cut to their last 4 MiB first).
+find "$out" -type f -name '*.log' -size +4M -exec sh -c 'tail -c 4M "$1" > "$1.t" && mv "$1.t" "$1"' _ {} \;
+(cd "$out" && find . -type f ! -name summary.log ! -name logs.tgz | tar czf logs.tgz -T - 2> /dev/null &&
+    find . -mindepth 1 ! -name summary.log ! -name logs.tgz -delete 2> /dev/null)
 cat "$L"

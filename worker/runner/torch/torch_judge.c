@@ -83,6 +83,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,19 @@ _Static_assert(offsetof(cr_exec_ctl_t, args) == 16 && sizeof(cr_exec_arg_t) == 3
 #define S_HEAD_MAX_US 3000.0
 #define S_HEAD_KEEP 16
 #define S_MSG 600
+/* The handlers LLVM installs the first time Triton's JIT compiles in the
+ * candidate's process (LLVM's Unix Signals.inc: its interrupt, kill and info
+ * signals), a false signal_handler on the H200 in session 17. Let through on
+ * a GPU only, where the candidate may run threads anyway (the CUDA runtime's
+ * own): a handler is code outside the call, and so is a thread, whose work
+ * the timing's cross-checks catch; the timers that could fire one are the
+ * second filter's (docs/torch.md §5). */
+#define S_SIG(n) (1ull << ((n) - 1))
+#define S_JIT_SIGNALS                                                                              \
+    (S_SIG(SIGHUP) | S_SIG(SIGINT) | S_SIG(SIGTERM) | S_SIG(SIGUSR1) | S_SIG(SIGUSR2) |          \
+     S_SIG(SIGILL) | S_SIG(SIGTRAP) | S_SIG(SIGABRT) | S_SIG(SIGFPE) | S_SIG(SIGBUS) |           \
+     S_SIG(SIGSEGV) | S_SIG(SIGQUIT) | S_SIG(SIGSYS) | S_SIG(SIGXCPU) | S_SIG(SIGXFSZ) |         \
+     S_SIG(SIGPIPE))
 #define S_E_LEFTOVER (-ETIME) /* s_run: the candidate's work was still on the GPU 2 s on */
 
 typedef struct {
@@ -561,6 +575,7 @@ typedef struct {
     int baseline;                   /* in: run the reference's compiled baseline */
     double stage_us, run_us, fetch_us;
     double evt_us, host_us;         /* the executor's event time and host time; < 0 none */
+    double probe_us;                /* the judge's idle probe after FETCH (in run_us too) */
 } s_call_t;
 
 static double s_claim(const unsigned char *spec, size_t off)
@@ -598,8 +613,10 @@ static int s_run(const s_judge_t *J, cr_exec_t *x, const unsigned char *spec, vo
         rc = S_E_LEFTOVER;
     else if (pr < 0)
         rc = -EIO;
-    else if (c)
+    else if (c) {
         c->run_us += pu;
+        c->probe_us = pu;
+    }
     return rc;
 }
 
@@ -812,7 +829,7 @@ static int s_verify_set(s_judge_t *J, Crucible__RewardRecord *rec, Crucible__Cas
     k.inputs_unchanged = s_hash(J, cin) == h0;
     int threads = cr_exec_threads(J->cand);
     k.background = !J->cuda && threads > 1;
-    k.handlers = cr_exec_extra_handlers(J->cand);
+    k.handlers = cr_exec_extra_handlers(J->cand) & ~(J->cuda ? S_JIT_SIGNALS : 0);
     /* then the reference, in its own process, on the pristine copy */
     s_put_inputs(J, rin, pristine);
     s_poison(J, rout);
@@ -1134,6 +1151,12 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
                 head = s_head_next(span, nspan < S_HEAD_KEEP ? nspan : S_HEAD_KEEP);
             S.head[S.n] = used;
         }
+        if (J->cuda)
+            cr_debug("torch pair %zu: head %.1f; candidate stage %.1f run %.1f (probe %.1f) "
+                     "events %.1f host %.1f fetch %.1f; reference stage %.1f run %.1f (probe "
+                     "%.1f) events %.1f host %.1f fetch %.1f", i, ca.head_us, ca.stage_us,
+                     ca.run_us, ca.probe_us, ca.evt_us, ca.host_us, ca.fetch_us, cb.stage_us,
+                     cb.run_us, cb.probe_us, cb.evt_us, cb.host_us, cb.fetch_us);
         if (warm)
             continue;
         /* ~1 in CR_JUDGE_VERIFY_ONE_IN timed outputs, and the first, checked
