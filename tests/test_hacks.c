@@ -125,12 +125,18 @@ TestSuite(hacks, .fini = s_fini, .timeout = 590);
 
 /* The folder of task name: <suite>/tasks/<name>, tests/hacks/tasks/<name>,
  * else tasks/examples/<name>; for the torch suites, the problem file
- * tasks/torch/<name>.py (a task by itself, docs/torch.md), else one of those
- * folders (a torch task folder with its task.json: options). */
+ * tasks/torch/<name>.py (a task by itself, docs/torch.md) or the task folder
+ * tasks/torch/<name>/, else one of those folders (a torch task folder with its
+ * task.json: options). */
 static void s_task_dir(const char *name, char *out, size_t len)
 {
     char tj[700];
     if (!strncmp(s_lang, "torch", 5)) {
+        snprintf(out, len, "%s/tasks/torch/%s/task.json", SRC, name);
+        if (cr_file_exists(out)) { /* a task folder of tasks/torch (l1_matmul: its tolerance) */
+            snprintf(out, len, "%s/tasks/torch/%s", SRC, name);
+            return;
+        }
         snprintf(out, len, "%s/tasks/torch/%s.py", SRC, name);
         snprintf(tj, sizeof tj, "%s/tests/hacks/tasks/%s/task.json", SRC, name);
         cr_assert(cr_file_exists(out) || cr_file_exists(tj),

@@ -276,7 +276,7 @@ Test(hostile, compilers_do_not_run_as_root, .init = s_setup, .fini = s_teardown,
     cr_wjob_t *j = s_get(60);
     cr_expect_eq(j->status, 0, "%s: %s", cr_status_name(j->status), j->message);
     char want[64];
-    snprintf(want, sizeof want, "CR_COMPILER_UID=%lld", (long long)cfg.sandbox_uid);
+    snprintf(want, sizeof want, "CR_COMPILER_UID=%lld", (long long)cfg.compile_uid);
     cr_expect(j->compile_log && strstr(j->compile_log, want), "log: %s",
               j->compile_log ? j->compile_log : "(none)");
     cr_wjob_destroy(&j);

@@ -28,7 +28,9 @@
 #   redteam     the CUDA red-team suite (~30 s)
 #   torch-ex    every torch example whose name has one of $CR_TORCH_ONLY's comma-separated
 #               substrings (default "l1_"; $CR_TORCH_TIMEOUT, default 200 s, bounds them), then
-#               do_bench against the honest GPU ones (~150 s)
+#               do_bench against the honest GPU ones (~150 s; CR_TORCH_DOBENCH=0 skips it)
+#   torch-bench $CR_BENCH_N (64) KernelBench-format candidates through one worker against the
+#               first $CR_BENCH_SEQ_N (2) one after another, KernelBench's way: evals/min, ratio
 #   nccl        the multi-GPU examples (tests/gpu/nccl.sh check, docs/multigpu.md): every
 #               candidate on one rank, and on two ranks when two GPUs are visible, against
 #               expected.json (not yet timed on a GPU)
@@ -123,7 +125,7 @@ for part in "$@"; do
             "$c" -I -c 'import torch' 2> /dev/null && py=$c && break
         done
         cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2> /dev/null | head -n 1)
-        CR_TORCH_TRACE=1 CUDA_TORCH_ARCH_LIST=${cap:-9.0} timeout "${CR_TORCH_TIMEOUT:-200}" "$py" \
+        CRUCIBLE_LOG_LEVEL=debug CR_TORCH_TRACE=1 CUDA_TORCH_ARCH_LIST=${cap:-9.0} timeout "${CR_TORCH_TIMEOUT:-200}" "$py" \
             tests/torch/check_examples.py --crucible "$bin/crucible" --needs all --workers 1 \
             --only "${CR_TORCH_ONLY:-l1_}" --logs "$out/t/ex" --extra=--time-budget-s=1 \
             --extra=--rse-target=0.01 --extra=--log-level=debug > "$out/t/check.txt" 2>&1
@@ -153,10 +155,20 @@ for role, rows in sorted(by.items()):
     print("  %s RUNs %d, host us medians: record %.1f, forward %.1f, record %.1f, "
           "synchronise %.1f; events %.1f" % (role, len(rows), *med))
 PY
-        timeout 150 "$py" tests/gpu/torch_dobench.py --results "$out/t/ex/results.jsonl" \
+        [ "${CR_TORCH_DOBENCH:-1}" = 1 ] && timeout 150 "$py" tests/gpu/torch_dobench.py --results "$out/t/ex/results.jsonl" \
             --src "$PWD" --python "$py" > "$out/t/dobench.txt" 2>&1
         tail -12 "$out/t/dobench.txt" | sed 's/^/  /' >> "$L"
         ;;
+    torch-bench) # $CR_BENCH_N KernelBench-format candidates through one worker against the
+        # first $CR_BENCH_SEQ_N of them one after another as KernelBench's script does
+        # (tests/gpu/torch_bench.py; an extension's compile is ~70 s of nvcc on each side)
+        [ -x /opt/torch/.venv/bin/python3 ] && PATH="/opt/torch/.venv/bin:$PATH"
+        cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2> /dev/null | head -n 1)
+        CUDA_TORCH_ARCH_LIST=${cap:-9.0} CR_BENCH_N=${CR_BENCH_N:-64} \
+            CR_BENCH_SEQ_N=${CR_BENCH_SEQ_N:-2} timeout "${CR_BENCH_TIMEOUT:-560}" \
+            sh tests/gpu/torch_check.sh "$out/tb" bench > /dev/null 2>&1
+        echo "  exit $?" >> "$L"
+        grep "BENCH\|RESULT" "$out/tb/run.log" | cut -c1-300 | sed 's/^/  /' >> "$L" ;;
     nccl)
         timeout 580 sh tests/gpu/nccl.sh check "$bin" "$out" ;;
     nccl-spread)

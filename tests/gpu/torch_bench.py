@@ -19,6 +19,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_tasks import problem_path  # noqa: E402
+
 GOAL = 5.0
 
 
@@ -85,7 +88,7 @@ def main():
         for i, (task, path) in enumerate(seq):
             env = dict(os.environ, TORCH_EXTENSIONS_DIR=os.path.join(a.work, "kb_ext", str(i)))
             p = subprocess.run([a.python, os.path.join(a.src, "tests", "gpu", "kb_eval_one.py"),
-                                os.path.join(tasks, task + ".py"), path],
+                                problem_path(a.src, task), path],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
             line = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else json.dumps(
                 {"error": p.stderr[-300:]})

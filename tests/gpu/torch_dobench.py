@@ -14,6 +14,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_tasks import problem_path  # noqa: E402
+
 ONE = r'''
 import sys, torch, triton.testing
 ref_src, new_src = open(sys.argv[1]).read(), open(sys.argv[2]).read()
@@ -50,7 +53,7 @@ def main():
         task = job.split("/")[0]
         cases = (rec.get("profile") or {}).get("cases") or [{}]
         ours = cases[0].get("median_us", 0)
-        p = subprocess.run([a.python, "-c", ONE, os.path.join(a.src, "tasks", "torch", task + ".py"),
+        p = subprocess.run([a.python, "-c", ONE, problem_path(a.src, task),
                             os.path.join(a.src, "tasks", "torch-candidates", job)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
