@@ -29,6 +29,7 @@
 #   torch-ex    every torch example whose name has one of $CR_TORCH_ONLY's comma-separated
 #               substrings (default "l1_"; $CR_TORCH_TIMEOUT, default 200 s, bounds them), then
 #               do_bench against the honest GPU ones (~150 s; CR_TORCH_DOBENCH=0 skips it)
+#   torch-hacks-gpu  the torch hack suite's GPU rows (tests/hacks/torch-gpu), after torch-ex
 #   torch-bench $CR_BENCH_N (64) KernelBench-format candidates through one worker against the
 #               first $CR_BENCH_SEQ_N (2) one after another, KernelBench's way: evals/min, ratio
 #   nccl        the multi-GPU examples (tests/gpu/nccl.sh check, docs/multigpu.md): every
@@ -159,6 +160,14 @@ PY
             --src "$PWD" --python "$py" > "$out/t/dobench.txt" 2>&1
         tail -12 "$out/t/dobench.txt" | sed 's/^/  /' >> "$L"
         ;;
+    torch-hacks-gpu) # the torch hack suite's GPU rows (tests/hacks/torch-gpu), after torch-ex
+        # (whose env step points crucible-torch at the Python with torch)
+        CR_TEST_BIN_DIR=$bin CR_TEST_SOURCE_DIR=$PWD CR_TORCH_DEVICE=cuda CR_HACKS_LANG=torch-gpu \
+            CRUCIBLE_BACKENDS=torch CR_HACKS_WORKERS=1 CRUCIBLE_COMPILE_TIMEOUT_S=300 \
+            timeout "${CR_TORCH_HACKS_TIMEOUT:-200}" "$bin/test_hacks" --jobs 1 \
+            > "$out/torch-hacks.txt" 2>&1
+        echo "  exit $?" >> "$L"
+        grep "candidates (\|status .*expected\|FAIL" "$out/torch-hacks.txt" | cut -c1-300 | tail -14 >> "$L" ;;
     torch-bench) # $CR_BENCH_N KernelBench-format candidates through one worker against the
         # first $CR_BENCH_SEQ_N of them one after another as KernelBench's script does
         # (tests/gpu/torch_bench.py; an extension's compile is ~70 s of nvcc on each side)
