@@ -387,7 +387,6 @@ class Executor:
             # of torch_judge.c; measured on the H200 in session 16)
             self.tick = getattr(torch.cuda, "_sleep", None) or self._tick_zero
             self.tick_t = None
-            self.cycles_us = None  # the GPU's clock cycles a microsecond (_spin)
             self.ev = None  # RUN's two events, made once (_events)
 
     def _tick_zero(self, _):
@@ -530,13 +529,10 @@ class Executor:
         if sub == T_STAGE:
             self._stage(nargs)
         elif sub == T_RUN:
-            # bit 0: the compiled baseline; the rest: the head's microseconds when the
-            # executor spins it itself (torch_judge.c note 5), 0 when the judge does
-            v = struct.unpack_from("<I", self.ctl.arg(1)[2], 0)[0] if nargs > 1 else 0
-            base = v & 1
+            base = nargs > 1 and struct.unpack_from("<I", self.ctl.arg(1)[2], 0)[0] == 1
             if base and self.baseline is None:
                 raise _Fail(R_RUNTIME, "RUN of a baseline this executor has not compiled")
-            self._run(self.baseline if base else self.model, v >> 1)
+            self._run(self.baseline if base else self.model)
         elif sub == T_FETCH:
             self._fetch(nargs)
         else:
@@ -589,21 +585,7 @@ class Executor:
             self.sync()
         return self.ev
 
-    def _spin(self, us):
-        """The head as a kernel of this process's own stream: torch.cuda._sleep
-        spins for clock cycles, so cycles per microsecond are measured once."""
-        if self.cycles_us is None:
-            a, b = self.event(enable_timing=True), self.event(enable_timing=True)
-            self.tick(1000)
-            self.record(a)
-            self.tick(2000000)
-            self.record(b)
-            self.sync()
-            ms = self.elapsed(a, b)
-            self.cycles_us = 2000000 / (ms * 1000.0) if ms > 0 else 1000.0
-        self.tick(max(1, int(us * self.cycles_us)))
-
-    def _run(self, model, head_us=0):
+    def _run(self, model):
         torch = self.torch
         struct.pack_into("<d", self.ctl.rw, EVT_OFF, -1.0)
         _own["calls"] = 0
@@ -612,9 +594,7 @@ class Executor:
                 a, b = self._events()
                 clock = self.clock
                 t0 = clock()
-                if self.judge_flush and head_us > 0:
-                    self._spin(head_us)
-                elif self.judge_flush:
+                if self.judge_flush:
                     self.tick(1)
                 self.record(a)
                 t1 = clock()

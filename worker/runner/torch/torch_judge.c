@@ -171,7 +171,6 @@ typedef struct {
     json_t *answer;                   /* the reference's load answer; owned */
     int cuda;
     int head;                         /* 1: the judge's head before every timed RUN (note 5) */
-    int own_head;                     /* 1: the flush the judge's, the spin the executor's (note 5) */
     /* KernelBench's metadata, filled as the trials go */
     int passed;                       /* trials passed */
     double max_diff[CR_TASK_MAX_CASES];
@@ -593,18 +592,10 @@ static int s_run(const s_judge_t *J, cr_exec_t *x, const unsigned char *spec, vo
                  void *const *out, s_call_t *c, char *msg, size_t len)
 {
     int rc = s_cmd(x, CR_TORCH_STAGE, in, J->nbuf, -1, c ? &c->stage_us : NULL, msg, len);
-    double pre = 0;
-    if (rc == 0 && c && c->head_us >= 0 &&
-        (J->env->head_queue(J->own_head ? 0 : c->head_us, msg, len) != 0 ||
-         /* the executor's own head: the flush done before its command */
-         (J->own_head && J->env->head_probe(&pre, msg, len) != 0)))
+    if (rc == 0 && c && c->head_us >= 0 && J->env->head_queue(c->head_us, msg, len) != 0)
         rc = -EIO;
-    /* RUN's value: bit 0 the compiled baseline, the rest the executor's own
-     * head in microseconds (0: the judge's, or none) */
-    uint32_t head = c && J->own_head && c->head_us > 0 ? (uint32_t)(c->head_us + 0.5) : 0;
     if (rc == 0)
-        rc = s_cmd(x, CR_TORCH_RUN, NULL, 0, (int)((c && c->baseline) | head << 1),
-                   c ? &c->run_us : NULL, msg, len);
+        rc = s_cmd(x, CR_TORCH_RUN, NULL, 0, c && c->baseline, c ? &c->run_us : NULL, msg, len);
     if (rc == 0 && c) {
         c->evt_us = s_claim(spec, CR_TORCH_EVT_OFF);
         c->host_us = s_claim(spec, CR_TORCH_HOST_OFF);
@@ -1302,8 +1293,6 @@ void cr_torch_judge_run(const Crucible__RunnerRequest *req, const cr_task_t *tas
     J->env = env;
     J->cuda = env->cuda;
     J->head = env->cuda && env->head_queue;
-    const char *hm = getenv("CRUCIBLE_TORCH_HEAD");
-    J->own_head = J->head && env->head_probe && hm && !strcmp(hm, "executor");
     memcpy(J->seed, req->seed.data, sizeof J->seed);
     cr_judge_set_str(&rec->backend, "torch");
     int64_t t0 = cr_time_mono_ns();
