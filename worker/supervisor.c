@@ -833,7 +833,16 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
             if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
                 r.err[i] = '?';
         }
-        cr_debug("runner stderr (%s):\n%s", cr_proc_describe(&r, how, sizeof how), r.err);
+        /* a line a log line: one message holds 2 KiB (log.c), and a torch
+         * job's per-pair lines are tens of KiB */
+        cr_debug("runner stderr (%s), %zu bytes:", cr_proc_describe(&r, how, sizeof how),
+                 r.err_len);
+        for (char *line = r.err, *end = r.err + r.err_len; line < end;) {
+            char *nl = memchr(line, '\n', (size_t)(end - line));
+            size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
+            cr_debug("| %.*s", (int)n, line);
+            line += n + 1;
+        }
     }
     const uint8_t *payload = NULL;
     size_t plen = 0;
