@@ -967,6 +967,12 @@ static void s_cross_check(s_samples_t *S, Crucible__RewardRecord *rec)
     for (size_t i = 0; i < S->n; i++)
         tmp[i] = (S->aw[i] - S->a[i]) - (S->bw[i] - S->b[i]); /* what the events missed */
     double missed = s_median(tmp, S->n), evt = s_median(S->a, S->n);
+    cr_stats_t q;
+    if (cr_stats_compute(tmp, S->n, &q) == 0) /* for the next look at the GPU's figures */
+        cr_info("torch cross-check: %zu pairs; candidate wall %.1f us, events %.1f; reference "
+                "wall %.1f, events %.1f (medians); missed quartiles %.1f / %.1f / %.1f us, "
+                "head %.1f us", S->n, s_median(S->aw, S->n), evt, s_median(S->bw, S->n),
+                s_median(S->b, S->n), q.q1, q.median, q.q3, s_median(S->head, S->n));
     /* An honest candidate's events miss nothing at the median: its event
      * times stand, unbiased by the wall clock's jitter. */
     if (missed > S_MISSED_US + S_MISSED_REL * evt)
