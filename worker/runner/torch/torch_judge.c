@@ -34,7 +34,7 @@
  *    the executor also reports CUDA events around forward(); the judge
  *    accepts them only as far as its own wall clock of the command (the
  *    executor runs threads, so exec.c times by the wall) allows
- *    (s_cross_check): never below the wall time less the harness's cost,
+ *    (torch_timing.c): never below the wall time less the harness's cost,
  *    and work the events missed beyond a bound is HACK_DETECTED /
  *    timing_mismatch. Work that outlives RUN
  *    altogether (a harness patched from inside to return early) lands in
@@ -43,7 +43,7 @@
  *    done ahead in STAGE (the harness patched to run forward() there) is
  *    held to the reference's STAGE the same way. On the CPU both STAGE's
  *    and FETCH's time over the reference's is counted into the samples,
- *    and both are held to FETCH's rule (s_stage_check: a FETCH patched to
+ *    and both are held to FETCH's rule (cr_torch_aside_checks: a FETCH patched to
  *    compute the answer was OK at 1.37x doing 8x the work, review 16).
  *
  * 5. The head (GPU, where the runner has CUDA: env->head_queue). Before
@@ -69,6 +69,7 @@
 #include "cpu_judge.h"
 #include "roofline.h"
 #include "torch_proto.h"
+#include "torch_timing.h"
 
 #include "error.h"
 #include "file.h"
@@ -110,28 +111,6 @@ _Static_assert(offsetof(cr_exec_ctl_t, args) == 16 && sizeof(cr_exec_arg_t) == 3
 #define S_WARMUP 3      /* untimed calls per side before sampling */
 #define S_PERTURB_MIN 8 /* each timed call redraws one element in 8..32 (cpu_judge.c's rule) */
 #define S_PERTURB_SPAN 25
-/* The event-time cross-check (note 4): what the events missed beyond the
- * harness's own cost, 20 us (a few kernel launches of jitter) + 20% (the
- * launch gaps of a model of many small kernels), is hidden work. The FETCH
- * check allows 200 us: a copy's jitter on a loaded host. */
-#define S_XCHK_ABS_US 20.0
-#define S_XCHK_REL 0.2
-#define S_FETCH_SLACK_US 200.0
-/* Where the wall clock starts to count instead of the events: the jitter of
- * the harness's cost between two processes is a few microseconds. */
-#define S_MISSED_US 3.0
-#define S_MISSED_REL 0.05
-/* The head (note 5): the spin before the first pairs, then S_HEAD_MARGIN x
- * the median host time of the reference's last S_HEAD_KEEP calls +
- * S_HEAD_PAD_US, within [S_HEAD_MIN_US, S_HEAD_MAX_US]. (The longest of the
- * last 8 pairs, x1.25: one slow call set the head for eight pairs, up to
- * the cap of 3 ms, on the H200 in session 16.) */
-#define S_HEAD_START_US 400.0
-#define S_HEAD_MARGIN 1.5
-#define S_HEAD_PAD_US 30.0
-#define S_HEAD_MIN_US 20.0
-#define S_HEAD_MAX_US 3000.0
-#define S_HEAD_KEEP 16
 #define S_MSG 600
 /* The handlers LLVM installs the first time Triton's JIT compiles in the
  * candidate's process (LLVM's Unix Signals.inc: its interrupt, kill and info
@@ -930,130 +909,12 @@ static void s_perturb(const s_judge_t *J, void **in, cr_rng_t *rng, int trial)
     }
 }
 
-typedef struct {
-    double *a, *b, *aw, *bw; /* us: candidate, reference (used), their wall clocks */
-    double *fa, *fb;         /* us: their FETCH commands (note 4) */
-    double *sa, *sb;         /* us: their STAGE commands */
-    double *head;            /* us: the judge's spin before each pair (note 5; 0 none) */
-    size_t n;
-    unsigned verified;
-} s_samples_t;
-
-static double s_median(double *v, size_t n)
-{
-    cr_stats_t st;
-    return n && cr_stats_compute(v, n, &st) == 0 ? st.median : 0;
-}
-
-/* Note 4, on a GPU. The harness's own cost of a call is its wall time less
- * its event time; the reference's (same harness, a process that runs no
- * candidate code) is the yardstick, pair by pair: a pair shares its head
- * (note 5), so the difference of the two costs holds neither the head nor
- * the pair's moment. What the candidate's events missed is the median of
- * those differences; past S_MISSED_US + S_MISSED_REL of its event time each
- * sample becomes at least its event time plus its pair's difference, so
- * work the events missed (another stream, a thread) is counted anyway, and
- * past S_XCHK_ABS_US + S_XCHK_REL the verdict is HACK_DETECTED /
- * timing_mismatch. (A FETCH far slower than the reference's for the same
- * bytes, work that outlived RUN, is s_stage_check's.) */
-static void s_cross_check(s_samples_t *S, Crucible__RewardRecord *rec)
-{
-    double *tmp = malloc(S->n * sizeof *tmp);
-    if (!tmp)
-        return;
-    for (size_t i = 0; i < S->n; i++)
-        tmp[i] = S->bw[i] - S->b[i];
-    double cost = s_median(tmp, S->n);
-    for (size_t i = 0; i < S->n; i++)
-        tmp[i] = (S->aw[i] - S->a[i]) - (S->bw[i] - S->b[i]); /* what the events missed */
-    double missed = s_median(tmp, S->n), evt = s_median(S->a, S->n);
-    cr_stats_t q;
-    if (cr_stats_compute(tmp, S->n, &q) == 0) /* for the next look at the GPU's figures */
-        cr_info("torch cross-check: %zu pairs; candidate wall %.1f us, events %.1f; reference "
-                "wall %.1f, events %.1f (medians); missed quartiles %.1f / %.1f / %.1f us, "
-                "head %.1f us", S->n, s_median(S->aw, S->n), evt, s_median(S->bw, S->n),
-                s_median(S->b, S->n), q.q1, q.median, q.q3, s_median(S->head, S->n));
-    /* An honest candidate's events miss nothing at the median: its event
-     * times stand, unbiased by the wall clock's jitter. */
-    if (missed > S_MISSED_US + S_MISSED_REL * evt)
-        for (size_t i = 0; i < S->n; i++) {
-            double d = (S->aw[i] - S->a[i]) - (S->bw[i] - S->b[i]);
-            if (d > 0)
-                S->a[i] += d;
-        }
-    free(tmp);
-    if (missed > S_XCHK_ABS_US + S_XCHK_REL * evt) {
-        cr_judge_flag(rec, "timing_mismatch");
-        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
-                      "timing: the candidate's CUDA events missed %.1f us of its calls "
-                      "(medians; the harness's own cost, %.1f us, taken off): work on another "
-                      "stream or thread", missed, cost);
-    }
-}
-
-/* Note 4, STAGE and FETCH. Staging and fetching are the same harness code
- * in both executors, on the same bytes, and untimed by the events; but the
- * candidate's process is its own: it can run forward() from a patched STAGE
- * and hand RUN the answer, or let RUN return a placeholder and compute the
- * answer in a patched FETCH (22_work_at_stage.py, 22_work_at_fetch.py). On
- * the CPU (CPU time) the command's time over the reference's median is
- * counted into each sample past S_MISSED_*: the work is paid for wherever it
- * was done. When the median over pairs of the candidate's time less its
- * pair's is past the reference's median + S_FETCH_SLACK_US (twice the
- * reference's, and the slack), on the CPU or a GPU, it is HACK_DETECTED /
- * timing_mismatch. On a GPU (the wall clock of a copy and a synchronise:
- * not counted) work left queued on the device delays the next head, inside
- * RUN's wall clock. */
-static void s_aside_check(s_samples_t *S, double *c, double *r, int count, int flag,
-                          const char *what, const char *why, Crucible__RewardRecord *rec)
-{
-    double cost = s_median(r, S->n), sa = s_median(c, S->n);
-    double evt = s_median(S->a, S->n);
-    if (count && sa - cost > S_MISSED_US + S_MISSED_REL * evt)
-        for (size_t i = 0; i < S->n; i++)
-            if (c[i] > cost)
-                S->a[i] += c[i] - cost;
-    /* pair by pair: the two commands run a few hundred microseconds apart,
-     * so what loads the host in between (a worker's compilers starting and
-     * ending) is in both */
-    double *d = malloc(S->n * sizeof *d);
-    if (!d)
-        return;
-    for (size_t i = 0; i < S->n; i++)
-        d[i] = c[i] - r[i];
-    double over = s_median(d, S->n);
-    free(d);
-    if (flag && over > cost + S_FETCH_SLACK_US) {
-        cr_judge_flag(rec, "timing_mismatch");
-        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
-                      "timing: %s took %.1f us against the reference's %.1f us (medians): %s",
-                      what, sa, cost, why);
-    }
-}
-
-static void s_stage_check(s_samples_t *S, int gpu, Crucible__RewardRecord *rec)
-{
-    s_aside_check(S, S->sa, S->sb, !gpu, 1, "staging the candidate's inputs",
-                  "it worked before forward() was called", rec);
-    s_aside_check(S, S->fa, S->fb, !gpu, 1, "copying the candidate's outputs",
-                  "its work went on after forward() returned", rec);
-}
-
-/* Note 5: the next pair's spin, from the host times of the last calls. */
-static double s_head_next(const double *span, size_t n)
-{
-    double v[S_HEAD_KEEP];
-    memcpy(v, span, n * sizeof *v);
-    double h = S_HEAD_MARGIN * s_median(v, n) + S_HEAD_PAD_US;
-    return h < S_HEAD_MIN_US ? S_HEAD_MIN_US : h > S_HEAD_MAX_US ? S_HEAD_MAX_US : h;
-}
-
 static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
 {
     const int64_t t0 = cr_time_mono_ns();
     void *data[S_POOL][S_MAX_T], *slot_in[S_POOL][S_MAX_T], *slot_out[S_POOL][S_MAX_T];
     void *rin[S_MAX_T], *rout[S_MAX_T], *cur[S_MAX_T] = {0};
-    s_samples_t S = {0};
+    cr_torch_samples_t S = {0};
     char msg[S_MSG] = "";
     int rc = -ENOMEM;
     memset(data, 0, sizeof data);
@@ -1091,7 +952,7 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
     S.sa = S.fb + CR_JUDGE_MAX_SAMPLES;
     S.sb = S.sa + CR_JUDGE_MAX_SAMPLES;
     S.head = S.sb + CR_JUDGE_MAX_SAMPLES;
-    double span[S_HEAD_KEEP], head = S_HEAD_START_US;
+    double span[CR_TORCH_HEAD_KEEP], head = CR_TORCH_HEAD_START_US;
     size_t nspan = 0;
     s_new_case(J);
     for (int s = 0; s < S_POOL; s++)
@@ -1164,9 +1025,9 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
              * host work hidden from the events and the wall clock alike */
             double used = head, h = cb.host_us;
             if (h >= 0 && h < 1e6)
-                span[nspan++ % S_HEAD_KEEP] = h;
+                span[nspan++ % CR_TORCH_HEAD_KEEP] = h;
             if (nspan)
-                head = s_head_next(span, nspan < S_HEAD_KEEP ? nspan : S_HEAD_KEEP);
+                head = cr_torch_head_next(span, nspan < CR_TORCH_HEAD_KEEP ? nspan : CR_TORCH_HEAD_KEEP);
             S.head[S.n] = used;
         }
         if (J->cuda)
@@ -1213,14 +1074,13 @@ out:;
     br->case_index = 0;
     br->verified_samples = S.verified;
     if (J->cuda && S.n) /* note 4: before the statistics, which use the accepted times */
-        s_cross_check(&S, rec);
+        cr_torch_cross_check(&S, rec);
     if (S.n)
-        s_stage_check(&S, J->cuda, rec);
+        cr_torch_aside_checks(&S, J->cuda, rec);
     if (J->head && S.n)
         cr_info("torch judge: head %.1f us (median over %zu pairs), last calls' host time "
-                "%.1f us (median)", s_median(S.head, S.n), S.n,
-                (s_head_next(span, nspan < S_HEAD_KEEP ? nspan : S_HEAD_KEEP) - S_HEAD_PAD_US) /
-                    S_HEAD_MARGIN);
+                "%.1f us (median)", cr_torch_median(S.head, S.n), S.n,
+                cr_torch_head_host_us(span, nspan < CR_TORCH_HEAD_KEEP ? nspan : CR_TORCH_HEAD_KEEP));
     if (S.n && cr_stats_compute(S.a, S.n, &a) == 0 && cr_stats_compute(S.b, S.n, &b) == 0) {
         br->samples = (uint32_t)a.n;
         br->median_us = a.median;
@@ -1228,7 +1088,7 @@ out:;
         br->min_us = a.min;
         br->iqr_us = a.iqr;
         br->rse = a.rse;
-        br->wall_median_us = s_median(S.aw, S.n);
+        br->wall_median_us = cr_torch_median(S.aw, S.n);
         br->raw_median_us = br->wall_median_us;
         br->ref_samples = (uint32_t)b.n;
         br->ref_median_us = b.median;

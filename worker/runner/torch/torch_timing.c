@@ -1,0 +1,142 @@
+/* torch_timing.c — see torch_timing.h; torch_judge.c notes 4 and 5 say why
+ * each rule is there, docs/torch.md §4 what was measured. */
+#include "torch_timing.h"
+
+#include "cpu_judge.h"
+#include "log.h"
+#include "stats.h"
+
+#include <stdlib.h>
+
+/* The event-time cross-check (note 4): what the events missed beyond the
+ * harness's own cost, 20 us (a few kernel launches of jitter) + 20% (the
+ * launch gaps of a model of many small kernels), is hidden work. The FETCH
+ * check allows 200 us: a copy's jitter on a loaded host. */
+#define S_XCHK_ABS_US 20.0
+#define S_XCHK_REL 0.2
+#define S_FETCH_SLACK_US 200.0
+/* Where the wall clock starts to count instead of the events: the jitter of
+ * the harness's cost between two processes is a few microseconds. */
+#define S_MISSED_US 3.0
+#define S_MISSED_REL 0.05
+/* The head (note 5): the spin before the first pairs, then S_HEAD_MARGIN x
+ * the median host time of the reference's last CR_TORCH_HEAD_KEEP calls +
+ * S_HEAD_PAD_US, within [S_HEAD_MIN_US, S_HEAD_MAX_US]. (The longest of the
+ * last 8 pairs, x1.25: one slow call set the head for eight pairs, up to
+ * the cap of 3 ms, on the H200 in session 16.) */
+#define S_HEAD_MARGIN 1.5
+#define S_HEAD_PAD_US 30.0
+#define S_HEAD_MIN_US 20.0
+#define S_HEAD_MAX_US 3000.0
+
+double cr_torch_median(const double *v, size_t n)
+{
+    cr_stats_t st;
+    return n && cr_stats_compute(v, n, &st) == 0 ? st.median : 0;
+}
+
+/* Note 4, on a GPU. The harness's own cost of a call is its wall time less
+ * its event time; the reference's (same harness, a process that runs no
+ * candidate code) is the yardstick, pair by pair: a pair shares its head
+ * (note 5), so the difference of the two costs holds neither the head nor
+ * the pair's moment. What the candidate's events missed is the median of
+ * those differences; past S_MISSED_US + S_MISSED_REL of its event time each
+ * sample becomes at least its event time plus its pair's difference, so
+ * work the events missed (another stream, a thread) is counted anyway, and
+ * past S_XCHK_ABS_US + S_XCHK_REL the verdict is HACK_DETECTED /
+ * timing_mismatch. (A FETCH far slower than the reference's for the same
+ * bytes, work that outlived RUN, is cr_torch_aside_checks'.) */
+void cr_torch_cross_check(cr_torch_samples_t *S, Crucible__RewardRecord *rec)
+{
+    double *tmp = malloc(S->n * sizeof *tmp);
+    if (!tmp)
+        return;
+    for (size_t i = 0; i < S->n; i++)
+        tmp[i] = S->bw[i] - S->b[i];
+    double cost = cr_torch_median(tmp, S->n);
+    for (size_t i = 0; i < S->n; i++)
+        tmp[i] = (S->aw[i] - S->a[i]) - (S->bw[i] - S->b[i]); /* what the events missed */
+    double missed = cr_torch_median(tmp, S->n), evt = cr_torch_median(S->a, S->n);
+    cr_stats_t q;
+    if (cr_stats_compute(tmp, S->n, &q) == 0) /* for the next look at the GPU's figures */
+        cr_info("torch cross-check: %zu pairs; candidate wall %.1f us, events %.1f; reference "
+                "wall %.1f, events %.1f (medians); missed quartiles %.1f / %.1f / %.1f us, "
+                "head %.1f us", S->n, cr_torch_median(S->aw, S->n), evt, cr_torch_median(S->bw, S->n),
+                cr_torch_median(S->b, S->n), q.q1, q.median, q.q3, cr_torch_median(S->head, S->n));
+    /* An honest candidate's events miss nothing at the median: its event
+     * times stand, unbiased by the wall clock's jitter. */
+    if (missed > S_MISSED_US + S_MISSED_REL * evt)
+        for (size_t i = 0; i < S->n; i++) {
+            double d = (S->aw[i] - S->a[i]) - (S->bw[i] - S->b[i]);
+            if (d > 0)
+                S->a[i] += d;
+        }
+    free(tmp);
+    if (missed > S_XCHK_ABS_US + S_XCHK_REL * evt) {
+        cr_judge_flag(rec, "timing_mismatch");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                      "timing: the candidate's CUDA events missed %.1f us of its calls "
+                      "(medians; the harness's own cost, %.1f us, taken off): work on another "
+                      "stream or thread", missed, cost);
+    }
+}
+
+/* Note 4, STAGE and FETCH. Staging and fetching are the same harness code
+ * in both executors, on the same bytes, and untimed by the events; but the
+ * candidate's process is its own: it can run forward() from a patched STAGE
+ * and hand RUN the answer, or let RUN return a placeholder and compute the
+ * answer in a patched FETCH (22_work_at_stage.py, 22_work_at_fetch.py). On
+ * the CPU (CPU time) the command's time over the reference's median is
+ * counted into each sample past S_MISSED_*: the work is paid for wherever it
+ * was done. When the median over pairs of the candidate's time less its
+ * pair's is past the reference's median + S_FETCH_SLACK_US (twice the
+ * reference's, and the slack), on the CPU or a GPU, it is HACK_DETECTED /
+ * timing_mismatch. On a GPU (the wall clock of a copy and a synchronise:
+ * not counted) work left queued on the device delays the next head, inside
+ * RUN's wall clock. */
+static void s_aside_check(cr_torch_samples_t *S, const double *c, const double *r, int count,
+                          const char *what, const char *why, Crucible__RewardRecord *rec)
+{
+    double cost = cr_torch_median(r, S->n), sa = cr_torch_median(c, S->n);
+    double evt = cr_torch_median(S->a, S->n);
+    if (count && sa - cost > S_MISSED_US + S_MISSED_REL * evt)
+        for (size_t i = 0; i < S->n; i++)
+            if (c[i] > cost)
+                S->a[i] += c[i] - cost;
+    /* pair by pair: the two commands run a few hundred microseconds apart,
+     * so what loads the host in between (a worker's compilers starting and
+     * ending) is in both */
+    double *d = malloc(S->n * sizeof *d);
+    if (!d)
+        return;
+    for (size_t i = 0; i < S->n; i++)
+        d[i] = c[i] - r[i];
+    double over = cr_torch_median(d, S->n);
+    free(d);
+    if (over > cost + S_FETCH_SLACK_US) {
+        cr_judge_flag(rec, "timing_mismatch");
+        cr_judge_fail(rec, CRUCIBLE__STATUS__STATUS_HACK_DETECTED,
+                      "timing: %s took %.1f us against the reference's %.1f us (medians): %s",
+                      what, sa, cost, why);
+    }
+}
+
+void cr_torch_aside_checks(cr_torch_samples_t *S, int gpu, Crucible__RewardRecord *rec)
+{
+    s_aside_check(S, S->sa, S->sb, !gpu, "staging the candidate's inputs",
+                  "it worked before forward() was called", rec);
+    s_aside_check(S, S->fa, S->fb, !gpu, "copying the candidate's outputs",
+                  "its work went on after forward() returned", rec);
+}
+
+/* Note 5: the next pair's spin, from the host times of the last calls. */
+double cr_torch_head_next(const double *span, size_t n)
+{
+    double h = S_HEAD_MARGIN * cr_torch_median(span, n) + S_HEAD_PAD_US;
+    return h < S_HEAD_MIN_US ? S_HEAD_MIN_US : h > S_HEAD_MAX_US ? S_HEAD_MAX_US : h;
+}
+
+double cr_torch_head_host_us(const double *span, size_t n)
+{
+    return (cr_torch_head_next(span, n) - S_HEAD_PAD_US) / S_HEAD_MARGIN;
+}
