@@ -409,7 +409,7 @@ Test(sandbox, root_gets_a_private_network_and_drops_to_nobody)
 static int s_limits_probe(void)
 {
     struct rlimit rl;
-    C_CHECK(getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_max == 256 && rl.rlim_cur == 256,
+    C_CHECK(getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_max == 4096 && rl.rlim_cur == 4096,
             "nproc %llu", (unsigned long long)rl.rlim_max);
     C_CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max == 256, "nofile %llu",
             (unsigned long long)rl.rlim_max);

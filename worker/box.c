@@ -70,10 +70,11 @@ enum {
  * object of a kernel is well under 100 MiB; `.fill 1<<40` in a candidate's
  * asm ends in SIGXFSZ, not in a full disk. */
 #define S_FSIZE (512ll << 20)
-/* 512 processes of the box's uid: nvcc runs about six tools in turn per
- * compile and a worker runs up to compile-jobs compiles; the uid is the
- * runners' too (docs/sandbox.md), whose cap is 256 threads. */
-#define S_NPROC 512
+/* 4096 tasks of the box's uid (--compile-uid, every worker's compile boxes
+ * of the host): nvcc runs about six tools in turn, torch's load_inline adds
+ * ninja and Python with their threads, and a worker runs up to compile-jobs
+ * compiles at once (a core each: 127 on a 128-core host). */
+#define S_NPROC 4096
 /* CPU seconds past the compile timeout (which is wall-clock and enforced
  * by cr_proc): RLIMIT_CPU only backs it up against a process that escaped
  * the group kill. */
