@@ -28,7 +28,8 @@
 #   redteam     the CUDA red-team suite (~30 s)
 #   torch-ex    every torch example whose name has one of $CR_TORCH_ONLY's comma-separated
 #               substrings (default "l1_"; $CR_TORCH_TIMEOUT, default 200 s, bounds them), then
-#               do_bench against the honest GPU ones (~150 s; CR_TORCH_DOBENCH=0 skips it)
+#               do_bench against the honest GPU ones (their extensions built 8 at a time
+#               first; at most $CR_DOBENCH_TIMEOUT s, 240; CR_TORCH_DOBENCH=0 skips it)
 #   torch-hacks-gpu  the torch hack suite's GPU rows (tests/hacks/torch-gpu), after torch-ex
 #   torch-bench $CR_BENCH_N (64) KernelBench-format candidates through one worker against the
 #               first $CR_BENCH_SEQ_N (2) one after another, KernelBench's way: evals/min, ratio
@@ -156,7 +157,7 @@ for role, rows in sorted(by.items()):
     print("  %s RUNs %d, host us medians: record %.1f, forward %.1f, record %.1f, "
           "synchronise %.1f; events %.1f" % (role, len(rows), *med))
 PY
-        [ "${CR_TORCH_DOBENCH:-1}" = 1 ] && timeout 150 "$py" tests/gpu/torch_dobench.py --results "$out/t/ex/results.jsonl" \
+        [ "${CR_TORCH_DOBENCH:-1}" = 1 ] && timeout "${CR_DOBENCH_TIMEOUT:-240}" "$py" tests/gpu/torch_dobench.py --results "$out/t/ex/results.jsonl" \
             --src "$PWD" --python "$py" > "$out/t/dobench.txt" 2>&1
         tail -12 "$out/t/dobench.txt" | sed 's/^/  /' >> "$L"
         ;;
