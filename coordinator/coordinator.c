@@ -575,9 +575,21 @@ static void *s_cache_put(s_cache_t *cache, const char *key, void *msg)
     return msg;
 }
 
+/* A batch's options in the cache: decoded, and packed as stored, which is
+ * what each of its jobs carries in an Assign (cr_wire_pack_assign). */
+typedef struct {
+    Crucible__JobOptions *msg; /* owned, decoded */
+    uint8_t *packed;           /* owned: the stored bytes */
+    size_t len;                /* their bytes */
+} s_opts_t;
+
 static void s_free_options(void *m)
 {
-    crucible__job_options__free_unpacked(m, NULL);
+    s_opts_t *o = m;
+    if (o->msg)
+        crucible__job_options__free_unpacked(o->msg, NULL);
+    free(o->packed);
+    free(o);
 }
 
 static void s_free_bundle(void *m)
@@ -585,20 +597,27 @@ static void s_free_bundle(void *m)
     crucible__task_bundle__free_unpacked(m, NULL);
 }
 
-/* The batch's stored options (the cache's: do not free; valid until the
- * turn ends), or NULL. */
-static Crucible__JobOptions *s_batch_options(cr_coordinator_t *c, const char *batch_id)
+/* The batch's stored options, decoded and packed (the cache's: do not
+ * free; valid until the turn ends), or NULL. */
+static s_opts_t *s_batch_opts(cr_coordinator_t *c, const char *batch_id)
 {
-    Crucible__JobOptions *o = s_cache_get(&c->options, batch_id);
+    s_opts_t *o = s_cache_get(&c->options, batch_id);
     if (o)
         return o;
-    uint8_t *blob = NULL;
-    size_t len = 0;
-    if (cr_store_batch_options(c->store, batch_id, &blob, &len) != 0)
+    if (!(o = calloc(1, sizeof *o)))
         return NULL;
-    o = crucible__job_options__unpack(NULL, len, blob);
-    free(blob);
-    return o ? s_cache_put(&c->options, batch_id, o) : NULL;
+    if (cr_store_batch_options(c->store, batch_id, &o->packed, &o->len) != 0 ||
+        !(o->msg = crucible__job_options__unpack(NULL, o->len, o->packed))) {
+        s_free_options(o);
+        return NULL;
+    }
+    return s_cache_put(&c->options, batch_id, o);
+}
+
+static Crucible__JobOptions *s_batch_options(cr_coordinator_t *c, const char *batch_id)
+{
+    s_opts_t *o = s_batch_opts(c, batch_id);
+    return o ? o->msg : NULL;
 }
 
 /* The task bundle stored under hash, like s_batch_options. */
@@ -2607,17 +2626,28 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
     }
 }
 
-/* Sends one Assign of jobs[0..n) and the bundles tasks[0..ntasks) they
- * name that w was not sent before; on failure the jobs go back to the queue
- * uncounted and the worker is skipped until it speaks again. */
-static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__Job **jobs, size_t n,
-                          Crucible__TaskBundle **tasks, size_t ntasks, s_ack_t *const *acks,
-                          size_t nacks)
+/* A job on its way out (s_dispatch_worker): the parts of its Job that it
+ * owns, beside its cr_wire_job_t, which points at them. */
+typedef struct {
+    const char *job_id;        /* the store key's (the caller's array) */
+    uint8_t *spec;             /* owned packed JobSpec, as stored (the store hands it over) */
+    uint8_t *task;             /* owned packed TaskBundle, named as the job names it; for
+                                  a task_cache worker only that name and the hash */
+    Crucible__TaskBundle *tb;  /* the cached bundle (s_task_bundle) */
+} s_out_job_t;
+
+/* Sends one Assign of jobs[0..n) (out[0..n) their owned parts) and the
+ * bundles tasks[0..ntasks) they name that w was not sent before; on failure
+ * the jobs go back to the queue uncounted and the worker is skipped until it
+ * speaks again. The Assign is written around the jobs' packed parts
+ * (cr_wire_pack_assign) and goes at once, as s_send sends an Assign. */
+static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, const cr_wire_job_t *jobs,
+                          const s_out_job_t *out, size_t n, Crucible__TaskBundle **tasks,
+                          size_t ntasks, s_ack_t *const *acks, size_t nacks)
 {
     if (n == 0)
         return 0;
     Crucible__Assign a = CRUCIBLE__ASSIGN__INIT;
-    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
     Crucible__Ack *ackv = nacks ? calloc(nacks, sizeof *ackv) : NULL;
     Crucible__Ack **ackp = nacks ? calloc(nacks, sizeof *ackp) : NULL;
     if (!ackv || !ackp)
@@ -2629,16 +2659,17 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__J
         ackv[i].attempt = acks[i]->attempt;
         ackp[i] = &ackv[i];
     }
-    a.n_jobs = n;
-    a.jobs = jobs;
     a.n_tasks = ntasks;
     a.tasks = tasks;
     a.n_acks = nacks;
     a.acks = ackp;
     a.result_batches = 1;
-    env.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
-    env.assign = &a;
-    int rc = s_send(c, c->workers, &w->peer, &env);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int rc = cr_wire_pack_assign(jobs, n, &a, &buf, &len);
+    if (rc == 0 && (rc = cr_wire_send_bytes(c->workers, &w->peer, buf, len)) != 0)
+        cr_debug("send assign to %s failed: %s", w->id, zmq_strerror(zmq_errno()));
+    free(buf);
     free(ackv);
     free(ackp);
     if (rc == 0) {
@@ -2651,19 +2682,11 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__J
         return 0;
     }
     for (size_t i = 0; i < n; i++)
-        cr_store_unassign(c->store, jobs[i]->batch_id, jobs[i]->spec->job_id);
+        cr_store_unassign(c->store, jobs[i].batch_id, out[i].job_id);
     w->unreachable = 1;
     cr_warn("worker %s unreachable: %zu jobs back in the queue", w->id, n);
     return CR_E_ZMQ;
 }
-
-typedef struct {
-    Crucible__Job job;            /* points at the parts below */
-    Crucible__JobSpec *spec;      /* owned (unpacked) */
-    Crucible__TaskBundle task;    /* the cached bundle, named as the job names it; for a
-                                     task_cache worker only that name and the hash */
-    Crucible__TaskBundle *tb;     /* the cached bundle (s_task_bundle) */
-} s_out_job_t;
 
 /* 1 when tasks[0..n) holds tb. */
 static int s_has_task(Crucible__TaskBundle *const *tasks, size_t n, const Crucible__TaskBundle *tb)
@@ -2674,17 +2697,60 @@ static int s_has_task(Crucible__TaskBundle *const *tasks, size_t n, const Crucib
     return 0;
 }
 
+/* The Job.task of a job of bundle tb that names it `name` ("" = the
+ * bundle's own), packed into *buf (caller frees): the bundle is stored by
+ * content, the job names it as submitted; a task_cache worker is sent each
+ * bundle once (in Assign.tasks) and its jobs name it by hash. 0 or -ENOMEM. */
+static int s_job_task(const cr_sched_worker_t *w, const Crucible__TaskBundle *tb, const char *name,
+                      uint8_t **buf, size_t *len)
+{
+    Crucible__TaskBundle t = CRUCIBLE__TASK_BUNDLE__INIT;
+    if (w->task_cache) {
+        t.hash = tb->hash;
+        t.name = tb->name;
+    } else {
+        t = *tb;
+    }
+    if (name && name[0])
+        t.name = (char *)name;
+    *len = crucible__task_bundle__get_packed_size(&t);
+    if (!(*buf = malloc(*len ? *len : 1)))
+        return -ENOMEM;
+    crucible__task_bundle__pack(&t, *buf);
+    return 0;
+}
+
+/* A job whose stored spec, bundle or options cannot be read back: it cannot
+ * run anywhere, so it is done with an INFRA_ERROR record. */
+static void s_job_unreadable(cr_coordinator_t *c, const cr_store_key_t *key)
+{
+    cr_error("job %s/%s: stored job does not decode", key->batch_id, key->job_id);
+    Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
+    r.batch_id = (char *)key->batch_id;
+    r.job_id = (char *)key->job_id;
+    r.status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
+    r.message = "coordinator: the stored job does not decode";
+    Crucible__RewardRecord *rec = cr_wire_record_dup(&r);
+    if (rec && cr_store_complete(c->store, rec, NULL) == 0)
+        s_on_record(c, rec);
+    if (rec)
+        crucible__reward_record__free_unpacked(rec, NULL);
+}
+
 /* Assigns to w the queued jobs keys[0..n) (the oldest in its languages,
- * fetched by s_phase_dispatch) that the scheduler's policy takes. */
+ * fetched by s_phase_dispatch) that the scheduler's policy takes. Each Job
+ * is sent around its spec as stored: the spec is not decoded and packed
+ * again, only checked to read as protobuf fields (it was decoded whole at
+ * its Submit). */
 static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_store_key_t *keys,
                               size_t n)
 {
     s_out_job_t *out = calloc(n ? n : 1, sizeof *out);
-    Crucible__Job **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+    cr_wire_job_t *wj = calloc(n ? n : 1, sizeof *wj);
     const char **klangs = calloc(n ? n : 1, sizeof *klangs);
     int *take = calloc(n ? n : 1, sizeof *take);
     size_t nout = 0;
-    if (!out || !ptrs || !klangs || !take)
+    if (!out || !wj || !klangs || !take)
         n = 0;
     /* The store offers the oldest jobs in the worker's languages; the
      * scheduler's policy has the last word on which it takes. */
@@ -2700,48 +2766,29 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
         if (cr_store_assign_spec(c->store, keys[i].batch_id, keys[i].job_id, w->id, now, &a) != 0)
             continue;
         s_out_job_t *o = &out[nout];
-        o->spec = crucible__job_spec__unpack(NULL, a.spec_len, a.spec);
         Crucible__TaskBundle *tb = s_task_bundle(c, a.task_hash);
-        Crucible__JobOptions *opts = s_batch_options(c, keys[i].batch_id);
-        if (!o->spec || !tb || !opts) {
-            /* Our own bytes do not decode: the job cannot run anywhere. */
-            cr_error("job %s/%s: stored job does not decode", keys[i].batch_id, keys[i].job_id);
-            Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
-            r.batch_id = keys[i].batch_id;
-            r.job_id = keys[i].job_id;
-            r.status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
-            r.message = "coordinator: the stored job does not decode";
-            Crucible__RewardRecord *rec = cr_wire_record_dup(&r);
-            if (rec && cr_store_complete(c->store, rec, NULL) == 0)
-                s_on_record(c, rec);
-            if (rec)
-                crucible__reward_record__free_unpacked(rec, NULL);
-            if (o->spec)
-                crucible__job_spec__free_unpacked(o->spec, NULL);
-            memset(o, 0, sizeof *o);
-            cr_store_assigned_free(&a);
-            continue;
-        }
-        /* The bundle is stored by content; the job names it as submitted.
-         * A task_cache worker is sent each bundle once (in Assign.tasks)
-         * and the job names it by hash. */
-        o->tb = tb;
-        if (w->task_cache) {
-            crucible__task_bundle__init(&o->task);
-            o->task.hash = tb->hash;
-            o->task.name = tb->name;
+        s_opts_t *opts = s_batch_opts(c, keys[i].batch_id);
+        size_t task_len = 0;
+        if (!cr_wire_fields_ok(a.spec, a.spec_len) || !tb || !opts) {
+            s_job_unreadable(c, &keys[i]);
+        } else if (s_job_task(w, tb, a.task_name, &o->task, &task_len) != 0) {
+            cr_store_unassign(c->store, keys[i].batch_id, keys[i].job_id);
         } else {
-            o->task = *tb;
+            o->job_id = keys[i].job_id;
+            o->spec = a.spec;
+            o->tb = tb;
+            wj[nout].batch_id = keys[i].batch_id;
+            /* an empty spec is still a spec: the Job says which job it is */
+            wj[nout].spec = o->spec ? o->spec : (const uint8_t *)"";
+            wj[nout].spec_len = a.spec_len;
+            wj[nout].task = o->task;
+            wj[nout].task_len = task_len;
+            wj[nout].options = opts->packed;
+            wj[nout].options_len = opts->len;
+            wj[nout].attempt = a.attempt;
+            a.spec = NULL; /* o's now */
+            nout++;
         }
-        if (o->spec->task[0])
-            o->task.name = o->spec->task;
-        crucible__job__init(&o->job);
-        o->job.batch_id = keys[i].batch_id;
-        o->job.spec = o->spec;
-        o->job.task = &o->task;
-        o->job.options = opts;
-        o->job.attempt = a.attempt;
-        ptrs[nout++] = &o->job;
         cr_store_assigned_free(&a);
     }
     /* Split into messages under the size cap; one job and its bundle always
@@ -2760,7 +2807,7 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
         bytes += strlen(c->ack_order[ack0 + k]->batch_id) +
                  strlen(c->ack_order[ack0 + k]->job_id) + 16;
     for (size_t i = 0; i <= nout; i++) {
-        size_t sz = i < nout ? crucible__job__get_packed_size(ptrs[i]) + 16 : 0;
+        size_t sz = i < nout ? cr_wire_job_bytes(&wj[i]) : 0;
         Crucible__TaskBundle *need = NULL;
         if (i < nout && w->task_cache && !cr_sched_task_sent(w, out[i].tb->hash) &&
             !(tasks && s_has_task(tasks, ntasks, out[i].tb))) {
@@ -2771,11 +2818,11 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
             nack = 0, bytes = 0;                /* they go alone (s_acks_flush) */
         if (i == nout || (i > start && bytes + sz > cap)) {
             if (!failed)
-                failed = s_flush_assign(c, w, ptrs + start, i - start, tasks, ntasks,
+                failed = s_flush_assign(c, w, wj + start, out + start, i - start, tasks, ntasks,
                                         c->ack_order + ack0, nack) != 0;
             else
                 for (size_t k = start; k < i; k++)
-                    cr_store_unassign(c->store, ptrs[k]->batch_id, ptrs[k]->spec->job_id);
+                    cr_store_unassign(c->store, wj[k].batch_id, out[k].job_id);
             nack = 0;
             start = i;
             bytes = 0;
@@ -2786,11 +2833,13 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
         bytes += sz;
     }
     free(tasks);
-    for (size_t i = 0; i < nout; i++)
-        crucible__job_spec__free_unpacked(out[i].spec, NULL);
+    for (size_t i = 0; i < nout; i++) {
+        free(out[i].spec);
+        free(out[i].task);
+    }
     free(take);
     free(klangs);
-    free(ptrs);
+    free(wj);
     free(out);
 }
 

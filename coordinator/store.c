@@ -1789,6 +1789,7 @@ static int s_assign(cr_store_t *s, const char *batch_id, const char *job_id,
         rc = -ENOMEM;
     if (rc == 0 && out) {
         cr_text_copy(a.task_hash, sizeof a.task_hash, j->task_hash);
+        a.task_name = j->task;
         if (j->spec) {
             a.spec = j->spec;
             a.spec_len = j->spec_len;

@@ -88,6 +88,8 @@ typedef struct {
     size_t options_len; /* bytes */
     uint32_t attempt;   /* try number sent in the Job */
     char task_hash[CR_STORE_ID_MAX + 1]; /* the bundle's key (cr_store_task) */
+    const char *task_name; /* JobSpec.task, the name the job gives its bundle ("" =
+                             the bundle's own); the store's, valid until it closes */
 } cr_store_assigned_t;
 
 typedef struct {
