@@ -2850,8 +2850,7 @@ static void s_lang_sig(const cr_sched_worker_t *w, char *buf, size_t cap)
     size_t off = 0;
     buf[0] = '\0';
     const char *cls[CR_SCHED_MAX_CLASSES];
-    char cbuf[CR_SCHED_MAX_GPUS][CR_SCHED_BACKEND_MAX + 1];
-    int n = cr_sched_classes(w, cls, cbuf);
+    int n = cr_sched_classes(w, cls);
     for (int i = 0; i < n && off + 2 < cap; i++) {
         off += cr_text_copy(buf + off, cap - off - 1, cls[i]);
         buf[off++] = ',';
@@ -2895,8 +2894,7 @@ static void s_phase_dispatch(cr_coordinator_t *c)
             pool = calloc(want ? want : 1, sizeof *pool);
             /* its backends, and the multi-GPU classes it can take (docs/multigpu.md) */
             const char *langs[CR_SCHED_MAX_CLASSES];
-            char cbuf[CR_SCHED_MAX_GPUS][CR_SCHED_BACKEND_MAX + 1];
-            int nl = cr_sched_classes(w, langs, cbuf);
+            int nl = cr_sched_classes(w, langs);
             npool = used = 0;
             if (!pool ||
                 cr_store_next_queued(c->store, langs, (size_t)nl, want, pool, &npool) != 0)

@@ -148,19 +148,21 @@ Test(sched, gpu_classes, .timeout = 10)
     cr_assert_eq(liar->gpus, CR_SCHED_MAX_GPUS, "Ready.gpus is clamped");
     cr_assert_eq(liar->nccl, 1);
     cr_assert(cr_sched_serves(liar, "cuda/8") && !cr_sched_serves(liar, "cuda/9"));
-    const char *junk[] = {"cuda/", "cuda/0", "cuda/2x", "/2", "torch/2", "c/1"};
+    /* classes are compared as cr_task_class writes them, not parsed again:
+     * "cuda/02", "cuda/+2" and "cuda/ 2" name no queue */
+    const char *junk[] = {"cuda/",   "cuda/0",  "cuda/2x", "/2",     "torch/2",
+                          "c/1",     "cuda/02", "cuda/+2", "cuda/ 2"};
     for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++)
         cr_assert(!cr_sched_serves(pair, junk[i]), "%s", junk[i]);
 
     const char *cls[CR_SCHED_MAX_CLASSES];
-    char buf[CR_SCHED_MAX_GPUS][CR_SCHED_BACKEND_MAX + 1];
-    int n = cr_sched_classes(pair, cls, buf);
+    int n = cr_sched_classes(pair, cls);
     cr_assert_eq(n, 4);
     const char *want[] = {"c", "cuda", "cuda/1", "cuda/2"};
     for (int i = 0; i < n; i++)
         cr_assert_str_eq(cls[i], want[i]);
-    cr_assert_eq(cr_sched_classes(nonccl, cls, buf), 1);
-    cr_assert_eq(cr_sched_classes(liar, cls, buf), 1 + CR_SCHED_MAX_GPUS);
+    cr_assert_eq(cr_sched_classes(nonccl, cls), 1);
+    cr_assert_eq(cr_sched_classes(liar, cls), 1 + CR_SCHED_MAX_GPUS);
     cr_assert_str_eq(cls[CR_SCHED_MAX_GPUS], "cuda/8");
 
     /* the policy: oldest first among the classes it serves */
@@ -199,6 +201,60 @@ Test(sched, last_gpu_group_is_not_drained, .timeout = 10)
     cr_sched_register(s, &info, t, NULL);
     cr_assert_eq(cr_sched_note_result(s, pair, 1), 1);
     cr_assert_eq(pair->drained, 1);
+    cr_sched_destroy(&s);
+}
+
+/* The last healthy worker of any class it serves is not drained, a backend
+ * as much as a multi-GPU class: here the only "torch" worker, though others
+ * serve its "c". */
+Test(sched, last_of_any_class_is_not_drained, .timeout = 10)
+{
+    cr_sched_t *s = cr_sched_new();
+    cr_sched_set_drain_after(s, 1);
+    int64_t t = 1000000;
+    cr_sched_worker_t info = s_info("c1", "c", 2);
+    cr_sched_worker_t *c1 = cr_sched_register(s, &info, t, NULL);
+    info = s_info("ct", "c,torch", 2);
+    cr_sched_worker_t *ct = cr_sched_register(s, &info, t, NULL);
+    cr_assert_eq(cr_sched_note_result(s, ct, 1), 0, "the only worker of torch");
+    cr_assert_eq(ct->drained, 0);
+    cr_assert_eq(cr_sched_note_lost(s, "ct", t), 0, "nor when lost");
+    cr_assert_eq(ct->drained, 0);
+    cr_assert_eq(cr_sched_note_result(s, c1, 1), 1, "ct serves c too");
+    cr_assert_eq(c1->drained, 1);
+    /* another worker of both (c1 is drained): now ct may go */
+    info = s_info("t2", "c,torch", 2);
+    cr_sched_register(s, &info, t, NULL);
+    cr_assert_eq(cr_sched_note_result(s, ct, 1), 1);
+    cr_assert_eq(ct->drained, 1);
+    cr_sched_destroy(&s);
+}
+
+/* A lone worker that judges over NCCL beside plain cuda workers is the
+ * only one that takes "cuda/1" (a task with "gpus": 1): it stays in service
+ * while unhealthy, as the last of any class does; a second NCCL worker
+ * lets it be drained. */
+Test(sched, lone_nccl_worker_is_last_of_its_class, .timeout = 10)
+{
+    cr_sched_t *s = cr_sched_new();
+    cr_sched_set_drain_after(s, 1);
+    int64_t t = 1000000;
+    cr_sched_worker_t info = s_info("plain1", "cuda", 2);
+    cr_sched_worker_t *plain1 = cr_sched_register(s, &info, t, NULL);
+    info = s_info("plain2", "cuda", 2);
+    cr_sched_register(s, &info, t, NULL);
+    info = s_info("nccl", "cuda", 2);
+    info.nccl = 1;
+    cr_sched_worker_t *nccl = cr_sched_register(s, &info, t, NULL);
+    cr_assert_eq(cr_sched_note_result(s, nccl, 1), 0);
+    cr_assert_eq(nccl->drained, 0);
+    cr_assert_eq(cr_sched_note_result(s, plain1, 1), 1, "plain2 and nccl serve cuda");
+    info = s_info("nccl2", "cuda", 2);
+    info.nccl = 1;
+    info.gpus = 2;
+    cr_sched_register(s, &info, t, NULL);
+    cr_assert_eq(cr_sched_note_result(s, nccl, 1), 1, "nccl2 serves cuda/1");
+    cr_assert_eq(nccl->drained, 1);
     cr_sched_destroy(&s);
 }
 
