@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define CR_PROTOCOL_VERSION 1
 /* 64 MiB: a GRPO step of 4096 candidates of ~10 KiB source fits with room. */
@@ -51,6 +52,15 @@ typedef struct {
     size_t len;
     char user[41]; /* ZAP user id of the connection (its z85 CURVE key); "" without CURVE */
 } cr_peer_t;
+
+/* Orders two routing ids (length first, then bytes; user is not compared):
+ * 0 when they name the same connection. Inline: it sorts a turn's Acks. */
+static inline int cr_wire_peer_cmp(const cr_peer_t *a, const cr_peer_t *b)
+{
+    if (a->len != b->len)
+        return a->len < b->len ? -1 : 1;
+    return memcmp(a->bytes, b->bytes, a->len);
+}
 
 /* Packs env (its version is set to CR_PROTOCOL_VERSION) into a heap buffer.
  * Returns 0 and *buf (caller frees with free()) or -ENOMEM / CR_E_TOO_BIG. */

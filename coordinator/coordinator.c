@@ -66,6 +66,11 @@
  * sweep over the workers serves them all (bench/RESULTS.md, 2026-12-02:
  * at 256 a turn took a quarter of that, for a commit and a sweep each). */
 #define CR_COORD_BURST 4096
+/* Bytes a batch of records streamed to a client (s_send_record) is first
+ * given, doubled as records are added, up to CR_WIRE_BATCH_BYTES: a lone
+ * small record (a verdict without its profile is ~150 bytes) costs no 8 KiB,
+ * and a full batch grows four times. */
+#define CR_COORD_BATCH_MIN 512
 /* Records one catching-up subscriber is sent per loop turn (s_replay_step):
  * well under the clients socket's high-water mark. */
 #define CR_COORD_REPLAY_STEP 512
@@ -369,8 +374,7 @@ static s_outmsg_t *s_outbox_slot(cr_coordinator_t *c)
 static void s_batches_close(cr_coordinator_t *c, const cr_peer_t *peer)
 {
     for (size_t i = 0; c->nopen && i < c->nsubs; i++)
-        if (c->subs[i].open && c->subs[i].peer.len == peer->len &&
-            memcmp(c->subs[i].peer.bytes, peer->bytes, peer->len) == 0) {
+        if (c->subs[i].open && cr_wire_peer_cmp(&c->subs[i].peer, peer) == 0) {
             c->subs[i].open = 0;
             c->nopen--;
         }
@@ -445,8 +449,8 @@ static int s_send_bytes(cr_coordinator_t *c, const cr_peer_t *peer, const uint8_
 static int s_send_record(cr_coordinator_t *c, s_sub_t *sub, const uint8_t *blob, size_t len,
                          uint64_t seq)
 {
-    size_t entry = cr_wire_batch_entry(len);
-    if (!sub->batched || !c->turn_open || entry > CR_WIRE_BATCH_BYTES) {
+    size_t entry = cr_wire_batch_entry(len); /* 0: no batch can be made */
+    if (!sub->batched || !c->turn_open || !entry || entry > CR_WIRE_BATCH_BYTES) {
         uint8_t *buf = NULL;
         size_t blen = 0;
         int rc = cr_wire_pack_result(blob, len, &buf, &blen);
@@ -460,16 +464,24 @@ static int s_send_record(cr_coordinator_t *c, s_sub_t *sub, const uint8_t *blob,
         return rc;
     }
     s_outmsg_t *m = sub->open ? &c->out[sub->open - 1] : NULL;
-    if (!m || m->len + entry > m->cap) {
-        /* a new batch, with room for the most a batch holds: a turn's
-         * records of one subscriber fill it, and it is freed at the flush */
+    if (m && m->len + entry > CR_WIRE_BATCH_BYTES)
+        m = NULL; /* full: a new batch */
+    /* room as the batch needs it: doubled from CR_COORD_BATCH_MIN, up to
+     * the most a batch holds */
+    size_t have = m ? m->cap : 0, used = m ? m->len : 0, cap = have ? have : CR_COORD_BATCH_MIN;
+    while (cap < used + entry)
+        cap *= 2;
+    if (cap > CR_WIRE_BATCH_BYTES)
+        cap = CR_WIRE_BATCH_BYTES;
+    if (!m) {
+        /* a new batch: it is sent, and freed, at the flush */
         if (!(m = s_outbox_slot(c)))
             return -ENOMEM;
-        if (!(m->buf = malloc(CR_WIRE_BATCH_HEAD + CR_WIRE_BATCH_BYTES)))
+        if (!(m->buf = malloc(CR_WIRE_BATCH_HEAD + cap)))
             return -ENOMEM;
         m->off = CR_WIRE_BATCH_HEAD;
         m->len = 0;
-        m->cap = CR_WIRE_BATCH_BYTES;
+        m->cap = cap;
         m->batch = 1;
         m->sock = c->clients;
         m->peer = sub->peer;
@@ -477,6 +489,12 @@ static int s_send_record(cr_coordinator_t *c, s_sub_t *sub, const uint8_t *blob,
         c->nout++;
         c->nopen += !sub->open;
         sub->open = c->nout;
+    } else if (cap > have) {
+        uint8_t *g = realloc(m->buf, CR_WIRE_BATCH_HEAD + cap);
+        if (!g)
+            return -ENOMEM; /* what the batch holds stays, and is sent */
+        m->buf = g;
+        m->cap = cap;
     }
     m->len += cr_wire_batch_put(m->buf + m->off + m->len, blob, len);
     m->seq = seq;
@@ -774,7 +792,7 @@ static void s_sub_drop(cr_coordinator_t *c, const cr_peer_t *peer, const char *b
 {
     for (size_t i = 0; i < c->nsubs; i++) {
         s_sub_t *s = &c->subs[i];
-        if (s->peer.len == peer->len && memcmp(s->peer.bytes, peer->bytes, peer->len) == 0 &&
+        if (cr_wire_peer_cmp(&s->peer, peer) == 0 &&
             strcmp(s->batch_id, batch_id) == 0)
             s->dead = 1;
     }
@@ -791,8 +809,7 @@ static void s_subs_check_key(cr_coordinator_t *c, const cr_peer_t *peer)
     int ended = 0;
     for (size_t i = 0; i < c->nsubs; i++) {
         s_sub_t *s = &c->subs[i];
-        if (!s->dead && s->peer.len == peer->len &&
-            memcmp(s->peer.bytes, peer->bytes, peer->len) == 0 &&
+        if (!s->dead && cr_wire_peer_cmp(&s->peer, peer) == 0 &&
             strcmp(s->peer.user, peer->user) != 0) {
             s->dead = 1;
             ended++;
@@ -1231,16 +1248,9 @@ static int s_ack_keep(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible_
     return 0;
 }
 
-static int s_peer_cmp(const cr_peer_t *a, const cr_peer_t *b)
-{
-    if (a->len != b->len)
-        return a->len < b->len ? -1 : 1;
-    return memcmp(a->bytes, b->bytes, a->len);
-}
-
 static int s_ack_cmp(const void *x, const void *y)
 {
-    return s_peer_cmp(&(*(s_ack_t *const *)x)->peer, &(*(s_ack_t *const *)y)->peer);
+    return cr_wire_peer_cmp(&(*(s_ack_t *const *)x)->peer, &(*(s_ack_t *const *)y)->peer);
 }
 
 /* The turn committed: its kept Acks are due, grouped by worker in
@@ -1275,13 +1285,13 @@ static void s_acks_for(cr_coordinator_t *c, const cr_sched_worker_t *w, size_t *
     size_t top = hi;
     while (lo < hi) { /* the first entry not below w's peer */
         size_t mid = lo + (hi - lo) / 2;
-        if (s_peer_cmp(&c->ack_order[mid]->peer, &w->peer) < 0)
+        if (cr_wire_peer_cmp(&c->ack_order[mid]->peer, &w->peer) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
     size_t end = lo;
-    while (end < top && s_peer_cmp(&c->ack_order[end]->peer, &w->peer) == 0)
+    while (end < top && cr_wire_peer_cmp(&c->ack_order[end]->peer, &w->peer) == 0)
         end++;
     *first = lo;
     *n = end - lo;
@@ -1348,7 +1358,7 @@ static void s_acks_flush(cr_coordinator_t *c)
     if (c->nsorted == c->nacks_due) {
         for (size_t i = 0, j; i < c->nsorted; i = j) {
             for (j = i + 1; j < c->nsorted &&
-                            s_peer_cmp(&c->ack_order[j]->peer, &c->ack_order[i]->peer) == 0;
+                            cr_wire_peer_cmp(&c->ack_order[j]->peer, &c->ack_order[i]->peer) == 0;
                  j++)
                 ;
             s_acks_together(c, c->ack_order + i, j - i);
@@ -1945,7 +1955,7 @@ static int s_intake_defer(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__
 {
     s_intake_t *last = NULL;
     for (s_intake_t *in = c->intake; in; in = in->next)
-        if (in->peer.len == peer->len && memcmp(in->peer.bytes, peer->bytes, peer->len) == 0)
+        if (cr_wire_peer_cmp(&in->peer, peer) == 0)
             last = in;
     s_deferred_t *d = last ? calloc(1, sizeof *d) : NULL;
     if (!d)
@@ -3161,8 +3171,7 @@ static void s_outbox_flush(cr_coordinator_t *c)
         }
         for (size_t k = 0; k < c->nsubs; k++) {
             s_sub_t *x = &c->subs[k];
-            if (!x->dead && x->peer.len == m->peer.len &&
-                memcmp(x->peer.bytes, m->peer.bytes, m->peer.len) == 0) {
+            if (!x->dead && cr_wire_peer_cmp(&x->peer, &m->peer) == 0) {
                 char who[80];
                 cr_info("subscriber %s of batch %s unreachable: subscription ended",
                         s_peer_name(&x->peer, who, sizeof who), x->batch_id);

@@ -226,14 +226,14 @@ cr_sched_worker_t *cr_sched_find_peer(cr_sched_t *s, const cr_peer_t *peer)
         for (size_t k = s_hash(peer->bytes, peer->len) & mask; s->by_peer[k] >= 0;
              k = (k + 1) & mask) {
             const cr_peer_t *p = &s->w[s->by_peer[k]]->peer;
-            if (p->len == peer->len && memcmp(p->bytes, peer->bytes, p->len) == 0)
+            if (cr_wire_peer_cmp(p, peer) == 0)
                 return s->w[s->by_peer[k]];
         }
         return NULL;
     }
     for (size_t i = 0; i < s->n; i++) {
         const cr_peer_t *p = &s->w[i]->peer;
-        if (p->len == peer->len && memcmp(p->bytes, peer->bytes, p->len) == 0)
+        if (cr_wire_peer_cmp(p, peer) == 0)
             return s->w[i];
     }
     return NULL;

@@ -2214,14 +2214,25 @@ static int s_each_record(cr_store_t *s, sqlite3_stmt *st, cr_store_record_fn fn,
     return rc;
 }
 
-int cr_store_records_packed(cr_store_t *s, const char *batch_id, uint64_t after_seq,
-                            cr_store_packed_fn fn, void *arg)
+/* The batch's records with seq > after_seq, in seq order (the record in
+ * column 0, its seq in 1): the statement bound, once the counters are
+ * flushed (they are read through SQL); NULL when the flush failed. */
+static sqlite3_stmt *s_records_query(cr_store_t *s, const char *batch_id, uint64_t after_seq)
 {
     if (s_flush(s) != 0)
-        return CR_E_STORE;
+        return NULL;
     sqlite3_stmt *st = s_q(s, Q_RECORDS);
     s_text(st, 1, batch_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)after_seq);
+    return st;
+}
+
+int cr_store_records_packed(cr_store_t *s, const char *batch_id, uint64_t after_seq,
+                            cr_store_packed_fn fn, void *arg)
+{
+    sqlite3_stmt *st = s_records_query(s, batch_id, after_seq);
+    if (!st)
+        return CR_E_STORE;
     int step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW)
         if (fn((uint64_t)sqlite3_column_int64(st, 1), sqlite3_column_blob(st, 0),
@@ -2235,12 +2246,8 @@ int cr_store_records_packed(cr_store_t *s, const char *batch_id, uint64_t after_
 int cr_store_records(cr_store_t *s, const char *batch_id, uint64_t after_seq,
                      cr_store_record_fn fn, void *arg)
 {
-    if (s_flush(s) != 0)
-        return CR_E_STORE;
-    sqlite3_stmt *st = s_q(s, Q_RECORDS); /* the record in column 0, its seq in 1 */
-    s_text(st, 1, batch_id);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)after_seq);
-    return s_each_record(s, st, fn, arg);
+    sqlite3_stmt *st = s_records_query(s, batch_id, after_seq);
+    return st ? s_each_record(s, st, fn, arg) : CR_E_STORE;
 }
 
 int cr_store_group_records(cr_store_t *s, const char *batch_id, const char *group_id,
