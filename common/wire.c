@@ -130,11 +130,30 @@ int cr_wire_socket_caps(void *sock, size_t max_msg)
     return 0;
 }
 
-int cr_wire_send_bytes(void *sock, const cr_peer_t *peer, const void *buf, size_t len)
+static void s_free_sent(void *data, void *hint)
 {
-    if (peer && zmq_send(sock, peer->bytes, peer->len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+    (void)hint;
+    free(data);
+}
+
+int cr_wire_send_taken(void *sock, const cr_peer_t *peer, uint8_t *buf, size_t len)
+{
+    if (peer && zmq_send(sock, peer->bytes, peer->len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+        free(buf);
         return CR_E_ZMQ;
-    return zmq_send(sock, buf, len, ZMQ_DONTWAIT) < 0 ? CR_E_ZMQ : 0;
+    }
+    /* the message is buf itself, freed by ZeroMQ once sent (from its I/O
+     * thread: free is thread-safe), not a copy of it */
+    zmq_msg_t m;
+    if (zmq_msg_init_data(&m, buf, len, s_free_sent, NULL) != 0) {
+        free(buf);
+        return CR_E_ZMQ;
+    }
+    if (zmq_msg_send(&m, sock, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&m); /* frees buf */
+        return CR_E_ZMQ;
+    }
+    return 0;
 }
 
 int cr_wire_send(void *sock, const cr_peer_t *peer, Crucible__Envelope *env)
@@ -142,11 +161,7 @@ int cr_wire_send(void *sock, const cr_peer_t *peer, Crucible__Envelope *env)
     uint8_t *buf = NULL;
     size_t len = 0;
     int rc = cr_wire_pack(env, &buf, &len);
-    if (rc != 0)
-        return rc;
-    rc = cr_wire_send_bytes(sock, peer, buf, len);
-    free(buf);
-    return rc;
+    return rc == 0 ? cr_wire_send_taken(sock, peer, buf, len) : rc;
 }
 
 /* Drops whatever frames remain of a multipart message. */

@@ -257,8 +257,9 @@ int cr_wire_fields_ok(const void *data, size_t len);
 
 /* Sends len bytes of a packed envelope on a DEALER socket (peer NULL) or to
  * peer on a ROUTER socket, as cr_wire_send does once it has packed one:
- * ZMQ_DONTWAIT; 0 or CR_E_ZMQ. The caller keeps buf. */
-int cr_wire_send_bytes(void *sock, const cr_peer_t *peer, const void *buf, size_t len);
+ * ZMQ_DONTWAIT; 0 or CR_E_ZMQ. Takes buf (from malloc), sent or not: the
+ * message is buf itself, freed by ZeroMQ when it is done with it. */
+int cr_wire_send_taken(void *sock, const cr_peer_t *peer, uint8_t *buf, size_t len);
 
 /* Unpacks a record; release with crucible__reward_record__free_unpacked(rec, NULL).
  * Returns 0 or CR_E_DECODE. */

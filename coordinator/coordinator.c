@@ -2641,9 +2641,13 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
 typedef struct {
     const char *job_id;        /* the store key's (the caller's array) */
     uint8_t *spec;             /* owned packed JobSpec, as stored (the store hands it over) */
-    uint8_t *task;             /* owned packed TaskBundle, named as the job names it; for
-                                  a task_cache worker only that name and the hash */
+    uint8_t *task;             /* packed TaskBundle, named as the job names it; for a
+                                  task_cache worker only that name and the hash; owned
+                                  by the first job of a run that names it alike */
+    size_t task_len;           /* its bytes */
+    int task_owned;            /* 1: task is this job's to free */
     Crucible__TaskBundle *tb;  /* the cached bundle (s_task_bundle) */
+    const char *task_name;     /* the name the job gives it (the store's) */
 } s_out_job_t;
 
 /* Sends one Assign of jobs[0..n) (out[0..n) their owned parts) and the
@@ -2677,9 +2681,8 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, const cr_wi
     uint8_t *buf = NULL;
     size_t len = 0;
     int rc = cr_wire_pack_assign(jobs, n, &a, &buf, &len);
-    if (rc == 0 && (rc = cr_wire_send_bytes(c->workers, &w->peer, buf, len)) != 0)
+    if (rc == 0 && (rc = cr_wire_send_taken(c->workers, &w->peer, buf, len)) != 0)
         cr_debug("send assign to %s failed: %s", w->id, zmq_strerror(zmq_errno()));
-    free(buf);
     free(ackv);
     free(ackp);
     if (rc == 0) {
@@ -2769,6 +2772,8 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
     if (n)
         cr_sched_pick(w, klangs, n, take);
     int64_t now = cr_time_now_ms();
+    s_opts_t *opts = NULL;      /* the options of opts_batch */
+    const char *opts_batch = "";
     for (size_t i = 0; i < n; i++) {
         if (!take[i])
             continue;
@@ -2776,14 +2781,28 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
         if (cr_store_assign_spec(c->store, keys[i].batch_id, keys[i].job_id, w->id, now, &a) != 0)
             continue;
         s_out_job_t *o = &out[nout];
-        Crucible__TaskBundle *tb = s_task_bundle(c, a.task_hash);
-        s_opts_t *opts = s_batch_opts(c, keys[i].batch_id);
-        size_t task_len = 0;
+        /* jobs in a row mostly share a batch and a task: the previous
+         * one's bundle, options and packed Job.task serve again */
+        s_out_job_t *prev = nout ? &out[nout - 1] : NULL;
+        Crucible__TaskBundle *tb = prev && strcmp(prev->tb->hash, a.task_hash) == 0
+                                       ? prev->tb
+                                       : s_task_bundle(c, a.task_hash);
+        if (!opts || strcmp(keys[i].batch_id, opts_batch) != 0) {
+            opts = s_batch_opts(c, keys[i].batch_id);
+            opts_batch = keys[i].batch_id;
+        }
+        if (prev && tb == prev->tb && a.task_name == prev->task_name) {
+            o->task = prev->task; /* the store's names are interned: one pointer each */
+            o->task_len = prev->task_len;
+        }
+        int kept = 0;
         if (!cr_wire_fields_ok(a.spec, a.spec_len) || !tb || !opts) {
             s_job_unreadable(c, &keys[i]);
-        } else if (s_job_task(w, tb, a.task_name, &o->task, &task_len) != 0) {
+        } else if (!o->task && s_job_task(w, tb, a.task_name, &o->task, &o->task_len) != 0) {
             cr_store_unassign(c->store, keys[i].batch_id, keys[i].job_id);
         } else {
+            o->task_owned = !prev || o->task != prev->task;
+            o->task_name = a.task_name;
             o->job_id = keys[i].job_id;
             o->spec = a.spec;
             o->tb = tb;
@@ -2792,13 +2811,16 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
             wj[nout].spec = o->spec ? o->spec : (const uint8_t *)"";
             wj[nout].spec_len = a.spec_len;
             wj[nout].task = o->task;
-            wj[nout].task_len = task_len;
+            wj[nout].task_len = o->task_len;
             wj[nout].options = opts->packed;
             wj[nout].options_len = opts->len;
             wj[nout].attempt = a.attempt;
             a.spec = NULL; /* o's now */
             nout++;
+            kept = 1;
         }
+        if (!kept) /* the slot is the next job's: nothing of this one in it */
+            memset(o, 0, sizeof *o);
         cr_store_assigned_free(&a);
     }
     /* Split into messages under the size cap; one job and its bundle always
@@ -2845,7 +2867,8 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
     free(tasks);
     for (size_t i = 0; i < nout; i++) {
         free(out[i].spec);
-        free(out[i].task);
+        if (out[i].task_owned)
+            free(out[i].task);
     }
     free(take);
     free(klangs);

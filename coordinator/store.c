@@ -10,7 +10,8 @@
  *        PRIMARY KEY(batch_id, job_id))      -- as submitted; seq..record are
  *                                               only an older version's (below)
  *   records(job PK = jobs.rowid, batch_id, seq, status, flags, worker_id,
- *           t_assigned, record; UNIQUE(batch_id, seq))
+ *           t_assigned, record; UNIQUE(batch_id, seq); the flagged ones
+ *           indexed by batch, records_flagged)
  *   worker_keys(worker_id PK, key, first_seen) -- CURVE: a worker id's key, for good
  * status and flags copy the record's status and hack flags so that counts
  * never decode blobs.
@@ -182,6 +183,11 @@ static const char s_schema[] =
     " status INTEGER NOT NULL, flags TEXT NOT NULL, worker_id TEXT NOT NULL,"
     " t_assigned INTEGER NOT NULL, record BLOB NOT NULL);"
     "CREATE UNIQUE INDEX IF NOT EXISTS records_seq ON records(batch_id, seq);"
+    /* the records that raised a hack flag, few of a batch: the batch's flag
+     * counts (cr_store_batch_counts, at every BatchDone and status) read
+     * these, not every record of the batch; partial, so a record without a
+     * flag costs no entry */
+    "CREATE INDEX IF NOT EXISTS records_flagged ON records(batch_id) WHERE flags <> '';"
     "CREATE INDEX IF NOT EXISTS jobs_worker ON jobs(worker_id) WHERE state = 1;"
     "CREATE INDEX IF NOT EXISTS batches_owner ON batches(owner);"
     /* CURVE: the key a worker id was first seen with (cr_store_worker_key) */
@@ -235,7 +241,8 @@ static const char s_schema[] =
     X(WORKER_KEY_GET, "SELECT key FROM worker_keys WHERE worker_id = ?1")                 \
     X(BY_STATUS, "SELECT status, count(*) FROM records WHERE batch_id = ?1"               \
                  " GROUP BY status")                                                      \
-    X(FLAGS, "SELECT flags FROM records WHERE batch_id = ?1 AND flags <> ''")             \
+    X(FLAGS, "SELECT flags FROM records INDEXED BY records_flagged"                      \
+             " WHERE batch_id = ?1 AND flags <> ''")                                      \
     X(GROUP_STATE, "SELECT count(*), count(r.seq), coalesce(max(r.seq), 0) FROM jobs j"   \
                    " LEFT JOIN records r ON r.job = j.rowid"                              \
                    " WHERE j.batch_id = ?1 AND j.group_id = ?2 AND j.group_id > ''")      \

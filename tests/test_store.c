@@ -564,6 +564,8 @@ static void s_on_group(const char *group, uint64_t last_seq, void *arg)
     g->last[g->n++] = last_seq;
 }
 
+static long s_sql_count(const char *sql);
+
 Test(store, groups_flags_advantages)
 {
     cr_store_t *st = s_open();
@@ -620,6 +622,12 @@ Test(store, groups_flags_advantages)
     cr_assert_eq(cr_store_set_advantage(st, "b", "zz", 1.0), CR_E_NOT_FOUND);
     CHECK(st);
     cr_store_close(&st);
+    /* the flag counts read the flagged records through their own partial
+     * index, not every record of the batch (a BatchDone of a million) */
+    cr_assert_eq(s_sql_count("SELECT count(*) FROM records INDEXED BY records_flagged"
+                             " WHERE batch_id = 'b' AND flags <> ''"),
+                 2);
+    cr_assert_eq(s_sql_count("SELECT count(*) FROM records WHERE batch_id = 'b'"), 3);
 }
 
 static int s_get_adv(const Crucible__RewardRecord *rec, void *arg)
