@@ -117,6 +117,10 @@
  * in one transaction and acknowledges results to workers and streams records
  * to clients only after that commit, so whatever was acknowledged is durable
  * to the level chosen, and a result lost before it is resent by its worker.
+ * Checkpoints (the log copied back into the database) change nothing of
+ * that; the coordinator runs them at the end of its loop turn, once the
+ * turn's messages are out (cr_store_defer_checkpoints), instead of inside
+ * the commit that they would wait on.
  */
 #include "store.h"
 
@@ -145,6 +149,9 @@
  * read from their rows at assign. A constant, so memory does not grow with
  * a batch: 64 MiB holds the queue of a farm fed as fast as it drains. */
 #define CR_STORE_SPEC_CACHE ((size_t)64 << 20)
+/* WAL frames (pages) past which the log is copied back into the database:
+ * SQLite's own default (SQLITE_DEFAULT_WAL_AUTOCHECKPOINT), 4 MiB of pages. */
+#define CR_STORE_CKPT_FRAMES 1000
 /* PRAGMA user_version of this layout: 1 = records in their own table
  * (s_migrate moves those of version 0, which kept them in the job's row). */
 #define S_SCHEMA_VERSION 1
@@ -406,6 +413,9 @@ struct cr_store {
     size_t spec_bytes;           /* bytes of the specs kept in live jobs (s_job_t.spec) */
     size_t last_pend;            /* pend index + 1 of the last record made; 0 = none
                                     (cr_store_last_record) */
+    /* --- checkpoints (s_wal_hook) --- */
+    int wal_frames;              /* frames in the WAL after the last commit, as SQLite said */
+    int ckpt_deferred;           /* 1: checkpoints wait for cr_store_checkpoint */
 };
 
 /* ---- helpers ---- */
@@ -1283,6 +1293,8 @@ static void s_sqlite_config(void)
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+static int s_wal_hook(void *arg, sqlite3 *db, const char *name, int frames);
+
 int cr_store_open(const char *path, cr_store_t **out)
 {
     *out = NULL;
@@ -1302,6 +1314,7 @@ int cr_store_open(const char *path, cr_store_t **out)
         goto fail;
     }
     sqlite3_busy_timeout(s->db, CR_STORE_BUSY_MS);
+    sqlite3_wal_hook(s->db, s_wal_hook, s); /* in place of SQLite's autocheckpoint */
     char *msg = NULL;
     if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", NULL, NULL,
                      &msg) != SQLITE_OK ||
@@ -1349,6 +1362,37 @@ int cr_store_open(const char *path, cr_store_t **out)
 fail:
     cr_store_close(&s);
     return CR_E_STORE;
+}
+
+/* After every commit (SQLite's wal hook, which its autocheckpoint also
+ * is): notes the log's length and, unless checkpoints are deferred, copies
+ * the log back past CR_STORE_CKPT_FRAMES as the autocheckpoint would. A
+ * checkpoint changes nothing a commit made durable: the log is synced at
+ * the commit, the database file at the checkpoint. */
+static int s_wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+    cr_store_t *s = arg;
+    s->wal_frames = frames;
+    if (!s->ckpt_deferred && frames >= CR_STORE_CKPT_FRAMES) {
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        s->wal_frames = 0;
+    }
+    return SQLITE_OK;
+}
+
+void cr_store_defer_checkpoints(cr_store_t *s)
+{
+    s->ckpt_deferred = 1;
+}
+
+int cr_store_checkpoint(cr_store_t *s)
+{
+    if (s->wal_frames < CR_STORE_CKPT_FRAMES || s->depth > 0)
+        return 0;
+    s->wal_frames = 0; /* once per log's worth, as the hook does; a checkpoint
+                          that readers kept short is tried after the next commit */
+    int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return rc == SQLITE_OK || rc == SQLITE_BUSY ? 0 : s_fail(s, "checkpoint");
 }
 
 void cr_store_close(cr_store_t **self_p)

@@ -121,6 +121,18 @@ int cr_store_set_durability(cr_store_t *s, const char *level);
 /* Closes and nulls *self_p. Safe on NULL. */
 void cr_store_close(cr_store_t **self_p);
 
+/* Checkpoints (the WAL copied back into the database once it holds about
+ * 4 MiB) run inside the commit that fills the log, SQLite's default; after
+ * this call they wait for cr_store_checkpoint, which a caller makes when
+ * nothing waits on it (the coordinator: after its turn's messages left).
+ * Durability is the same either way: a commit syncs the log. */
+void cr_store_defer_checkpoints(cr_store_t *s);
+
+/* Outside a transaction, the checkpoint the log's length calls for, if any
+ * (passive: it copies what no reader holds and never waits). 0 or
+ * CR_E_STORE. */
+int cr_store_checkpoint(cr_store_t *s);
+
 /* ASSIGNED → QUEUED for every job (the coordinator restarted; workers will
  * send Ready again). Attempts are unchanged: the coordinator, not the job,
  * interrupted the try. *n (may be NULL) gets the number of jobs requeued. */

@@ -12,6 +12,7 @@
 #include "wire.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1088,6 +1089,71 @@ Test(store, multi_row_submit_recovers_after_restart)
     cr_store_job_info_t info;
     cr_assert_eq(cr_store_job_get(st, "b", "n65", &info), 0);
     cr_assert_eq(info.state, CR_JOB_DONE);
+    CHECK(st);
+    cr_store_close(&st);
+}
+
+static long s_file_bytes(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/* About 6 MiB of records in ten commits: the log passes SQLite's
+ * autocheckpoint (1000 pages) several times over. */
+static void s_fill_log(cr_store_t *st)
+{
+    s_batch(st, "b", 2000, 0, "c");
+    static char msg[3000];
+    memset(msg, 'm', sizeof msg - 1);
+    for (int k = 0; k < 10; k++) {
+        cr_assert_eq(cr_store_begin(st), 0);
+        for (int i = 0; i < 200; i++) {
+            char id[16];
+            snprintf(id, sizeof id, "j%d", k * 200 + i);
+            Crucible__RewardRecord *r = s_rec("b", id, CRUCIBLE__STATUS__STATUS_OK, "w");
+            free(r->message);
+            r->message = strdup(msg);
+            cr_assert_eq(cr_store_complete(st, r, NULL), 0);
+            s_free(r);
+        }
+        cr_assert_eq(cr_store_commit(st), 0);
+    }
+}
+
+/* Deferred checkpoints (the coordinator's): the commits only grow the log,
+ * every record durable in it, and the database file takes the pages at
+ * cr_store_checkpoint; a restart reads every record either way. */
+Test(store, checkpoints_wait_when_deferred)
+{
+    char wal[160];
+    snprintf(wal, sizeof wal, "%s-wal", s_db);
+    cr_store_t *st = s_open();
+    cr_store_defer_checkpoints(st);
+    s_fill_log(st);
+    cr_assert_gt(s_file_bytes(wal), 4L << 20);
+    cr_assert_lt(s_file_bytes(s_db), 1L << 20, "nothing copied back in a commit");
+    cr_assert_eq(cr_store_begin(st), 0);
+    cr_assert_eq(cr_store_checkpoint(st), 0, "inside a transaction: none, and no error");
+    cr_assert_lt(s_file_bytes(s_db), 1L << 20);
+    cr_assert_eq(cr_store_commit(st), 0);
+    cr_assert_eq(cr_store_checkpoint(st), 0);
+    cr_assert_gt(s_file_bytes(s_db), 4L << 20, "the checkpoint copied the log back");
+    CHECK(st);
+    cr_store_close(&st);
+    st = s_open();
+    cr_assert_eq(s_sql_count("SELECT count(*) FROM records"), 2000);
+    CHECK(st);
+    cr_store_close(&st);
+}
+
+/* Not deferred, the commit that fills the log copies it back, as SQLite's
+ * own autocheckpoint does. */
+Test(store, checkpoints_in_the_commit_by_default)
+{
+    cr_store_t *st = s_open();
+    s_fill_log(st);
+    cr_assert_gt(s_file_bytes(s_db), 4L << 20);
     CHECK(st);
     cr_store_close(&st);
 }
