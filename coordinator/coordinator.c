@@ -3319,13 +3319,15 @@ cr_coordinator_t *cr_coordinator_new(const cr_config_t *cfg)
         cr_error("coordinator: cannot open the database '%s'", c->cfg.db);
         goto fail;
     }
-    cr_store_defer_checkpoints(c->store); /* the loop's housekeeping runs them */
     c->durability = c->cfg.durability[0] ? c->cfg.durability : "full";
     if (cr_store_set_durability(c->store, c->durability) != 0) {
         cr_error("coordinator: --durability '%s': expected full, normal or off",
                  c->cfg.durability);
         goto fail;
     }
+    /* the WAL copied back off the loop (its failure is logged; they then
+     * run in the commit, as before) */
+    cr_store_checkpoint_apart(c->store);
     c->sched = cr_sched_new();
     c->zctx = zmq_ctx_new();
     if (!c->sched || !c->zctx)
@@ -3450,10 +3452,6 @@ int cr_coordinator_run(cr_coordinator_t *c)
         }
         /* the Acks no Assign took: one message a worker (s_acks_flush) */
         s_acks_flush(c);
-        /* housekeeping: the WAL copied back into the database once it is
-         * long enough, now that the turn's messages are out (not inside the
-         * commit that they wait on) */
-        cr_store_checkpoint(c->store);
     }
     cr_info("coordinator stopping%s; longest turn %lld ms (bound %d ms), %llu turns",
             s_signalled ? " on a signal" : "", (long long)c->longest_turn_ms,

@@ -118,9 +118,9 @@
  * to clients only after that commit, so whatever was acknowledged is durable
  * to the level chosen, and a result lost before it is resent by its worker.
  * Checkpoints (the log copied back into the database) change nothing of
- * that; the coordinator runs them at the end of its loop turn, once the
- * turn's messages are out (cr_store_defer_checkpoints), instead of inside
- * the commit that they would wait on.
+ * that; the coordinator has them run on a thread of their own
+ * (cr_store_checkpoint_apart), with its own connection, instead of inside
+ * the commit that fills the log, which the turn's messages wait on.
  */
 #include "store.h"
 
@@ -413,9 +413,14 @@ struct cr_store {
     size_t spec_bytes;           /* bytes of the specs kept in live jobs (s_job_t.spec) */
     size_t last_pend;            /* pend index + 1 of the last record made; 0 = none
                                     (cr_store_last_record) */
-    /* --- checkpoints (s_wal_hook) --- */
-    int wal_frames;              /* frames in the WAL after the last commit, as SQLite said */
-    int ckpt_deferred;           /* 1: checkpoints wait for cr_store_checkpoint */
+    /* --- checkpoints (s_wal_hook; cr_store_checkpoint_apart) --- */
+    sqlite3 *ckpt_db;            /* owned: the checkpoint thread's own connection; NULL =
+                                    checkpoints run inside the commit */
+    pthread_t ckpt_thread;       /* runs s_ckpt_main while ckpt_db is set */
+    pthread_mutex_t ckpt_mu;     /* guards the two flags below */
+    pthread_cond_t ckpt_cv;      /* signalled when one of them is set */
+    int ckpt_due;                /* 1: a commit left the log past CR_STORE_CKPT_FRAMES */
+    int ckpt_stop;               /* 1: the thread ends (cr_store_close) */
 };
 
 /* ---- helpers ---- */
@@ -1365,34 +1370,106 @@ fail:
 }
 
 /* After every commit (SQLite's wal hook, which its autocheckpoint also
- * is): notes the log's length and, unless checkpoints are deferred, copies
- * the log back past CR_STORE_CKPT_FRAMES as the autocheckpoint would. A
- * checkpoint changes nothing a commit made durable: the log is synced at
- * the commit, the database file at the checkpoint. */
+ * is): once the log is past CR_STORE_CKPT_FRAMES it is copied back into the
+ * database, by the checkpoint thread when there is one (the commit goes on
+ * at once), else here, as SQLite's autocheckpoint would. A checkpoint
+ * changes nothing a commit made durable: the log is synced at the commit,
+ * the database file at the checkpoint. */
 static int s_wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 {
     cr_store_t *s = arg;
-    s->wal_frames = frames;
-    if (!s->ckpt_deferred && frames >= CR_STORE_CKPT_FRAMES) {
+    if (frames < CR_STORE_CKPT_FRAMES)
+        return SQLITE_OK;
+    if (!s->ckpt_db) {
         sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-        s->wal_frames = 0;
+        return SQLITE_OK;
     }
+    pthread_mutex_lock(&s->ckpt_mu);
+    s->ckpt_due = 1;
+    pthread_cond_signal(&s->ckpt_cv);
+    pthread_mutex_unlock(&s->ckpt_mu);
     return SQLITE_OK;
 }
 
-void cr_store_defer_checkpoints(cr_store_t *s)
+/* The checkpoint thread: a passive checkpoint (it copies what no reader
+ * holds and never waits on the writer) each time a commit says one is due.
+ * It touches nothing of the store but its own connection and the flags. */
+static void *s_ckpt_main(void *arg)
 {
-    s->ckpt_deferred = 1;
+    cr_store_t *s = arg;
+    pthread_mutex_lock(&s->ckpt_mu);
+    for (;;) {
+        while (!s->ckpt_due && !s->ckpt_stop)
+            pthread_cond_wait(&s->ckpt_cv, &s->ckpt_mu);
+        if (s->ckpt_stop)
+            break;
+        s->ckpt_due = 0;
+        pthread_mutex_unlock(&s->ckpt_mu);
+        int rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+            cr_warn("store %s: checkpoint: %s (tried again after the next commit)", s->path,
+                    sqlite3_errmsg(s->ckpt_db));
+        pthread_mutex_lock(&s->ckpt_mu);
+    }
+    pthread_mutex_unlock(&s->ckpt_mu);
+    return NULL;
 }
 
-int cr_store_checkpoint(cr_store_t *s)
+int cr_store_checkpoint_apart(cr_store_t *s)
 {
-    if (s->wal_frames < CR_STORE_CKPT_FRAMES || s->depth > 0)
+    if (s->ckpt_db)
         return 0;
-    s->wal_frames = 0; /* once per log's worth, as the hook does; a checkpoint
-                          that readers kept short is tried after the next commit */
-    int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-    return rc == SQLITE_OK || rc == SQLITE_BUSY ? 0 : s_fail(s, "checkpoint");
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+    int sync = 2; /* FULL unless the store's own connection says otherwise */
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA synchronous", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        sync = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    char pragma[64];
+    snprintf(pragma, sizeof pragma, "PRAGMA synchronous=%d;", sync);
+    if (sqlite3_open_v2(s->path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+            SQLITE_OK ||
+        sqlite3_exec(db, pragma, NULL, NULL, &msg) != SQLITE_OK) {
+        cr_warn("store %s: no checkpoint thread (%s): checkpoints stay in the commit", s->path,
+                msg ? msg : db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_free(msg);
+        sqlite3_close(db);
+        return CR_E_STORE;
+    }
+    sqlite3_wal_autocheckpoint(db, 0); /* it never writes; this only says so */
+    pthread_mutex_init(&s->ckpt_mu, NULL);
+    pthread_cond_init(&s->ckpt_cv, NULL);
+    s->ckpt_due = s->ckpt_stop = 0;
+    s->ckpt_db = db;
+    int e = pthread_create(&s->ckpt_thread, NULL, s_ckpt_main, s);
+    if (e != 0) {
+        s->ckpt_db = NULL;
+        sqlite3_close(db);
+        pthread_cond_destroy(&s->ckpt_cv);
+        pthread_mutex_destroy(&s->ckpt_mu);
+        cr_warn("store %s: no checkpoint thread (%s): checkpoints stay in the commit", s->path,
+                strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
+/* Ends the checkpoint thread, if any, and closes its connection. */
+static void s_ckpt_stop(cr_store_t *s)
+{
+    if (!s->ckpt_db)
+        return;
+    pthread_mutex_lock(&s->ckpt_mu);
+    s->ckpt_stop = 1;
+    pthread_cond_signal(&s->ckpt_cv);
+    pthread_mutex_unlock(&s->ckpt_mu);
+    pthread_join(s->ckpt_thread, NULL);
+    sqlite3_close(s->ckpt_db);
+    s->ckpt_db = NULL;
+    pthread_cond_destroy(&s->ckpt_cv);
+    pthread_mutex_destroy(&s->ckpt_mu);
 }
 
 void cr_store_close(cr_store_t **self_p)
@@ -1400,6 +1477,7 @@ void cr_store_close(cr_store_t **self_p)
     if (!self_p || !*self_p)
         return;
     cr_store_t *s = *self_p;
+    s_ckpt_stop(s); /* before the last connection closes (it checkpoints) */
     while (s->depth > 0)
         cr_store_rollback(s);
     if (s->db)

@@ -123,15 +123,14 @@ void cr_store_close(cr_store_t **self_p);
 
 /* Checkpoints (the WAL copied back into the database once it holds about
  * 4 MiB) run inside the commit that fills the log, SQLite's default; after
- * this call they wait for cr_store_checkpoint, which a caller makes when
- * nothing waits on it (the coordinator: after its turn's messages left).
- * Durability is the same either way: a commit syncs the log. */
-void cr_store_defer_checkpoints(cr_store_t *s);
-
-/* Outside a transaction, the checkpoint the log's length calls for, if any
- * (passive: it copies what no reader holds and never waits). 0 or
- * CR_E_STORE. */
-int cr_store_checkpoint(cr_store_t *s);
+ * this call they run on a thread of the store's own, with a connection of
+ * its own (passive: never in the writer's way), and the commit returns at
+ * once; cr_store_close ends the thread. Durability is the same either way:
+ * a commit syncs the log, the checkpoint the database file (at the
+ * store's synchronous level as it is now). 0, or CR_E_STORE / -errno when
+ * the thread could not start (checkpoints then stay in the commit). The
+ * store itself is still used by one thread at a time. */
+int cr_store_checkpoint_apart(cr_store_t *s);
 
 /* ASSIGNED → QUEUED for every job (the coordinator restarted; workers will
  * send Ready again). Attempts are unchanged: the coordinator, not the job,
