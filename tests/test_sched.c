@@ -176,6 +176,18 @@ Test(sched, gpu_classes, .timeout = 10)
     cr_sched_destroy(&s);
 }
 
+/* Registers a worker of credit 2 at t: its backends, GPUs and NCCL. */
+static cr_sched_worker_t *s_reg(cr_sched_t *s, const char *id, const char *backends,
+                                uint32_t gpus, int nccl, int64_t t)
+{
+    cr_sched_worker_t info = s_info(id, backends, 2);
+    info.gpus = gpus;
+    info.nccl = nccl;
+    cr_sched_worker_t *w = cr_sched_register(s, &info, t, NULL);
+    cr_assert_not_null(w);
+    return w;
+}
+
 /* The last worker that owns the GPUs of a multi-GPU class is not drained
  * while one-GPU workers serve its backend: its class's queue would stall. */
 Test(sched, last_gpu_group_is_not_drained, .timeout = 10)
@@ -183,22 +195,14 @@ Test(sched, last_gpu_group_is_not_drained, .timeout = 10)
     cr_sched_t *s = cr_sched_new();
     cr_sched_set_drain_after(s, 1);
     int64_t t = 1000000;
-    cr_sched_worker_t info = s_info("one", "cuda", 2);
-    info.nccl = 1;
-    cr_sched_worker_t *one = cr_sched_register(s, &info, t, NULL);
-    info = s_info("pair", "cuda", 2);
-    info.gpus = 2;
-    info.nccl = 1;
-    cr_sched_worker_t *pair = cr_sched_register(s, &info, t, NULL);
+    cr_sched_worker_t *one = s_reg(s, "one", "cuda", 0, 1, t);
+    cr_sched_worker_t *pair = s_reg(s, "pair", "cuda", 2, 1, t);
     cr_assert_eq(cr_sched_note_result(s, pair, 1), 0, "the only worker of cuda/2");
     cr_assert_eq(pair->drained, 0);
     cr_assert_eq(cr_sched_note_result(s, one, 1), 1, "the pair serves cuda and cuda/1 too");
     cr_assert_eq(one->drained, 1);
     /* a second pair: now either may go */
-    info = s_info("pair2", "cuda", 2);
-    info.gpus = 2;
-    info.nccl = 1;
-    cr_sched_register(s, &info, t, NULL);
+    s_reg(s, "pair2", "cuda", 2, 1, t);
     cr_assert_eq(cr_sched_note_result(s, pair, 1), 1);
     cr_assert_eq(pair->drained, 1);
     cr_sched_destroy(&s);
@@ -212,10 +216,8 @@ Test(sched, last_of_any_class_is_not_drained, .timeout = 10)
     cr_sched_t *s = cr_sched_new();
     cr_sched_set_drain_after(s, 1);
     int64_t t = 1000000;
-    cr_sched_worker_t info = s_info("c1", "c", 2);
-    cr_sched_worker_t *c1 = cr_sched_register(s, &info, t, NULL);
-    info = s_info("ct", "c,torch", 2);
-    cr_sched_worker_t *ct = cr_sched_register(s, &info, t, NULL);
+    cr_sched_worker_t *c1 = s_reg(s, "c1", "c", 0, 0, t);
+    cr_sched_worker_t *ct = s_reg(s, "ct", "c,torch", 0, 0, t);
     cr_assert_eq(cr_sched_note_result(s, ct, 1), 0, "the only worker of torch");
     cr_assert_eq(ct->drained, 0);
     cr_assert_eq(cr_sched_note_lost(s, "ct", t), 0, "nor when lost");
@@ -223,8 +225,7 @@ Test(sched, last_of_any_class_is_not_drained, .timeout = 10)
     cr_assert_eq(cr_sched_note_result(s, c1, 1), 1, "ct serves c too");
     cr_assert_eq(c1->drained, 1);
     /* another worker of both (c1 is drained): now ct may go */
-    info = s_info("t2", "c,torch", 2);
-    cr_sched_register(s, &info, t, NULL);
+    s_reg(s, "t2", "c,torch", 0, 0, t);
     cr_assert_eq(cr_sched_note_result(s, ct, 1), 1);
     cr_assert_eq(ct->drained, 1);
     cr_sched_destroy(&s);
@@ -239,20 +240,13 @@ Test(sched, lone_nccl_worker_is_last_of_its_class, .timeout = 10)
     cr_sched_t *s = cr_sched_new();
     cr_sched_set_drain_after(s, 1);
     int64_t t = 1000000;
-    cr_sched_worker_t info = s_info("plain1", "cuda", 2);
-    cr_sched_worker_t *plain1 = cr_sched_register(s, &info, t, NULL);
-    info = s_info("plain2", "cuda", 2);
-    cr_sched_register(s, &info, t, NULL);
-    info = s_info("nccl", "cuda", 2);
-    info.nccl = 1;
-    cr_sched_worker_t *nccl = cr_sched_register(s, &info, t, NULL);
+    cr_sched_worker_t *plain1 = s_reg(s, "plain1", "cuda", 0, 0, t);
+    s_reg(s, "plain2", "cuda", 0, 0, t);
+    cr_sched_worker_t *nccl = s_reg(s, "nccl", "cuda", 0, 1, t);
     cr_assert_eq(cr_sched_note_result(s, nccl, 1), 0);
     cr_assert_eq(nccl->drained, 0);
     cr_assert_eq(cr_sched_note_result(s, plain1, 1), 1, "plain2 and nccl serve cuda");
-    info = s_info("nccl2", "cuda", 2);
-    info.nccl = 1;
-    info.gpus = 2;
-    cr_sched_register(s, &info, t, NULL);
+    s_reg(s, "nccl2", "cuda", 2, 1, t);
     cr_assert_eq(cr_sched_note_result(s, nccl, 1), 1, "nccl2 serves cuda/1");
     cr_assert_eq(nccl->drained, 1);
     cr_sched_destroy(&s);
