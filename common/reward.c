@@ -50,13 +50,17 @@ static s_terms_t s_drkernel(int ok, int hacked, double s)
     return t;
 }
 
+/* One formula: its key, its terms, and the key spelt "name@version" as
+ * records carry it (written once here, not formatted per record). */
+#define S_FORMULA(name, version, fn) {{name, version}, fn, name "@" #version}
 static const struct {
     cr_formula_key_t key; /* name@version */
     s_formula_fn fn;
+    const char *full;     /* "name@version" */
 } s_formulas[] = {
-    {{"default", 1}, s_default},
-    {{"kevin", 2}, s_kevin},       /* 2: a hack flag zeroes the correct term too */
-    {{"drkernel", 2}, s_drkernel}, /* 2: likewise */
+    S_FORMULA("default", 1, s_default),
+    S_FORMULA("kevin", 2, s_kevin),       /* 2: a hack flag zeroes the correct term too */
+    S_FORMULA("drkernel", 2, s_drkernel), /* 2: likewise */
 };
 
 int cr_formula_find(const char *spec, const char *def, const void *table, size_t n,
@@ -98,14 +102,13 @@ int cr_reward_apply(Crucible__RewardRecord *rec, const char *formula)
     if (i < 0)
         return CR_E_USAGE;
     Crucible__RewardComponents *c = malloc(sizeof *c);
-    char *fname = malloc(strlen(s_formulas[i].key.name) + 16);
+    char *fname = strdup(s_formulas[i].full);
     if (!c || !fname) {
         free(c);
         free(fname);
         return -ENOMEM;
     }
     crucible__reward_components__init(c);
-    sprintf(fname, "%s@%d", s_formulas[i].key.name, s_formulas[i].key.version);
     c->formula = fname;
 
     int infra = cr_status_is_infra(rec->status);

@@ -130,20 +130,38 @@ int cr_wire_socket_caps(void *sock, size_t max_msg)
     return 0;
 }
 
+static void s_free_sent(void *data, void *hint)
+{
+    (void)hint;
+    free(data);
+}
+
+int cr_wire_send_taken(void *sock, const cr_peer_t *peer, uint8_t *buf, size_t len)
+{
+    if (peer && zmq_send(sock, peer->bytes, peer->len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+        free(buf);
+        return CR_E_ZMQ;
+    }
+    /* the message is buf itself, freed by ZeroMQ once sent (from its I/O
+     * thread: free is thread-safe), not a copy of it */
+    zmq_msg_t m;
+    if (zmq_msg_init_data(&m, buf, len, s_free_sent, NULL) != 0) {
+        free(buf);
+        return CR_E_ZMQ;
+    }
+    if (zmq_msg_send(&m, sock, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&m); /* frees buf */
+        return CR_E_ZMQ;
+    }
+    return 0;
+}
+
 int cr_wire_send(void *sock, const cr_peer_t *peer, Crucible__Envelope *env)
 {
     uint8_t *buf = NULL;
     size_t len = 0;
     int rc = cr_wire_pack(env, &buf, &len);
-    if (rc != 0)
-        return rc;
-    if (peer && zmq_send(sock, peer->bytes, peer->len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
-        free(buf);
-        return CR_E_ZMQ;
-    }
-    int s = zmq_send(sock, buf, len, ZMQ_DONTWAIT);
-    free(buf);
-    return s < 0 ? CR_E_ZMQ : 0;
+    return rc == 0 ? cr_wire_send_taken(sock, peer, buf, len) : rc;
 }
 
 /* Drops whatever frames remain of a multipart message. */
@@ -762,7 +780,8 @@ static uint64_t s_records_tag(void)
 
 size_t cr_wire_batch_entry(size_t len)
 {
-    return s_varint_len(s_records_tag()) + s_varint_len(len) + len;
+    uint64_t tag = s_records_tag();
+    return tag ? s_varint_len(tag) + s_varint_len(len) + len : 0;
 }
 
 size_t cr_wire_batch_put(uint8_t *out, const uint8_t *rec, size_t len)
@@ -776,11 +795,145 @@ size_t cr_wire_batch_put(uint8_t *out, const uint8_t *rec, size_t len)
 size_t cr_wire_batch_head(uint8_t *head, size_t body)
 {
     pthread_once(&s_result_fields_once, s_result_fields);
+    if (!s_fv || !s_fr)
+        return 0;
     size_t n = s_put_varint(head, (uint64_t)s_fv->id << 3 | 0);
     n += s_put_varint(head + n, CR_PROTOCOL_VERSION);
     n += s_put_varint(head + n, (uint64_t)s_fr->id << 3 | 2);
     n += s_put_varint(head + n, body);
     return n;
+}
+
+/* The fields an Assign from packed parts is made of (cr_wire_pack_assign),
+ * looked up by name once, like the Result's above. */
+static const ProtobufCFieldDescriptor *s_fa, *s_fj, *s_fjb, *s_fjs, *s_fjt, *s_fjo, *s_fjn;
+static pthread_once_t s_assign_fields_once = PTHREAD_ONCE_INIT;
+
+static void s_assign_fields(void)
+{
+    const ProtobufCMessageDescriptor *e = &crucible__envelope__descriptor;
+    const ProtobufCMessageDescriptor *a = &crucible__assign__descriptor;
+    const ProtobufCMessageDescriptor *j = &crucible__job__descriptor;
+    s_fa = protobuf_c_message_descriptor_get_field_by_name(e, "assign");
+    s_fj = protobuf_c_message_descriptor_get_field_by_name(a, "jobs");
+    s_fjb = protobuf_c_message_descriptor_get_field_by_name(j, "batch_id");
+    s_fjs = protobuf_c_message_descriptor_get_field_by_name(j, "spec");
+    s_fjt = protobuf_c_message_descriptor_get_field_by_name(j, "task");
+    s_fjo = protobuf_c_message_descriptor_get_field_by_name(j, "options");
+    s_fjn = protobuf_c_message_descriptor_get_field_by_name(j, "attempt");
+}
+
+static size_t s_delim_len(const ProtobufCFieldDescriptor *f, size_t len)
+{
+    return s_varint_len((uint64_t)f->id << 3 | 2) + s_varint_len(len) + len;
+}
+
+static size_t s_put_delim(uint8_t *out, const ProtobufCFieldDescriptor *f, const void *data,
+                          size_t len)
+{
+    size_t n = s_put_varint(out, (uint64_t)f->id << 3 | 2);
+    n += s_put_varint(out + n, len);
+    if (len)
+        memcpy(out + n, data, len);
+    return n + len;
+}
+
+/* The bytes of the Job itself (without its tag and length), written in
+ * field-number order and left out when unset, as protobuf-c packs it. */
+static size_t s_job_body(const cr_wire_job_t *j)
+{
+    size_t n = 0;
+    if (j->batch_id && j->batch_id[0])
+        n += s_delim_len(s_fjb, strlen(j->batch_id));
+    if (j->spec)
+        n += s_delim_len(s_fjs, j->spec_len);
+    if (j->task)
+        n += s_delim_len(s_fjt, j->task_len);
+    if (j->options)
+        n += s_delim_len(s_fjo, j->options_len);
+    if (j->attempt)
+        n += s_varint_len((uint64_t)s_fjn->id << 3) + s_varint_len(j->attempt);
+    return n;
+}
+
+static int s_assign_ready(void)
+{
+    pthread_once(&s_result_fields_once, s_result_fields);
+    pthread_once(&s_assign_fields_once, s_assign_fields);
+    return s_fv && s_fa && s_fj && s_fjb && s_fjs && s_fjt && s_fjo && s_fjn;
+}
+
+size_t cr_wire_job_bytes(const cr_wire_job_t *job)
+{
+    return s_assign_ready() ? s_delim_len(s_fj, s_job_body(job)) : 0;
+}
+
+int cr_wire_pack_assign(const cr_wire_job_t *jobs, size_t n, const Crucible__Assign *rest,
+                        uint8_t **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    if (!s_assign_ready() || rest->n_jobs)
+        return CR_E_USAGE;
+    size_t body = crucible__assign__get_packed_size(rest);
+    for (size_t i = 0; i < n; i++) {
+        if ((!jobs[i].spec && jobs[i].spec_len) || (!jobs[i].task && jobs[i].task_len) ||
+            (!jobs[i].options && jobs[i].options_len))
+            return CR_E_USAGE;
+        body += s_delim_len(s_fj, s_job_body(&jobs[i]));
+        if (body > CR_WIRE_MAX_MSG)
+            return CR_E_TOO_BIG;
+    }
+    size_t total = s_varint_len((uint64_t)s_fv->id << 3) + s_varint_len(CR_PROTOCOL_VERSION) +
+                   s_delim_len(s_fa, body);
+    if (total > CR_WIRE_MAX_MSG)
+        return CR_E_TOO_BIG;
+    uint8_t *b = malloc(total);
+    if (!b)
+        return -ENOMEM;
+    /* Envelope: version, then the Assign: its jobs (field 1) first, then
+     * the rest as protobuf-c packs it, which is in field-number order */
+    size_t o = s_put_varint(b, (uint64_t)s_fv->id << 3);
+    o += s_put_varint(b + o, CR_PROTOCOL_VERSION);
+    o += s_put_varint(b + o, (uint64_t)s_fa->id << 3 | 2);
+    o += s_put_varint(b + o, body);
+    for (size_t i = 0; i < n; i++) {
+        const cr_wire_job_t *j = &jobs[i];
+        o += s_put_varint(b + o, (uint64_t)s_fj->id << 3 | 2);
+        o += s_put_varint(b + o, s_job_body(j));
+        if (j->batch_id && j->batch_id[0])
+            o += s_put_delim(b + o, s_fjb, j->batch_id, strlen(j->batch_id));
+        if (j->spec)
+            o += s_put_delim(b + o, s_fjs, j->spec, j->spec_len);
+        if (j->task)
+            o += s_put_delim(b + o, s_fjt, j->task, j->task_len);
+        if (j->options)
+            o += s_put_delim(b + o, s_fjo, j->options, j->options_len);
+        if (j->attempt) {
+            o += s_put_varint(b + o, (uint64_t)s_fjn->id << 3);
+            o += s_put_varint(b + o, j->attempt);
+        }
+    }
+    o += crucible__assign__pack(rest, b + o);
+    if (o != total) { /* an internal invariant: the sizes above are what was written */
+        free(b);
+        return CR_E_USAGE;
+    }
+    *buf = b;
+    *len = total;
+    return 0;
+}
+
+int cr_wire_fields_ok(const void *data, size_t len)
+{
+    const uint8_t *p = data, *end = p + len, *val;
+    uint32_t num;
+    int wt;
+    size_t vlen;
+    while (p < end)
+        if (s_field(&p, end, &num, &wt, &val, &vlen) != 0 || num == 0)
+            return 0;
+    return 1;
 }
 
 int cr_wire_pack_result(const uint8_t *rec, size_t len, uint8_t **buf, size_t *outlen)

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define CR_PROTOCOL_VERSION 1
 /* 64 MiB: a GRPO step of 4096 candidates of ~10 KiB source fits with room. */
@@ -51,6 +52,15 @@ typedef struct {
     size_t len;
     char user[41]; /* ZAP user id of the connection (its z85 CURVE key); "" without CURVE */
 } cr_peer_t;
+
+/* Orders two routing ids (length first, then bytes; user is not compared):
+ * 0 when they name the same connection. Inline: it sorts a turn's Acks. */
+static inline int cr_wire_peer_cmp(const cr_peer_t *a, const cr_peer_t *b)
+{
+    if (a->len != b->len)
+        return a->len < b->len ? -1 : 1;
+    return memcmp(a->bytes, b->bytes, a->len);
+}
 
 /* Packs env (its version is set to CR_PROTOCOL_VERSION) into a heap buffer.
  * Returns 0 and *buf (caller frees with free()) or -ENOMEM / CR_E_TOO_BIG. */
@@ -201,10 +211,55 @@ int cr_wire_pack_result(const uint8_t *rec, size_t len, uint8_t **buf, size_t *o
  * len bytes. cr_wire_batch_put: writes the entry of rec (len bytes) at out
  * (room for cr_wire_batch_entry(len)), returns its bytes. cr_wire_batch_head:
  * writes into head (CR_WIRE_BATCH_HEAD bytes) the head of a batch whose
- * entries take body bytes, returns its bytes (at most CR_WIRE_BATCH_HEAD). */
+ * entries take body bytes, returns its bytes (at most CR_WIRE_BATCH_HEAD).
+ * Generated code without the fields a batch is made of (an older .proto)
+ * makes cr_wire_batch_entry and cr_wire_batch_head return 0: no batch can
+ * be made, and records go alone (cr_wire_pack_result). */
 size_t cr_wire_batch_entry(size_t len);
 size_t cr_wire_batch_put(uint8_t *out, const uint8_t *rec, size_t len);
 size_t cr_wire_batch_head(uint8_t *head, size_t body);
+
+/* ---- Assigns built from parts already packed ----
+ * A job's spec is stored packed as it came in its Submit, a batch's options
+ * and a task bundle packed once: an Assign is written around those bytes
+ * (a length-delimited field is its tag, its length and the bytes), so a job
+ * is not decoded and packed again each time it is handed out. */
+
+/* One Job of an Assign, by its parts (every pointer borrowed). */
+typedef struct {
+    const char *batch_id;   /* Job.batch_id; "" or NULL = not written */
+    const uint8_t *spec;    /* Job.spec: a packed JobSpec; NULL = not written */
+    size_t spec_len;        /* its bytes */
+    const uint8_t *task;    /* Job.task: a packed TaskBundle; NULL = not written */
+    size_t task_len;        /* its bytes */
+    const uint8_t *options; /* Job.options: a packed JobOptions; NULL = not written */
+    size_t options_len;     /* its bytes */
+    uint32_t attempt;       /* Job.attempt; 0 = not written */
+} cr_wire_job_t;
+
+/* The bytes job takes in an Assign (its entry in Assign.jobs: tag, length
+ * and the Job), for a caller that splits jobs into messages under a cap. */
+size_t cr_wire_job_bytes(const cr_wire_job_t *job);
+
+/* Packs Envelope{Assign} whose jobs are jobs[0..n) and whose other fields
+ * (tasks, acks, result_batches) are rest's (rest->n_jobs must be 0): the
+ * bytes cr_wire_pack gives for that envelope with each Job's parts decoded
+ * into it. Caller frees *buf. 0, CR_E_USAGE (rest has jobs, or a part is
+ * not given as its length says), CR_E_TOO_BIG (over CR_WIRE_MAX_MSG) or
+ * -ENOMEM; *buf is NULL on failure. */
+int cr_wire_pack_assign(const cr_wire_job_t *jobs, size_t n, const Crucible__Assign *rest,
+                        uint8_t **buf, size_t *len);
+
+/* 1 when data[0..len) reads as a sequence of protobuf fields (every field
+ * number above 0, every wire type known, every length in bounds), else 0:
+ * what a stored message must at least be before it is sent on as it is. */
+int cr_wire_fields_ok(const void *data, size_t len);
+
+/* Sends len bytes of a packed envelope on a DEALER socket (peer NULL) or to
+ * peer on a ROUTER socket, as cr_wire_send does once it has packed one:
+ * ZMQ_DONTWAIT; 0 or CR_E_ZMQ. Takes buf (from malloc), sent or not: the
+ * message is buf itself, freed by ZeroMQ when it is done with it. */
+int cr_wire_send_taken(void *sock, const cr_peer_t *peer, uint8_t *buf, size_t len);
 
 /* Unpacks a record; release with crucible__reward_record__free_unpacked(rec, NULL).
  * Returns 0 or CR_E_DECODE. */

@@ -66,6 +66,11 @@
  * sweep over the workers serves them all (bench/RESULTS.md, 2026-12-02:
  * at 256 a turn took a quarter of that, for a commit and a sweep each). */
 #define CR_COORD_BURST 4096
+/* Bytes a batch of records streamed to a client (s_send_record) is first
+ * given, doubled as records are added, up to CR_WIRE_BATCH_BYTES: a lone
+ * small record (a verdict without its profile is ~150 bytes) costs no 8 KiB,
+ * and a full batch grows four times. */
+#define CR_COORD_BATCH_MIN 512
 /* Records one catching-up subscriber is sent per loop turn (s_replay_step):
  * well under the clients socket's high-water mark. */
 #define CR_COORD_REPLAY_STEP 512
@@ -369,8 +374,7 @@ static s_outmsg_t *s_outbox_slot(cr_coordinator_t *c)
 static void s_batches_close(cr_coordinator_t *c, const cr_peer_t *peer)
 {
     for (size_t i = 0; c->nopen && i < c->nsubs; i++)
-        if (c->subs[i].open && c->subs[i].peer.len == peer->len &&
-            memcmp(c->subs[i].peer.bytes, peer->bytes, peer->len) == 0) {
+        if (c->subs[i].open && cr_wire_peer_cmp(&c->subs[i].peer, peer) == 0) {
             c->subs[i].open = 0;
             c->nopen--;
         }
@@ -445,8 +449,8 @@ static int s_send_bytes(cr_coordinator_t *c, const cr_peer_t *peer, const uint8_
 static int s_send_record(cr_coordinator_t *c, s_sub_t *sub, const uint8_t *blob, size_t len,
                          uint64_t seq)
 {
-    size_t entry = cr_wire_batch_entry(len);
-    if (!sub->batched || !c->turn_open || entry > CR_WIRE_BATCH_BYTES) {
+    size_t entry = cr_wire_batch_entry(len); /* 0: no batch can be made */
+    if (!sub->batched || !c->turn_open || !entry || entry > CR_WIRE_BATCH_BYTES) {
         uint8_t *buf = NULL;
         size_t blen = 0;
         int rc = cr_wire_pack_result(blob, len, &buf, &blen);
@@ -460,16 +464,24 @@ static int s_send_record(cr_coordinator_t *c, s_sub_t *sub, const uint8_t *blob,
         return rc;
     }
     s_outmsg_t *m = sub->open ? &c->out[sub->open - 1] : NULL;
-    if (!m || m->len + entry > m->cap) {
-        /* a new batch, with room for the most a batch holds: a turn's
-         * records of one subscriber fill it, and it is freed at the flush */
+    if (m && m->len + entry > CR_WIRE_BATCH_BYTES)
+        m = NULL; /* full: a new batch */
+    /* room as the batch needs it: doubled from CR_COORD_BATCH_MIN, up to
+     * the most a batch holds */
+    size_t have = m ? m->cap : 0, used = m ? m->len : 0, cap = have ? have : CR_COORD_BATCH_MIN;
+    while (cap < used + entry)
+        cap *= 2;
+    if (cap > CR_WIRE_BATCH_BYTES)
+        cap = CR_WIRE_BATCH_BYTES;
+    if (!m) {
+        /* a new batch: it is sent, and freed, at the flush */
         if (!(m = s_outbox_slot(c)))
             return -ENOMEM;
-        if (!(m->buf = malloc(CR_WIRE_BATCH_HEAD + CR_WIRE_BATCH_BYTES)))
+        if (!(m->buf = malloc(CR_WIRE_BATCH_HEAD + cap)))
             return -ENOMEM;
         m->off = CR_WIRE_BATCH_HEAD;
         m->len = 0;
-        m->cap = CR_WIRE_BATCH_BYTES;
+        m->cap = cap;
         m->batch = 1;
         m->sock = c->clients;
         m->peer = sub->peer;
@@ -477,6 +489,12 @@ static int s_send_record(cr_coordinator_t *c, s_sub_t *sub, const uint8_t *blob,
         c->nout++;
         c->nopen += !sub->open;
         sub->open = c->nout;
+    } else if (cap > have) {
+        uint8_t *g = realloc(m->buf, CR_WIRE_BATCH_HEAD + cap);
+        if (!g)
+            return -ENOMEM; /* what the batch holds stays, and is sent */
+        m->buf = g;
+        m->cap = cap;
     }
     m->len += cr_wire_batch_put(m->buf + m->off + m->len, blob, len);
     m->seq = seq;
@@ -575,9 +593,21 @@ static void *s_cache_put(s_cache_t *cache, const char *key, void *msg)
     return msg;
 }
 
+/* A batch's options in the cache: decoded, and packed as stored, which is
+ * what each of its jobs carries in an Assign (cr_wire_pack_assign). */
+typedef struct {
+    Crucible__JobOptions *msg; /* owned, decoded */
+    uint8_t *packed;           /* owned: the stored bytes */
+    size_t len;                /* their bytes */
+} s_opts_t;
+
 static void s_free_options(void *m)
 {
-    crucible__job_options__free_unpacked(m, NULL);
+    s_opts_t *o = m;
+    if (o->msg)
+        crucible__job_options__free_unpacked(o->msg, NULL);
+    free(o->packed);
+    free(o);
 }
 
 static void s_free_bundle(void *m)
@@ -585,20 +615,27 @@ static void s_free_bundle(void *m)
     crucible__task_bundle__free_unpacked(m, NULL);
 }
 
-/* The batch's stored options (the cache's: do not free; valid until the
- * turn ends), or NULL. */
-static Crucible__JobOptions *s_batch_options(cr_coordinator_t *c, const char *batch_id)
+/* The batch's stored options, decoded and packed (the cache's: do not
+ * free; valid until the turn ends), or NULL. */
+static s_opts_t *s_batch_opts(cr_coordinator_t *c, const char *batch_id)
 {
-    Crucible__JobOptions *o = s_cache_get(&c->options, batch_id);
+    s_opts_t *o = s_cache_get(&c->options, batch_id);
     if (o)
         return o;
-    uint8_t *blob = NULL;
-    size_t len = 0;
-    if (cr_store_batch_options(c->store, batch_id, &blob, &len) != 0)
+    if (!(o = calloc(1, sizeof *o)))
         return NULL;
-    o = crucible__job_options__unpack(NULL, len, blob);
-    free(blob);
-    return o ? s_cache_put(&c->options, batch_id, o) : NULL;
+    if (cr_store_batch_options(c->store, batch_id, &o->packed, &o->len) != 0 ||
+        !(o->msg = crucible__job_options__unpack(NULL, o->len, o->packed))) {
+        s_free_options(o);
+        return NULL;
+    }
+    return s_cache_put(&c->options, batch_id, o);
+}
+
+static Crucible__JobOptions *s_batch_options(cr_coordinator_t *c, const char *batch_id)
+{
+    s_opts_t *o = s_batch_opts(c, batch_id);
+    return o ? o->msg : NULL;
 }
 
 /* The task bundle stored under hash, like s_batch_options. */
@@ -755,7 +792,7 @@ static void s_sub_drop(cr_coordinator_t *c, const cr_peer_t *peer, const char *b
 {
     for (size_t i = 0; i < c->nsubs; i++) {
         s_sub_t *s = &c->subs[i];
-        if (s->peer.len == peer->len && memcmp(s->peer.bytes, peer->bytes, peer->len) == 0 &&
+        if (cr_wire_peer_cmp(&s->peer, peer) == 0 &&
             strcmp(s->batch_id, batch_id) == 0)
             s->dead = 1;
     }
@@ -772,8 +809,7 @@ static void s_subs_check_key(cr_coordinator_t *c, const cr_peer_t *peer)
     int ended = 0;
     for (size_t i = 0; i < c->nsubs; i++) {
         s_sub_t *s = &c->subs[i];
-        if (!s->dead && s->peer.len == peer->len &&
-            memcmp(s->peer.bytes, peer->bytes, peer->len) == 0 &&
+        if (!s->dead && cr_wire_peer_cmp(&s->peer, peer) == 0 &&
             strcmp(s->peer.user, peer->user) != 0) {
             s->dead = 1;
             ended++;
@@ -1212,16 +1248,9 @@ static int s_ack_keep(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible_
     return 0;
 }
 
-static int s_peer_cmp(const cr_peer_t *a, const cr_peer_t *b)
-{
-    if (a->len != b->len)
-        return a->len < b->len ? -1 : 1;
-    return memcmp(a->bytes, b->bytes, a->len);
-}
-
 static int s_ack_cmp(const void *x, const void *y)
 {
-    return s_peer_cmp(&(*(s_ack_t *const *)x)->peer, &(*(s_ack_t *const *)y)->peer);
+    return cr_wire_peer_cmp(&(*(s_ack_t *const *)x)->peer, &(*(s_ack_t *const *)y)->peer);
 }
 
 /* The turn committed: its kept Acks are due, grouped by worker in
@@ -1256,13 +1285,13 @@ static void s_acks_for(cr_coordinator_t *c, const cr_sched_worker_t *w, size_t *
     size_t top = hi;
     while (lo < hi) { /* the first entry not below w's peer */
         size_t mid = lo + (hi - lo) / 2;
-        if (s_peer_cmp(&c->ack_order[mid]->peer, &w->peer) < 0)
+        if (cr_wire_peer_cmp(&c->ack_order[mid]->peer, &w->peer) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
     size_t end = lo;
-    while (end < top && s_peer_cmp(&c->ack_order[end]->peer, &w->peer) == 0)
+    while (end < top && cr_wire_peer_cmp(&c->ack_order[end]->peer, &w->peer) == 0)
         end++;
     *first = lo;
     *n = end - lo;
@@ -1329,7 +1358,7 @@ static void s_acks_flush(cr_coordinator_t *c)
     if (c->nsorted == c->nacks_due) {
         for (size_t i = 0, j; i < c->nsorted; i = j) {
             for (j = i + 1; j < c->nsorted &&
-                            s_peer_cmp(&c->ack_order[j]->peer, &c->ack_order[i]->peer) == 0;
+                            cr_wire_peer_cmp(&c->ack_order[j]->peer, &c->ack_order[i]->peer) == 0;
                  j++)
                 ;
             s_acks_together(c, c->ack_order + i, j - i);
@@ -1926,7 +1955,7 @@ static int s_intake_defer(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__
 {
     s_intake_t *last = NULL;
     for (s_intake_t *in = c->intake; in; in = in->next)
-        if (in->peer.len == peer->len && memcmp(in->peer.bytes, peer->bytes, peer->len) == 0)
+        if (cr_wire_peer_cmp(&in->peer, peer) == 0)
             last = in;
     s_deferred_t *d = last ? calloc(1, sizeof *d) : NULL;
     if (!d)
@@ -2607,17 +2636,32 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
     }
 }
 
-/* Sends one Assign of jobs[0..n) and the bundles tasks[0..ntasks) they
- * name that w was not sent before; on failure the jobs go back to the queue
- * uncounted and the worker is skipped until it speaks again. */
-static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__Job **jobs, size_t n,
-                          Crucible__TaskBundle **tasks, size_t ntasks, s_ack_t *const *acks,
-                          size_t nacks)
+/* A job on its way out (s_dispatch_worker): the parts of its Job that it
+ * owns, beside its cr_wire_job_t, which points at them. */
+typedef struct {
+    const char *job_id;        /* the store key's (the caller's array) */
+    uint8_t *spec;             /* owned packed JobSpec, as stored (the store hands it over) */
+    uint8_t *task;             /* packed TaskBundle, named as the job names it; for a
+                                  task_cache worker only that name and the hash; owned
+                                  by the first job of a run that names it alike */
+    size_t task_len;           /* its bytes */
+    int task_owned;            /* 1: task is this job's to free */
+    Crucible__TaskBundle *tb;  /* the cached bundle (s_task_bundle) */
+    const char *task_name;     /* the name the job gives it (the store's) */
+} s_out_job_t;
+
+/* Sends one Assign of jobs[0..n) (out[0..n) their owned parts) and the
+ * bundles tasks[0..ntasks) they name that w was not sent before; on failure
+ * the jobs go back to the queue uncounted and the worker is skipped until it
+ * speaks again. The Assign is written around the jobs' packed parts
+ * (cr_wire_pack_assign) and goes at once, as s_send sends an Assign. */
+static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, const cr_wire_job_t *jobs,
+                          const s_out_job_t *out, size_t n, Crucible__TaskBundle **tasks,
+                          size_t ntasks, s_ack_t *const *acks, size_t nacks)
 {
     if (n == 0)
         return 0;
     Crucible__Assign a = CRUCIBLE__ASSIGN__INIT;
-    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
     Crucible__Ack *ackv = nacks ? calloc(nacks, sizeof *ackv) : NULL;
     Crucible__Ack **ackp = nacks ? calloc(nacks, sizeof *ackp) : NULL;
     if (!ackv || !ackp)
@@ -2629,16 +2673,16 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__J
         ackv[i].attempt = acks[i]->attempt;
         ackp[i] = &ackv[i];
     }
-    a.n_jobs = n;
-    a.jobs = jobs;
     a.n_tasks = ntasks;
     a.tasks = tasks;
     a.n_acks = nacks;
     a.acks = ackp;
     a.result_batches = 1;
-    env.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
-    env.assign = &a;
-    int rc = s_send(c, c->workers, &w->peer, &env);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int rc = cr_wire_pack_assign(jobs, n, &a, &buf, &len);
+    if (rc == 0 && (rc = cr_wire_send_taken(c->workers, &w->peer, buf, len)) != 0)
+        cr_debug("send assign to %s failed: %s", w->id, zmq_strerror(zmq_errno()));
     free(ackv);
     free(ackp);
     if (rc == 0) {
@@ -2651,19 +2695,11 @@ static int s_flush_assign(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__J
         return 0;
     }
     for (size_t i = 0; i < n; i++)
-        cr_store_unassign(c->store, jobs[i]->batch_id, jobs[i]->spec->job_id);
+        cr_store_unassign(c->store, jobs[i].batch_id, out[i].job_id);
     w->unreachable = 1;
     cr_warn("worker %s unreachable: %zu jobs back in the queue", w->id, n);
     return CR_E_ZMQ;
 }
-
-typedef struct {
-    Crucible__Job job;            /* points at the parts below */
-    Crucible__JobSpec *spec;      /* owned (unpacked) */
-    Crucible__TaskBundle task;    /* the cached bundle, named as the job names it; for a
-                                     task_cache worker only that name and the hash */
-    Crucible__TaskBundle *tb;     /* the cached bundle (s_task_bundle) */
-} s_out_job_t;
 
 /* 1 when tasks[0..n) holds tb. */
 static int s_has_task(Crucible__TaskBundle *const *tasks, size_t n, const Crucible__TaskBundle *tb)
@@ -2674,17 +2710,60 @@ static int s_has_task(Crucible__TaskBundle *const *tasks, size_t n, const Crucib
     return 0;
 }
 
+/* The Job.task of a job of bundle tb that names it `name` ("" = the
+ * bundle's own), packed into *buf (caller frees): the bundle is stored by
+ * content, the job names it as submitted; a task_cache worker is sent each
+ * bundle once (in Assign.tasks) and its jobs name it by hash. 0 or -ENOMEM. */
+static int s_job_task(const cr_sched_worker_t *w, const Crucible__TaskBundle *tb, const char *name,
+                      uint8_t **buf, size_t *len)
+{
+    Crucible__TaskBundle t = CRUCIBLE__TASK_BUNDLE__INIT;
+    if (w->task_cache) {
+        t.hash = tb->hash;
+        t.name = tb->name;
+    } else {
+        t = *tb;
+    }
+    if (name && name[0])
+        t.name = (char *)name;
+    *len = crucible__task_bundle__get_packed_size(&t);
+    if (!(*buf = malloc(*len ? *len : 1)))
+        return -ENOMEM;
+    crucible__task_bundle__pack(&t, *buf);
+    return 0;
+}
+
+/* A job whose stored spec, bundle or options cannot be read back: it cannot
+ * run anywhere, so it is done with an INFRA_ERROR record. */
+static void s_job_unreadable(cr_coordinator_t *c, const cr_store_key_t *key)
+{
+    cr_error("job %s/%s: stored job does not decode", key->batch_id, key->job_id);
+    Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
+    r.batch_id = (char *)key->batch_id;
+    r.job_id = (char *)key->job_id;
+    r.status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
+    r.message = "coordinator: the stored job does not decode";
+    Crucible__RewardRecord *rec = cr_wire_record_dup(&r);
+    if (rec && cr_store_complete(c->store, rec, NULL) == 0)
+        s_on_record(c, rec);
+    if (rec)
+        crucible__reward_record__free_unpacked(rec, NULL);
+}
+
 /* Assigns to w the queued jobs keys[0..n) (the oldest in its languages,
- * fetched by s_phase_dispatch) that the scheduler's policy takes. */
+ * fetched by s_phase_dispatch) that the scheduler's policy takes. Each Job
+ * is sent around its spec as stored: the spec is not decoded and packed
+ * again, only checked to read as protobuf fields (it was decoded whole at
+ * its Submit). */
 static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_store_key_t *keys,
                               size_t n)
 {
     s_out_job_t *out = calloc(n ? n : 1, sizeof *out);
-    Crucible__Job **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+    cr_wire_job_t *wj = calloc(n ? n : 1, sizeof *wj);
     const char **klangs = calloc(n ? n : 1, sizeof *klangs);
     int *take = calloc(n ? n : 1, sizeof *take);
     size_t nout = 0;
-    if (!out || !ptrs || !klangs || !take)
+    if (!out || !wj || !klangs || !take)
         n = 0;
     /* The store offers the oldest jobs in the worker's languages; the
      * scheduler's policy has the last word on which it takes. */
@@ -2693,6 +2772,8 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
     if (n)
         cr_sched_pick(w, klangs, n, take);
     int64_t now = cr_time_now_ms();
+    s_opts_t *opts = NULL;      /* the options of opts_batch */
+    const char *opts_batch = "";
     for (size_t i = 0; i < n; i++) {
         if (!take[i])
             continue;
@@ -2700,48 +2781,46 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
         if (cr_store_assign_spec(c->store, keys[i].batch_id, keys[i].job_id, w->id, now, &a) != 0)
             continue;
         s_out_job_t *o = &out[nout];
-        o->spec = crucible__job_spec__unpack(NULL, a.spec_len, a.spec);
-        Crucible__TaskBundle *tb = s_task_bundle(c, a.task_hash);
-        Crucible__JobOptions *opts = s_batch_options(c, keys[i].batch_id);
-        if (!o->spec || !tb || !opts) {
-            /* Our own bytes do not decode: the job cannot run anywhere. */
-            cr_error("job %s/%s: stored job does not decode", keys[i].batch_id, keys[i].job_id);
-            Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
-            r.batch_id = keys[i].batch_id;
-            r.job_id = keys[i].job_id;
-            r.status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
-            r.message = "coordinator: the stored job does not decode";
-            Crucible__RewardRecord *rec = cr_wire_record_dup(&r);
-            if (rec && cr_store_complete(c->store, rec, NULL) == 0)
-                s_on_record(c, rec);
-            if (rec)
-                crucible__reward_record__free_unpacked(rec, NULL);
-            if (o->spec)
-                crucible__job_spec__free_unpacked(o->spec, NULL);
-            memset(o, 0, sizeof *o);
-            cr_store_assigned_free(&a);
-            continue;
+        /* jobs in a row mostly share a batch and a task: the previous
+         * one's bundle, options and packed Job.task serve again */
+        s_out_job_t *prev = nout ? &out[nout - 1] : NULL;
+        Crucible__TaskBundle *tb = prev && strcmp(prev->tb->hash, a.task_hash) == 0
+                                       ? prev->tb
+                                       : s_task_bundle(c, a.task_hash);
+        if (!opts || strcmp(keys[i].batch_id, opts_batch) != 0) {
+            opts = s_batch_opts(c, keys[i].batch_id);
+            opts_batch = keys[i].batch_id;
         }
-        /* The bundle is stored by content; the job names it as submitted.
-         * A task_cache worker is sent each bundle once (in Assign.tasks)
-         * and the job names it by hash. */
-        o->tb = tb;
-        if (w->task_cache) {
-            crucible__task_bundle__init(&o->task);
-            o->task.hash = tb->hash;
-            o->task.name = tb->name;
+        if (prev && tb == prev->tb && a.task_name == prev->task_name) {
+            o->task = prev->task; /* the store's names are interned: one pointer each */
+            o->task_len = prev->task_len;
+        }
+        int kept = 0;
+        if (!cr_wire_fields_ok(a.spec, a.spec_len) || !tb || !opts) {
+            s_job_unreadable(c, &keys[i]);
+        } else if (!o->task && s_job_task(w, tb, a.task_name, &o->task, &o->task_len) != 0) {
+            cr_store_unassign(c->store, keys[i].batch_id, keys[i].job_id);
         } else {
-            o->task = *tb;
+            o->task_owned = !prev || o->task != prev->task;
+            o->task_name = a.task_name;
+            o->job_id = keys[i].job_id;
+            o->spec = a.spec;
+            o->tb = tb;
+            wj[nout].batch_id = keys[i].batch_id;
+            /* an empty spec is still a spec: the Job says which job it is */
+            wj[nout].spec = o->spec ? o->spec : (const uint8_t *)"";
+            wj[nout].spec_len = a.spec_len;
+            wj[nout].task = o->task;
+            wj[nout].task_len = o->task_len;
+            wj[nout].options = opts->packed;
+            wj[nout].options_len = opts->len;
+            wj[nout].attempt = a.attempt;
+            a.spec = NULL; /* o's now */
+            nout++;
+            kept = 1;
         }
-        if (o->spec->task[0])
-            o->task.name = o->spec->task;
-        crucible__job__init(&o->job);
-        o->job.batch_id = keys[i].batch_id;
-        o->job.spec = o->spec;
-        o->job.task = &o->task;
-        o->job.options = opts;
-        o->job.attempt = a.attempt;
-        ptrs[nout++] = &o->job;
+        if (!kept) /* the slot is the next job's: nothing of this one in it */
+            memset(o, 0, sizeof *o);
         cr_store_assigned_free(&a);
     }
     /* Split into messages under the size cap; one job and its bundle always
@@ -2760,7 +2839,7 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
         bytes += strlen(c->ack_order[ack0 + k]->batch_id) +
                  strlen(c->ack_order[ack0 + k]->job_id) + 16;
     for (size_t i = 0; i <= nout; i++) {
-        size_t sz = i < nout ? crucible__job__get_packed_size(ptrs[i]) + 16 : 0;
+        size_t sz = i < nout ? cr_wire_job_bytes(&wj[i]) : 0;
         Crucible__TaskBundle *need = NULL;
         if (i < nout && w->task_cache && !cr_sched_task_sent(w, out[i].tb->hash) &&
             !(tasks && s_has_task(tasks, ntasks, out[i].tb))) {
@@ -2771,11 +2850,11 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
             nack = 0, bytes = 0;                /* they go alone (s_acks_flush) */
         if (i == nout || (i > start && bytes + sz > cap)) {
             if (!failed)
-                failed = s_flush_assign(c, w, ptrs + start, i - start, tasks, ntasks,
+                failed = s_flush_assign(c, w, wj + start, out + start, i - start, tasks, ntasks,
                                         c->ack_order + ack0, nack) != 0;
             else
                 for (size_t k = start; k < i; k++)
-                    cr_store_unassign(c->store, ptrs[k]->batch_id, ptrs[k]->spec->job_id);
+                    cr_store_unassign(c->store, wj[k].batch_id, out[k].job_id);
             nack = 0;
             start = i;
             bytes = 0;
@@ -2786,11 +2865,14 @@ static void s_dispatch_worker(cr_coordinator_t *c, cr_sched_worker_t *w, cr_stor
         bytes += sz;
     }
     free(tasks);
-    for (size_t i = 0; i < nout; i++)
-        crucible__job_spec__free_unpacked(out[i].spec, NULL);
+    for (size_t i = 0; i < nout; i++) {
+        free(out[i].spec);
+        if (out[i].task_owned)
+            free(out[i].task);
+    }
     free(take);
     free(klangs);
-    free(ptrs);
+    free(wj);
     free(out);
 }
 
@@ -2801,8 +2883,7 @@ static void s_lang_sig(const cr_sched_worker_t *w, char *buf, size_t cap)
     size_t off = 0;
     buf[0] = '\0';
     const char *cls[CR_SCHED_MAX_CLASSES];
-    char cbuf[CR_SCHED_MAX_GPUS][CR_SCHED_BACKEND_MAX + 1];
-    int n = cr_sched_classes(w, cls, cbuf);
+    int n = cr_sched_classes(w, cls);
     for (int i = 0; i < n && off + 2 < cap; i++) {
         off += cr_text_copy(buf + off, cap - off - 1, cls[i]);
         buf[off++] = ',';
@@ -2846,8 +2927,7 @@ static void s_phase_dispatch(cr_coordinator_t *c)
             pool = calloc(want ? want : 1, sizeof *pool);
             /* its backends, and the multi-GPU classes it can take (docs/multigpu.md) */
             const char *langs[CR_SCHED_MAX_CLASSES];
-            char cbuf[CR_SCHED_MAX_GPUS][CR_SCHED_BACKEND_MAX + 1];
-            int nl = cr_sched_classes(w, langs, cbuf);
+            int nl = cr_sched_classes(w, langs);
             npool = used = 0;
             if (!pool ||
                 cr_store_next_queued(c->store, langs, (size_t)nl, want, pool, &npool) != 0)
@@ -3114,8 +3194,7 @@ static void s_outbox_flush(cr_coordinator_t *c)
         }
         for (size_t k = 0; k < c->nsubs; k++) {
             s_sub_t *x = &c->subs[k];
-            if (!x->dead && x->peer.len == m->peer.len &&
-                memcmp(x->peer.bytes, m->peer.bytes, m->peer.len) == 0) {
+            if (!x->dead && cr_wire_peer_cmp(&x->peer, &m->peer) == 0) {
                 char who[80];
                 cr_info("subscriber %s of batch %s unreachable: subscription ended",
                         s_peer_name(&x->peer, who, sizeof who), x->batch_id);
@@ -3246,6 +3325,9 @@ cr_coordinator_t *cr_coordinator_new(const cr_config_t *cfg)
                  c->cfg.durability);
         goto fail;
     }
+    /* the WAL copied back off the loop (its failure is logged; they then
+     * run in the commit, as before) */
+    cr_store_checkpoint_apart(c->store);
     c->sched = cr_sched_new();
     c->zctx = zmq_ctx_new();
     if (!c->sched || !c->zctx)

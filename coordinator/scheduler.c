@@ -6,8 +6,6 @@
  * array growing. */
 #include "scheduler.h"
 
-#include "task.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,29 +77,43 @@ static void s_reindex(cr_sched_t *s)
     }
 }
 
-/* 1 when no other registered worker that shares a backend with w can take
- * jobs, or none but w can take a multi-GPU class it serves (docs/multigpu.md):
- * draining w would then stall that queue, so an unhealthy worker stays in
- * service while it is the last one (a farm whose workers are all flapping
- * still makes progress, and each job's own attempts cap what a poison job
- * can cost). */
+/* 1 when some class w serves (a backend, or a multi-GPU class "cuda/N",
+ * docs/multigpu.md) has no other registered worker that can take its jobs:
+ * draining w would then stall that class's queue, so an unhealthy worker
+ * stays in service while it is the last of one of its classes (a farm whose
+ * workers are all flapping still makes progress, and each job's own
+ * attempts cap what a poison job can cost). One rule for every class: the
+ * only worker that judges over NCCL stays beside any number of plain cuda
+ * workers (they cannot take its "cuda/1"), and so does the only "torch"
+ * worker beside other "c" workers. */
 static int s_last_healthy(const cr_sched_t *s, const cr_sched_worker_t *w)
 {
-    const char *cls[CR_SCHED_MAX_CLASSES];
-    char buf[CR_SCHED_MAX_GPUS][CR_SCHED_BACKEND_MAX + 1];
-    int n = cr_sched_classes(w, cls, buf), shared = 0;
-    for (int b = 0; b < n; b++) {
+    for (int b = 0; b < w->nclasses; b++) {
         int other = 0;
         for (size_t i = 0; i < s->n && !other; i++) {
             const cr_sched_worker_t *o = s->w[i];
             other = o != w && !o->drained && !o->draining && !o->unreachable &&
-                    cr_sched_serves(o, cls[b]);
+                    cr_sched_serves(o, w->classes[b]);
         }
-        if (!other && strchr(cls[b], '/'))
-            return 1; /* the last that owns these GPUs */
-        shared |= other && !strchr(cls[b], '/');
+        if (!other)
+            return 1;
     }
-    return !shared;
+    return 0;
+}
+
+/* Works out w's queue classes from its backends, nccl and gpus (once, at
+ * register: dispatch and placement ask for them every turn). */
+static void s_classes(cr_sched_worker_t *w)
+{
+    int n = 0, cuda = 0;
+    for (int i = 0; i < w->nbackends && n < CR_SCHED_MAX_CLASSES; i++) {
+        snprintf(w->classes[n++], sizeof w->classes[0], "%s", w->backends[i]);
+        cuda |= strcmp(w->backends[i], "cuda") == 0;
+    }
+    uint32_t g = w->gpus ? w->gpus : 1;
+    for (uint32_t k = 1; w->nccl && cuda && k <= g && n < CR_SCHED_MAX_CLASSES; k++)
+        snprintf(w->classes[n++], sizeof w->classes[0], "cuda/%u", k);
+    w->nclasses = n;
 }
 
 cr_sched_t *cr_sched_new(void)
@@ -214,14 +226,14 @@ cr_sched_worker_t *cr_sched_find_peer(cr_sched_t *s, const cr_peer_t *peer)
         for (size_t k = s_hash(peer->bytes, peer->len) & mask; s->by_peer[k] >= 0;
              k = (k + 1) & mask) {
             const cr_peer_t *p = &s->w[s->by_peer[k]]->peer;
-            if (p->len == peer->len && memcmp(p->bytes, peer->bytes, p->len) == 0)
+            if (cr_wire_peer_cmp(p, peer) == 0)
                 return s->w[s->by_peer[k]];
         }
         return NULL;
     }
     for (size_t i = 0; i < s->n; i++) {
         const cr_peer_t *p = &s->w[i]->peer;
-        if (p->len == peer->len && memcmp(p->bytes, peer->bytes, p->len) == 0)
+        if (cr_wire_peer_cmp(p, peer) == 0)
             return s->w[i];
     }
     return NULL;
@@ -274,6 +286,7 @@ cr_sched_worker_t *cr_sched_register(cr_sched_t *s, const cr_sched_worker_t *inf
         w->gpus = CR_SCHED_MAX_GPUS;
     w->nccl = w->nccl != 0;
     w->nvlink = w->nvlink != 0;
+    s_classes(w);
     w->in_flight = 0;
     w->draining = 0;
     w->unreachable = 0;
@@ -292,43 +305,19 @@ void cr_sched_touch(cr_sched_worker_t *w, int64_t now_ms)
     w->unreachable = 0;
 }
 
-static int s_has_backend(const cr_sched_worker_t *w, const char *language)
+int cr_sched_serves(const cr_sched_worker_t *w, const char *cls)
 {
-    for (int i = 0; i < w->nbackends; i++)
-        if (strcmp(w->backends[i], language) == 0)
+    for (int i = 0; i < w->nclasses; i++)
+        if (strcmp(w->classes[i], cls) == 0)
             return 1;
     return 0;
 }
 
-/* A class names its GPUs after a '/': only cuda workers whose judge runs
- * NCCL serve those (cr_sched_classes lists the same), and only with that many
- * GPUs. A malformed class is served by nobody. */
-int cr_sched_serves(const cr_sched_worker_t *w, const char *cls)
+int cr_sched_classes(const cr_sched_worker_t *w, const char **out)
 {
-    if (!strchr(cls, '/'))
-        return s_has_backend(w, cls);
-    char lang[CR_SCHED_BACKEND_MAX + 1];
-    int gpus = 0;
-    if (cr_task_class_parse(cls, lang, sizeof lang, &gpus) != 0 || !w->nccl ||
-        strcmp(lang, "cuda"))
-        return 0;
-    return s_has_backend(w, lang) && (uint32_t)gpus <= (w->gpus ? w->gpus : 1);
-}
-
-int cr_sched_classes(const cr_sched_worker_t *w, const char **out,
-                     char (*buf)[CR_SCHED_BACKEND_MAX + 1])
-{
-    int n = 0;
-    for (int i = 0; i < w->nbackends && n < CR_SCHED_MAX_CLASSES; i++)
-        out[n++] = w->backends[i];
-    if (!w->nccl || !s_has_backend(w, "cuda"))
-        return n;
-    uint32_t g = w->gpus ? w->gpus : 1;
-    for (uint32_t k = 1; k <= g && n < CR_SCHED_MAX_CLASSES; k++) {
-        snprintf(buf[k - 1], CR_SCHED_BACKEND_MAX + 1, "cuda/%u", k);
-        out[n++] = buf[k - 1];
-    }
-    return n;
+    for (int i = 0; i < w->nclasses; i++)
+        out[i] = w->classes[i];
+    return w->nclasses;
 }
 
 uint32_t cr_sched_free_credit(const cr_sched_worker_t *w)

@@ -58,6 +58,10 @@ typedef struct {
     size_t nsent;                  /* entries used in sent */
     size_t capsent;                /* entries allocated */
     size_t sent_bytes;             /* cr_wire_task_bytes of the bundles in sent */
+    char classes[CR_SCHED_MAX_CLASSES][CR_SCHED_BACKEND_MAX + 1]; /* the queue classes it
+                                      serves (cr_sched_classes), worked out once at
+                                      cr_sched_register from backends, nccl and gpus */
+    int nclasses;                  /* entries used in classes */
 } cr_sched_worker_t;
 
 typedef struct cr_sched cr_sched_t;
@@ -103,16 +107,17 @@ cr_sched_worker_t *cr_sched_find(cr_sched_t *s, const char *id);
 void cr_sched_touch(cr_sched_worker_t *w, int64_t now_ms);
 
 /* 1 when the worker serves a job of placement class cls (cr_task_class): a
- * language it serves, or "<language>/<N>" (a task with "gpus": N,
- * docs/multigpu.md) when it also judges over NCCL and owns at least N GPUs. */
+ * language it serves, or "cuda/<N>" (a task with "gpus": N, docs/multigpu.md)
+ * when it also judges over NCCL and owns at least N GPUs; that is, when cls
+ * is one of its classes (cr_sched_classes), compared as a string: a class
+ * cr_task_class would not write ("cuda/02", "cuda/x") is served by nobody. */
 int cr_sched_serves(const cr_sched_worker_t *w, const char *cls);
 
 /* The queue classes w serves, in the order its queues are merged: its
  * backends, then for a cuda worker with NCCL "cuda/1" up to "cuda/<gpus>".
- * Writes pointers into out[] (into w or buf, which must outlive them) and
- * returns how many (at most CR_SCHED_MAX_CLASSES). */
-int cr_sched_classes(const cr_sched_worker_t *w, const char **out,
-                     char (*buf)[CR_SCHED_BACKEND_MAX + 1]);
+ * Writes pointers into out[] (into w: valid while w is) and returns how many
+ * (at most CR_SCHED_MAX_CLASSES). */
+int cr_sched_classes(const cr_sched_worker_t *w, const char **out);
 
 /* Jobs the worker may take now: credit − in_flight, 0 when draining or
  * unreachable. */

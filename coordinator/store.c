@@ -10,7 +10,8 @@
  *        PRIMARY KEY(batch_id, job_id))      -- as submitted; seq..record are
  *                                               only an older version's (below)
  *   records(job PK = jobs.rowid, batch_id, seq, status, flags, worker_id,
- *           t_assigned, record; UNIQUE(batch_id, seq))
+ *           t_assigned, record; UNIQUE(batch_id, seq); the flagged ones
+ *           indexed by batch, records_flagged)
  *   worker_keys(worker_id PK, key, first_seen) -- CURVE: a worker id's key, for good
  * status and flags copy the record's status and hack flags so that counts
  * never decode blobs.
@@ -116,6 +117,10 @@
  * in one transaction and acknowledges results to workers and streams records
  * to clients only after that commit, so whatever was acknowledged is durable
  * to the level chosen, and a result lost before it is resent by its worker.
+ * Checkpoints (the log copied back into the database) change nothing of
+ * that; the coordinator has them run on a thread of their own
+ * (cr_store_checkpoint_apart), with its own connection, instead of inside
+ * the commit that fills the log, which the turn's messages wait on.
  */
 #include "store.h"
 
@@ -144,6 +149,9 @@
  * read from their rows at assign. A constant, so memory does not grow with
  * a batch: 64 MiB holds the queue of a farm fed as fast as it drains. */
 #define CR_STORE_SPEC_CACHE ((size_t)64 << 20)
+/* WAL frames (pages) past which the log is copied back into the database:
+ * SQLite's own default (SQLITE_DEFAULT_WAL_AUTOCHECKPOINT), 4 MiB of pages. */
+#define CR_STORE_CKPT_FRAMES 1000
 /* PRAGMA user_version of this layout: 1 = records in their own table
  * (s_migrate moves those of version 0, which kept them in the job's row). */
 #define S_SCHEMA_VERSION 1
@@ -182,6 +190,11 @@ static const char s_schema[] =
     " status INTEGER NOT NULL, flags TEXT NOT NULL, worker_id TEXT NOT NULL,"
     " t_assigned INTEGER NOT NULL, record BLOB NOT NULL);"
     "CREATE UNIQUE INDEX IF NOT EXISTS records_seq ON records(batch_id, seq);"
+    /* the records that raised a hack flag, few of a batch: the batch's flag
+     * counts (cr_store_batch_counts, at every BatchDone and status) read
+     * these, not every record of the batch; partial, so a record without a
+     * flag costs no entry */
+    "CREATE INDEX IF NOT EXISTS records_flagged ON records(batch_id) WHERE flags <> '';"
     "CREATE INDEX IF NOT EXISTS jobs_worker ON jobs(worker_id) WHERE state = 1;"
     "CREATE INDEX IF NOT EXISTS batches_owner ON batches(owner);"
     /* CURVE: the key a worker id was first seen with (cr_store_worker_key) */
@@ -235,7 +248,8 @@ static const char s_schema[] =
     X(WORKER_KEY_GET, "SELECT key FROM worker_keys WHERE worker_id = ?1")                 \
     X(BY_STATUS, "SELECT status, count(*) FROM records WHERE batch_id = ?1"               \
                  " GROUP BY status")                                                      \
-    X(FLAGS, "SELECT flags FROM records WHERE batch_id = ?1 AND flags <> ''")             \
+    X(FLAGS, "SELECT flags FROM records INDEXED BY records_flagged"                      \
+             " WHERE batch_id = ?1 AND flags <> ''")                                      \
     X(GROUP_STATE, "SELECT count(*), count(r.seq), coalesce(max(r.seq), 0) FROM jobs j"   \
                    " LEFT JOIN records r ON r.job = j.rowid"                              \
                    " WHERE j.batch_id = ?1 AND j.group_id = ?2 AND j.group_id > ''")      \
@@ -399,6 +413,14 @@ struct cr_store {
     size_t spec_bytes;           /* bytes of the specs kept in live jobs (s_job_t.spec) */
     size_t last_pend;            /* pend index + 1 of the last record made; 0 = none
                                     (cr_store_last_record) */
+    /* --- checkpoints (s_wal_hook; cr_store_checkpoint_apart) --- */
+    sqlite3 *ckpt_db;            /* owned: the checkpoint thread's own connection; NULL =
+                                    checkpoints run inside the commit */
+    pthread_t ckpt_thread;       /* runs s_ckpt_main while ckpt_db is set */
+    pthread_mutex_t ckpt_mu;     /* guards the two flags below */
+    pthread_cond_t ckpt_cv;      /* signalled when one of them is set */
+    int ckpt_due;                /* 1: a commit left the log past CR_STORE_CKPT_FRAMES */
+    int ckpt_stop;               /* 1: the thread ends (cr_store_close) */
 };
 
 /* ---- helpers ---- */
@@ -1276,6 +1298,8 @@ static void s_sqlite_config(void)
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+static int s_wal_hook(void *arg, sqlite3 *db, const char *name, int frames);
+
 int cr_store_open(const char *path, cr_store_t **out)
 {
     *out = NULL;
@@ -1295,6 +1319,7 @@ int cr_store_open(const char *path, cr_store_t **out)
         goto fail;
     }
     sqlite3_busy_timeout(s->db, CR_STORE_BUSY_MS);
+    sqlite3_wal_hook(s->db, s_wal_hook, s); /* in place of SQLite's autocheckpoint */
     char *msg = NULL;
     if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", NULL, NULL,
                      &msg) != SQLITE_OK ||
@@ -1344,11 +1369,115 @@ fail:
     return CR_E_STORE;
 }
 
+/* After every commit (SQLite's wal hook, which its autocheckpoint also
+ * is): once the log is past CR_STORE_CKPT_FRAMES it is copied back into the
+ * database, by the checkpoint thread when there is one (the commit goes on
+ * at once), else here, as SQLite's autocheckpoint would. A checkpoint
+ * changes nothing a commit made durable: the log is synced at the commit,
+ * the database file at the checkpoint. */
+static int s_wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+    cr_store_t *s = arg;
+    if (frames < CR_STORE_CKPT_FRAMES)
+        return SQLITE_OK;
+    if (!s->ckpt_db) {
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        return SQLITE_OK;
+    }
+    pthread_mutex_lock(&s->ckpt_mu);
+    s->ckpt_due = 1;
+    pthread_cond_signal(&s->ckpt_cv);
+    pthread_mutex_unlock(&s->ckpt_mu);
+    return SQLITE_OK;
+}
+
+/* The checkpoint thread: a passive checkpoint (it copies what no reader
+ * holds and never waits on the writer) each time a commit says one is due.
+ * It touches nothing of the store but its own connection and the flags. */
+static void *s_ckpt_main(void *arg)
+{
+    cr_store_t *s = arg;
+    pthread_mutex_lock(&s->ckpt_mu);
+    for (;;) {
+        while (!s->ckpt_due && !s->ckpt_stop)
+            pthread_cond_wait(&s->ckpt_cv, &s->ckpt_mu);
+        if (s->ckpt_stop)
+            break;
+        s->ckpt_due = 0;
+        pthread_mutex_unlock(&s->ckpt_mu);
+        int rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+            cr_warn("store %s: checkpoint: %s (tried again after the next commit)", s->path,
+                    sqlite3_errmsg(s->ckpt_db));
+        pthread_mutex_lock(&s->ckpt_mu);
+    }
+    pthread_mutex_unlock(&s->ckpt_mu);
+    return NULL;
+}
+
+int cr_store_checkpoint_apart(cr_store_t *s)
+{
+    if (s->ckpt_db)
+        return 0;
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+    int sync = 2; /* FULL unless the store's own connection says otherwise */
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA synchronous", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        sync = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    char pragma[64];
+    snprintf(pragma, sizeof pragma, "PRAGMA synchronous=%d;", sync);
+    if (sqlite3_open_v2(s->path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+            SQLITE_OK ||
+        sqlite3_exec(db, pragma, NULL, NULL, &msg) != SQLITE_OK) {
+        cr_warn("store %s: no checkpoint thread (%s): checkpoints stay in the commit", s->path,
+                msg ? msg : db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_free(msg);
+        sqlite3_close(db);
+        return CR_E_STORE;
+    }
+    sqlite3_wal_autocheckpoint(db, 0); /* it never writes; this only says so */
+    pthread_mutex_init(&s->ckpt_mu, NULL);
+    pthread_cond_init(&s->ckpt_cv, NULL);
+    s->ckpt_due = s->ckpt_stop = 0;
+    s->ckpt_db = db;
+    int e = pthread_create(&s->ckpt_thread, NULL, s_ckpt_main, s);
+    if (e != 0) {
+        s->ckpt_db = NULL;
+        sqlite3_close(db);
+        pthread_cond_destroy(&s->ckpt_cv);
+        pthread_mutex_destroy(&s->ckpt_mu);
+        cr_warn("store %s: no checkpoint thread (%s): checkpoints stay in the commit", s->path,
+                strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
+/* Ends the checkpoint thread, if any, and closes its connection. */
+static void s_ckpt_stop(cr_store_t *s)
+{
+    if (!s->ckpt_db)
+        return;
+    pthread_mutex_lock(&s->ckpt_mu);
+    s->ckpt_stop = 1;
+    pthread_cond_signal(&s->ckpt_cv);
+    pthread_mutex_unlock(&s->ckpt_mu);
+    pthread_join(s->ckpt_thread, NULL);
+    sqlite3_close(s->ckpt_db);
+    s->ckpt_db = NULL;
+    pthread_cond_destroy(&s->ckpt_cv);
+    pthread_mutex_destroy(&s->ckpt_mu);
+}
+
 void cr_store_close(cr_store_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
     cr_store_t *s = *self_p;
+    s_ckpt_stop(s); /* before the last connection closes (it checkpoints) */
     while (s->depth > 0)
         cr_store_rollback(s);
     if (s->db)
@@ -1789,6 +1918,7 @@ static int s_assign(cr_store_t *s, const char *batch_id, const char *job_id,
         rc = -ENOMEM;
     if (rc == 0 && out) {
         cr_text_copy(a.task_hash, sizeof a.task_hash, j->task_hash);
+        a.task_name = j->task;
         if (j->spec) {
             a.spec = j->spec;
             a.spec_len = j->spec_len;
@@ -2213,14 +2343,25 @@ static int s_each_record(cr_store_t *s, sqlite3_stmt *st, cr_store_record_fn fn,
     return rc;
 }
 
-int cr_store_records_packed(cr_store_t *s, const char *batch_id, uint64_t after_seq,
-                            cr_store_packed_fn fn, void *arg)
+/* The batch's records with seq > after_seq, in seq order (the record in
+ * column 0, its seq in 1): the statement bound, once the counters are
+ * flushed (they are read through SQL); NULL when the flush failed. */
+static sqlite3_stmt *s_records_query(cr_store_t *s, const char *batch_id, uint64_t after_seq)
 {
     if (s_flush(s) != 0)
-        return CR_E_STORE;
+        return NULL;
     sqlite3_stmt *st = s_q(s, Q_RECORDS);
     s_text(st, 1, batch_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)after_seq);
+    return st;
+}
+
+int cr_store_records_packed(cr_store_t *s, const char *batch_id, uint64_t after_seq,
+                            cr_store_packed_fn fn, void *arg)
+{
+    sqlite3_stmt *st = s_records_query(s, batch_id, after_seq);
+    if (!st)
+        return CR_E_STORE;
     int step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW)
         if (fn((uint64_t)sqlite3_column_int64(st, 1), sqlite3_column_blob(st, 0),
@@ -2234,12 +2375,8 @@ int cr_store_records_packed(cr_store_t *s, const char *batch_id, uint64_t after_
 int cr_store_records(cr_store_t *s, const char *batch_id, uint64_t after_seq,
                      cr_store_record_fn fn, void *arg)
 {
-    if (s_flush(s) != 0)
-        return CR_E_STORE;
-    sqlite3_stmt *st = s_q(s, Q_RECORDS); /* the record in column 0, its seq in 1 */
-    s_text(st, 1, batch_id);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)after_seq);
-    return s_each_record(s, st, fn, arg);
+    sqlite3_stmt *st = s_records_query(s, batch_id, after_seq);
+    return st ? s_each_record(s, st, fn, arg) : CR_E_STORE;
 }
 
 int cr_store_group_records(cr_store_t *s, const char *batch_id, const char *group_id,

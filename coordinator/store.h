@@ -88,6 +88,8 @@ typedef struct {
     size_t options_len; /* bytes */
     uint32_t attempt;   /* try number sent in the Job */
     char task_hash[CR_STORE_ID_MAX + 1]; /* the bundle's key (cr_store_task) */
+    const char *task_name; /* JobSpec.task, the name the job gives its bundle ("" =
+                             the bundle's own); the store's, valid until it closes */
 } cr_store_assigned_t;
 
 typedef struct {
@@ -118,6 +120,17 @@ int cr_store_set_durability(cr_store_t *s, const char *level);
 
 /* Closes and nulls *self_p. Safe on NULL. */
 void cr_store_close(cr_store_t **self_p);
+
+/* Checkpoints (the WAL copied back into the database once it holds about
+ * 4 MiB) run inside the commit that fills the log, SQLite's default; after
+ * this call they run on a thread of the store's own, with a connection of
+ * its own (passive: never in the writer's way), and the commit returns at
+ * once; cr_store_close ends the thread. Durability is the same either way:
+ * a commit syncs the log, the checkpoint the database file (at the
+ * store's synchronous level as it is now). 0, or CR_E_STORE / -errno when
+ * the thread could not start (checkpoints then stay in the commit). The
+ * store itself is still used by one thread at a time. */
+int cr_store_checkpoint_apart(cr_store_t *s);
 
 /* ASSIGNED → QUEUED for every job (the coordinator restarted; workers will
  * send Ready again). Attempts are unchanged: the coordinator, not the job,

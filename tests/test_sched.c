@@ -148,19 +148,21 @@ Test(sched, gpu_classes, .timeout = 10)
     cr_assert_eq(liar->gpus, CR_SCHED_MAX_GPUS, "Ready.gpus is clamped");
     cr_assert_eq(liar->nccl, 1);
     cr_assert(cr_sched_serves(liar, "cuda/8") && !cr_sched_serves(liar, "cuda/9"));
-    const char *junk[] = {"cuda/", "cuda/0", "cuda/2x", "/2", "torch/2", "c/1"};
+    /* classes are compared as cr_task_class writes them, not parsed again:
+     * "cuda/02", "cuda/+2" and "cuda/ 2" name no queue */
+    const char *junk[] = {"cuda/",   "cuda/0",  "cuda/2x", "/2",     "torch/2",
+                          "c/1",     "cuda/02", "cuda/+2", "cuda/ 2"};
     for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++)
         cr_assert(!cr_sched_serves(pair, junk[i]), "%s", junk[i]);
 
     const char *cls[CR_SCHED_MAX_CLASSES];
-    char buf[CR_SCHED_MAX_GPUS][CR_SCHED_BACKEND_MAX + 1];
-    int n = cr_sched_classes(pair, cls, buf);
+    int n = cr_sched_classes(pair, cls);
     cr_assert_eq(n, 4);
     const char *want[] = {"c", "cuda", "cuda/1", "cuda/2"};
     for (int i = 0; i < n; i++)
         cr_assert_str_eq(cls[i], want[i]);
-    cr_assert_eq(cr_sched_classes(nonccl, cls, buf), 1);
-    cr_assert_eq(cr_sched_classes(liar, cls, buf), 1 + CR_SCHED_MAX_GPUS);
+    cr_assert_eq(cr_sched_classes(nonccl, cls), 1);
+    cr_assert_eq(cr_sched_classes(liar, cls), 1 + CR_SCHED_MAX_GPUS);
     cr_assert_str_eq(cls[CR_SCHED_MAX_GPUS], "cuda/8");
 
     /* the policy: oldest first among the classes it serves */
@@ -174,32 +176,91 @@ Test(sched, gpu_classes, .timeout = 10)
     cr_sched_destroy(&s);
 }
 
-/* The last worker that owns the GPUs of a multi-GPU class is not drained
- * while one-GPU workers serve its backend: its class's queue would stall. */
-Test(sched, last_gpu_group_is_not_drained, .timeout = 10)
+/* One step of a drain scenario (drain-after 1): register a worker of
+ * credit 2 (its backends, GPUs, NCCL), or count an infrastructure failure
+ * of one (lost = 0) or its loss (lost = 1) and expect whether that drained
+ * it (drained: 1 yes, 0 no). */
+typedef struct {
+    char op;              /* 'r' register, 'f' a failed result or a loss */
+    const char *id;       /* the worker */
+    const char *backends; /* 'r': its backends */
+    uint32_t gpus;        /* 'r': Ready.gpus */
+    int nccl;             /* 'r': Ready.nccl */
+    int lost;             /* 'f': 1 = cr_sched_note_lost, 0 = cr_sched_note_result */
+    int drained;          /* 'f': what the call returns and the worker's drained after */
+    const char *why;      /* 'f': the assertion's message */
+} s_drain_step_t;
+
+static void s_drain_steps(const s_drain_step_t *st, size_t n)
 {
     cr_sched_t *s = cr_sched_new();
     cr_sched_set_drain_after(s, 1);
     int64_t t = 1000000;
-    cr_sched_worker_t info = s_info("one", "cuda", 2);
-    info.nccl = 1;
-    cr_sched_worker_t *one = cr_sched_register(s, &info, t, NULL);
-    info = s_info("pair", "cuda", 2);
-    info.gpus = 2;
-    info.nccl = 1;
-    cr_sched_worker_t *pair = cr_sched_register(s, &info, t, NULL);
-    cr_assert_eq(cr_sched_note_result(s, pair, 1), 0, "the only worker of cuda/2");
-    cr_assert_eq(pair->drained, 0);
-    cr_assert_eq(cr_sched_note_result(s, one, 1), 1, "the pair serves cuda and cuda/1 too");
-    cr_assert_eq(one->drained, 1);
-    /* a second pair: now either may go */
-    info = s_info("pair2", "cuda", 2);
-    info.gpus = 2;
-    info.nccl = 1;
-    cr_sched_register(s, &info, t, NULL);
-    cr_assert_eq(cr_sched_note_result(s, pair, 1), 1);
-    cr_assert_eq(pair->drained, 1);
+    for (size_t i = 0; i < n; i++) {
+        if (st[i].op == 'r') {
+            cr_sched_worker_t info = s_info(st[i].id, st[i].backends, 2);
+            info.gpus = st[i].gpus;
+            info.nccl = st[i].nccl;
+            cr_assert_not_null(cr_sched_register(s, &info, t, NULL));
+            continue;
+        }
+        cr_sched_worker_t *w = cr_sched_find(s, st[i].id);
+        cr_assert_not_null(w);
+        int got = st[i].lost ? cr_sched_note_lost(s, st[i].id, t) : cr_sched_note_result(s, w, 1);
+        cr_assert_eq(got, st[i].drained, "step %zu (%s): %s", i, st[i].id, st[i].why);
+        cr_assert_eq(w->drained, st[i].drained, "step %zu (%s): %s", i, st[i].id, st[i].why);
+    }
     cr_sched_destroy(&s);
+}
+
+/* The last worker that owns the GPUs of a multi-GPU class is not drained
+ * while one-GPU workers serve its backend: its class's queue would stall. */
+Test(sched, last_gpu_group_is_not_drained, .timeout = 10)
+{
+    const s_drain_step_t st[] = {
+        {'r', "one", "cuda", 0, 1, 0, 0, ""},
+        {'r', "pair", "cuda", 2, 1, 0, 0, ""},
+        {'f', "pair", NULL, 0, 0, 0, 0, "the only worker of cuda/2"},
+        {'f', "one", NULL, 0, 0, 0, 1, "the pair serves cuda and cuda/1 too"},
+        {'r', "pair2", "cuda", 2, 1, 0, 0, ""},
+        {'f', "pair", NULL, 0, 0, 0, 1, "a second pair: now either may go"},
+    };
+    s_drain_steps(st, sizeof st / sizeof st[0]);
+}
+
+/* The last healthy worker of any class it serves is not drained, a backend
+ * as much as a multi-GPU class: here the only "torch" worker, though others
+ * serve its "c". */
+Test(sched, last_of_any_class_is_not_drained, .timeout = 10)
+{
+    const s_drain_step_t st[] = {
+        {'r', "c1", "c", 0, 0, 0, 0, ""},
+        {'r', "ct", "c,torch", 0, 0, 0, 0, ""},
+        {'f', "ct", NULL, 0, 0, 0, 0, "the only worker of torch"},
+        {'f', "ct", NULL, 0, 0, 1, 0, "nor when lost"},
+        {'f', "c1", NULL, 0, 0, 0, 1, "ct serves c too"},
+        {'r', "t2", "c,torch", 0, 0, 0, 0, ""},
+        {'f', "ct", NULL, 0, 0, 0, 1, "another worker of both (c1 is drained): now ct may go"},
+    };
+    s_drain_steps(st, sizeof st / sizeof st[0]);
+}
+
+/* A lone worker that judges over NCCL beside plain cuda workers is the
+ * only one that takes "cuda/1" (a task with "gpus": 1): it stays in service
+ * while unhealthy, as the last of any class does; a second NCCL worker
+ * lets it be drained. */
+Test(sched, lone_nccl_worker_is_last_of_its_class, .timeout = 10)
+{
+    const s_drain_step_t st[] = {
+        {'r', "plain1", "cuda", 0, 0, 0, 0, ""},
+        {'r', "plain2", "cuda", 0, 0, 0, 0, ""},
+        {'r', "nccl", "cuda", 0, 1, 0, 0, ""},
+        {'f', "nccl", NULL, 0, 0, 0, 0, "the only worker of cuda/1"},
+        {'f', "plain1", NULL, 0, 0, 0, 1, "plain2 and nccl serve cuda"},
+        {'r', "nccl2", "cuda", 2, 1, 0, 0, ""},
+        {'f', "nccl", NULL, 0, 0, 0, 1, "nccl2 serves cuda/1"},
+    };
+    s_drain_steps(st, sizeof st / sizeof st[0]);
 }
 
 Test(sched, expiry_by_time, .timeout = 10)

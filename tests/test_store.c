@@ -12,9 +12,11 @@
 #include "wire.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char s_dir[64];
 static char s_db[128];
@@ -564,6 +566,8 @@ static void s_on_group(const char *group, uint64_t last_seq, void *arg)
     g->last[g->n++] = last_seq;
 }
 
+static long s_sql_count(const char *sql);
+
 Test(store, groups_flags_advantages)
 {
     cr_store_t *st = s_open();
@@ -620,6 +624,12 @@ Test(store, groups_flags_advantages)
     cr_assert_eq(cr_store_set_advantage(st, "b", "zz", 1.0), CR_E_NOT_FOUND);
     CHECK(st);
     cr_store_close(&st);
+    /* the flag counts read the flagged records through their own partial
+     * index, not every record of the batch (a BatchDone of a million) */
+    cr_assert_eq(s_sql_count("SELECT count(*) FROM records INDEXED BY records_flagged"
+                             " WHERE batch_id = 'b' AND flags <> ''"),
+                 2);
+    cr_assert_eq(s_sql_count("SELECT count(*) FROM records WHERE batch_id = 'b'"), 3);
 }
 
 static int s_get_adv(const Crucible__RewardRecord *rec, void *arg)
@@ -1080,6 +1090,67 @@ Test(store, multi_row_submit_recovers_after_restart)
     cr_store_job_info_t info;
     cr_assert_eq(cr_store_job_get(st, "b", "n65", &info), 0);
     cr_assert_eq(info.state, CR_JOB_DONE);
+    CHECK(st);
+    cr_store_close(&st);
+}
+
+static long s_file_bytes(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/* About 6 MiB of records in ten commits: the log passes SQLite's
+ * autocheckpoint (1000 pages) several times over. */
+static void s_fill_log(cr_store_t *st)
+{
+    s_batch(st, "b", 2000, 0, "c");
+    static char msg[3000];
+    memset(msg, 'm', sizeof msg - 1);
+    for (int k = 0; k < 10; k++) {
+        cr_assert_eq(cr_store_begin(st), 0);
+        for (int i = 0; i < 200; i++) {
+            char id[16];
+            snprintf(id, sizeof id, "j%d", k * 200 + i);
+            Crucible__RewardRecord *r = s_rec("b", id, CRUCIBLE__STATUS__STATUS_OK, "w");
+            free(r->message);
+            r->message = strdup(msg);
+            cr_assert_eq(cr_store_complete(st, r, NULL), 0);
+            s_free(r);
+        }
+        cr_assert_eq(cr_store_commit(st), 0);
+    }
+}
+
+/* Checkpoints on the store's own thread (the coordinator's): the commits
+ * return without copying the log back, the thread copies it into the
+ * database file meanwhile, and closing ends the thread cleanly; a restart
+ * reads every record. */
+Test(store, checkpoints_on_a_thread_of_their_own)
+{
+    cr_store_t *st = s_open();
+    cr_assert_eq(cr_store_checkpoint_apart(st), 0);
+    cr_assert_eq(cr_store_checkpoint_apart(st), 0, "a second call changes nothing");
+    s_fill_log(st);
+    long db = 0;
+    for (int i = 0; i < 500 && (db = s_file_bytes(s_db)) <= (4L << 20); i++)
+        usleep(10000);
+    cr_assert_gt(db, 4L << 20, "the thread copied the log back (%ld bytes)", db);
+    CHECK(st);
+    cr_store_close(&st);
+    st = s_open();
+    cr_assert_eq(s_sql_count("SELECT count(*) FROM records"), 2000);
+    CHECK(st);
+    cr_store_close(&st);
+}
+
+/* Without the thread, the commit that fills the log copies it back, as
+ * SQLite's own autocheckpoint does. */
+Test(store, checkpoints_in_the_commit_by_default)
+{
+    cr_store_t *st = s_open();
+    s_fill_log(st);
+    cr_assert_gt(s_file_bytes(s_db), 4L << 20);
     CHECK(st);
     cr_store_close(&st);
 }

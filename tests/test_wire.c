@@ -391,3 +391,137 @@ Test(wire, submit_specs_keep_the_sent_jobs)
     zmq_close(b);
     zmq_ctx_term(ctx);
 }
+
+/* An Assign written around packed parts (cr_wire_pack_assign) is byte for
+ * byte what cr_wire_pack makes of the same Assign decoded: jobs with every
+ * part and with parts left out (no batch id, no attempt), a spec whose
+ * length takes two bytes and one whose length takes three, and the rest of
+ * the Assign (bundles, Acks, result_batches) after the jobs. */
+Test(wire, assign_is_what_pack_makes)
+{
+    enum { N = 4 };
+    static char big[20000], mid[300];
+    memset(big, 's', sizeof big - 1);
+    memset(mid, 'm', sizeof mid - 1);
+    Crucible__JobSpec specs[N];
+    Crucible__TaskBundle named[N];
+    Crucible__JobOptions opts = CRUCIBLE__JOB_OPTIONS__INIT;
+    opts.max_attempts = 3;
+    opts.time_budget_s = 0.5;
+    Crucible__Job jobs[N], *jp[N];
+    cr_wire_job_t wj[N];
+    uint8_t *packed[N][2];
+    uint8_t *opack = NULL;
+    size_t olen = crucible__job_options__get_packed_size(&opts);
+    cr_assert_not_null(opack = malloc(olen));
+    crucible__job_options__pack(&opts, opack);
+    char ids[N][8];
+    for (int i = 0; i < N; i++) {
+        snprintf(ids[i], sizeof ids[i], "j%d", i);
+        crucible__job_spec__init(&specs[i]);
+        specs[i].job_id = ids[i];
+        specs[i].task = "vector_add";
+        specs[i].source = i == 1 ? big : i == 2 ? mid : "int main;";
+        specs[i].sample_index = (uint32_t)i;
+        crucible__task_bundle__init(&named[i]);
+        named[i].name = "vector_add";
+        named[i].hash = "abc123";
+        crucible__job__init(&jobs[i]);
+        jobs[i].batch_id = i == 3 ? "" : "b1";
+        jobs[i].spec = &specs[i];
+        jobs[i].task = &named[i];
+        jobs[i].options = i == 2 ? NULL : &opts;
+        jobs[i].attempt = i == 3 ? 0 : (uint32_t)i + 1;
+        jp[i] = &jobs[i];
+        size_t sl = crucible__job_spec__get_packed_size(&specs[i]);
+        size_t tl = crucible__task_bundle__get_packed_size(&named[i]);
+        cr_assert_not_null(packed[i][0] = malloc(sl));
+        cr_assert_not_null(packed[i][1] = malloc(tl));
+        crucible__job_spec__pack(&specs[i], packed[i][0]);
+        crucible__task_bundle__pack(&named[i], packed[i][1]);
+        wj[i] = (cr_wire_job_t){.batch_id = jobs[i].batch_id,
+                                .spec = packed[i][0],
+                                .spec_len = sl,
+                                .task = packed[i][1],
+                                .task_len = tl,
+                                .options = jobs[i].options ? opack : NULL,
+                                .options_len = jobs[i].options ? olen : 0,
+                                .attempt = jobs[i].attempt};
+        cr_assert_eq(cr_wire_job_bytes(&wj[i]),
+                     crucible__job__get_packed_size(&jobs[i]) + 1 + (i == 1 ? 3 : i == 2 ? 2 : 1),
+                     "job %d: its entry is a tag, a length and the Job", i);
+    }
+    Crucible__TaskBundle tb = CRUCIBLE__TASK_BUNDLE__INIT;
+    tb.name = "vector_add";
+    tb.task_json = "{}";
+    tb.hash = "abc123";
+    Crucible__TaskBundle *tbp[1] = {&tb};
+    Crucible__Ack ack = CRUCIBLE__ACK__INIT;
+    ack.batch_id = "b0";
+    ack.job_id = "j9";
+    ack.attempt = 2;
+    Crucible__Ack *ackp[1] = {&ack};
+    Crucible__Assign rest = CRUCIBLE__ASSIGN__INIT;
+    rest.n_tasks = 1;
+    rest.tasks = tbp;
+    rest.n_acks = 1;
+    rest.acks = ackp;
+    rest.result_batches = 1;
+    Crucible__Assign whole = rest;
+    whole.n_jobs = N;
+    whole.jobs = jp;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_ASSIGN;
+    env.assign = &whole;
+    uint8_t *want = NULL, *got = NULL;
+    size_t wlen = 0, glen = 0;
+    cr_assert_eq(cr_wire_pack(&env, &want, &wlen), 0);
+    cr_assert_eq(cr_wire_pack_assign(wj, N, &rest, &got, &glen), 0);
+    cr_assert_eq(glen, wlen);
+    cr_assert_eq(memcmp(got, want, wlen), 0);
+    Crucible__Envelope *back = NULL;
+    cr_assert_eq(cr_wire_unpack(got, glen, CR_WIRE_MAX_MSG, &back), 0);
+    cr_assert_eq(back->assign->n_jobs, N);
+    cr_assert_str_eq(back->assign->jobs[1]->spec->source, big);
+    cr_assert_eq(back->assign->jobs[2]->attempt, 3);
+    cr_assert_null(back->assign->jobs[2]->options);
+    cr_assert_eq(back->assign->jobs[0]->options->max_attempts, 3);
+    cr_assert_str_eq(back->assign->acks[0]->job_id, "j9");
+    cr_wire_free(&back);
+    /* an Assign given with jobs in rest, or a part without its bytes, is refused */
+    free(got);
+    cr_assert_eq(cr_wire_pack_assign(wj, N, &whole, &got, &glen), CR_E_USAGE);
+    cr_assert_null(got);
+    cr_wire_job_t bad = wj[0];
+    bad.spec = NULL;
+    cr_assert_eq(cr_wire_pack_assign(&bad, 1, &rest, &got, &glen), CR_E_USAGE);
+    free(want);
+    free(opack);
+    for (int i = 0; i < N; i++) {
+        free(packed[i][0]);
+        free(packed[i][1]);
+    }
+}
+
+/* cr_wire_fields_ok: a packed message reads as fields; a length past the
+ * end, an unknown wire type, a field numbered 0 or a cut varint does not. */
+Test(wire, fields_ok_knows_protobuf_from_other_bytes)
+{
+    Crucible__JobSpec spec = CRUCIBLE__JOB_SPEC__INIT;
+    spec.job_id = "j1";
+    spec.source = "int x;";
+    spec.turn = 7;
+    uint8_t buf[64];
+    size_t n = crucible__job_spec__pack(&spec, buf);
+    cr_assert(cr_wire_fields_ok(buf, n));
+    cr_assert(cr_wire_fields_ok(buf, 0), "no fields is a message (every field unset)");
+    cr_assert_not(cr_wire_fields_ok(buf, n - 1), "cut inside the last field");
+    const uint8_t past[] = {0x0a, 0x05, 'a'};      /* job_id of 5 bytes, 1 there */
+    const uint8_t group[] = {0x0b, 0x0c};          /* wire type 3 (a group) */
+    const uint8_t zero[] = {0x02, 0x00};           /* field 0 */
+    const uint8_t cut[] = {0x30, 0x80};            /* turn, its varint cut */
+    cr_assert_not(cr_wire_fields_ok(past, sizeof past));
+    cr_assert_not(cr_wire_fields_ok(group, sizeof group));
+    cr_assert_not(cr_wire_fields_ok(zero, sizeof zero));
+    cr_assert_not(cr_wire_fields_ok(cut, sizeof cut));
+}
