@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EXECUTOR CR_TEST_BIN_DIR "/crucible-executor"
@@ -202,4 +203,70 @@ Test(exec, one_executor_is_cr_exec_command)
     cr_assert_eq(failed, -1);
     cr_assert_gt(us, 3000);
     s_end(xs);
+}
+
+/* Between commands the judge holds an executor frozen (exec.c note 2), so
+ * that nothing it does escapes a command's time. A timer armed while the
+ * object loads (a constructor's; the second filter, which traps timers,
+ * comes after the load) whose signal is SIGCONT needs no handler: it resumes
+ * the executor every 20 ms, and the "frozen" executor runs between commands
+ * (a torch candidate, whose harness loop is Python it can patch, could write
+ * its answer into the output arena while the reference is timed). The judge
+ * sees the resumption at its next command: a sandbox violation. */
+static const char s_src_cont[] =
+    "#define _GNU_SOURCE\n"
+    "#include <signal.h>\n"
+    "#include <string.h>\n"
+    "#include <time.h>\n"
+    "#include <unistd.h>\n"
+    "#include <sys/syscall.h>\n"
+    "__attribute__((constructor)) static void s_arm(void)\n"
+    "{\n"
+    "    struct sigevent sev;\n"
+    "    memset(&sev, 0, sizeof sev);\n"
+    "    sev.sigev_notify = SIGEV_SIGNAL;\n"
+    "    sev.sigev_signo = SIGCONT;\n"
+    "    int id = -1;\n"
+    "    struct itimerspec its = {{0, 20000000}, {0, 20000000}};\n"
+    "    if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &sev, &id) == 0)\n"
+    "        syscall(SYS_timer_settime, id, 0, &its, NULL);\n"
+    "}\n"
+    "__attribute__((visibility(\"default\"))) void cr_entry(void **args) { (void)args; }\n";
+
+Test(exec, an_executor_resumed_while_frozen_is_a_sandbox_violation)
+{
+    char src[128], so[128];
+    snprintf(src, sizeof src, "%s/cont.c", s_dir);
+    snprintf(so, sizeof so, "%s/cont.so", s_dir);
+    cr_assert_eq(cr_file_write_atomic(src, s_src_cont, strlen(s_src_cont)), 0);
+    char *argv[] = {"cc", "-O1", "-shared", "-fPIC", "-o", so, src, NULL};
+    cr_proc_opts_t po = {.argv = argv, .out_cap = 1 << 14, .merge_stderr = 1,
+                         .timeout_ms = 60000};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&po, &r), 0);
+    cr_assert(r.exited && r.exit_code == 0, "cc: %s", r.out ? r.out : "");
+    cr_proc_result_close(&r);
+    cr_exec_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.program = EXECUTOR;
+    o.role = "candidate";
+    o.object = so;
+    o.cpu = -1;
+    o.ro_bytes = o.rw_bytes = 4096;
+    char err[600] = "";
+    cr_exec_t *x = NULL;
+    cr_assert_eq(cr_exec_new(&o, &x, err, sizeof err), 0, "%s", err);
+    int rc = cr_exec_load(x, NULL, NULL, 0);
+    if (rc == 0) { /* frozen after the load (the timer rarely fires within the freeze) */
+        nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+        cr_exec_ctl(x)->nargs = 0;
+        cr_exec_set_deadline(x, cr_time_mono_ns() + 3000000000ll); /* resumed, it misses the wake */
+        double us = 0;
+        int failed = 7;
+        rc = cr_exec_command_all(&x, 1, CR_EXEC_OP_CALL, &us, &failed);
+    }
+    cr_expect_neq(rc, 0, "a call after the executor ran while frozen passed");
+    cr_expect_eq(cr_exec_fault(x)->kind, CR_EXEC_SANDBOX, "%d: %s", cr_exec_fault(x)->kind,
+                 cr_exec_fault(x)->msg);
+    cr_exec_destroy(&x);
 }

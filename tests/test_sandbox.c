@@ -631,3 +631,87 @@ Test(sandbox, syscall_names)
     cr_assert_str_eq(cr_sandbox_syscall_name(__NR_clone), "clone");
     cr_assert_str_eq(cr_sandbox_syscall_name(__NR_read), "?");
 }
+
+/* ---- a frozen executor stays frozen ---- */
+
+/* The judge freezes an executor between commands with SIGSTOP to its pid
+ * (exec.c note 2), so that it can neither compute ahead on inputs written
+ * nor go on after saying it is done. A torch executor on a GPU (threads and
+ * allow_exec: Triton's compilers) may have children, which SIGSTOP does not
+ * reach; a child can resume its parent: kill(parent, SIGCONT) passes the
+ * S_NOT_SELF rule (the filter's "self" is the parent's pid), and a child
+ * cloned with SIGCONT as its exit signal resumes it by ending. Either way
+ * every thread of the "frozen" executor runs on (its CUDA context too)
+ * while the judge times the reference, with no signal handler at all. */
+static volatile uint64_t *s_tick; /* shared with the sandboxed child: it counts while it runs */
+
+/* how: 0 kill, 1 a clone whose exit signal is SIGCONT, 2 tgkill, 3 rt_sigqueueinfo */
+static void s_expect_stays_frozen(int how)
+{
+    int by_exit = how == 1;
+    s_tick = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    cr_assert(s_tick != MAP_FAILED);
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        close(p[0]);
+        alarm(S_CHILD_ALARM_S);
+        cr_sandbox_opts_t o = {.scratch_dir = s_scratch, .threads = 1, .allow_exec = 1,
+                               .allow_jit = 1};
+        char err[512];
+        C_CHECK(cr_sandbox_enter(&o, &s_rep, err, sizeof err) == 0, "enter: %s", err);
+        C_CHECK(cr_sandbox_lock_handlers(1) == 0, "second filter");
+        const struct timespec wait = {.tv_nsec = 300 * 1000 * 1000};
+        /* a child that resumes this process 300 ms on, when it is frozen */
+        long c = by_exit ? syscall(__NR_clone, (unsigned long)SIGCONT, 0, 0, 0, 0) : fork();
+        C_CHECK(c >= 0, "clone: %s", strerror(errno));
+        if (c == 0) {
+            nanosleep(&wait, NULL);
+            pid_t pp = getppid();
+            siginfo_t si = {.si_code = SI_QUEUE, .si_pid = getpid(), .si_uid = getuid()};
+            if (how == 0)
+                kill(pp, SIGCONT);
+            else if (how == 2)
+                syscall(__NR_tgkill, pp, pp, SIGCONT);
+            else if (how == 3)
+                syscall(__NR_rt_sigqueueinfo, pp, SIGCONT, &si);
+            _exit(0);
+        }
+        C_CHECK(write(p[1], "r", 1) == 1, "ready");
+        for (;;)
+            __atomic_add_fetch(s_tick, 1, __ATOMIC_RELAXED);
+    }
+    close(p[1]);
+    char r;
+    int st;
+    if (read(p[0], &r, 1) != 1) { /* the clone was trapped: the sandbox ended it */
+        close(p[0]);
+        cr_assert_eq(waitpid(pid, &st, 0), pid);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == CR_RUNNER_EXIT_SANDBOX,
+                  "the child ended 0x%x before it was ready", st);
+        munmap((void *)s_tick, 4096);
+        return;
+    }
+    close(p[0]);
+    cr_assert_eq(kill(pid, SIGSTOP), 0);
+    cr_assert_eq(waitpid(pid, &st, WUNTRACED), pid);
+    cr_assert(WIFSTOPPED(st), "0x%x", st);
+    uint64_t t0 = __atomic_load_n(s_tick, __ATOMIC_RELAXED);
+    nanosleep(&(struct timespec){.tv_nsec = 700 * 1000 * 1000}, NULL);
+    uint64_t t1 = __atomic_load_n(s_tick, __ATOMIC_RELAXED);
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    munmap((void *)s_tick, 4096);
+    cr_expect_eq(t1, t0, "the frozen executor ran on (%llu more ticks): its child resumed it (%s)",
+                 (unsigned long long)(t1 - t0),
+                 (const char *[]){"kill", "by ending, SIGCONT its exit signal", "tgkill",
+                                  "rt_sigqueueinfo"}[how]);
+}
+
+Test(sandbox, a_child_cannot_resume_a_frozen_executor)
+{
+    for (int how = 0; how < 4; how++)
+        s_expect_stays_frozen(how);
+}

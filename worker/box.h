@@ -19,7 +19,8 @@
  *   Landlock    the same paths again, for kernels or privileges without
  *               mount namespaces: reads only beneath the toolchain and the
  *               build dir, writes only beneath the build dir
- *   identity    root drops to --sandbox-uid (default 65534) with no groups;
+ *   identity    root drops to --compile-uid (default 65533; not the
+ *               executors' --sandbox-uid) with no groups;
  *               a worker that is not root keeps its uid; no_new_privs
  *   limits      address space (--compile-memory-mb), CPU time (the compile
  *               timeout + 5 s), processes, file size, no core; the log is
@@ -64,7 +65,7 @@ cr_box_t *cr_box_new(const cr_config_t *cfg, const char *work_dir, const char *c
 
 void cr_box_destroy(cr_box_t **self_p);
 
-/* The probe's summary line ("uid 65534, net private, ..."). */
+/* The probe's summary line ("uid 65533, net private, ..."). */
 const char *cr_box_summary(const cr_box_t *b);
 
 /* Readies build (an existing dir the worker made, holding the sources) for

@@ -825,7 +825,7 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
                  (int)r.pid, r.eof_s, r.exit_s > r.eof_s ? r.exit_s - r.eof_s : 0.0);
     s_stderr_tail(r.err, tail, sizeof tail);
     if (r.err_len > 0 && CR_LEVEL_DEBUG >= cr__log_level) {
-        /* all of it (the last S_STDERR_CAP bytes): debugging wants the lot;
+        /* all of it (the last S_STDERR_CAP_DEBUG bytes): debugging wants the lot;
          * candidate bytes, so control characters other than newline and tab
          * are shown as '?' (no forged log lines, no terminal escapes) */
         for (size_t i = 0; i < r.err_len; i++) {

@@ -282,6 +282,26 @@ static void s_kill(cr_exec_t *x)
 
 /* ---------------------------------------------------------------- commands */
 
+/* Note 2: only the judge resumes a frozen executor. A continue the judge did
+ * not send (a child's SIGCONT, a timer armed before the second filter whose
+ * signal is SIGCONT: no handler needed), or a stop after one, is reported by
+ * waitid; the judge takes its own continue's report right after sending it
+ * (s_let_run), so any other is the executor's doing. Returns 1 when one is
+ * waiting, having failed x as a sandbox violation and killed it. */
+static int s_resumed(cr_exec_t *x, int stopped_too)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)x->pid, &si, WCONTINUED | (stopped_too ? WSTOPPED : 0) | WNOHANG) !=
+            0 ||
+        si.si_pid != x->pid || (si.si_code != CLD_CONTINUED && si.si_code != CLD_STOPPED))
+        return 0;
+    s_kill(x);
+    s_fail(x, CR_EXEC_SANDBOX, 0, "the %s executor ran while the judge held it stopped: "
+           "something of its own resumed it (SIGCONT)", x->role);
+    return 1;
+}
+
 /* Stops every thread of the executor and returns once the kernel says it
  * is stopped (or has ended). Returns 0 or CR_E_EXEC. */
 static int s_freeze(cr_exec_t *x)
@@ -296,7 +316,7 @@ static int s_freeze(cr_exec_t *x)
     for (unsigned i = 0;; i++) {
         siginfo_t si;
         memset(&si, 0, sizeof si);
-        if (waitid(P_PID, (id_t)x->pid, &si, WSTOPPED | WEXITED | WNOHANG) != 0) {
+        if (waitid(P_PID, (id_t)x->pid, &si, WSTOPPED | WEXITED | WCONTINUED | WNOHANG) != 0) {
             s_fail(x, CR_EXEC_SETUP, 0, "waitid on the %s executor: %s", x->role,
                    strerror(errno));
             return CR_E_EXEC;
@@ -312,6 +332,12 @@ static int s_freeze(cr_exec_t *x)
             if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED ||
                 si.si_code == CLD_DUMPED) {
                 s_ended(x, &si);
+                return CR_E_EXEC;
+            }
+            if (si.si_code == CLD_CONTINUED) { /* not ours: s_resumed */
+                s_kill(x);
+                s_fail(x, CR_EXEC_SANDBOX, 0, "the %s executor was resumed while the judge "
+                       "stopped it: something of its own sent SIGCONT", x->role);
                 return CR_E_EXEC;
             }
         }
@@ -359,6 +385,8 @@ static int s_let_run(cr_exec_t *x, uint32_t op, uint32_t *seq, int64_t *t0, int6
 {
     if (x->fault.kind != CR_EXEC_OK)
         return CR_E_EXEC;
+    if (s_resumed(x, 1))
+        return CR_E_EXEC;
     x->ctl->op = op;
     *seq = ++x->seq;
     *c0 = x->wall ? 0 : s_cpu_ns(x);
@@ -369,6 +397,11 @@ static int s_let_run(cr_exec_t *x, uint32_t op, uint32_t *seq, int64_t *t0, int6
         s_fail(x, CR_EXEC_SETUP, 0, "SIGCONT to the %s executor: %s", x->role, strerror(errno));
         return CR_E_EXEC;
     }
+    /* our own continue's report (the kernel notes it within kill), taken so
+     * that another is seen (s_resumed, s_freeze) */
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    waitid(P_PID, (id_t)x->pid, &si, WCONTINUED | WNOHANG);
     return 0;
 }
 

@@ -225,14 +225,16 @@ static const s_rule_t s_rules[] = {
 
 static uint32_t s_native_arch; /* AUDIT_ARCH_* of this build, for the handler */
 
-/* What the second filter (cr_sandbox_lock_code) adds, for the names. */
+/* What the second filter (cr_sandbox_lock_code) adds, and the calls of
+ * s_sigcont_rules that are in no row of s_rules, for the names. */
 static const struct {
     long nr;
     const char *name;
 } s_lock_names[] = {
     {__NR_timer_create, "timer_create"}, {__NR_timer_settime, "timer_settime"},
     {__NR_setitimer, "setitimer"},       {__NR_mmap, "mmap"},
-    {__NR_personality, "personality"},
+    {__NR_personality, "personality"},   {__NR_prctl, "prctl"},
+    {__NR_mq_notify, "mq_notify"},
 #ifdef __NR_alarm
     {__NR_alarm, "alarm"},
 #endif
@@ -534,6 +536,41 @@ static int s_sigio_rules(scmp_filter_ctx ctx, int nr, unsigned argi)
     return rc;
 }
 
+/* SIGCONT, by whatever route. The judge freezes an executor between
+ * commands with a SIGSTOP to its pid alone (exec.c note 2); a process it
+ * forked (allow_exec: Triton's compilers) is not stopped, and one SIGCONT
+ * from it resumes every thread of the "frozen" executor, its CUDA context
+ * too, while the judge times the reference (tests/test_sandbox.c). Only
+ * SIGCONT acts on a stopped process (others wait until it runs), and
+ * nothing of an executor's needs to send it: it is trapped as the signal of
+ * kill and tkill (second argument), tgkill and rt_tgsigqueueinfo (third),
+ * rt_sigqueueinfo (second); as the exit signal of a clone (the flags' low
+ * byte: a child that resumes its parent by ending); as PR_SET_PDEATHSIG's;
+ * and mq_notify is trapped whole (its signal is in memory the filter cannot
+ * read). Numbers are ints: the low 32 bits are compared. */
+static int s_sigcont_rules(scmp_filter_ctx ctx)
+{
+    static const struct {
+        int nr;
+        unsigned argi;
+    } sends[] = {{__NR_kill, 1},    {__NR_tkill, 1},           {__NR_tgkill, 2},
+                 {__NR_rt_sigqueueinfo, 1}, {__NR_rt_tgsigqueueinfo, 2}};
+    int rc = 0;
+    for (size_t i = 0; i < sizeof sends / sizeof *sends && rc == 0; i++)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, sends[i].nr, 1,
+                              SCMP_CMP(sends[i].argi, SCMP_CMP_MASKED_EQ, 0xffffffffu, SIGCONT));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, __NR_clone, 1,
+                              SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffu, SIGCONT));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, __NR_prctl, 2,
+                              SCMP_CMP(0, SCMP_CMP_MASKED_EQ, 0xffffffffu, PR_SET_PDEATHSIG),
+                              SCMP_CMP(1, SCMP_CMP_MASKED_EQ, 0xffffffffu, SIGCONT));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, __NR_mq_notify, 0);
+    return rc;
+}
+
 static int s_seccomp(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -592,6 +629,8 @@ static int s_seccomp(const cr_sandbox_opts_t *o, cr_sandbox_report_t *rep)
         if (rc != 0)
             s_note(rep, "seccomp rule for %s: %s", r->name, strerror(-rc));
     }
+    if (rc == 0 && (rc = s_sigcont_rules(ctx)) != 0)
+        s_note(rep, "seccomp rules for SIGCONT: %s", strerror(-rc));
     if (rc == 0)
         rc = seccomp_load(ctx);
     seccomp_release(ctx);
