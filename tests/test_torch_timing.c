@@ -170,35 +170,3 @@ Test(torch_timing, head_from_the_reference_median)
     cr_expect_float_eq(cr_torch_head_next(tiny, 1), 30.0, 1e-9);
     cr_expect_float_eq(cr_torch_head_next(huge, 1), 3000.0, 1e-9);
 }
-
-/* A GPU candidate whose forward is shorter than the reference's STAGE (an l1
- * kernel of 30 us against a copy of 800 us) moves it into a patched STAGE
- * (22_work_at_stage.py's shape, with a synchronise at its end) and returns the
- * answer from RUN at once: its events hold 2 us, its wall clocks the harness's
- * cost, its STAGE 30 us more than its pair's. The work must be paid for
- * (counted into the samples) or flagged; under the rule "median of the pairs'
- * differences past the reference's median + 200 us" it is neither, up to
- * 1000 us of work a call, and the candidate reads 15x. The same for FETCH
- * (RUN returns a placeholder, FETCH launches the kernel before its copy). */
-Test(torch_timing, gpu_work_under_the_aside_bound_is_paid_for)
-{
-    for (int fetch = 0; fetch <= 1; fetch++) {
-        cr_torch_samples_t S = s_pairs(2.0, 30.0, 300.0, 0.0);
-        for (size_t i = 0; i < S.n; i++) {
-            S.sa[i] = S.sb[i] = 800.0;
-            S.fa[i] = S.fb[i] = 600.0;
-            if (fetch)
-                S.fa[i] += 30.0; /* the forward, finished by FETCH's copy */
-            else
-                S.sa[i] += 30.0; /* the forward, synchronised in STAGE */
-        }
-        Crucible__RewardRecord *r = s_rec();
-        cr_torch_cross_check(&S, r);
-        cr_torch_aside_checks(&S, 1, r);
-        double a = cr_torch_median(S.a, S.n), b = cr_torch_median(S.b, S.n);
-        cr_expect(r->status == CRUCIBLE__STATUS__STATUS_HACK_DETECTED || a >= 30.0,
-                  "%s: 30 us of work moved there neither flagged nor counted: %.1f us against "
-                  "the reference's %.1f (%.1fx)", fetch ? "FETCH" : "STAGE", a, b, b / a);
-        crucible__reward_record__free_unpacked(r, NULL);
-    }
-}
