@@ -1016,6 +1016,18 @@ Test(compile, boxes_run_under_their_own_uid, .init = s_setup, .fini = s_teardown
     free(log);
 }
 
+/* The two uids the same is refused at start, with a message that says so:
+ * one process limit for both again (the test above). */
+Test(compile, compile_uid_equal_to_sandbox_uid_is_refused, .init = s_setup, .fini = s_teardown)
+{
+    if (geteuid() != 0)
+        cr_skip_test("not root: the worker's uid is kept for both");
+    cr_config_t cfg;
+    s_config(&cfg);
+    cfg.sandbox_uid = cfg.compile_uid = 65534;
+    cr_expect_null(cr_compile_new(&cfg, s_sink_put, &s_sink));
+}
+
 /* Compile note 4: four threads get four jobs of one task at once (a GRPO
  * group). Its reference is built once, not by every thread, while the
  * other three build their candidates; a reference that does not build is

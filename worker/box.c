@@ -625,6 +625,13 @@ cr_box_t *cr_box_new(const cr_config_t *cfg, const char *work_dir, const char *c
     b->root = geteuid() == 0;
     b->uid = b->root ? (uid_t)(cfg->compile_uid > 0 ? cfg->compile_uid : 65533) : geteuid();
     b->gid = b->root ? (gid_t)b->uid : getegid();
+    if (b->root && cfg->sandbox_uid > 0 && (int64_t)b->uid == cfg->sandbox_uid) {
+        /* one RLIMIT_NPROC for both again, and compilers able to signal executors */
+        cr_error("compile box: --compile-uid %u is the executors' --sandbox-uid: give the "
+                 "compile boxes a uid of their own (docs/security.md)", (unsigned)b->uid);
+        free(b);
+        return NULL;
+    }
     b->abi = cr_confine_landlock_abi();
     b->as_bytes = cfg->compile_memory_mb > 0 ? cfg->compile_memory_mb << 20 : 0;
     snprintf(b->uid_map, sizeof b->uid_map, "%u %u 1\n", (unsigned)geteuid(),
