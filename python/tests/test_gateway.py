@@ -7,6 +7,7 @@ import http.client
 import json
 import math
 import os
+import re
 import sys
 import time
 import unittest
@@ -151,11 +152,22 @@ class GatewayTest(unittest.TestCase):
                     out.append((task, as_completion(src, len(out) % 4), exp == "OK"))
         return out
 
+    def _verdicts(self):
+        """The workers' verdict lines so far: what a failed reward check was given."""
+        lines = []
+        for name in sorted(n for n in os.listdir(self.cl.dir) if n.startswith("w") and
+                           n.endswith(".log")):
+            lines += [l for l in self.cl.log(name[:-4]).splitlines()
+                      if re.search(r"attempt \d+: [A-Z_]+", l)]
+        return "\n".join(lines[-40:])
+
     def _check(self, rewards, samples):
         self.assertEqual(len(rewards), len(samples))
         for r, (task, _, good) in zip(rewards, samples):
             self.assertIsNotNone(r, task)
-            self.assertEqual(r > 0, good, task)
+            if (r > 0) != good:
+                self.fail("%s: reward %r, expected %s; the workers' last verdicts:\n%s"
+                          % (task, r, "> 0" if good else "<= 0", self._verdicts()))
 
     def test_adapter_verl_batch(self):
         from crucible import verl
