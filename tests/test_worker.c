@@ -14,6 +14,7 @@
 #include "config.h"
 #include "file.h"
 #include "hash.h"
+#include "log.h"
 #include "proc.h"
 #include "record.h"
 #include "supervisor.h"
@@ -94,6 +95,8 @@ static const char s_fake_runner_src[] =
     "    fprintf(stderr, \"bad frame\\n\"); return 9; }\n"
     "#define HAS(s) memmem(in, n, s, strlen(s))\n"
     "  if (HAS(\"MODE=segv\")) { fprintf(stderr, \"about to crash\\n\"); *(volatile int *)8 = 1; }\n"
+    "  if (HAS(\"MODE=noisy\")) { fputs(\"C1 \\xc2\\x9b\" \"31m csi\\n\", stderr);\n"
+    "    for (int i = 0; i < 3000; i++) fputs(\"noise\\n\", stderr); }\n"
     "  if (HAS(\"MODE=sleep\")) for (;;) pause();\n"
     "  if (HAS(\"MODE=exit3\")) return 3;\n"
     "  if (HAS(\"MODE=garbage\")) { fwrite(tok, 1, 16, stdout);\n"
@@ -536,6 +539,49 @@ Test(supervisor, prestarted_spare_runner, .init = s_setup, .fini = s_teardown, .
     }
     cr_supervisor_destroy(&sup);
     cr_expect_eq(s_children_running(cfg.runner), 0, "destroy leaves no spare behind");
+}
+
+/* The runner's stderr at debug level: a line a log line, at most 2048 of
+ * them, control characters shown as '?', the C1 ones as UTF-8 writes them
+ * (C2 9B, CSI) too: candidate bytes make no terminal escapes in the log. */
+Test(supervisor, runner_stderr_logged_a_line_a_line, .init = s_setup, .fini = s_teardown,
+     .timeout = 60)
+{
+    cr_config_t cfg;
+    s_config(&cfg);
+    cr_supervisor_t *sup = s_fake_supervisor(&cfg);
+    char *log = s_path("stderr.log");
+    fflush(stderr);
+    int saved = dup(2), fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(dup2(fd, 2), 2);
+    close(fd);
+    cr_log_level_t lvl = cr__log_level;
+    cr_log_set_level(CR_LEVEL_DEBUG);
+    cr_supervisor_submit(sup, s_marked("n1", "noisy", NULL, 5.0));
+    cr_wjob_t *j = s_sink_get(&s_sink, 10000);
+    cr_log_set_level(lvl);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    cr_assert_not_null(j);
+    cr_expect_eq(j->rec->status, CRUCIBLE__STATUS__STATUS_OK, "%s", j->rec->message);
+    cr_wjob_destroy(&j);
+    cr_supervisor_destroy(&sup);
+    char *text = NULL;
+    size_t n = 0;
+    cr_assert_eq(cr_file_read(log, 16 << 20, &text, &n), 0);
+    const char *c1 = strstr(text, "C1 ");
+    cr_expect(c1 && !strncmp(c1, "C1 ??31m csi", 12), "the C1 control not masked: %.40s",
+              c1 ? c1 : "(no line)");
+    cr_expect(memmem(text, n, "\xc2\x9b", 2) == NULL, "a CSI in the log");
+    size_t lines = 0;
+    for (const char *p = text; (p = strstr(p, "debug: | noise")) != NULL; p++)
+        lines++;
+    cr_expect(lines > 1000 && lines < 2048, "%zu noise lines logged", lines);
+    cr_expect(strstr(text, "more bytes not shown") != NULL, "no cut said");
+    free(text);
+    free(log);
 }
 
 Test(supervisor, request_carries_job, .init = s_setup, .fini = s_teardown, .timeout = 60)

@@ -133,6 +133,7 @@
 /* 8 KiB of runner stderr: the last lines say why a candidate died. */
 #define S_STDERR_CAP (8u * 1024u)
 #define S_STDERR_CAP_DEBUG (128u * 1024u) /* at debug level: a torch job's per-pair lines */
+#define S_STDERR_LINES 2048 /* of it logged, a line a log line */
 /* 300 s: only when neither the job nor the config gives a run timeout. */
 #define S_DEFAULT_RUN_TIMEOUT_S 300.0
 /* How long a runner may take from closing its report to being asleep (note 6). */
@@ -827,19 +828,29 @@ static void s_run(cr_supervisor_t *s, cr_wjob_t *j)
     if (r.err_len > 0 && CR_LEVEL_DEBUG >= cr__log_level) {
         /* all of it (the last S_STDERR_CAP_DEBUG bytes): debugging wants the lot;
          * candidate bytes, so control characters other than newline and tab
-         * are shown as '?' (no forged log lines, no terminal escapes) */
+         * are shown as '?' (no forged log lines, no terminal escapes), the C1
+         * controls as UTF-8 writes them (C2 80-9F, CSI among them) too */
         for (size_t i = 0; i < r.err_len; i++) {
             unsigned char ch = (unsigned char)r.err[i];
             if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
                 r.err[i] = '?';
+            else if (ch == 0xc2 && i + 1 < r.err_len &&
+                     (unsigned char)r.err[i + 1] >= 0x80 && (unsigned char)r.err[i + 1] <= 0x9f)
+                r.err[i] = r.err[i + 1] = '?';
         }
         /* a line a log line: one message holds 2 KiB (log.c), and a torch
-         * job's per-pair lines are tens of KiB */
+         * job's per-pair lines are tens of KiB; at most S_STDERR_LINES of
+         * them (128 KiB of newlines would be 131,072 log lines) */
         cr_debug("runner stderr (%s), %zu bytes:", cr_proc_describe(&r, how, sizeof how),
                  r.err_len);
-        for (char *line = r.err, *end = r.err + r.err_len; line < end;) {
+        unsigned nlines = 0;
+        for (char *line = r.err, *end = r.err + r.err_len; line < end; nlines++) {
             char *nl = memchr(line, '\n', (size_t)(end - line));
             size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
+            if (nlines == S_STDERR_LINES) {
+                cr_debug("| ... (%zu more bytes not shown)", (size_t)(end - line));
+                break;
+            }
             cr_debug("| %.*s", (int)n, line);
             line += n + 1;
         }
