@@ -52,11 +52,11 @@
 
 /* 4096 tasks (threads count) for the sandbox uid, which every executor of
  * every worker of the host shares: a Python executor with torch and the CUDA
- * runtime runs 20-40 threads, a job two or three executors, a GPU node a
- * worker per GPU, and the limit is the uid's, not the process's (256 left
- * room for about 8 such executors; 15 compilers under the same uid used it
- * up on the H200 in session 17, and Python could not start a thread). A
- * thread bomb still stops at 4096. Root that stays root is exempt (the
+ * runtime starts threads of its own (how many on a GPU is not counted yet;
+ * one on the CPU), a job runs two or three executors, a GPU node a worker
+ * per GPU, and the limit is the uid's, not the process's (15 compilers
+ * under the same uid used up 256 on the H200 in session 17, and Python
+ * could not start a thread). A thread bomb still stops at 4096. Root that stays root is exempt (the
  * kernel's rule); a user that is not root counts all its own. */
 #define S_NPROC 4096
 /* 256 descriptors: a judge with the CUDA runtime and NVML opens a few dozen;

@@ -56,21 +56,23 @@ void cr_torch_cross_check(cr_torch_samples_t *S, Crucible__RewardRecord *rec)
     double cost = cr_torch_median(tmp, S->n);
     for (size_t i = 0; i < S->n; i++)
         tmp[i] = (S->aw[i] - S->a[i]) - (S->bw[i] - S->b[i]); /* what the events missed */
-    double missed = cr_torch_median(tmp, S->n), evt = cr_torch_median(S->a, S->n);
     cr_stats_t q;
-    if (cr_stats_compute(tmp, S->n, &q) == 0) /* for the next look at the GPU's figures */
-        cr_info("torch cross-check: %zu pairs; candidate wall %.1f us, events %.1f; reference "
-                "wall %.1f, events %.1f (medians); missed quartiles %.1f / %.1f / %.1f us, "
-                "head %.1f us", S->n, cr_torch_median(S->aw, S->n), evt, cr_torch_median(S->bw, S->n),
-                cr_torch_median(S->b, S->n), q.q1, q.median, q.q3, cr_torch_median(S->head, S->n));
+    if (cr_stats_compute(tmp, S->n, &q) != 0) {
+        free(tmp);
+        return;
+    }
+    double missed = q.median, evt = cr_torch_median(S->a, S->n);
+    cr_info("torch cross-check: %zu pairs; candidate wall %.1f us, events %.1f; reference "
+            "wall %.1f, events %.1f (medians); missed quartiles %.1f / %.1f / %.1f us, "
+            "head %.1f us (the figures for the next look at the GPU's)", S->n,
+            cr_torch_median(S->aw, S->n), evt, cr_torch_median(S->bw, S->n),
+            cr_torch_median(S->b, S->n), q.q1, q.median, q.q3, cr_torch_median(S->head, S->n));
     /* An honest candidate's events miss nothing at the median: its event
      * times stand, unbiased by the wall clock's jitter. */
     if (missed > S_MISSED_US + S_MISSED_REL * evt)
-        for (size_t i = 0; i < S->n; i++) {
-            double d = (S->aw[i] - S->a[i]) - (S->bw[i] - S->b[i]);
-            if (d > 0)
-                S->a[i] += d;
-        }
+        for (size_t i = 0; i < S->n; i++)
+            if (tmp[i] > 0)
+                S->a[i] += tmp[i];
     free(tmp);
     if (missed > S_XCHK_ABS_US + S_XCHK_REL * evt) {
         cr_judge_flag(rec, "timing_mismatch");
