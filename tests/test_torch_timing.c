@@ -170,3 +170,20 @@ Test(torch_timing, head_from_the_reference_median)
     cr_expect_float_eq(cr_torch_head_next(tiny, 1), 30.0, 1e-9);
     cr_expect_float_eq(cr_torch_head_next(huge, 1), 3000.0, 1e-9);
 }
+
+/* On the CPU a FETCH slower than its pair's by three times the reference's
+ * (an honest torch_erf in CI: 1057.7 us against 247.7) is counted into the
+ * samples, not flagged: the flag waits for 3x + 1 ms there. */
+Test(torch_timing, cpu_copy_excess_counted_not_flagged)
+{
+    cr_torch_samples_t S = s_pairs(100.0, 100.0, 0.0, 0.0);
+    for (size_t i = 0; i < S.n; i++) {
+        S.fb[i] = 247.7;
+        S.fa[i] = 1057.7;
+    }
+    Crucible__RewardRecord *r = s_rec();
+    cr_torch_aside_checks(&S, 0, r);
+    cr_expect_eq(r->status, CRUCIBLE__STATUS__STATUS_OK, "%s", r->message ? r->message : "");
+    cr_expect_float_eq(cr_torch_median(S.a, S.n), 910.0, 1e-6);
+    crucible__reward_record__free_unpacked(r, NULL);
+}
