@@ -27,7 +27,8 @@
 #   hacks       the CUDA hack suite (~200 s)
 #   redteam     the CUDA red-team suite (~30 s)
 #   torch-ex    every torch example whose name has one of $CR_TORCH_ONLY's comma-separated
-#               substrings (default "l1_"; $CR_TORCH_TIMEOUT, default 200 s, bounds them), then
+#               substrings (default "l1_"; torch-ex:SUBSTRINGS names them in the part, its
+#               logs in their own folder, so one call can run several sets; $CR_TORCH_TIMEOUT, default 200 s, bounds them), then
 #               do_bench against the honest GPU ones (their extensions built 8 at a time
 #               first; at most $CR_DOBENCH_TIMEOUT s, 240; CR_TORCH_DOBENCH=0 skips it)
 #   torch-hacks-gpu  the torch hack suite's GPU rows (tests/hacks/torch-gpu), after torch-ex
@@ -119,9 +120,11 @@ for part in "$@"; do
     redteam)
         sh tests/redteam/src/make.sh /tmp/cr-rt > /dev/null 2>&1
         hacks /tmp/cr-rt 120 ;;
-    torch-ex)
-        timeout 20 sh tests/gpu/torch_check.sh "$out/t" env > /dev/null 2>&1
-        grep "RESULT" "$out/t/summary.txt" >> "$L"
+    torch-ex|torch-ex:*)
+        only=${CR_TORCH_ONLY:-l1_} t=t
+        case $part in torch-ex:*) only=${part#torch-ex:} t=t-$(echo "$only" | tr -c 'a-z0-9_\n' -) ;; esac
+        timeout 20 sh tests/gpu/torch_check.sh "$out/$t" env > /dev/null 2>&1
+        grep "RESULT" "$out/$t/summary.txt" >> "$L"
         py=/usr/bin/python3
         for c in /opt/torch/.venv/bin/python3 /usr/bin/python3 python3; do
             "$c" -I -c 'import torch' 2> /dev/null && py=$c && break
@@ -129,14 +132,18 @@ for part in "$@"; do
         cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2> /dev/null | head -n 1)
         CRUCIBLE_LOG_LEVEL=debug CR_TORCH_TRACE=1 CUDA_TORCH_ARCH_LIST=${cap:-9.0} timeout "${CR_TORCH_TIMEOUT:-200}" "$py" \
             tests/torch/check_examples.py --crucible "$bin/crucible" --needs all --workers 1 \
-            --only "${CR_TORCH_ONLY:-l1_}" --logs "$out/t/ex" --extra=--time-budget-s=1 \
-            --extra=--rse-target=0.01 --extra=--log-level=debug > "$out/t/check.txt" 2>&1
-        grep "^FAIL\|as expected" "$out/t/check.txt" | cut -c1-300 >> "$L"
+            --only "$only" --logs "$out/$t/ex" --extra=--time-budget-s=1 \
+            --extra=--rse-target=0.01 --extra=--log-level=debug > "$out/$t/check.txt" 2>&1
+        grep "^FAIL\|as expected" "$out/$t/check.txt" | cut -c1-300 >> "$L"
         # what ended an executor: the worker's log keeps the executors' stderr
-        grep -a -B3 -A14 "Traceback\|ended its process\|harness: " "$out/t/ex/logs/worker-w0.log" \
-            2> /dev/null | cut -c1-300 | head -200 > "$out/t/errors.txt"
+        grep -a -B3 -A14 "Traceback\|ended its process\|harness: " "$out/$t/ex/logs/worker-w0.log" \
+            2> /dev/null | cut -c1-300 | head -200 > "$out/$t/errors.txt"
+        # the timing cross-check's figures, a job's and a pair's (torch_judge.c), beside the
+        # compiles that ran then: what the next look at a false timing_mismatch needs
+        grep -a "cross-check\|torch pair\|RUN host us\|timing: \|compile\|job \|verdict" \
+            "$out/$t/ex/logs/worker-w0.log" 2> /dev/null > "$out/$t/pairs.txt"
         # where a GPU RUN's host time goes (crucible_torch.py's CR_TORCH_TRACE lines)
-        python3 - "$out/t/ex/logs/worker-w0.log" >> "$L" 2>&1 <<'PY'
+        python3 - "$out/$t/ex/logs/worker-w0.log" >> "$L" 2>&1 <<'PY'
 import re, sys, statistics
 pat = re.compile(r"crucible-torch: (\w+) RUN host us: record ([0-9.]+), forward ([0-9.]+), "
                  r"record ([0-9.]+), synchronise ([0-9.]+); events ([0-9.]+)")
@@ -157,9 +164,9 @@ for role, rows in sorted(by.items()):
     print("  %s RUNs %d, host us medians: record %.1f, forward %.1f, record %.1f, "
           "synchronise %.1f; events %.1f" % (role, len(rows), *med))
 PY
-        [ "${CR_TORCH_DOBENCH:-1}" = 1 ] && timeout "${CR_DOBENCH_TIMEOUT:-240}" "$py" tests/gpu/torch_dobench.py --results "$out/t/ex/results.jsonl" \
-            --src "$PWD" --python "$py" > "$out/t/dobench.txt" 2>&1
-        tail -12 "$out/t/dobench.txt" | sed 's/^/  /' >> "$L"
+        [ "${CR_TORCH_DOBENCH:-1}" = 1 ] && timeout "${CR_DOBENCH_TIMEOUT:-240}" "$py" tests/gpu/torch_dobench.py --results "$out/$t/ex/results.jsonl" \
+            --src "$PWD" --python "$py" > "$out/$t/dobench.txt" 2>&1
+        tail -12 "$out/$t/dobench.txt" | sed 's/^/  /' >> "$L"
         ;;
     torch-hacks-gpu) # the torch hack suite's GPU rows (tests/hacks/torch-gpu), after torch-ex
         # (whose env step points crucible-torch at the Python with torch)
@@ -187,8 +194,8 @@ PY
     esac
 done
 # At most 8 files come back from the device tool: everything but the summary, packed into one
-# (logs.tgz, bounded: the largest logs cut to their last 4 MiB first).
-find "$out" -type f -name '*.log' -size +4M -exec sh -c 'tail -c 4M "$1" > "$1.t" && mv "$1.t" "$1"' _ {} \;
+# (logs.tgz, bounded: the largest logs cut to their last 16 MiB first).
+find "$out" -type f -name '*.log' -size +16M -exec sh -c 'tail -c 16M "$1" > "$1.t" && mv "$1.t" "$1"' _ {} \;
 (cd "$out" && find . -type f ! -name summary.log ! -name logs.tgz | tar czf logs.tgz -T - 2> /dev/null &&
     find . -mindepth 1 ! -name summary.log ! -name logs.tgz -delete 2> /dev/null)
 cat "$L"
