@@ -270,3 +270,70 @@ Test(exec, an_executor_resumed_while_frozen_is_a_sandbox_violation)
                  cr_exec_fault(x)->msg);
     cr_exec_destroy(&x);
 }
+
+/* A threaded executor (a GPU task's: timed by the wall clock) is timed from
+ * just before its SIGCONT to the moment the judge sees it done, not to its
+ * stop (exec.c note 3): a group stop waits for every thread to be scheduled
+ * into it, milliseconds a command for a torch executor's threads on a loaded
+ * host, and in the sample that is noise of the harness, not the call. The
+ * entry leaves 200 threads asleep, so each stop is long; the command's time,
+ * its least cost and the stop then add up to no more than the judge's whole
+ * wait (with the stop inside the command's time they would be one stop over). */
+static const char s_src_threads[] =
+    "#include <pthread.h>\n"
+    "#include <unistd.h>\n"
+    "static void *s_sleep(void *a) { (void)a; for (;;) pause(); return 0; }\n"
+    "__attribute__((visibility(\"default\"))) void cr_entry(void **args)\n"
+    "{\n"
+    "    static int started;\n"
+    "    (void)args;\n"
+    "    for (; started < 200; started++) {\n"
+    "        pthread_t t;\n"
+    "        if (pthread_create(&t, 0, s_sleep, 0) != 0)\n"
+    "            break;\n"
+    "    }\n"
+    "}\n";
+
+Test(exec, a_threaded_executors_time_ends_at_done_not_at_its_stop)
+{
+    char src[128], so[128];
+    snprintf(src, sizeof src, "%s/threads.c", s_dir);
+    snprintf(so, sizeof so, "%s/threads.so", s_dir);
+    cr_assert_eq(cr_file_write_atomic(src, s_src_threads, strlen(s_src_threads)), 0);
+    char *argv[] = {"cc", "-O1", "-shared", "-fPIC", "-pthread", "-o", so, src, NULL};
+    cr_proc_opts_t po = {.argv = argv, .out_cap = 1 << 14, .merge_stderr = 1,
+                         .timeout_ms = 60000};
+    cr_proc_result_t r;
+    cr_assert_eq(cr_proc_run(&po, &r), 0);
+    cr_assert(r.exited && r.exit_code == 0, "cc: %s", r.out ? r.out : "");
+    cr_proc_result_close(&r);
+    cr_exec_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.program = EXECUTOR;
+    o.role = "candidate";
+    o.object = so;
+    o.cpu = -1;
+    o.threads = 1;
+    o.ro_bytes = o.rw_bytes = 4096;
+    char err[600] = "";
+    cr_exec_t *x = NULL;
+    cr_assert_eq(cr_exec_new(&o, &x, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cr_exec_load(x, NULL, NULL, 0), 0, "%s", cr_exec_fault(x)->msg);
+    int over = 0, long_stops = 0;
+    for (int i = 0; i < 12; i++) {
+        cr_exec_ctl(x)->nargs = 0;
+        int64_t t0 = cr_time_mono_ns();
+        double us = 0;
+        cr_assert_eq(cr_exec_command(x, CR_EXEC_OP_CALL, &us), 0, "%s", cr_exec_fault(x)->msg);
+        double whole = (double)(cr_time_mono_ns() - t0) / 1e3;
+        double stop = cr_exec_freeze_us(x);
+        if (i < 2)
+            continue; /* the first starts the threads */
+        long_stops += stop > 20;
+        /* 1 us: the clock reads between the judge's and ours */
+        over += us + cr_exec_overhead_us(x) + stop > whole + 1.0;
+    }
+    cr_expect_gt(long_stops, 5, "the stops of 200 threads read under 20 us");
+    cr_expect_eq(over, 0, "%d of 10 commands' times held their stops", over);
+    cr_exec_destroy(&x);
+}

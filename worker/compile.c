@@ -52,6 +52,7 @@
 #include "proc.h"
 #include "record.h"
 #include "timeutil.h"
+#include "topo.h"
 #include "workdir.h"
 
 #include <dirent.h>
@@ -483,22 +484,21 @@ static void s_box_child(void *arg)
         _exit(126);
 }
 
-/* The worker's cores less the runner's (cfg cpu, or the first one), into
- * c->cpus; none when that would leave no core. */
+/* The worker's cores less the runner's (cr_topo_runner_cores: its timed
+ * executor's, cfg cpu or the first one, and its judge's on a worker of
+ * four cores or more), into c->cpus; none when that would leave no core. */
 static void s_compile_cpus(cr_compile_t *c, int runner_cpu)
 {
     cpu_set_t cur;
     c->have_cpus = 0;
-    if (sched_getaffinity(0, sizeof cur, &cur) != 0)
-        return;
-    int cpu = runner_cpu;
-    if (cpu < 0)
-        for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &cur); cpu++) {
-        }
-    if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &cur) || CPU_COUNT(&cur) < 2)
+    int exec_cpu, judge_cpu, n;
+    cr_topo_runner_cpus(runner_cpu, &exec_cpu, &judge_cpu, &n);
+    if (exec_cpu < 0 || n < 2 || sched_getaffinity(0, sizeof cur, &cur) != 0)
         return;
     c->cpus = cur;
-    CPU_CLR(cpu, &c->cpus);
+    CPU_CLR(exec_cpu, &c->cpus);
+    if (judge_cpu >= 0 && cr_topo_runner_cores(n) > 1)
+        CPU_CLR(judge_cpu, &c->cpus);
     c->have_cpus = 1;
 }
 

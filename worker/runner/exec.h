@@ -36,6 +36,8 @@ typedef struct {
     int threads;             /* the task allows threads */
     int cap_memory;          /* cap the executor's address space (sandbox.h) */
     int cpu;                 /* core to pin the executor to; < 0 = none */
+    int64_t spin_ns;         /* spinning for a command's done before sleeping on it (where
+                                the judge has a core of its own); 0 = 200 us */
     size_t ro_bytes;         /* input arena size */
     size_t rw_bytes;         /* output arena size */
     const cr_exec_cuda_t *cuda; /* copied into the control block before the start (a CUDA
@@ -172,6 +174,10 @@ int cr_exec_memory(const cr_exec_t *x, uint64_t *peak, uint64_t *cap);
 /* The empty command's least cost (us) measured at start, taken off every
  * call. */
 double cr_exec_overhead_us(const cr_exec_t *x);
+
+/* The last command's stop (us), from the judge seeing it done to the kernel
+ * saying it is stopped: outside the command's time (exec.c note 3). */
+double cr_exec_freeze_us(const cr_exec_t *x);
 
 /* What the executor said of its sandbox: 1 = a private network namespace.
  * For the record only (the executor could lie; nothing trusts it). */

@@ -109,6 +109,12 @@ _Static_assert(offsetof(cr_exec_ctl_t, args) == 16 && sizeof(cr_exec_arg_t) == 3
 #define S_NDIST 3       /* input distributions, by trial (note 2) */
 #define S_POOL 4        /* timing input sets = candidate slots */
 #define S_WARMUP 3      /* untimed calls per side before sampling */
+/* On a GPU the judge spins on its own core for a command's done this long
+ * before it sleeps: a RUN takes the head and more (note 5), past exec.c's
+ * 200 us, and a sleeping judge's wake-up (tens to hundreds of microseconds,
+ * more on a loaded host) would sit in every wall time the cross-check
+ * compares (note 4). */
+#define S_GPU_SPIN_NS 20000000
 #define S_PERTURB_MIN 8 /* each timed call redraws one element in 8..32 (cpu_judge.c's rule) */
 #define S_PERTURB_SPAN 25
 #define S_MSG 600
@@ -212,7 +218,9 @@ static cr_exec_opts_t s_opts(const s_judge_t *J, const Crucible__RunnerRequest *
     return (cr_exec_opts_t){.program = J->env->harness, .role = roles[i], .object = objs[i],
                             .scratch_dir = req->scratch_dir, .uid = req->sandbox_uid,
                             .threads = J->cuda, .cap_memory = !J->cuda,
-                            .cpu = J->env->exec_cpu, .ro_bytes = S_ARENA_BYTES,
+                            .cpu = J->env->exec_cpu,
+                            .spin_ns = J->cuda && J->env->judge_cpu >= 0 ? S_GPU_SPIN_NS : 0,
+                            .ro_bytes = S_ARENA_BYTES,
                             .rw_bytes = S_ARENA_BYTES};
 }
 
@@ -555,6 +563,7 @@ typedef struct {
     double stage_us, run_us, fetch_us;
     double evt_us, host_us;         /* the executor's event time and host time; < 0 none */
     double probe_us;                /* the judge's idle probe after FETCH (in run_us too) */
+    double freeze_us;               /* RUN's stop, outside run_us (exec.c note 3): logged */
 } s_call_t;
 
 static double s_claim(const unsigned char *spec, size_t off)
@@ -576,6 +585,7 @@ static int s_run(const s_judge_t *J, cr_exec_t *x, const unsigned char *spec, vo
     if (rc == 0)
         rc = s_cmd(x, CR_TORCH_RUN, NULL, 0, c && c->baseline, c ? &c->run_us : NULL, msg, len);
     if (rc == 0 && c) {
+        c->freeze_us = cr_exec_freeze_us(x);
         c->evt_us = s_claim(spec, CR_TORCH_EVT_OFF);
         c->host_us = s_claim(spec, CR_TORCH_HOST_OFF);
     }
@@ -1033,9 +1043,10 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         if (J->cuda)
             cr_debug("torch pair %zu: head %.1f; candidate stage %.1f run %.1f (probe %.1f) "
                      "events %.1f host %.1f fetch %.1f; reference stage %.1f run %.1f (probe "
-                     "%.1f) events %.1f host %.1f fetch %.1f", i, ca.head_us, ca.stage_us,
-                     ca.run_us, ca.probe_us, ca.evt_us, ca.host_us, ca.fetch_us, cb.stage_us,
-                     cb.run_us, cb.probe_us, cb.evt_us, cb.host_us, cb.fetch_us);
+                     "%.1f) events %.1f host %.1f fetch %.1f; stops %.1f / %.1f", i, ca.head_us,
+                     ca.stage_us, ca.run_us, ca.probe_us, ca.evt_us, ca.host_us, ca.fetch_us,
+                     cb.stage_us, cb.run_us, cb.probe_us, cb.evt_us, cb.host_us, cb.fetch_us,
+                     ca.freeze_us, cb.freeze_us);
         if (warm)
             continue;
         /* ~1 in CR_JUDGE_VERIFY_ONE_IN timed outputs, and the first, checked
