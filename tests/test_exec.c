@@ -271,9 +271,9 @@ Test(exec, an_executor_resumed_while_frozen_is_a_sandbox_violation)
     cr_exec_destroy(&x);
 }
 
-/* A threaded executor (a GPU task's: timed by the wall clock) is timed from
- * just before its SIGCONT to the moment the judge sees it done, not to its
- * stop (exec.c note 3): a group stop waits for every thread to be scheduled
+/* A threaded executor (a GPU task's: timed by the wall clock) with
+ * wall_to_done (the torch judge's) is timed from just before its SIGCONT to
+ * the moment the judge sees it done, not to its stop (exec.c note 3): a group stop waits for every thread to be scheduled
  * into it, milliseconds a command for a torch executor's threads on a loaded
  * host, and in the sample that is noise of the harness, not the call. The
  * entry leaves 200 threads asleep, so each stop is long; the command's time,
@@ -314,6 +314,7 @@ Test(exec, a_threaded_executors_time_ends_at_done_not_at_its_stop)
     o.object = so;
     o.cpu = -1;
     o.threads = 1;
+    o.wall_to_done = 1;
     o.ro_bytes = o.rw_bytes = 4096;
     char err[600] = "";
     cr_exec_t *x = NULL;

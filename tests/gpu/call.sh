@@ -172,10 +172,13 @@ PY
         # (whose env step points crucible-torch at the Python with torch)
         CR_TEST_BIN_DIR=$bin CR_TEST_SOURCE_DIR=$PWD CR_TORCH_DEVICE=cuda CR_HACKS_LANG=torch-gpu \
             CRUCIBLE_BACKENDS=torch CR_HACKS_WORKERS=1 CRUCIBLE_COMPILE_TIMEOUT_S=300 \
+            CRUCIBLE_LOG_DIR="$out/th" CRUCIBLE_LOG_LEVEL=debug CR_TORCH_TRACE=1 \
             timeout "${CR_TORCH_HACKS_TIMEOUT:-200}" "$bin/test_hacks" --jobs 1 \
             > "$out/torch-hacks.txt" 2>&1
         echo "  exit $?" >> "$L"
-        grep "candidates (\|status .*expected\|FAIL" "$out/torch-hacks.txt" | cut -c1-300 | tail -14 >> "$L" ;;
+        grep "candidates (\|status .*expected\|FAIL" "$out/torch-hacks.txt" | cut -c1-300 | tail -14 >> "$L"
+        grep -a -h "cross-check\|torch pair\|RUN host us\|timing: \|job " "$out"/th/worker-w*.log \
+            > "$out/th-pairs.txt" 2> /dev/null ;;
     torch-bench) # $CR_BENCH_N KernelBench-format candidates through one worker against the
         # first $CR_BENCH_SEQ_N of them one after another as KernelBench's script does
         # (tests/gpu/torch_bench.py; an extension's compile is ~70 s of nvcc on each side)

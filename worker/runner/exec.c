@@ -28,21 +28,25 @@
  *    work it does can escape the count, since it has no other process and
  *    (without threads) no other thread. A task that allows threads is timed
  *    by the wall clock instead (its threads' CPU times would add up), from
- *    just before SIGCONT to the moment the judge sees it done. Not to the
- *    moment waitid reports it stopped: a group stop waits for every thread to
- *    be scheduled into it, and for a torch executor's 30-50 threads that took
- *    3-7 ms a command on a host whose cores ran compilers (the H200 in
- *    session 18, docs/torch.md §4), 100-160 us on an idle one, different
- *    between two processes of different threads: the noise of every torch
- *    timing cross-check. No user code of the executor runs after the SIGSTOP
- *    is sent (a thread stops on its way back to user mode), and the judge
- *    sends it as soon as it sees done (spinning, x->spin_ns), so the work a
- *    candidate could do between its done and its stop is the microseconds of
- *    that signal's way; its GPU work queued then is on the GPU still, where
- *    the backend's own checks look (torch_judge.c note 5). SIGCONT stays in
- *    the window: a candidate that starts thousands of threads to make that
- *    signal slow pays for it. The freeze's own time is kept (cr_exec_freeze_us)
- *    for the logs. Either
+ *    just before SIGCONT to the moment waitid reports it stopped, or, with
+ *    opts.wall_to_done (the torch judge's), to the moment the judge sees it
+ *    done. A group stop waits for every thread to be scheduled into it: for
+ *    a torch executor's threads that took 1-7 ms a command on the H200 host
+ *    while its cores ran compilers (session 18, docs/torch.md §4), and
+ *    100-160 us on an idle one, different between two processes of
+ *    different threads: the noise of every torch timing cross-check. No
+ *    user code runs after the SIGSTOP is sent (a thread stops on its way
+ *    back to user mode) and the judge sends it as soon as it sees done
+ *    (spinning, opts.spin_ns), so what a candidate could do between its
+ *    done and its stop is that signal's microseconds; its GPU work queued
+ *    then is still on the GPU, where the torch judge's probe and next head
+ *    look (torch_judge.c note 5). The CUDA judge keeps the stop inside: its
+ *    rules were measured so, and with it taken out four hostile candidates
+ *    of its red team and hack suite came back OK (slower than the
+ *    reference) instead of HACK_DETECTED (session 18). SIGCONT stays in the
+ *    window either way: a candidate that starts thousands of threads to make
+ *    that signal slow pays for it. The stop's own time is kept
+ *    (cr_exec_freeze_us) for the logs. Either
  *    way, the empty command (PING) measured before the object is loaded,
  *    the fastest of S_CALIBRATE_N, is this executor's least cost of a
  *    command, taken off every call's time; reference and candidate pay it
@@ -113,6 +117,7 @@ struct cr_exec {
     int64_t spin_ns;        /* how long to spin for done before sleeping on it */
     double freeze_us;       /* the last command's stop, from done to stopped (note 3) */
     int wall;               /* 1: time by the wall clock (threads); 0: by CPU time (note 3) */
+    int to_done;            /* wall: a command ends when done is seen, not at its stop */
     int stat_fd;            /* /proc/<pid>/schedstat, open; -1 = unreadable (then wall) */
     int sys_fd;             /* /proc/<pid>/syscall, open; -1 = unreadable (note 3) */
     double overhead_us;     /* us: the empty command's least cost (note 3) */
@@ -432,7 +437,10 @@ static int s_settle(cr_exec_t *x, int64_t t0, int64_t c0, double *us)
     x->freeze_us = (double)(t1 - td) / 1e3;
     if (rc == 0 && us) {
         int64_t c1 = x->wall ? 0 : s_cpu_ns(x);
-        *us = (double)(x->wall ? td - t0 : c0 < 0 || c1 < c0 ? t1 - t0 : c1 - c0) / 1e3;
+        *us = (double)(x->wall && x->to_done     ? td - t0
+                       : x->wall || c0 < 0 || c1 < c0 ? t1 - t0
+                                                       : c1 - c0) /
+              1e3;
     }
     return rc;
 }
@@ -812,6 +820,7 @@ int cr_exec_start(const cr_exec_opts_t *o, cr_exec_t **out, char *err, size_t er
                 "its last slice", o->role, (int)pid, strerror(errno));
     x->wall = o->threads || x->stat_fd < 0;
     x->spin_ns = o->spin_ns;
+    x->to_done = o->wall_to_done;
     *out = x;
     return 0;
 fail:

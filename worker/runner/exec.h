@@ -38,6 +38,8 @@ typedef struct {
     int cpu;                 /* core to pin the executor to; < 0 = none */
     int64_t spin_ns;         /* spinning for a command's done before sleeping on it (where
                                 the judge has a core of its own); 0 = 200 us */
+    int wall_to_done;        /* a wall-timed (threads) command's time ends when the judge
+                                sees it done, not at its stop (exec.c note 3) */
     size_t ro_bytes;         /* input arena size */
     size_t rw_bytes;         /* output arena size */
     const cr_exec_cuda_t *cuda; /* copied into the control block before the start (a CUDA
@@ -176,7 +178,7 @@ int cr_exec_memory(const cr_exec_t *x, uint64_t *peak, uint64_t *cap);
 double cr_exec_overhead_us(const cr_exec_t *x);
 
 /* The last command's stop (us), from the judge seeing it done to the kernel
- * saying it is stopped: outside the command's time (exec.c note 3). */
+ * saying it is stopped (outside a wall_to_done command's time: exec.c note 3). */
 double cr_exec_freeze_us(const cr_exec_t *x);
 
 /* What the executor said of its sandbox: 1 = a private network namespace.

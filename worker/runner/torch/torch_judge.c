@@ -220,6 +220,7 @@ static cr_exec_opts_t s_opts(const s_judge_t *J, const Crucible__RunnerRequest *
                             .threads = J->cuda, .cap_memory = !J->cuda,
                             .cpu = J->env->exec_cpu,
                             .spin_ns = J->cuda && J->env->judge_cpu >= 0 ? S_GPU_SPIN_NS : 0,
+                            .wall_to_done = 1,
                             .ro_bytes = S_ARENA_BYTES,
                             .rw_bytes = S_ARENA_BYTES};
 }
