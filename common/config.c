@@ -123,8 +123,7 @@ const cr_conf_row_t cr_config_rows[] = {
      * s_autosize, says how it is sized) */
     ROW("compile-jobs", CR_CONF_INT, compile_jobs, "0", 0, 256, CR_CMD_WORKER | CR_CMD_RUN | DRIVER,
         "compiler processes a worker runs at once; 0 = auto: the cores the worker may use "
-        "(those local to its GPU) less the runner's (its timed executor's, and its judge's "
-        "with 4 cores or more), at most one per GiB of "
+        "(those local to its GPU) less one for the timing thread, at most one per GiB of "
         "available memory; the choice is logged"),
     ROW("spares", CR_CONF_INT, spares, "-1", -1, CR_SPARES_MAX, CR_CMD_WORKER | CR_CMD_RUN,
         "runners a cuda worker keeps started ahead, CUDA context made (each holds a judge "

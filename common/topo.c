@@ -75,31 +75,6 @@ int cr_topo_pin_self(int cpu)
     return sched_setaffinity(0, sizeof want, &want) == 0 ? 0 : -errno;
 }
 
-void cr_topo_runner_cpus(int want, int *exec_cpu, int *judge_cpu, int *ncpu)
-{
-    cpu_set_t set;
-    *exec_cpu = *judge_cpu = -1;
-    *ncpu = 1;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return;
-    *ncpu = CPU_COUNT(&set);
-    if (want >= 0 && want < CPU_SETSIZE && CPU_ISSET(want, &set))
-        *exec_cpu = want;
-    for (int c = 0; c < CPU_SETSIZE; c++) {
-        if (!CPU_ISSET(c, &set))
-            continue;
-        if (*exec_cpu < 0)
-            *exec_cpu = c;
-        else if (c != *exec_cpu && *judge_cpu < 0)
-            *judge_cpu = c;
-    }
-}
-
-int cr_topo_runner_cores(int ncpu)
-{
-    return ncpu >= CR_TOPO_JUDGE_CORE_MIN ? 2 : 1;
-}
-
 /* "model name : X" from /proc/cpuinfo (x86), or "Model : X" / "cpu model"
  * (ARM, MIPS). Returns 0 when found. */
 static int s_cpuinfo_model(char *buf, size_t len)

@@ -25,20 +25,6 @@ int cr_topo_llc_bytes(uint64_t *out);
  * or -errno from sched_setaffinity. */
 int cr_topo_pin_self(int cpu);
 
-/* The runner's two cores in the calling thread's affinity: *exec_cpu the
- * timed executor's (want where allowed, else the first), *judge_cpu the
- * judge's (the first other; -1 with one core); *ncpu the allowed count (1
- * when unreadable, both cores -1 then). The worker's compilers keep off both
- * (compile.c), so the worker and its runner must share one affinity. */
-void cr_topo_runner_cpus(int want, int *exec_cpu, int *judge_cpu, int *ncpu);
-
-/* How many of a worker's ncpu cores its runner keeps from the compilers: the
- * timed executor's, and the judge's too with CR_TOPO_JUDGE_CORE_MIN or more
- * (the judge times a GPU job's commands by the wall clock, and a compiler
- * preempting it puts its wake-ups in them: torch_judge.c note 4). */
-#define CR_TOPO_JUDGE_CORE_MIN 4
-int cr_topo_runner_cores(int ncpu);
-
 /* Writes the CPU model ("AMD EPYC 7763 64-Core Processor") into buf, from
  * hwloc's CPUModel info, else /proc/cpuinfo, else the machine name from
  * uname. Always NUL-terminates when len > 0. Returns 0, or -ENOENT when only

@@ -52,7 +52,6 @@
 #include "proc.h"
 #include "record.h"
 #include "timeutil.h"
-#include "topo.h"
 #include "workdir.h"
 
 #include <dirent.h>
@@ -462,19 +461,10 @@ typedef struct {
 /* The runner's timing thread is pinned to one core (config "cpu", or the
  * first of the worker's: cr_topo_pin_self), and a compiler sharing that
  * core stretches every sample's host side (polls, syncs, launches) while a
- * batch still compiles. So compilers run on the worker's other cores
- * (s_compile_cpus), at nice S_COMPILE_NICE, and whatever is left of a timing
- * run's core is the runner's. On a worker with S_COMPILE_IDLE_MIN compile
- * cores or more (a GPU host's) they run as SCHED_IDLE too: a GPU job's
- * executors are not pinned (their threads are the CUDA runtime's and
- * torch's), and a nice 10 compiler on the core one of them woke on held it
- * for milliseconds: the torch judge's commands read 1-7 ms longer while
- * `nvcc` ran (the H200, session 18; the scheduler lets a woken task wait
- * for the running one's slice), where any woken task preempts a SCHED_IDLE
- * one at once. Not on smaller workers, where normal work could starve the
- * compilers past their timeout. */
+ * batch still compiles. So compilers run on the worker's other cores, at
+ * nice S_COMPILE_NICE, and whatever is left of a timing run's core is the
+ * runner's. */
 #define S_COMPILE_NICE 10 /* below the runner, above idle work */
-#define S_COMPILE_IDLE_MIN 6
 static void s_compile_child(void *arg)
 {
     const s_child_t *a = arg;
@@ -482,10 +472,6 @@ static void s_compile_child(void *arg)
     if (a->cpus)
         sched_setaffinity(0, sizeof *a->cpus, a->cpus);
     setpriority(PRIO_PROCESS, 0, S_COMPILE_NICE);
-    if (a->cpus && CPU_COUNT(a->cpus) >= S_COMPILE_IDLE_MIN) {
-        struct sched_param sp = {0};
-        sched_setscheduler(0, SCHED_IDLE, &sp); /* advice: a failure leaves nice 10 */
-    }
     if (cr_box_enter(a->run) != 0)
         _exit(126); /* the step is in the box's shared word: cr_box_failed */
 }
@@ -497,21 +483,22 @@ static void s_box_child(void *arg)
         _exit(126);
 }
 
-/* The worker's cores less the runner's (cr_topo_runner_cores: its timed
- * executor's, cfg cpu or the first one, and its judge's on a worker of
- * four cores or more), into c->cpus; none when that would leave no core. */
+/* The worker's cores less the runner's (cfg cpu, or the first one), into
+ * c->cpus; none when that would leave no core. */
 static void s_compile_cpus(cr_compile_t *c, int runner_cpu)
 {
     cpu_set_t cur;
     c->have_cpus = 0;
-    int exec_cpu, judge_cpu, n;
-    cr_topo_runner_cpus(runner_cpu, &exec_cpu, &judge_cpu, &n);
-    if (exec_cpu < 0 || n < 2 || sched_getaffinity(0, sizeof cur, &cur) != 0)
+    if (sched_getaffinity(0, sizeof cur, &cur) != 0)
+        return;
+    int cpu = runner_cpu;
+    if (cpu < 0)
+        for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &cur); cpu++) {
+        }
+    if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &cur) || CPU_COUNT(&cur) < 2)
         return;
     c->cpus = cur;
-    CPU_CLR(exec_cpu, &c->cpus);
-    if (judge_cpu >= 0 && cr_topo_runner_cores(n) > 1)
-        CPU_CLR(judge_cpu, &c->cpus);
+    CPU_CLR(cpu, &c->cpus);
     c->have_cpus = 1;
 }
 

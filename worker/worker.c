@@ -271,18 +271,17 @@ static void s_autosize(cr_worker_t *w, uint64_t gpu_free)
     int ncpu = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
     uint64_t mem = s_mem_available();
     if (w->cfg.compile_jobs <= 0) {
-        /* the runner's cores stay free of compilers (compile.c) */
-        int64_t n = ncpu > cr_topo_runner_cores(ncpu) ? ncpu - cr_topo_runner_cores(ncpu) : 1;
+        /* one core stays free for the runner's timing thread */
+        int64_t n = ncpu > 1 ? ncpu - 1 : 1;
         int64_t by_mem = mem ? (int64_t)(mem / S_COMPILE_MEM) : n;
         if (by_mem < 1)
             by_mem = 1;
         w->cfg.compile_jobs = n < by_mem ? n : by_mem;
         if (w->cfg.compile_jobs > 256)
             w->cfg.compile_jobs = 256;
-        cr_info("worker: compile-jobs auto = %lld (%d usable core%s less %d for timing; %.1f "
-                "GiB available allows %lld); set --compile-jobs to override",
+        cr_info("worker: compile-jobs auto = %lld (%d usable core%s less 1 for timing; %.1f GiB "
+                "available allows %lld); set --compile-jobs to override",
                 (long long)w->cfg.compile_jobs, ncpu, ncpu == 1 ? "" : "s",
-                cr_topo_runner_cores(ncpu),
                 (double)mem / (1 << 30), (long long)by_mem);
     } else {
         cr_info("worker: compile-jobs %lld (set; %d usable cores)", (long long)w->cfg.compile_jobs,

@@ -205,6 +205,28 @@ static int s_audit(const Crucible__RunnerRequest *req, const cr_task_t *task,
     return audit == 0;
 }
 
+/* Two allowed cores: one for the executor that is timed, another for the
+ * judge; -1 where there is no such core. */
+static void s_pick_cpus(int want, int *exec_cpu, int *judge_cpu, int *ncpu)
+{
+    cpu_set_t set;
+    *exec_cpu = *judge_cpu = -1;
+    *ncpu = 1;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return;
+    *ncpu = CPU_COUNT(&set);
+    if (want >= 0 && want < CPU_SETSIZE && CPU_ISSET(want, &set))
+        *exec_cpu = want;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &set))
+            continue;
+        if (*exec_cpu < 0)
+            *exec_cpu = c;
+        else if (c != *exec_cpu && *judge_cpu < 0)
+            *judge_cpu = c;
+    }
+}
+
 /* Starts the executor of one role and loads its object. Returns it, or NULL
  * with the verdict on rec. */
 static cr_exec_t *s_executor(const Crucible__RunnerRequest *req, const cr_task_t *task,
@@ -259,7 +281,7 @@ static void s_judge_cpu(const Crucible__RunnerRequest *req, cr_task_t *task, cr_
      * judge reports (S_DEADLINE_SHARE of the run timeout). */
     if (o && o->run_timeout_s > 0 && isfinite(o->run_timeout_s))
         deadline = t0 + (int64_t)(o->run_timeout_s * S_DEADLINE_SHARE * 1e9);
-    cr_topo_runner_cpus(req->cpu, &exec_cpu, &j->judge_cpu, &j->ncpu);
+    s_pick_cpus(req->cpu, &exec_cpu, &j->judge_cpu, &j->ncpu);
 
     if (!s_audit(req, task, rec))
         return;
@@ -336,7 +358,7 @@ static void s_judge_torch(const Crucible__RunnerRequest *req, cr_task_t *task,
     const char *force = s_torch_device; /* the worker's, not what a job before set */
     env.cuda = strcmp(task->device ? task->device : "auto", "cpu") != 0 &&
                !(force && !strcmp(force, "cpu")) && access("/dev/nvidia0", F_OK) == 0;
-    cr_topo_runner_cpus(req->cpu, &env.exec_cpu, &env.judge_cpu, &ncpu);
+    s_pick_cpus(req->cpu, &env.exec_cpu, &env.judge_cpu, &ncpu);
     if (o && o->run_timeout_s > 0 && isfinite(o->run_timeout_s))
         env.deadline_ns = cr_time_mono_ns() + (int64_t)(o->run_timeout_s * S_DEADLINE_SHARE * 1e9);
     env.time_budget_s = s_positive_or(o ? o->time_budget_s : 0, CR_JUDGE_DEFAULT_BUDGET_S,
