@@ -171,19 +171,28 @@ Test(torch_timing, head_from_the_reference_median)
     cr_expect_float_eq(cr_torch_head_next(huge, 1), 3000.0, 1e-9);
 }
 
-/* On the CPU a FETCH slower than its pair's by three times the reference's
- * (an honest torch_erf in CI: 1057.7 us against 247.7) is counted into the
- * samples, not flagged: the flag waits for 3x + 1 ms there. */
-Test(torch_timing, cpu_copy_excess_counted_not_flagged)
+/* On the CPU a FETCH slower than its pair's is counted into the samples
+ * whatever its size, and flagged when it is slower by more than the
+ * reference's + 300 us: 250 us over a 247.7 us reference is only counted,
+ * 600 us is timing_mismatch too. (An
+ * honest torch_erf's FETCH read 1057.7 us against 247.7 in CI, and 873.0
+ * against 218.8 on the build VM: glibc trimming the heap as its last output
+ * was freed; with the harness's steady malloc 170.5 against 166.4.) */
+Test(torch_timing, cpu_copy_excess_counted_then_flagged)
 {
-    cr_torch_samples_t S = s_pairs(100.0, 100.0, 0.0, 0.0);
-    for (size_t i = 0; i < S.n; i++) {
-        S.fb[i] = 247.7;
-        S.fa[i] = 1057.7;
+    const double over[2] = {250.0, 600.0};
+    for (int k = 0; k < 2; k++) {
+        cr_torch_samples_t S = s_pairs(100.0, 100.0, 0.0, 0.0);
+        for (size_t i = 0; i < S.n; i++) {
+            S.fb[i] = 247.7;
+            S.fa[i] = 247.7 + over[k];
+        }
+        Crucible__RewardRecord *r = s_rec();
+        cr_torch_aside_checks(&S, 0, r);
+        cr_expect_eq(r->status, k ? CRUCIBLE__STATUS__STATUS_HACK_DETECTED
+                                  : CRUCIBLE__STATUS__STATUS_OK,
+                     "%.0f us over: %s", over[k], r->message ? r->message : "");
+        cr_expect_float_eq(cr_torch_median(S.a, S.n), 100.0 + over[k], 1e-6);
+        crucible__reward_record__free_unpacked(r, NULL);
     }
-    Crucible__RewardRecord *r = s_rec();
-    cr_torch_aside_checks(&S, 0, r);
-    cr_expect_eq(r->status, CRUCIBLE__STATUS__STATUS_OK, "%s", r->message ? r->message : "");
-    cr_expect_float_eq(cr_torch_median(S.a, S.n), 910.0, 1e-6);
-    crucible__reward_record__free_unpacked(r, NULL);
 }

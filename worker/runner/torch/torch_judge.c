@@ -1091,8 +1091,10 @@ out:;
         cr_torch_aside_checks(&S, J->cuda, rec);
     if (J->head && S.n)
         cr_info("torch judge: head %.1f us (median over %zu pairs), last calls' host time "
-                "%.1f us (median)", cr_torch_median(S.head, S.n), S.n,
-                cr_torch_head_host_us(span, nspan < CR_TORCH_HEAD_KEEP ? nspan : CR_TORCH_HEAD_KEEP));
+                "%.1f us (median); threads: candidate %d, reference %d (each SIGCONT wakes "
+                "them all)", cr_torch_median(S.head, S.n), S.n,
+                cr_torch_head_host_us(span, nspan < CR_TORCH_HEAD_KEEP ? nspan : CR_TORCH_HEAD_KEEP),
+                cr_exec_threads(J->cand), cr_exec_threads(J->ref));
     if (S.n && cr_stats_compute(S.a, S.n, &a) == 0 && cr_stats_compute(S.b, S.n, &b) == 0) {
         br->samples = (uint32_t)a.n;
         br->median_us = a.median;
