@@ -273,9 +273,10 @@ Test(exec, an_executor_resumed_while_frozen_is_a_sandbox_violation)
 
 /* A threaded executor (a GPU task's: timed by the wall clock) with
  * wall_to_done (the torch judge's) is timed from just before its SIGCONT to
- * the moment the judge sees it done, not to its stop (exec.c note 3): a group stop waits for every thread to be scheduled
- * into it, milliseconds a command for a torch executor's threads on a loaded
- * host, and in the sample that is noise of the harness, not the call. The
+ * the moment the judge sees it done, not to its stop (exec.c note 3): a
+ * group stop waits for every thread to be scheduled into it, milliseconds a
+ * command for a torch executor's threads on a loaded host, and in the sample
+ * that is noise of the harness, not the call. The
  * entry leaves 200 threads asleep, so each stop is long; the command's time,
  * its least cost and the stop then add up to no more than the judge's whole
  * wait (with the stop inside the command's time they would be one stop over). */
