@@ -37,21 +37,27 @@ static const char s_src[] =
 static char s_dir[64];
 static char s_so[128];
 
-static void s_setup(void)
+/* name.so in the test's folder, built from text (name.c); its path in so. */
+static void s_build(const char *name, const char *text, char *so, size_t len)
 {
-    snprintf(s_dir, sizeof s_dir, "/tmp/cr-test-exec-XXXXXX");
-    cr_assert_not_null(mkdtemp(s_dir));
     char src[128];
-    snprintf(src, sizeof src, "%s/entry.c", s_dir);
-    snprintf(s_so, sizeof s_so, "%s/entry.so", s_dir);
-    cr_assert_eq(cr_file_write_atomic(src, s_src, strlen(s_src)), 0);
-    char *argv[] = {"cc", "-O1", "-shared", "-fPIC", "-o", s_so, src, NULL};
+    snprintf(src, sizeof src, "%s/%s.c", s_dir, name);
+    snprintf(so, len, "%s/%s.so", s_dir, name);
+    cr_assert_eq(cr_file_write_atomic(src, text, strlen(text)), 0);
+    char *argv[] = {"cc", "-O1", "-shared", "-fPIC", "-pthread", "-o", so, src, NULL};
     cr_proc_opts_t o = {.argv = argv, .out_cap = 1 << 14, .merge_stderr = 1,
                         .timeout_ms = 60000};
     cr_proc_result_t r;
     cr_assert_eq(cr_proc_run(&o, &r), 0);
     cr_assert(r.exited && r.exit_code == 0, "cc: %s", r.out ? r.out : "");
     cr_proc_result_close(&r);
+}
+
+static void s_setup(void)
+{
+    snprintf(s_dir, sizeof s_dir, "/tmp/cr-test-exec-XXXXXX");
+    cr_assert_not_null(mkdtemp(s_dir));
+    s_build("entry", s_src, s_so, sizeof s_so);
 }
 
 static void s_teardown(void)
@@ -61,17 +67,26 @@ static void s_teardown(void)
 
 TestSuite(exec, .init = s_setup, .fini = s_teardown, .timeout = 60);
 
+/* A candidate executor's options for object so; threads: the task allows
+ * threads (then timed by the wall clock, to its done with wall_to_done). */
+static cr_exec_opts_t s_opts(const char *so, int threads)
+{
+    cr_exec_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.program = EXECUTOR;
+    o.role = "candidate";
+    o.object = so;
+    o.cpu = -1;
+    o.threads = o.wall_to_done = threads;
+    o.ro_bytes = o.rw_bytes = 4096;
+    return o;
+}
+
 /* N executors of the entry, each loaded but the one at index unloaded (-1: none). */
 static void s_start_but(cr_exec_t **xs, int unloaded)
 {
     for (int k = 0; k < N; k++) {
-        cr_exec_opts_t o;
-        memset(&o, 0, sizeof o);
-        o.program = EXECUTOR;
-        o.role = "candidate";
-        o.object = s_so;
-        o.cpu = -1;
-        o.ro_bytes = o.rw_bytes = 4096;
+        cr_exec_opts_t o = s_opts(s_so, 0);
         char err[600] = "";
         cr_assert_eq(cr_exec_new(&o, &xs[k], err, sizeof err), 0, "executor %d: %s", k, err);
         if (k != unloaded)
@@ -205,6 +220,19 @@ Test(exec, one_executor_is_cr_exec_command)
     s_end(xs);
 }
 
+/* One executor of an object built from src_text (name.c, name.so in the
+ * test's folder), with s_opts' threads. */
+static cr_exec_t *s_exec_of(const char *name, const char *src_text, int threads)
+{
+    char so[128];
+    s_build(name, src_text, so, sizeof so);
+    cr_exec_opts_t o = s_opts(so, threads);
+    char err[600] = "";
+    cr_exec_t *x = NULL;
+    cr_assert_eq(cr_exec_new(&o, &x, err, sizeof err), 0, "%s", err);
+    return x;
+}
+
 /* Between commands the judge holds an executor frozen (exec.c note 2), so
  * that nothing it does escapes a command's time. A timer armed while the
  * object loads (a constructor's; the second filter, which traps timers,
@@ -235,27 +263,7 @@ static const char s_src_cont[] =
 
 Test(exec, an_executor_resumed_while_frozen_is_a_sandbox_violation)
 {
-    char src[128], so[128];
-    snprintf(src, sizeof src, "%s/cont.c", s_dir);
-    snprintf(so, sizeof so, "%s/cont.so", s_dir);
-    cr_assert_eq(cr_file_write_atomic(src, s_src_cont, strlen(s_src_cont)), 0);
-    char *argv[] = {"cc", "-O1", "-shared", "-fPIC", "-o", so, src, NULL};
-    cr_proc_opts_t po = {.argv = argv, .out_cap = 1 << 14, .merge_stderr = 1,
-                         .timeout_ms = 60000};
-    cr_proc_result_t r;
-    cr_assert_eq(cr_proc_run(&po, &r), 0);
-    cr_assert(r.exited && r.exit_code == 0, "cc: %s", r.out ? r.out : "");
-    cr_proc_result_close(&r);
-    cr_exec_opts_t o;
-    memset(&o, 0, sizeof o);
-    o.program = EXECUTOR;
-    o.role = "candidate";
-    o.object = so;
-    o.cpu = -1;
-    o.ro_bytes = o.rw_bytes = 4096;
-    char err[600] = "";
-    cr_exec_t *x = NULL;
-    cr_assert_eq(cr_exec_new(&o, &x, err, sizeof err), 0, "%s", err);
+    cr_exec_t *x = s_exec_of("cont", s_src_cont, 0);
     int rc = cr_exec_load(x, NULL, NULL, 0);
     if (rc == 0) { /* frozen after the load (the timer rarely fires within the freeze) */
         nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
@@ -297,29 +305,7 @@ static const char s_src_threads[] =
 
 Test(exec, a_threaded_executors_time_ends_at_done_not_at_its_stop)
 {
-    char src[128], so[128];
-    snprintf(src, sizeof src, "%s/threads.c", s_dir);
-    snprintf(so, sizeof so, "%s/threads.so", s_dir);
-    cr_assert_eq(cr_file_write_atomic(src, s_src_threads, strlen(s_src_threads)), 0);
-    char *argv[] = {"cc", "-O1", "-shared", "-fPIC", "-pthread", "-o", so, src, NULL};
-    cr_proc_opts_t po = {.argv = argv, .out_cap = 1 << 14, .merge_stderr = 1,
-                         .timeout_ms = 60000};
-    cr_proc_result_t r;
-    cr_assert_eq(cr_proc_run(&po, &r), 0);
-    cr_assert(r.exited && r.exit_code == 0, "cc: %s", r.out ? r.out : "");
-    cr_proc_result_close(&r);
-    cr_exec_opts_t o;
-    memset(&o, 0, sizeof o);
-    o.program = EXECUTOR;
-    o.role = "candidate";
-    o.object = so;
-    o.cpu = -1;
-    o.threads = 1;
-    o.wall_to_done = 1;
-    o.ro_bytes = o.rw_bytes = 4096;
-    char err[600] = "";
-    cr_exec_t *x = NULL;
-    cr_assert_eq(cr_exec_new(&o, &x, err, sizeof err), 0, "%s", err);
+    cr_exec_t *x = s_exec_of("threads", s_src_threads, 1);
     cr_assert_eq(cr_exec_load(x, NULL, NULL, 0), 0, "%s", cr_exec_fault(x)->msg);
     int over = 0, long_stops = 0;
     for (int i = 0; i < 12; i++) {
