@@ -140,7 +140,7 @@ for part in "$@"; do
             2> /dev/null | cut -c1-300 | head -200 > "$out/$t/errors.txt"
         # the timing cross-check's figures, a job's and a pair's (torch_judge.c), beside the
         # compiles that ran then: what the next look at a false timing_mismatch needs
-        grep -a "cross-check\|torch pair\|RUN host us\|timing: \|compile\|job \|verdict" \
+        grep -a "cross-check\|torch pair\|torch clocks\|RUN host us\|timing: \|compile\|job \|verdict" \
             "$out/$t/ex/logs/worker-w0.log" 2> /dev/null > "$out/$t/pairs.txt"
         # where a GPU RUN's host time goes (crucible_torch.py's CR_TORCH_TRACE lines)
         python3 - "$out/$t/ex/logs/worker-w0.log" >> "$L" 2>&1 <<'PY'
@@ -177,7 +177,7 @@ PY
             > "$out/torch-hacks.txt" 2>&1
         echo "  exit $?" >> "$L"
         grep "candidates (\|status .*expected\|FAIL" "$out/torch-hacks.txt" | cut -c1-300 | tail -14 >> "$L"
-        grep -a -h "cross-check\|torch pair\|RUN host us\|timing: \|job " "$out"/th/worker-w*.log \
+        grep -a -h "cross-check\|torch pair\|torch clocks\|RUN host us\|timing: \|job " "$out"/th/worker-w*.log \
             > "$out/th-pairs.txt" 2> /dev/null ;;
     torch-bench) # $CR_BENCH_N KernelBench-format candidates through one worker against the
         # first $CR_BENCH_SEQ_N of them one after another as KernelBench's script does

@@ -116,6 +116,7 @@ struct cr_exec {
     int spin;               /* 1: another core is free to spin on */
     int64_t spin_ns;        /* how long to spin for done before sleeping on it */
     double freeze_us;       /* the last command's stop, from done to stopped (note 3) */
+    int64_t last_t0, last_td; /* the last command's let-run and done-seen, CLOCK_MONOTONIC ns */
     int wall;               /* 1: time by the wall clock (threads); 0: by CPU time (note 3) */
     int to_done;            /* wall: a command ends when done is seen, not at its stop */
     int stat_fd;            /* /proc/<pid>/schedstat, open; -1 = unreadable (then wall) */
@@ -432,6 +433,8 @@ static int s_let_run(cr_exec_t *x, uint32_t op, uint32_t *seq, int64_t *t0, int6
 static int s_settle(cr_exec_t *x, int64_t t0, int64_t c0, double *us)
 {
     int64_t td = cr_time_mono_ns();
+    x->last_t0 = t0;
+    x->last_td = td;
     int rc = s_freeze(x);
     int64_t t1 = cr_time_mono_ns();
     x->freeze_us = (double)(t1 - td) / 1e3;
@@ -1025,6 +1028,12 @@ const void *cr_exec_fault_ptr(const cr_exec_t *x)
 double cr_exec_freeze_us(const cr_exec_t *x)
 {
     return x->freeze_us;
+}
+
+void cr_exec_last_window(const cr_exec_t *x, int64_t *t0, int64_t *td)
+{
+    *t0 = x->last_t0;
+    *td = x->last_td;
 }
 
 double cr_exec_overhead_us(const cr_exec_t *x)

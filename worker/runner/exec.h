@@ -181,6 +181,10 @@ double cr_exec_overhead_us(const cr_exec_t *x);
  * saying it is stopped (outside a wall_to_done command's time: exec.c note 3). */
 double cr_exec_freeze_us(const cr_exec_t *x);
 
+/* The last command's window on CLOCK_MONOTONIC (ns): *t0 just before the
+ * judge let it run, *td when the judge saw it done. For the logs. */
+void cr_exec_last_window(const cr_exec_t *x, int64_t *t0, int64_t *td);
+
 /* What the executor said of its sandbox: 1 = a private network namespace.
  * For the record only (the executor could lie; nothing trusts it). */
 int cr_exec_sandbox_net(const cr_exec_t *x);

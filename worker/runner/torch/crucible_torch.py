@@ -365,6 +365,7 @@ class Executor:
         # first launch goes (docs/torch.md §4, the judge's head)
         self.trace = os.environ.get("CR_TORCH_TRACE") == "1"
         self.trace_line = ""
+        self.last_cmd = (0, 0)  # the last command's CLOCK_MONOTONIC ns: seen, done (_serve)
         self.clock = time.perf_counter_ns
         self.model = None
         self.baseline = None  # the reference's torch.compile baseline (_compile)
@@ -610,9 +611,10 @@ class Executor:
                 struct.pack_into("<d", self.ctl.rw, HOST_OFF, (t3 - t0) / 1e3)
                 if self.trace:  # written by FETCH, outside the timed command
                     self.trace_line = ("crucible-torch: %s RUN host us: record %.1f, forward "
-                                       "%.1f, record %.1f, synchronise %.1f; events %.1f\n"
+                                       "%.1f, record %.1f, synchronise %.1f; events %.1f"
                                        % (self.role, (t1 - t0) / 1e3, (t2 - t1) / 1e3,
                                           (t3 - t2) / 1e3, (t4 - t3) / 1e3, evt))
+                    self.trace_t = (t0, t4)
             else:
                 out = self._settle(model(*self.inputs))
         struct.pack_into("<I", self.ctl.rw, OWN_OFF,
@@ -646,7 +648,13 @@ class Executor:
     def _fetch(self, nargs):
         torch = self.torch
         if self.trace_line:
-            sys.stderr.write(self.trace_line)
+            # RUN's clocks (CLOCK_MONOTONIC, the judge's too: its "torch clocks" debug line
+            # has when it let RUN run and when it saw it done), so that a RUN's time outside
+            # the span above can be placed: before the command was seen, after it was done
+            seen, done = self.last_cmd
+            sys.stderr.write("%s; clocks us: seen %.1f, start %.1f, end %.1f, done %.1f\n"
+                             % (self.trace_line, seen / 1e3, self.trace_t[0] / 1e3,
+                                self.trace_t[1] / 1e3, done / 1e3))
             self.trace_line = ""
         outs = self.out if isinstance(self.out, (tuple, list)) else (self.out,)
         want = self.spec["outputs"]
@@ -836,6 +844,7 @@ def _serve(ctl, ex):
             ctl.futex_wait(O_CMD, last)
             seq = ctl.u32(O_CMD)
         last = seq
+        seen = time.perf_counter_ns()  # CLOCK_MONOTONIC on Linux
         ctl.set_result(R_OK)
         ctl.set_u32(O_FP, 0)
         op = ctl.u32(O_OP)
@@ -862,6 +871,7 @@ def _serve(ctl, ex):
                 traceback.print_exc()
             except BaseException:  # a stderr that cannot take it ends no executor
                 pass
+        ex.last_cmd = (seen, time.perf_counter_ns())
         ctl.set_u32(O_DONE, seq)
         ctl.futex_wake(O_DONE)
 

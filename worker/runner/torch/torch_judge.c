@@ -565,6 +565,7 @@ typedef struct {
     double evt_us, host_us;         /* the executor's event time and host time; < 0 none */
     double probe_us;                /* the judge's idle probe after FETCH (in run_us too) */
     double freeze_us;               /* RUN's stop, outside run_us (exec.c note 3): logged */
+    int64_t run_t0, run_td;         /* RUN's window, CLOCK_MONOTONIC ns: logged */
 } s_call_t;
 
 static double s_claim(const unsigned char *spec, size_t off)
@@ -587,6 +588,7 @@ static int s_run(const s_judge_t *J, cr_exec_t *x, const unsigned char *spec, vo
         rc = s_cmd(x, CR_TORCH_RUN, NULL, 0, c && c->baseline, c ? &c->run_us : NULL, msg, len);
     if (rc == 0 && c) {
         c->freeze_us = cr_exec_freeze_us(x);
+        cr_exec_last_window(x, &c->run_t0, &c->run_td);
         c->evt_us = s_claim(spec, CR_TORCH_EVT_OFF);
         c->host_us = s_claim(spec, CR_TORCH_HOST_OFF);
     }
@@ -1048,6 +1050,10 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
                      ca.stage_us, ca.run_us, ca.probe_us, ca.evt_us, ca.host_us, ca.fetch_us,
                      cb.stage_us, cb.run_us, cb.probe_us, cb.evt_us, cb.host_us, cb.fetch_us,
                      ca.freeze_us, cb.freeze_us);
+        if (J->cuda) /* beside the harness's "clocks" (CR_TORCH_TRACE): where a RUN's time went */
+            cr_debug("torch clocks us: pair %zu: candidate RUN let run %.1f, seen done %.1f; "
+                     "reference RUN let run %.1f, seen done %.1f", i, (double)ca.run_t0 / 1e3,
+                     (double)ca.run_td / 1e3, (double)cb.run_t0 / 1e3, (double)cb.run_td / 1e3);
         if (warm)
             continue;
         /* ~1 in CR_JUDGE_VERIFY_ONE_IN timed outputs, and the first, checked
