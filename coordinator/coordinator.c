@@ -2348,6 +2348,22 @@ static void s_phase_intake(cr_coordinator_t *c)
     }
 }
 
+/* The intake phase of the turn that began at t0 (mono ms), run when
+ * Submits are being stored: not in a turn already half over its bound
+ * (decoding a large Submit is such a turn), unless the last turn skipped
+ * it too. */
+static void s_intake_phase(cr_coordinator_t *c, int64_t t0)
+{
+    if (!c->intake)
+        return;
+    if (cr_time_mono_ms() - t0 < CR_COORD_TURN_BOUND_MS / 2 || c->intake_skipped) {
+        s_phase_intake(c);
+        c->intake_skipped = 0;
+    } else {
+        c->intake_skipped = 1;
+    }
+}
+
 /* After the turn's commit: what the steps stored is kept (ok) or, when the
  * commit failed, done again from the last committed step. */
 static void s_intake_settle(cr_coordinator_t *c, int ok)
@@ -3403,21 +3419,20 @@ int cr_coordinator_run(cr_coordinator_t *c)
         if (items[1].revents & ZMQ_POLLIN)
             s_phase_socket(c, c->clients, "client", s_on_client_msg,
                            cr_time_mono_ms() + CR_COORD_PHASE_MS, 0);
+        /* intake before the workers' results: a client waits for each
+         * SubmitAck before it sends the next Submit, so a Submit stored in
+         * full is committed and answered now, and its client's next
+         * Submit travels while this turn reads the results */
+        s_intake_phase(c, t0);
+        if (c->intake_done) {
+            s_turn_end(c);
+            s_turn_begin(c);
+        }
         if (items[0].revents & ZMQ_POLLIN) {
             int64_t now = cr_time_mono_ms(), until = t0 + 2 * CR_COORD_PHASE_MS;
             s_phase_socket(c, c->workers, "worker", s_on_worker_msg,
                            now + CR_COORD_PHASE_MS < until ? now + CR_COORD_PHASE_MS : until,
                            CR_COORD_MIN_READ);
-        }
-        /* intake: the next steps of the Submits being stored; not in a turn
-         * already half over its bound (decoding a large Submit is such a
-         * turn), unless the last turn skipped it too */
-        if (c->intake && (cr_time_mono_ms() - t0 < CR_COORD_TURN_BOUND_MS / 2 ||
-                          c->intake_skipped)) {
-            s_phase_intake(c);
-            c->intake_skipped = 0;
-        } else if (c->intake) {
-            c->intake_skipped = 1;
         }
         /* metrics scrapes */
         for (int k = 2; k < 2 + nm; k++)
