@@ -333,6 +333,10 @@ static _Thread_local size_t s_max_jobs;
  * NULL = decode it whole. Set only for that call. */
 static _Thread_local cr_wire_specs_t **s_specs_out;
 
+/* Where cr_wire_recv_text puts a Result's records as they came
+ * (cr_wire_recv_records); NULL = none wanted. Set only for that call. */
+static _Thread_local cr_wire_specs_t **s_records_out;
+
 int cr_wire_recv_submit(void *sock, cr_peer_t *peer, size_t max, size_t max_jobs,
                         Crucible__Envelope **out, char *field, size_t cap)
 {
@@ -350,6 +354,16 @@ int cr_wire_recv_submit_specs(void *sock, cr_peer_t *peer, size_t max, size_t ma
     int rc = cr_wire_recv_text(sock, peer, max, out, field, cap);
     s_max_jobs = 0;
     s_specs_out = NULL;
+    return rc;
+}
+
+int cr_wire_recv_records(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope **out,
+                         cr_wire_specs_t **records)
+{
+    *records = NULL;
+    s_records_out = records;
+    int rc = cr_wire_recv_text(sock, peer, max, out, NULL, 0);
+    s_records_out = NULL;
     return rc;
 }
 
@@ -536,6 +550,93 @@ static int s_recv_specs(zmq_msg_t *m, size_t max, size_t n, Crucible__Envelope *
     return 1;
 }
 
+/* The fields cr_wire_pack_result writes, looked up by name once (a lookup
+ * is a few strcmp, and it runs for every record streamed). */
+static const ProtobufCFieldDescriptor *s_fv, *s_fr, *s_fc, *s_fs;
+static pthread_once_t s_result_fields_once = PTHREAD_ONCE_INIT;
+
+static void s_result_fields(void)
+{
+    s_fv = protobuf_c_message_descriptor_get_field_by_name(&crucible__envelope__descriptor,
+                                                           "version");
+    s_fr = protobuf_c_message_descriptor_get_field_by_name(&crucible__envelope__descriptor,
+                                                           "result");
+    s_fc = protobuf_c_message_descriptor_get_field_by_name(&crucible__result__descriptor,
+                                                           "record");
+    s_fs = protobuf_c_message_descriptor_get_field_by_name(&crucible__result__descriptor,
+                                                           "records");
+}
+
+/* The records of the Result in data (len bytes) as they came: n of them, in
+ * order, into rec/rlen. 0, or -1 when the message is not of the plain shape
+ * (one result field; record once, or records only): the decoder merges a
+ * field given twice, so no part of the bytes is then one decoded record. */
+static int s_result_spans(const uint8_t *data, size_t len, size_t n, const uint8_t **rec,
+                          size_t *rlen)
+{
+    pthread_once(&s_result_fields_once, s_result_fields);
+    if (!s_fr || !s_fc || !s_fs)
+        return -1;
+    const uint8_t *p = data, *end = data + len, *res = NULL, *val;
+    size_t reslen = 0, vlen, k = 0, singles = 0;
+    uint32_t num;
+    int wt;
+    while (p < end) {
+        if (s_field(&p, end, &num, &wt, &val, &vlen) != 0)
+            return -1;
+        if (num == s_fr->id) {
+            if (wt != 2 || res)
+                return -1;
+            res = val;
+            reslen = vlen;
+        }
+    }
+    for (p = res, end = res ? res + reslen : NULL; p && p < end;) {
+        if (s_field(&p, end, &num, &wt, &val, &vlen) != 0)
+            return -1;
+        if (num != s_fc->id && num != s_fs->id)
+            continue;
+        singles += num == s_fc->id;
+        if (wt != 2 || k >= n || (singles && k > 0))
+            return -1;
+        rec[k] = val;
+        rlen[k++] = vlen;
+    }
+    return k == n && n > 0 ? 0 : -1;
+}
+
+/* Keeps the frame m of the decoded Result env, and where its records lie,
+ * in *records (taking m) when it is of the plain shape; else leaves both. */
+static void s_keep_records(zmq_msg_t *m, const Crucible__Envelope *env,
+                           cr_wire_specs_t **records)
+{
+    if (env->body_case != CRUCIBLE__ENVELOPE__BODY_RESULT || !env->result)
+        return;
+    size_t n = env->result->record ? 1 + env->result->n_records : env->result->n_records;
+    if (n == 0)
+        return;
+    cr_wire_specs_t *sp = calloc(1, sizeof *sp);
+    if (sp) {
+        sp->spec = calloc(n, sizeof *sp->spec);
+        sp->len = calloc(n, sizeof *sp->len);
+        sp->frame = malloc(sizeof(zmq_msg_t));
+    }
+    if (!sp || !sp->spec || !sp->len || !sp->frame ||
+        s_result_spans(zmq_msg_data(m), zmq_msg_size(m), n, sp->spec, sp->len) != 0) {
+        if (sp) {
+            free(sp->spec);
+            free(sp->len);
+            free(sp->frame);
+        }
+        free(sp);
+        return;
+    }
+    sp->n = n;
+    zmq_msg_init(sp->frame);
+    zmq_msg_move(sp->frame, m);
+    *records = sp;
+}
+
 int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope **out,
                       char *field, size_t cap)
 {
@@ -583,6 +684,8 @@ int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelop
         rc = 0; /* m is now (*s_specs_out)->frame: the checks below read it there */
     else
         rc = cr_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), max, out);
+    if (rc == 0 && s_records_out && !more)
+        s_keep_records(&m, *out, s_records_out);
     zmq_msg_t *frame = s_specs_out && *s_specs_out ? (zmq_msg_t *)(*s_specs_out)->frame : &m;
     if (rc == 0 && field && cap) {
         const uint8_t *data = zmq_msg_data(frame);
@@ -602,6 +705,8 @@ int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelop
             s_drain_more(sock);
         if (s_specs_out)
             cr_wire_specs_free(s_specs_out);
+        if (s_records_out)
+            cr_wire_specs_free(s_records_out);
         if (more) {
             cr_wire_free(out);
             return CR_E_DECODE;
@@ -733,6 +838,146 @@ int cr_wire_record_pack(const Crucible__RewardRecord *rec, uint8_t **buf, size_t
     return 0;
 }
 
+/* The fields of a record the coordinator sets (cr_wire_record_amend), by
+ * name as the schema gives them, looked up once; s_set_mask has bit id set
+ * for each, 0 when one is missing, repeated, numbered past 63 or of a type
+ * s_put_set does not write (then records are packed whole). */
+static const char *const s_set_names[] = {
+    "task", "group_id", "sample_index", "turn", "attempt", "seq", "status", "message",
+    "has_reward", "reward", "components", "worker_id", "t_submitted", "t_assigned"};
+#define S_NSET (sizeof s_set_names / sizeof s_set_names[0])
+static const ProtobufCFieldDescriptor *s_set_fd[S_NSET];
+static uint64_t s_set_mask;
+static pthread_once_t s_set_once = PTHREAD_ONCE_INIT;
+
+static void s_set_fields(void)
+{
+    uint64_t mask = 0;
+    for (size_t i = 0; i < S_NSET; i++) {
+        const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field_by_name(
+            &crucible__reward_record__descriptor, s_set_names[i]);
+        int ok = fd && fd->id < 64 && fd->label == PROTOBUF_C_LABEL_NONE;
+        switch (ok ? fd->type : PROTOBUF_C_TYPE_SFIXED32) {
+        case PROTOBUF_C_TYPE_STRING:
+        case PROTOBUF_C_TYPE_MESSAGE:
+        case PROTOBUF_C_TYPE_DOUBLE:
+        case PROTOBUF_C_TYPE_UINT32:
+        case PROTOBUF_C_TYPE_UINT64:
+        case PROTOBUF_C_TYPE_INT32:
+        case PROTOBUF_C_TYPE_INT64:
+        case PROTOBUF_C_TYPE_ENUM:
+        case PROTOBUF_C_TYPE_BOOL:
+            break;
+        default:
+            s_set_mask = 0;
+            return;
+        }
+        s_set_fd[i] = fd;
+        mask |= 1ull << fd->id;
+    }
+    s_set_mask = mask;
+}
+
+/* Writes field fd of msg at p as protobuf-c packs a proto3 field: nothing
+ * when it is zero, empty or NULL. Returns the bytes written; with p NULL,
+ * at most how many it would write. */
+static size_t s_put_set(uint8_t *p, const ProtobufCFieldDescriptor *fd, const void *msg)
+{
+    const void *m = (const char *)msg + fd->offset;
+    uint64_t v = 0;
+    size_t n = 0;
+    switch (fd->type) {
+    case PROTOBUF_C_TYPE_STRING:
+    case PROTOBUF_C_TYPE_MESSAGE: {
+        const char *str = fd->type == PROTOBUF_C_TYPE_STRING ? *(char *const *)m : NULL;
+        const ProtobufCMessage *sub =
+            fd->type == PROTOBUF_C_TYPE_MESSAGE ? *(ProtobufCMessage *const *)m : NULL;
+        size_t l = str ? strlen(str) : sub ? protobuf_c_message_get_packed_size(sub) : 0;
+        if (fd->type == PROTOBUF_C_TYPE_STRING ? l == 0 : !sub)
+            return 0;
+        if (!p)
+            return 20 + l;
+        n = s_put_varint(p, (uint64_t)fd->id << 3 | 2);
+        n += s_put_varint(p + n, l);
+        if (str)
+            memcpy(p + n, str, l);
+        else
+            protobuf_c_message_pack(sub, p + n);
+        return n + l;
+    }
+    case PROTOBUF_C_TYPE_DOUBLE: {
+        double d = *(const double *)m;
+        memcpy(&v, &d, sizeof v);
+        if (!v)
+            return 0; /* +0.0 is left out; -0.0 is not, as protobuf-c does */
+        if (!p)
+            return 20;
+        n = s_put_varint(p, (uint64_t)fd->id << 3 | 1);
+        for (int i = 0; i < 8; i++)
+            p[n++] = (uint8_t)(v >> (8 * i)); /* little-endian, as the wire is */
+        return n;
+    }
+    case PROTOBUF_C_TYPE_UINT32:
+        v = *(const uint32_t *)m;
+        break;
+    case PROTOBUF_C_TYPE_UINT64:
+        v = *(const uint64_t *)m;
+        break;
+    case PROTOBUF_C_TYPE_INT64:
+        v = (uint64_t) * (const int64_t *)m;
+        break;
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_ENUM:
+        v = (uint64_t)(int64_t) * (const int32_t *)m; /* a negative one takes ten bytes */
+        break;
+    case PROTOBUF_C_TYPE_BOOL:
+        v = *(const protobuf_c_boolean *)m != 0;
+        break;
+    default:
+        return 0; /* not in s_set_mask */
+    }
+    if (!v)
+        return 0;
+    if (!p)
+        return 20;
+    n = s_put_varint(p, (uint64_t)fd->id << 3 | 0);
+    return n + s_put_varint(p + n, v);
+}
+
+int cr_wire_record_amend(const uint8_t *sent, size_t len, const Crucible__RewardRecord *rec,
+                         uint8_t **buf, size_t *outlen)
+{
+    pthread_once(&s_set_once, s_set_fields);
+    if (!s_set_mask)
+        return CR_E_DECODE;
+    size_t cap = len;
+    for (size_t i = 0; i < S_NSET; i++)
+        cap += s_put_set(NULL, s_set_fd[i], rec);
+    uint8_t *b = malloc(cap ? cap : 1);
+    if (!b)
+        return -ENOMEM;
+    const uint8_t *p = sent, *end = sent + len, *val;
+    size_t o = 0, vlen;
+    uint32_t num;
+    int wt;
+    while (p < end) {
+        const uint8_t *at = p;
+        if (s_field(&p, end, &num, &wt, &val, &vlen) != 0) {
+            free(b);
+            return CR_E_DECODE;
+        }
+        if (num < 64 && (s_set_mask >> num & 1))
+            continue; /* the coordinator's, written below */
+        memcpy(b + o, at, (size_t)(p - at));
+        o += (size_t)(p - at);
+    }
+    for (size_t i = 0; i < S_NSET; i++)
+        o += s_put_set(b + o, s_set_fd[i], rec);
+    *buf = b;
+    *outlen = o;
+    return 0;
+}
+
 static size_t s_put_varint(uint8_t *p, uint64_t v)
 {
     size_t n = 0;
@@ -741,23 +986,6 @@ static size_t s_put_varint(uint8_t *p, uint64_t v)
         v >>= 7;
     } while (v);
     return n;
-}
-
-/* The fields cr_wire_pack_result writes, looked up by name once (a lookup
- * is a few strcmp, and it runs for every record streamed). */
-static const ProtobufCFieldDescriptor *s_fv, *s_fr, *s_fc, *s_fs;
-static pthread_once_t s_result_fields_once = PTHREAD_ONCE_INIT;
-
-static void s_result_fields(void)
-{
-    s_fv = protobuf_c_message_descriptor_get_field_by_name(&crucible__envelope__descriptor,
-                                                           "version");
-    s_fr = protobuf_c_message_descriptor_get_field_by_name(&crucible__envelope__descriptor,
-                                                           "result");
-    s_fc = protobuf_c_message_descriptor_get_field_by_name(&crucible__result__descriptor,
-                                                           "record");
-    s_fs = protobuf_c_message_descriptor_get_field_by_name(&crucible__result__descriptor,
-                                                           "records");
 }
 
 static size_t s_varint_len(uint64_t v)

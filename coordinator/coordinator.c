@@ -219,6 +219,8 @@ struct cr_coordinator {
     int env_taken;                  /* 1: the handler kept the envelope (s_phase_socket) */
     cr_wire_specs_t *specs;         /* owned: the packed jobs of the Submit being handled,
                                        taken by s_client_submit (NULL: decoded whole) */
+    cr_wire_specs_t *records;       /* owned: the records of the Result being handled as
+                                       they came, or NULL (cr_wire_recv_records) */
     int intake_skipped;             /* 1: the last turn left the intake out (too long already) */
     /* --- the turn's transaction (group commit) --- */
     int turn_open;                  /* 1 between s_turn_begin and s_turn_end */
@@ -1393,10 +1395,12 @@ static void s_set_str(char **field, const char *v)
     *field = d;
 }
 
-/* A worker's verdict. rec belongs to the envelope (the caller frees it).
- * w is the registered worker of the connection it came on, under the key
- * it registered with (s_on_worker_msg checked both): trust note 1. */
-static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__RewardRecord *rec)
+/* A worker's verdict. rec belongs to the envelope (the caller frees it);
+ * sent (len bytes) is rec as it came, or NULL. w is the registered worker
+ * of the connection it came on, under the key it registered with
+ * (s_on_worker_msg checked both): trust note 1. */
+static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__RewardRecord *rec,
+                            const uint8_t *sent, size_t len)
 {
     if (!rec || !s_id_ok(rec->batch_id, 0) || !s_id_ok(rec->job_id, 0)) {
         cr_warn("worker %s: Result without a record or its batch/job ids: refused", w->id);
@@ -1479,7 +1483,9 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
         cr_warn("job %s/%s: reward formula '%s': %s; record kept without reward", rec->batch_id,
                 rec->job_id, opts ? opts->reward : "", cr_strerror(rc));
     cr_store_job_info_t prev;
-    rc = cr_store_complete(c->store, rec, &prev);
+    /* stored as it came, with the fields set here and by the store after
+     * it: the worker's fields are not packed again */
+    rc = cr_store_complete_sent(c->store, rec, sent, len, &prev);
     if (rc == CR_E_DUPLICATE || rc == CR_E_NOT_FOUND) {
         s_ack(c, w, rec);
         goto out;
@@ -1526,10 +1532,17 @@ static void s_worker_results(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible
                 "both");
         return;
     }
+    /* the records as they came (c->records), when the receive found them */
+    const cr_wire_specs_t *sent = c->records;
+    size_t n = res && res->n_records ? res->n_records : 1;
+    if (sent && sent->n != n)
+        sent = NULL;
     if (!res || !res->n_records)
-        s_worker_result(c, w, res ? res->record : NULL);
+        s_worker_result(c, w, res ? res->record : NULL, sent ? sent->spec[0] : NULL,
+                        sent ? sent->len[0] : 0);
     for (size_t i = 0; res && i < res->n_records; i++)
-        s_worker_result(c, w, res->records[i]);
+        s_worker_result(c, w, res->records[i], sent ? sent->spec[i] : NULL,
+                        sent ? sent->len[i] : 0);
 }
 
 static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env)
@@ -2612,7 +2625,8 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
                      ? cr_wire_recv_submit_specs(sock, &peer, (size_t)c->cfg.max_msg,
                                                  (size_t)c->cfg.max_submit_jobs, &env, field,
                                                  sizeof field, &c->specs)
-                     : cr_wire_recv_max(sock, &peer, (size_t)c->cfg.max_msg, &env);
+                     : cr_wire_recv_records(sock, &peer, (size_t)c->cfg.max_msg, &env,
+                                            &c->records);
         if (rc == -EAGAIN)
             return;
         if (rc == CR_E_LIMIT) {
@@ -2649,6 +2663,7 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
         if (!c->env_taken)
             cr_wire_free(&env);
         cr_wire_specs_free(&c->specs); /* unless the handler took them */
+        cr_wire_specs_free(&c->records);
     }
 }
 
@@ -3510,6 +3525,7 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
             s_intake_free(in);
         }
     cr_wire_specs_free(&c->specs);
+    cr_wire_specs_free(&c->records);
     cr_store_close(&c->store);
     free(c->subs);
     free(c);

@@ -525,3 +525,216 @@ Test(wire, fields_ok_knows_protobuf_from_other_bytes)
     cr_assert_not(cr_wire_fields_ok(zero, sizeof zero));
     cr_assert_not(cr_wire_fields_ok(cut, sizeof cut));
 }
+
+/* A worker's record with the coordinator's fields set on its decode
+ * (cr_wire_record_amend) decodes to exactly what packing that decode would
+ * store: the worker's other fields as they came (a profile, hack flags,
+ * kernelbench, a field this schema does not know), its values of the
+ * coordinator's fields gone whether the new ones are set or zero (a
+ * sample_index and a message the coordinator leaves empty, components
+ * merged by a decoder if both were kept), and a negative double, a
+ * ten-byte status and a three-byte seq among the new ones. */
+Test(wire, record_amend_decodes_as_packed)
+{
+    Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
+    Crucible__CompileResult cres = CRUCIBLE__COMPILE_RESULT__INIT;
+    Crucible__ProfileResult prof = CRUCIBLE__PROFILE_RESULT__INIT;
+    Crucible__KernelBenchResult kb = CRUCIBLE__KERNEL_BENCH_RESULT__INIT;
+    Crucible__RewardComponents wc = CRUCIBLE__REWARD_COMPONENTS__INIT;
+    char *flags[2] = {"timing", "copy"};
+    r.batch_id = "b";
+    r.job_id = "j7";
+    r.task = "the worker's";
+    r.group_id = "g-worker";
+    r.sample_index = 3;
+    r.turn = 2;
+    r.attempt = 0;
+    r.seq = 99;
+    r.status = CRUCIBLE__STATUS__STATUS_OK;
+    r.message = "worker message";
+    cres.ok = 1;
+    cres.seconds = 0.25;
+    cres.log = "compiled";
+    r.compile = &cres;
+    prof.speedup_geomean = 1.5;
+    r.profile = &prof;
+    r.n_hack_flags = 2;
+    r.hack_flags = flags;
+    kb.compiled = 1;
+    kb.runtime = 0.5;
+    r.kernelbench = &kb;
+    wc.formula = "forged";
+    wc.penalty = 5;
+    r.components = &wc;
+    r.has_reward = 1;
+    r.reward = 7;
+    r.worker_id = "liar";
+    r.host = "node7";
+    r.t_submitted = 1;
+    r.t_assigned = 2;
+    r.t_finished = 1764000000123;
+    uint8_t *packed = NULL;
+    size_t plen = 0;
+    cr_assert_eq(cr_wire_record_pack(&r, &packed, &plen), 0);
+    /* a field this schema does not know, after the rest */
+    uint8_t sent[4096];
+    cr_assert_lt(plen + 3, sizeof sent);
+    memcpy(sent, packed, plen);
+    sent[plen] = (uint8_t)(1000 << 3 & 0x7f) | 0x80;
+    sent[plen + 1] = (uint8_t)(1000 >> 4);
+    sent[plen + 2] = 0x05;
+    size_t slen = plen + 3;
+    free(packed);
+
+    Crucible__RewardRecord *rec = crucible__reward_record__unpack(NULL, slen, sent);
+    cr_assert_not_null(rec);
+    cr_assert_eq(rec->base.n_unknown_fields, 1);
+    /* what the coordinator and the store set */
+    Crucible__RewardComponents *nc = calloc(1, sizeof *nc);
+    crucible__reward_components__init(nc);
+    nc->formula = strdup("default@1");
+    nc->correct = 1;
+    nc->speed = -0.25;
+    crucible__reward_components__free_unpacked(rec->components, NULL);
+    rec->components = nc;
+    free(rec->task);
+    rec->task = strdup("t");
+    free(rec->group_id);
+    rec->group_id = strdup(""); /* empty: the worker's must not come back */
+    rec->sample_index = 0;
+    rec->turn = 4;
+    rec->attempt = 1;
+    rec->seq = 20000;
+    rec->status = (Crucible__Status)-1;
+    free(rec->message);
+    rec->message = strdup("");
+    rec->has_reward = 1;
+    rec->reward = -0.25;
+    free(rec->worker_id);
+    rec->worker_id = strdup("w3@node7");
+    rec->t_submitted = 1764000000000;
+    rec->t_assigned = 0;
+
+    uint8_t *want = NULL, *got = NULL;
+    size_t wlen = 0, glen = 0;
+    cr_assert_eq(cr_wire_record_pack(rec, &want, &wlen), 0);
+    cr_assert_eq(cr_wire_record_amend(sent, slen, rec, &got, &glen), 0);
+    Crucible__RewardRecord *back = crucible__reward_record__unpack(NULL, glen, got);
+    cr_assert_not_null(back);
+    uint8_t *again = NULL;
+    size_t alen = 0;
+    cr_assert_eq(cr_wire_record_pack(back, &again, &alen), 0);
+    cr_assert_eq(alen, wlen);
+    cr_assert_eq(memcmp(again, want, wlen), 0);
+    cr_assert_str_eq(back->components->formula, "default@1");
+    cr_assert_eq(back->components->penalty, 0); /* not the worker's 5 */
+    cr_assert_str_eq(back->group_id, "");
+    cr_assert_eq(back->sample_index, 0);
+    cr_assert_str_eq(back->message, "");
+    cr_assert_eq(back->t_assigned, 0);
+    cr_assert_eq((int)back->status, -1);
+    cr_assert_str_eq(back->host, "node7");
+    cr_assert_eq(back->n_hack_flags, 2);
+    cr_assert_eq(back->profile->speedup_geomean, 1.5);
+    cr_assert_eq(back->base.n_unknown_fields, 1);
+    /* the worker's fields are the bytes it sent: the amended record starts
+     * with its keys as they came */
+    cr_assert_eq(memcmp(got, sent, 2 + strlen("b") + 2 + strlen("j7")), 0);
+    crucible__reward_record__free_unpacked(back, NULL);
+    crucible__reward_record__free_unpacked(rec, NULL);
+    free(want);
+    free(got);
+    free(again);
+
+    /* bytes that are not protobuf fields are refused, not copied */
+    const uint8_t junk[] = {0x0a, 0x7f, 'x'};
+    Crucible__RewardRecord empty = CRUCIBLE__REWARD_RECORD__INIT;
+    got = NULL;
+    cr_assert_eq(cr_wire_record_amend(junk, sizeof junk, &empty, &got, &glen), CR_E_DECODE);
+    cr_assert_null(got);
+}
+
+/* cr_wire_recv_records gives a Result's records as they came, each the
+ * bytes packing it makes, in order: records, or a record alone; nothing for
+ * a message that is not a Result, and nothing for a Result whose record is
+ * given twice (the decoder merges the two: neither is the decoded one). */
+Test(wire, recv_records_gives_each_as_sent)
+{
+    void *ctx = zmq_ctx_new();
+    void *a = zmq_socket(ctx, ZMQ_ROUTER), *b = zmq_socket(ctx, ZMQ_DEALER);
+    cr_assert_eq(zmq_bind(a, "inproc://records"), 0);
+    cr_assert_eq(zmq_connect(b, "inproc://records"), 0);
+    Crucible__RewardRecord r[3], *rp[3];
+    Crucible__CompileResult cres = CRUCIBLE__COMPILE_RESULT__INIT;
+    cres.log = "a log";
+    char ids[3][8];
+    for (int i = 0; i < 3; i++) {
+        crucible__reward_record__init(&r[i]);
+        snprintf(ids[i], sizeof ids[i], "j%d", i);
+        r[i].batch_id = "b";
+        r[i].job_id = ids[i];
+        r[i].attempt = (uint32_t)i + 1;
+        r[i].status = CRUCIBLE__STATUS__STATUS_OK;
+        r[i].compile = i == 1 ? &cres : NULL;
+        rp[i] = &r[i];
+    }
+    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    res.n_records = 3;
+    res.records = rp;
+    cr_assert_eq(cr_wire_send(b, NULL, &env), 0);
+    res.n_records = 0;
+    res.records = NULL;
+    res.record = &r[2];
+    cr_assert_eq(cr_wire_send(b, NULL, &env), 0);
+    Crucible__Heartbeat hb = CRUCIBLE__HEARTBEAT__INIT;
+    Crucible__Envelope henv = CRUCIBLE__ENVELOPE__INIT;
+    henv.body_case = CRUCIBLE__ENVELOPE__BODY_HEARTBEAT;
+    henv.heartbeat = &hb;
+    cr_assert_eq(cr_wire_send(b, NULL, &henv), 0);
+    /* Result{record, record}: the same bytes twice over */
+    uint8_t *one = NULL;
+    size_t olen = 0;
+    cr_assert_eq(cr_wire_pack(&env, &one, &olen), 0);
+    uint8_t twice[512];
+    cr_assert_lt(2 * olen, sizeof twice);
+    memcpy(twice, one, olen);
+    memcpy(twice + olen, one, olen);
+    cr_assert_eq(zmq_send(b, twice, 2 * olen, 0), (int)(2 * olen));
+    free(one);
+
+    for (int msg = 0; msg < 4; msg++) {
+        cr_peer_t peer;
+        Crucible__Envelope *out = NULL;
+        cr_wire_specs_t *sp = NULL;
+        int rc;
+        while ((rc = cr_wire_recv_records(a, &peer, CR_WIRE_MAX_MSG, &out, &sp)) == -EAGAIN)
+            usleep(1000);
+        cr_assert_eq(rc, 0, "message %d", msg);
+        if (msg >= 2) {
+            cr_assert_null(sp, "message %d", msg);
+            cr_wire_free(&out);
+            continue;
+        }
+        cr_assert_not_null(sp);
+        size_t n = msg == 0 ? 3 : 1;
+        cr_assert_eq(sp->n, n);
+        for (size_t i = 0; i < n; i++) {
+            Crucible__RewardRecord *want = msg == 0 ? &r[i] : &r[2];
+            uint8_t *p = NULL;
+            size_t plen = 0;
+            cr_assert_eq(cr_wire_record_pack(want, &p, &plen), 0);
+            cr_assert_eq(sp->len[i], plen);
+            cr_assert_eq(memcmp(sp->spec[i], p, plen), 0);
+            free(p);
+        }
+        cr_wire_specs_free(&sp);
+        cr_assert_null(sp);
+        cr_wire_free(&out);
+    }
+    zmq_close(a);
+    zmq_close(b);
+    zmq_ctx_term(ctx);
+}
