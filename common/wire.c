@@ -838,15 +838,35 @@ int cr_wire_record_pack(const Crucible__RewardRecord *rec, uint8_t **buf, size_t
     return 0;
 }
 
-/* The fields of a record the coordinator sets (cr_wire_record_amend), by
- * name as the schema gives them, looked up once; s_set_mask has bit id set
- * for each, 0 when one is missing, repeated, numbered past 63 or of a type
- * s_put_set does not write (then records are packed whole). */
-static const char *const s_set_names[] = {
-    "task", "group_id", "sample_index", "turn", "attempt", "seq", "status", "message",
-    "has_reward", "reward", "components", "worker_id", "t_submitted", "t_assigned"};
-#define S_NSET (sizeof s_set_names / sizeof s_set_names[0])
-static const ProtobufCFieldDescriptor *s_set_fd[S_NSET];
+/* The fields of a record the coordinator sets (cr_wire_record_amend), in
+ * the order it writes them: numbers and types as proto/crucible.proto gives
+ * them, checked against the generated descriptor once (s_set_fields).
+ * s_set_mask has bit id set for each, or is 0 when the schema disagrees
+ * (then records are packed whole). */
+enum {
+    S_TASK, S_GROUP, S_SAMPLE, S_TURN, S_ATTEMPT, S_SEQ, S_STATUS, S_MESSAGE, S_HAS_REWARD,
+    S_REWARD, S_COMPONENTS, S_WORKER, S_T_SUBMITTED, S_T_ASSIGNED, S_NSET
+};
+static const struct {
+    const char *name; /* as the schema names it */
+    uint32_t id;      /* field number */
+    ProtobufCType type;
+} s_set[S_NSET] = {
+    [S_TASK] = {"task", 3, PROTOBUF_C_TYPE_STRING},
+    [S_GROUP] = {"group_id", 4, PROTOBUF_C_TYPE_STRING},
+    [S_SAMPLE] = {"sample_index", 5, PROTOBUF_C_TYPE_UINT32},
+    [S_TURN] = {"turn", 6, PROTOBUF_C_TYPE_UINT32},
+    [S_ATTEMPT] = {"attempt", 7, PROTOBUF_C_TYPE_UINT32},
+    [S_SEQ] = {"seq", 8, PROTOBUF_C_TYPE_UINT64},
+    [S_STATUS] = {"status", 9, PROTOBUF_C_TYPE_ENUM},
+    [S_MESSAGE] = {"message", 10, PROTOBUF_C_TYPE_STRING},
+    [S_HAS_REWARD] = {"has_reward", 15, PROTOBUF_C_TYPE_BOOL},
+    [S_REWARD] = {"reward", 16, PROTOBUF_C_TYPE_DOUBLE},
+    [S_COMPONENTS] = {"components", 17, PROTOBUF_C_TYPE_MESSAGE},
+    [S_WORKER] = {"worker_id", 18, PROTOBUF_C_TYPE_STRING},
+    [S_T_SUBMITTED] = {"t_submitted", 22, PROTOBUF_C_TYPE_INT64},
+    [S_T_ASSIGNED] = {"t_assigned", 23, PROTOBUF_C_TYPE_INT64},
+};
 static uint64_t s_set_mask;
 static pthread_once_t s_set_once = PTHREAD_ONCE_INIT;
 
@@ -855,93 +875,50 @@ static void s_set_fields(void)
     uint64_t mask = 0;
     for (size_t i = 0; i < S_NSET; i++) {
         const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field_by_name(
-            &crucible__reward_record__descriptor, s_set_names[i]);
-        int ok = fd && fd->id < 64 && fd->label == PROTOBUF_C_LABEL_NONE;
-        switch (ok ? fd->type : PROTOBUF_C_TYPE_SFIXED32) {
-        case PROTOBUF_C_TYPE_STRING:
-        case PROTOBUF_C_TYPE_MESSAGE:
-        case PROTOBUF_C_TYPE_DOUBLE:
-        case PROTOBUF_C_TYPE_UINT32:
-        case PROTOBUF_C_TYPE_UINT64:
-        case PROTOBUF_C_TYPE_INT32:
-        case PROTOBUF_C_TYPE_INT64:
-        case PROTOBUF_C_TYPE_ENUM:
-        case PROTOBUF_C_TYPE_BOOL:
-            break;
-        default:
-            s_set_mask = 0;
-            return;
-        }
-        s_set_fd[i] = fd;
+            &crucible__reward_record__descriptor, s_set[i].name);
+        if (!fd || fd->id != s_set[i].id || fd->type != s_set[i].type ||
+            fd->label != PROTOBUF_C_LABEL_NONE)
+            return; /* s_set_mask stays 0 */
         mask |= 1ull << fd->id;
     }
     s_set_mask = mask;
 }
 
-/* Writes field fd of msg at p as protobuf-c packs a proto3 field: nothing
- * when it is zero, empty or NULL. Returns the bytes written; with p NULL,
- * at most how many it would write. */
-static size_t s_put_set(uint8_t *p, const ProtobufCFieldDescriptor *fd, const void *msg)
+/* Field k of s_set at p as protobuf-c packs a proto3 field: nothing when
+ * it is zero or empty. Each returns the bytes written. */
+static size_t s_put_uint(uint8_t *p, int k, uint64_t v)
 {
-    const void *m = (const char *)msg + fd->offset;
-    uint64_t v = 0;
-    size_t n = 0;
-    switch (fd->type) {
-    case PROTOBUF_C_TYPE_STRING:
-    case PROTOBUF_C_TYPE_MESSAGE: {
-        const char *str = fd->type == PROTOBUF_C_TYPE_STRING ? *(char *const *)m : NULL;
-        const ProtobufCMessage *sub =
-            fd->type == PROTOBUF_C_TYPE_MESSAGE ? *(ProtobufCMessage *const *)m : NULL;
-        size_t l = str ? strlen(str) : sub ? protobuf_c_message_get_packed_size(sub) : 0;
-        if (fd->type == PROTOBUF_C_TYPE_STRING ? l == 0 : !sub)
-            return 0;
-        if (!p)
-            return 20 + l;
-        n = s_put_varint(p, (uint64_t)fd->id << 3 | 2);
-        n += s_put_varint(p + n, l);
-        if (str)
-            memcpy(p + n, str, l);
-        else
-            protobuf_c_message_pack(sub, p + n);
-        return n + l;
-    }
-    case PROTOBUF_C_TYPE_DOUBLE: {
-        double d = *(const double *)m;
-        memcpy(&v, &d, sizeof v);
-        if (!v)
-            return 0; /* +0.0 is left out; -0.0 is not, as protobuf-c does */
-        if (!p)
-            return 20;
-        n = s_put_varint(p, (uint64_t)fd->id << 3 | 1);
-        for (int i = 0; i < 8; i++)
-            p[n++] = (uint8_t)(v >> (8 * i)); /* little-endian, as the wire is */
-        return n;
-    }
-    case PROTOBUF_C_TYPE_UINT32:
-        v = *(const uint32_t *)m;
-        break;
-    case PROTOBUF_C_TYPE_UINT64:
-        v = *(const uint64_t *)m;
-        break;
-    case PROTOBUF_C_TYPE_INT64:
-        v = (uint64_t) * (const int64_t *)m;
-        break;
-    case PROTOBUF_C_TYPE_INT32:
-    case PROTOBUF_C_TYPE_ENUM:
-        v = (uint64_t)(int64_t) * (const int32_t *)m; /* a negative one takes ten bytes */
-        break;
-    case PROTOBUF_C_TYPE_BOOL:
-        v = *(const protobuf_c_boolean *)m != 0;
-        break;
-    default:
-        return 0; /* not in s_set_mask */
-    }
     if (!v)
         return 0;
-    if (!p)
-        return 20;
-    n = s_put_varint(p, (uint64_t)fd->id << 3 | 0);
+    size_t n = s_put_varint(p, (uint64_t)s_set[k].id << 3 | 0);
     return n + s_put_varint(p + n, v);
+}
+
+static size_t s_put_bytes(uint8_t *p, int k, const void *v, size_t len)
+{
+    if (!len)
+        return 0;
+    size_t n = s_put_varint(p, (uint64_t)s_set[k].id << 3 | 2);
+    n += s_put_varint(p + n, len);
+    memcpy(p + n, v, len);
+    return n + len;
+}
+
+static size_t s_put_double(uint8_t *p, int k, double d)
+{
+    uint64_t v;
+    memcpy(&v, &d, sizeof v);
+    if (!v)
+        return 0; /* +0.0 is left out; -0.0 is not, as protobuf-c does */
+    size_t n = s_put_varint(p, (uint64_t)s_set[k].id << 3 | 1);
+    for (int i = 0; i < 8; i++)
+        p[n++] = (uint8_t)(v >> (8 * i)); /* little-endian, as the wire is */
+    return n;
+}
+
+static size_t s_len0(const char *str)
+{
+    return str ? strlen(str) : 0;
 }
 
 int cr_wire_record_amend(const uint8_t *sent, size_t len, const Crucible__RewardRecord *rec,
@@ -950,10 +927,12 @@ int cr_wire_record_amend(const uint8_t *sent, size_t len, const Crucible__Reward
     pthread_once(&s_set_once, s_set_fields);
     if (!s_set_mask)
         return CR_E_DECODE;
-    size_t cap = len;
-    for (size_t i = 0; i < S_NSET; i++)
-        cap += s_put_set(NULL, s_set_fd[i], rec);
-    uint8_t *b = malloc(cap ? cap : 1);
+    size_t lt = s_len0(rec->task), lg = s_len0(rec->group_id), lm = s_len0(rec->message),
+           lw = s_len0(rec->worker_id);
+    size_t lc = rec->components ? crucible__reward_components__get_packed_size(rec->components)
+                                : 0;
+    /* each field's key and length take at most 20 bytes */
+    uint8_t *b = malloc(len + lt + lg + lm + lw + lc + 20 * S_NSET);
     if (!b)
         return -ENOMEM;
     const uint8_t *p = sent, *end = sent + len, *val;
@@ -971,8 +950,25 @@ int cr_wire_record_amend(const uint8_t *sent, size_t len, const Crucible__Reward
         memcpy(b + o, at, (size_t)(p - at));
         o += (size_t)(p - at);
     }
-    for (size_t i = 0; i < S_NSET; i++)
-        o += s_put_set(b + o, s_set_fd[i], rec);
+    o += s_put_bytes(b + o, S_TASK, rec->task, lt);
+    o += s_put_bytes(b + o, S_GROUP, rec->group_id, lg);
+    o += s_put_uint(b + o, S_SAMPLE, rec->sample_index);
+    o += s_put_uint(b + o, S_TURN, rec->turn);
+    o += s_put_uint(b + o, S_ATTEMPT, rec->attempt);
+    o += s_put_uint(b + o, S_SEQ, rec->seq);
+    /* an enum is an int32 on the wire: a negative one takes ten bytes */
+    o += s_put_uint(b + o, S_STATUS, (uint64_t)(int64_t)rec->status);
+    o += s_put_bytes(b + o, S_MESSAGE, rec->message, lm);
+    o += s_put_uint(b + o, S_HAS_REWARD, rec->has_reward != 0);
+    o += s_put_double(b + o, S_REWARD, rec->reward);
+    if (rec->components) { /* present, even when empty, as protobuf-c packs it */
+        o += s_put_varint(b + o, (uint64_t)s_set[S_COMPONENTS].id << 3 | 2);
+        o += s_put_varint(b + o, lc);
+        o += crucible__reward_components__pack(rec->components, b + o);
+    }
+    o += s_put_bytes(b + o, S_WORKER, rec->worker_id, lw);
+    o += s_put_uint(b + o, S_T_SUBMITTED, (uint64_t)rec->t_submitted);
+    o += s_put_uint(b + o, S_T_ASSIGNED, (uint64_t)rec->t_assigned);
     *buf = b;
     *outlen = o;
     return 0;
