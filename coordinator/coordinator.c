@@ -219,6 +219,9 @@ struct cr_coordinator {
     int env_taken;                  /* 1: the handler kept the envelope (s_phase_socket) */
     cr_wire_specs_t *specs;         /* owned: the packed jobs of the Submit being handled,
                                        taken by s_client_submit (NULL: decoded whole) */
+    cr_store_key_t *pool;           /* owned: room for the keys a dispatch reads from the
+                                       queue (s_phase_dispatch), kept between turns */
+    size_t cap_pool;                /* keys it holds */
     cr_wire_specs_t *records;       /* owned: the records of the Result being handled as
                                        they came, or NULL (cr_wire_recv_records) */
     int intake_skipped;             /* 1: the last turn left the intake out (too long already) */
@@ -2939,6 +2942,12 @@ static void s_phase_dispatch(cr_coordinator_t *c)
     char sig[CR_SCHED_MAX_CLASSES * (CR_SCHED_BACKEND_MAX + 1) + 1] = "", wsig[sizeof sig];
     cr_store_key_t *pool = NULL;
     size_t npool = 0, used = 0;
+    /* a read of the queue is for at most what it holds, whatever the free
+     * credit: the keys' room is kept from turn to turn, not zeroed (the
+     * store writes each key it gives), as it is what a busy farm's credit
+     * holds */
+    cr_store_counts_t counts;
+    cr_store_counts(c->store, &counts);
     for (size_t k = 0; k < n; k++) {
         cr_sched_worker_t *w = cr_sched_at(c->sched, (c->rr + k) % n);
         uint32_t room = cr_sched_free_credit(w);
@@ -2954,13 +2963,21 @@ static void s_phase_dispatch(cr_coordinator_t *c)
                 if (x->nbackends && strcmp(xsig, wsig) == 0)
                     want += cr_sched_free_credit(x);
             }
-            free(pool);
-            pool = calloc(want ? want : 1, sizeof *pool);
+            if (want > counts.queued)
+                want = (size_t)counts.queued;
+            if (want > c->cap_pool) {
+                void *g = realloc(c->pool, want * sizeof *c->pool);
+                if (g) {
+                    c->pool = g;
+                    c->cap_pool = want;
+                }
+            }
+            pool = c->pool;
             /* its backends, and the multi-GPU classes it can take (docs/multigpu.md) */
             const char *langs[CR_SCHED_MAX_CLASSES];
             int nl = cr_sched_classes(w, langs);
             npool = used = 0;
-            if (!pool ||
+            if (!want || want > c->cap_pool ||
                 cr_store_next_queued(c->store, langs, (size_t)nl, want, pool, &npool) != 0)
                 npool = 0;
             cr_text_copy(sig, sizeof sig, wsig);
@@ -2970,7 +2987,6 @@ static void s_phase_dispatch(cr_coordinator_t *c)
             s_dispatch_worker(c, w, pool + used, take);
         used += take;
     }
-    free(pool);
     c->rr++;
 }
 
@@ -3526,6 +3542,7 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
         }
     cr_wire_specs_free(&c->specs);
     cr_wire_specs_free(&c->records);
+    free(c->pool);
     cr_store_close(&c->store);
     free(c->subs);
     free(c);
