@@ -1,9 +1,10 @@
 /* coordinator.c — the broker's main loop and protocol handlers.
  *
  * One thread, one loop, named phases (STYLE.md): poll (timeout = next cron),
- * handle clients, handle workers, intake (Submits stored in steps), replay,
- * cron, commit (then Acks and records go out), dispatch (an Ack due to a
- * worker that gets an Assign rides in it), the Acks left. Every state change goes
+ * handle clients, intake (Submits stored in steps; one stored in full is
+ * committed and answered here), handle workers, replay, cron, commit (then
+ * Acks and records go out), dispatch (an Ack due to a worker that gets an
+ * Assign rides in it), the Acks left. Every state change goes
  * through the store first and is announced second, so a crash between the
  * two loses an announcement (the client resubscribes after its last seq),
  * never a record.
