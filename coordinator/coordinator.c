@@ -2949,13 +2949,17 @@ static void s_phase_dispatch(cr_coordinator_t *c)
      * holds */
     cr_store_counts_t counts;
     cr_store_counts(c->store, &counts);
+    if (counts.queued == 0)
+        return; /* credit freed, nothing to give: no sweep over the workers */
+    int fetched = 0;
     for (size_t k = 0; k < n; k++) {
         cr_sched_worker_t *w = cr_sched_at(c->sched, (c->rr + k) % n);
         uint32_t room = cr_sched_free_credit(w);
         if (!room || !w->nbackends)
             continue;
         s_lang_sig(w, wsig, sizeof wsig);
-        if (!pool || strcmp(wsig, sig) != 0) {
+        if (!fetched || strcmp(wsig, sig) != 0) {
+            fetched = 1;
             size_t want = 0;
             for (size_t j = k; j < n; j++) {
                 cr_sched_worker_t *x = cr_sched_at(c->sched, (c->rr + j) % n);
