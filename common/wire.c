@@ -62,24 +62,141 @@ static int s_has_field_zero(const ProtobufCMessage *m)
     return 0;
 }
 
+/* ---- the decode arena (cr_wire_recv_records) ----
+ *
+ * A worker's message is decoded into memory of this thread's own, taken in
+ * order from chunks and given back all at once when the envelope is freed:
+ * a Result of a few records is some forty allocations, each freed again a
+ * moment later, and malloc, free and protobuf-c's walk to free them were a
+ * fifth of the coordinator loop's time (bench/RESULTS.md, issue 20 session
+ * 8). One envelope at a time lives in it (s_arena.env); a second decode
+ * while one is live goes to the heap. */
+#define S_ARENA_CHUNK ((size_t)64 << 10) /* a Result of 64 small records fits */
+#define S_ARENA_ALIGN 16                  /* malloc's, for any member */
+
+typedef struct s_chunk {
+    struct s_chunk *next; /* the older chunk */
+    size_t used, cap;     /* bytes of data */
+    _Alignas(S_ARENA_ALIGN) unsigned char data[];
+} s_chunk_t;
+
+static _Thread_local struct {
+    s_chunk_t *head;         /* owned chunks, newest first; the oldest is kept when reset */
+    Crucible__Envelope *env; /* the envelope decoded into it, or NULL */
+} s_arena;
+
+static void *s_arena_alloc(void *data, size_t size)
+{
+    (void)data;
+    size = (size + S_ARENA_ALIGN - 1) & ~(size_t)(S_ARENA_ALIGN - 1);
+    s_chunk_t *c = s_arena.head;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = size > S_ARENA_CHUNK ? size : S_ARENA_CHUNK;
+        if (!(c = malloc(sizeof *c + cap)))
+            return NULL;
+        c->next = s_arena.head;
+        c->used = 0;
+        c->cap = cap;
+        s_arena.head = c;
+    }
+    void *p = c->data + c->used;
+    c->used += size;
+    return p;
+}
+
+static void s_arena_free(void *data, void *p)
+{
+    (void)data, (void)p; /* all of it at once: s_arena_reset */
+}
+
+static ProtobufCAllocator s_arena_allocator = {s_arena_alloc, s_arena_free, NULL};
+
+/* Gives back what the envelope in the arena held: the chunks but the
+ * oldest, which is emptied for the next one. */
+static void s_arena_reset(void)
+{
+    while (s_arena.head && s_arena.head->next) {
+        s_chunk_t *c = s_arena.head;
+        s_arena.head = c->next;
+        free(c);
+    }
+    if (s_arena.head)
+        s_arena.head->used = 0;
+    s_arena.env = NULL;
+}
+
+int cr_wire_in_arena(const void *p)
+{
+    const unsigned char *b = p;
+    for (const s_chunk_t *c = s_arena.env ? s_arena.head : NULL; c; c = c->next)
+        if (b >= c->data && b < c->data + c->cap)
+            return 1;
+    return 0;
+}
+
+void *cr_wire_arena_alloc(size_t size)
+{
+    return s_arena.env ? s_arena_alloc(NULL, size) : NULL;
+}
+
+int cr_wire_set_str(char **field, const char *v)
+{
+    size_t n = strlen(v) + 1;
+    char *d = cr_wire_in_arena(field) ? s_arena_alloc(NULL, n) : malloc(n);
+    if (!d)
+        return -ENOMEM;
+    memcpy(d, v, n);
+    if (!cr_wire_in_arena(field) && *field && *field != protobuf_c_empty_string)
+        free(*field);
+    *field = d;
+    return 0;
+}
+
+void cr_wire_arena_trim(void)
+{
+    if (s_arena.env)
+        return;
+    s_arena_reset();
+    free(s_arena.head);
+    s_arena.head = NULL;
+}
+
+/* Where cr_wire_unpack decodes: the arena (cr_wire_recv_records), or the
+ * heap (NULL). Set only for that call. */
+static _Thread_local int s_use_arena;
+
+static void s_env_free(Crucible__Envelope *env, ProtobufCAllocator *a)
+{
+    if (a)
+        s_arena_reset();
+    else
+        crucible__envelope__free_unpacked(env, NULL);
+}
+
 int cr_wire_unpack(const void *data, size_t len, size_t max, Crucible__Envelope **out)
 {
     *out = NULL;
     if (len > max)
         return CR_E_TOO_BIG;
-    Crucible__Envelope *env = crucible__envelope__unpack(NULL, len, data);
-    if (!env)
+    ProtobufCAllocator *a = s_use_arena && !s_arena.env ? &s_arena_allocator : NULL;
+    Crucible__Envelope *env = crucible__envelope__unpack(a, len, data);
+    if (!env) {
+        if (a)
+            s_arena_reset();
         return CR_E_DECODE;
+    }
+    if (a)
+        s_arena.env = env;
     if (s_has_field_zero(&env->base)) {
-        crucible__envelope__free_unpacked(env, NULL);
+        s_env_free(env, a);
         return CR_E_DECODE;
     }
     if (env->body_case == CRUCIBLE__ENVELOPE__BODY__NOT_SET) {
-        crucible__envelope__free_unpacked(env, NULL);
+        s_env_free(env, a);
         return CR_E_DECODE;
     }
     if (env->version == 0 || env->version > CR_PROTOCOL_VERSION) {
-        crucible__envelope__free_unpacked(env, NULL);
+        s_env_free(env, a);
         return CR_E_VERSION;
     }
     *out = env;
@@ -89,7 +206,10 @@ int cr_wire_unpack(const void *data, size_t len, size_t max, Crucible__Envelope 
 void cr_wire_free(Crucible__Envelope **env_p)
 {
     if (env_p && *env_p) {
-        crucible__envelope__free_unpacked(*env_p, NULL);
+        if (*env_p == s_arena.env)
+            s_arena_reset();
+        else
+            crucible__envelope__free_unpacked(*env_p, NULL);
         *env_p = NULL;
     }
 }
@@ -362,7 +482,9 @@ int cr_wire_recv_records(void *sock, cr_peer_t *peer, size_t max, Crucible__Enve
 {
     *records = NULL;
     s_records_out = records;
+    s_use_arena = 1;
     int rc = cr_wire_recv_text(sock, peer, max, out, NULL, 0);
+    s_use_arena = 0;
     s_records_out = NULL;
     return rc;
 }

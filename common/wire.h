@@ -152,6 +152,30 @@ int cr_wire_recv_records(void *sock, cr_peer_t *peer, size_t max, Crucible__Enve
 /* Frees *specs_p (NULL is fine) and nulls it. */
 void cr_wire_specs_free(cr_wire_specs_t **specs_p);
 
+/* cr_wire_recv_records decodes into memory of the calling thread's own, an
+ * arena, given back at once by cr_wire_free (one envelope at a time lives
+ * there; a second received while the first is not freed is decoded on the
+ * heap). Such an envelope's parts are not the heap's: change a string field
+ * with cr_wire_set_str, and give a message field new parts from
+ * cr_wire_arena_alloc when cr_wire_in_arena says the field lies there
+ * (common/reward.c does). */
+
+/* 1 when p (a field's address) lies in the arena's live envelope. */
+int cr_wire_in_arena(const void *p);
+
+/* size bytes in the arena, given back with its envelope; NULL when none is
+ * live or out of memory. */
+void *cr_wire_arena_alloc(size_t size);
+
+/* Sets the string *field of a decoded message to a copy of v: in the arena
+ * when the field lies there, else on the heap, freeing the old value (not
+ * protobuf-c's shared empty string). 0 or -ENOMEM (*field unchanged). */
+int cr_wire_set_str(char **field, const char *v);
+
+/* Gives back the arena's memory kept between envelopes (at a thread's end;
+ * a live envelope's stays until cr_wire_free). */
+void cr_wire_arena_trim(void);
+
 /* Jobs in the Submit body of a packed envelope (0 when it is not a Submit
  * or does not parse), read from the wire format without decoding. */
 size_t cr_wire_submit_jobs(const void *data, size_t len);

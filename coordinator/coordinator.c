@@ -1375,7 +1375,8 @@ static void s_acks_flush(cr_coordinator_t *c)
                 s_ack_alone(c, &c->acks[i].peer, c->acks[i].batch_id, c->acks[i].job_id,
                             c->acks[i].attempt);
     }
-    memmove(c->acks, c->acks + c->nacks_due, (c->nacks - c->nacks_due) * sizeof *c->acks);
+    if (c->nacks > c->nacks_due) /* acks is NULL before the first */
+        memmove(c->acks, c->acks + c->nacks_due, (c->nacks - c->nacks_due) * sizeof *c->acks);
     c->nacks -= c->nacks_due;
     c->nacks_due = 0;
     c->nsorted = 0;
@@ -1387,16 +1388,6 @@ static void s_ack(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible__Rew
 {
     if (s_ack_keep(c, w, rec) != 0)
         s_ack_alone(c, &w->peer, rec->batch_id, rec->job_id, rec->attempt);
-}
-
-static void s_set_str(char **field, const char *v)
-{
-    char *d = strdup(v);
-    if (!d)
-        return;
-    if (*field && *field != protobuf_c_empty_string)
-        free(*field);
-    *field = d;
 }
 
 /* A worker's verdict. rec belongs to the envelope (the caller frees it);
@@ -1434,10 +1425,10 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
                  w->id, (int)rec->status);
         cr_warn("job %s/%s: %s", rec->batch_id, rec->job_id, msg);
         rec->status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
-        s_set_str(&rec->message, msg);
+        cr_wire_set_str(&rec->message, msg); /* out of memory: the worker's stays */
     }
     /* who ran it is the coordinator's to say, not the record's */
-    s_set_str(&rec->worker_id, w->id);
+    cr_wire_set_str(&rec->worker_id, w->id);
     /* this worker's, and this try's: a late result of an earlier try it also
      * ran (a lease that ran out, then the job came back to it) is not the
      * current one's verdict; a record that names no try (0) names none */
@@ -3548,6 +3539,7 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
     cr_wire_specs_free(&c->specs);
     cr_wire_specs_free(&c->records);
     free(c->pool);
+    cr_wire_arena_trim(); /* the workers' decode memory (this thread's) */
     cr_store_close(&c->store);
     free(c->subs);
     free(c);

@@ -481,13 +481,7 @@ static int s_dup_blob(sqlite3_stmt *st, int col, uint8_t **out, size_t *len)
  * string that is not its shared empty string). */
 static int s_set_str(char **field, const char *v)
 {
-    char *d = strdup(v ? v : "");
-    if (!d)
-        return -ENOMEM;
-    if (*field && *field != protobuf_c_empty_string)
-        free(*field);
-    *field = d;
-    return 0;
+    return cr_wire_set_str(field, v ? v : ""); /* a worker's record lies in the arena */
 }
 
 /* ---- open / close / recover ---- */

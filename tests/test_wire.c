@@ -1,5 +1,6 @@
 /* test_wire.c — the one module that packs and unpacks messages. */
 #include "error.h"
+#include "reward.h"
 #include "wire.h"
 
 #include <criterion/criterion.h>
@@ -734,6 +735,83 @@ Test(wire, recv_records_gives_each_as_sent)
         cr_assert_null(sp);
         cr_wire_free(&out);
     }
+    zmq_close(a);
+    zmq_close(b);
+    zmq_ctx_term(ctx);
+}
+
+/* A worker's message received with cr_wire_recv_records lives in the
+ * decode arena until cr_wire_free: its strings set with cr_wire_set_str and
+ * the reward's components go there too (nothing of the heap to leak or
+ * free twice); a second message received while the first is live is
+ * decoded on the heap, and both free as any envelope. */
+Test(wire, worker_messages_decode_into_the_arena)
+{
+    void *ctx = zmq_ctx_new();
+    void *a = zmq_socket(ctx, ZMQ_ROUTER), *b = zmq_socket(ctx, ZMQ_DEALER);
+    cr_assert_eq(zmq_bind(a, "inproc://arena"), 0);
+    cr_assert_eq(zmq_connect(b, "inproc://arena"), 0);
+    Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
+    Crucible__RewardComponents wc = CRUCIBLE__REWARD_COMPONENTS__INIT;
+    wc.formula = "forged";
+    r.batch_id = "b";
+    r.job_id = "j";
+    r.status = CRUCIBLE__STATUS__STATUS_OK;
+    r.message = "the worker's";
+    r.components = &wc;
+    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    res.record = &r;
+    cr_assert_eq(cr_wire_send(b, NULL, &env), 0);
+    cr_assert_eq(cr_wire_send(b, NULL, &env), 0);
+
+    Crucible__Envelope *one = NULL, *two = NULL;
+    cr_wire_specs_t *sp1 = NULL, *sp2 = NULL;
+    cr_peer_t peer;
+    int rc;
+    while ((rc = cr_wire_recv_records(a, &peer, CR_WIRE_MAX_MSG, &one, &sp1)) == -EAGAIN)
+        usleep(1000);
+    cr_assert_eq(rc, 0);
+    Crucible__RewardRecord *rec = one->result->record;
+    cr_assert(cr_wire_in_arena(one));
+    cr_assert(cr_wire_in_arena(&rec->message));
+    cr_assert_eq(cr_wire_set_str(&rec->message, "the coordinator's"), 0);
+    cr_assert(cr_wire_in_arena(rec->message));
+    cr_assert_str_eq(rec->message, "the coordinator's");
+    cr_assert_eq(cr_wire_set_str(&rec->worker_id, "w1"), 0); /* was the shared "" */
+    cr_assert(cr_wire_in_arena(rec->worker_id));
+    cr_assert_eq(cr_reward_apply(rec, "default"), 0);
+    cr_assert(cr_wire_in_arena(rec->components));
+    cr_assert(cr_wire_in_arena(rec->components->formula));
+    cr_assert_str_eq(rec->components->formula, "default@1");
+
+    /* the second, while the first is live: the heap's */
+    while ((rc = cr_wire_recv_records(a, &peer, CR_WIRE_MAX_MSG, &two, &sp2)) == -EAGAIN)
+        usleep(1000);
+    cr_assert_eq(rc, 0);
+    cr_assert_not(cr_wire_in_arena(two));
+    Crucible__RewardRecord *rec2 = two->result->record;
+    cr_assert_eq(cr_wire_set_str(&rec2->message, "heap"), 0);
+    cr_assert_not(cr_wire_in_arena(rec2->message));
+    cr_assert_eq(cr_reward_apply(rec2, "default"), 0);
+    cr_assert_not(cr_wire_in_arena(rec2->components));
+
+    cr_wire_free(&one);
+    cr_assert_null(one);
+    cr_assert_not(cr_wire_in_arena(rec)); /* given back */
+    cr_wire_free(&two);
+    cr_wire_specs_free(&sp1);
+    cr_wire_specs_free(&sp2);
+    /* and a heap record is what it was: strings replaced and freed */
+    Crucible__RewardRecord *h = cr_wire_record_dup(&r);
+    cr_assert_not_null(h);
+    cr_assert_not(cr_wire_in_arena(&h->message));
+    cr_assert_eq(cr_wire_set_str(&h->message, "m"), 0);
+    cr_assert_str_eq(h->message, "m");
+    crucible__reward_record__free_unpacked(h, NULL);
+    cr_wire_arena_trim();
     zmq_close(a);
     zmq_close(b);
     zmq_ctx_term(ctx);
