@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -257,6 +258,18 @@ Test(wire, pack_result_matches_pack)
     free(b);
 }
 
+/* n records of batch "b", jobs j0..j(n-1) (ids[i] their ids), status OK. */
+static void s_records(Crucible__RewardRecord *recs, char (*ids)[16], int n)
+{
+    for (int i = 0; i < n; i++) {
+        crucible__reward_record__init(&recs[i]);
+        snprintf(ids[i], sizeof ids[i], "j%d", i);
+        recs[i].batch_id = "b";
+        recs[i].job_id = ids[i];
+        recs[i].status = CRUCIBLE__STATUS__STATUS_OK;
+    }
+}
+
 /* A batch made of packed records (cr_wire_batch_head + cr_wire_batch_put)
  * is byte for byte what cr_wire_pack makes of Envelope{Result{records}},
  * for records whose lengths take one and two bytes and a batch whose length
@@ -271,13 +284,9 @@ Test(wire, record_batch_is_what_pack_makes)
     log[sizeof log - 1] = '\0';
     comp.log = log;
     char ids[N][16];
+    s_records(recs, ids, N);
     for (int i = 0; i < N; i++) {
-        crucible__reward_record__init(&recs[i]);
-        snprintf(ids[i], sizeof ids[i], "j%d", i);
-        recs[i].batch_id = "b";
-        recs[i].job_id = ids[i];
         recs[i].seq = (uint64_t)i + 1;
-        recs[i].status = CRUCIBLE__STATUS__STATUS_OK;
         if (i % 2)
             recs[i].compile = &comp; /* over 127 bytes: a two-byte length */
         rp[i] = &recs[i];
@@ -320,14 +329,33 @@ Test(wire, record_batch_is_what_pack_makes)
     free(want);
 }
 
+/* A connected pair of sockets of types ta (bound) and tb on inproc://name,
+ * in a context of their own; s_unpair closes all three. */
+static void *s_pair(const char *name, int ta, int tb, void **a, void **b)
+{
+    char ep[64];
+    snprintf(ep, sizeof ep, "inproc://%s", name);
+    void *ctx = zmq_ctx_new();
+    *a = zmq_socket(ctx, ta);
+    *b = zmq_socket(ctx, tb);
+    cr_assert_eq(zmq_bind(*a, ep), 0);
+    cr_assert_eq(zmq_connect(*b, ep), 0);
+    return ctx;
+}
+
+static void s_unpair(void *ctx, void *a, void *b)
+{
+    zmq_close(a);
+    zmq_close(b);
+    zmq_ctx_term(ctx);
+}
+
 /* A Submit read with its specs: the envelope's jobs carry every field but
  * the source, and each spec is that job packed as sent, source included. */
 Test(wire, submit_specs_keep_the_sent_jobs)
 {
-    void *ctx = zmq_ctx_new();
-    void *a = zmq_socket(ctx, ZMQ_PAIR), *b = zmq_socket(ctx, ZMQ_PAIR);
-    cr_assert_eq(zmq_bind(a, "inproc://specs"), 0);
-    cr_assert_eq(zmq_connect(b, "inproc://specs"), 0);
+    void *a, *b;
+    void *ctx = s_pair("specs", ZMQ_PAIR, ZMQ_PAIR, &a, &b);
     Crucible__TaskBundle tb = CRUCIBLE__TASK_BUNDLE__INIT;
     Crucible__TaskBundle *tbs[1] = {&tb};
     tb.name = "t";
@@ -388,9 +416,7 @@ Test(wire, submit_specs_keep_the_sent_jobs)
     cr_wire_specs_free(&sp);
     cr_assert_null(sp);
     cr_wire_free(&out);
-    zmq_close(a);
-    zmq_close(b);
-    zmq_ctx_term(ctx);
+    s_unpair(ctx, a, b);
 }
 
 /* An Assign written around packed parts (cr_wire_pack_assign) is byte for
@@ -661,21 +687,15 @@ Test(wire, record_amend_decodes_as_packed)
  * given twice (the decoder merges the two: neither is the decoded one). */
 Test(wire, recv_records_gives_each_as_sent)
 {
-    void *ctx = zmq_ctx_new();
-    void *a = zmq_socket(ctx, ZMQ_ROUTER), *b = zmq_socket(ctx, ZMQ_DEALER);
-    cr_assert_eq(zmq_bind(a, "inproc://records"), 0);
-    cr_assert_eq(zmq_connect(b, "inproc://records"), 0);
+    void *a, *b;
+    void *ctx = s_pair("records", ZMQ_ROUTER, ZMQ_DEALER, &a, &b);
     Crucible__RewardRecord r[3], *rp[3];
     Crucible__CompileResult cres = CRUCIBLE__COMPILE_RESULT__INIT;
     cres.log = "a log";
-    char ids[3][8];
+    char ids[3][16];
+    s_records(r, ids, 3);
     for (int i = 0; i < 3; i++) {
-        crucible__reward_record__init(&r[i]);
-        snprintf(ids[i], sizeof ids[i], "j%d", i);
-        r[i].batch_id = "b";
-        r[i].job_id = ids[i];
         r[i].attempt = (uint32_t)i + 1;
-        r[i].status = CRUCIBLE__STATUS__STATUS_OK;
         r[i].compile = i == 1 ? &cres : NULL;
         rp[i] = &r[i];
     }
@@ -735,9 +755,7 @@ Test(wire, recv_records_gives_each_as_sent)
         cr_assert_null(sp);
         cr_wire_free(&out);
     }
-    zmq_close(a);
-    zmq_close(b);
-    zmq_ctx_term(ctx);
+    s_unpair(ctx, a, b);
 }
 
 /* A worker's message received with cr_wire_recv_records lives in the
@@ -747,10 +765,8 @@ Test(wire, recv_records_gives_each_as_sent)
  * decoded on the heap, and both free as any envelope. */
 Test(wire, worker_messages_decode_into_the_arena)
 {
-    void *ctx = zmq_ctx_new();
-    void *a = zmq_socket(ctx, ZMQ_ROUTER), *b = zmq_socket(ctx, ZMQ_DEALER);
-    cr_assert_eq(zmq_bind(a, "inproc://arena"), 0);
-    cr_assert_eq(zmq_connect(b, "inproc://arena"), 0);
+    void *a, *b;
+    void *ctx = s_pair("arena", ZMQ_ROUTER, ZMQ_DEALER, &a, &b);
     Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
     Crucible__RewardComponents wc = CRUCIBLE__REWARD_COMPONENTS__INIT;
     wc.formula = "forged";
@@ -812,7 +828,5 @@ Test(wire, worker_messages_decode_into_the_arena)
     cr_assert_str_eq(h->message, "m");
     crucible__reward_record__free_unpacked(h, NULL);
     cr_wire_arena_trim();
-    zmq_close(a);
-    zmq_close(b);
-    zmq_ctx_term(ctx);
+    s_unpair(ctx, a, b);
 }
