@@ -14,13 +14,15 @@
  * every Assign at once with a well-formed Result, one idle probe
  * worker (no backends: it only hears heartbeats, so the longest gap between
  * them shows the longest stall of the loop), and a client thread that
- * submits N jobs in Submits of at most S jobs and streams every record.
+ * submits N jobs in Submits of at most S jobs, each after the last one's
+ * SubmitAck (--window keeps more unanswered), and streams every record.
  *
  * It checks that the client got exactly one record per job with seqs 1..N,
  * and that the database holds exactly N DONE jobs with seqs 1..N; it prints
  * jobs/s, Result→Ack round trip p50/p99 (a worker's view of one job through
  * the coordinator, the same round trip as an echo), CPU per job and peak RSS
- * of the coordinator, workers declared lost, and the ratios to echo.
+ * of the coordinator, the client's wait for a SubmitAck, workers declared
+ * lost, and the ratios to echo.
  *
  * Both phases wait on an epoll set over the sockets (s_epoll_new), so the
  * load generator's own cost per wait is in the sockets that are ready. A
