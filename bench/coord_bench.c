@@ -14,13 +14,15 @@
  * every Assign at once with a well-formed Result, one idle probe
  * worker (no backends: it only hears heartbeats, so the longest gap between
  * them shows the longest stall of the loop), and a client thread that
- * submits N jobs in Submits of at most S jobs and streams every record.
+ * submits N jobs in Submits of at most S jobs, each after the last one's
+ * SubmitAck (--window keeps more unanswered), and streams every record.
  *
  * It checks that the client got exactly one record per job with seqs 1..N,
  * and that the database holds exactly N DONE jobs with seqs 1..N; it prints
  * jobs/s, Result→Ack round trip p50/p99 (a worker's view of one job through
  * the coordinator, the same round trip as an echo), CPU per job and peak RSS
- * of the coordinator, workers declared lost, and the ratios to echo.
+ * of the coordinator, the client's wait for a SubmitAck, workers declared
+ * lost, and the ratios to echo.
  *
  * Both phases wait on an epoll set over the sockets (s_epoll_new), so the
  * load generator's own cost per wait is in the sockets that are ready. A
@@ -63,6 +65,7 @@ typedef struct {
     int w;                /* simulated workers */
     int credit;           /* each worker's credit */
     long chunk;           /* jobs per Submit */
+    int window;           /* Submits sent before their SubmitAcks (1: one at a time) */
     int hb_ms;            /* heartbeat interval of the coordinator and workers */
     int echo;             /* 1: run the echo phase */
     int coord;            /* 1: run the coordinator phase */
@@ -76,7 +79,7 @@ typedef struct {
                              coordinator reads them so (as the real worker does) */
 } s_opts_t;
 
-static s_opts_t O = {.n = 20000, .w = 100, .credit = 6, .chunk = 5000, .hb_ms = 1000,
+static s_opts_t O = {.n = 20000, .w = 100, .credit = 6, .chunk = 5000, .window = 1, .hb_ms = 1000,
                      .echo = 1, .coord = 1, .crucible = CR_BENCH_CRUCIBLE, .sync = "",
                      .extra = "", .batches = 1, .result_batches = 1};
 
@@ -326,6 +329,9 @@ typedef struct {
     long messages;              /* Result messages (several records each with batches) */
     int failed;                 /* 1 on a timeout */
     char err[256];              /* first Error message */
+    int64_t *ack_wait;          /* owned, per Submit: µs it was sent, then µs from that to
+                                   its SubmitAck */
+    long nsent, nacked;         /* Submits sent / answered with a SubmitAck */
 } s_client_t;
 
 static atomic_int s_done;
@@ -354,6 +360,9 @@ static void s_client_handle(s_client_t *cl, Crucible__Envelope *e)
     case CRUCIBLE__ENVELOPE__BODY_SUBMIT_ACK:
         cl->acked += e->submit_ack->accepted + e->submit_ack->duplicate;
         cl->t_submit1 = s_now_us();
+        if (cl->ack_wait && cl->nacked < cl->nsent) /* answered in the order sent */
+            cl->ack_wait[cl->nacked] = cl->t_submit1 - cl->ack_wait[cl->nacked];
+        cl->nacked++;
         break;
     case CRUCIBLE__ENVELOPE__BODY_RESULT:
         /* one record, or (record_batches) several */
@@ -439,6 +448,7 @@ static void *s_client_main(void *arg)
         memcpy(source + pad - 2, "*/", 2);
         memcpy(source + pad, s_source, sizeof s_source);
     }
+    cl->ack_wait = calloc((size_t)(O.n / chunk + 1), sizeof *cl->ack_wait);
     cl->t_submit0 = s_now_us();
     for (long off = 0; off < O.n; off += chunk) {
         long k = O.n - off < chunk ? O.n - off : chunk;
@@ -461,16 +471,23 @@ static void *s_client_main(void *arg)
         sub.record_batches = O.batches;
         env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT;
         env.submit = &sub;
-        long before = cl->acked + cl->refused;
         while (cr_wire_send(s, NULL, &env) != 0)
             s_client_drain(cl, s, 10);
-        /* one Submit at a time, as a client that wants each SubmitAck would */
+        if (cl->ack_wait)
+            cl->ack_wait[cl->nsent] = s_now_us();
+        cl->nsent++;
+        /* at most --window Submits unanswered (1: one at a time, as a client
+         * that wants each SubmitAck before the next would) */
         int64_t t = s_now_us();
-        while (cl->acked + cl->refused == before && s_now_us() - t < 60000000)
+        while (cl->nsent - cl->nacked >= O.window && !cl->refused &&
+               s_now_us() - t < 60000000)
             s_client_drain(cl, s, 100);
         if (cl->refused)
             break;
     }
+    for (int64_t t = s_now_us(); cl->nacked < cl->nsent && !cl->refused &&
+                                 s_now_us() - t < 60000000;)
+        s_client_drain(cl, s, 100);
     free(specs), free(sp), free(ids);
     if (source != s_source)
         free(source);
@@ -496,6 +513,7 @@ static void *s_client_main(void *arg)
 typedef struct {
     double rate, p50, p99, cpu_us, rss_mib, submit_s, submit_rate, wall_s;
     double ack_p50_ms, max_hb_gap_ms;
+    double sack_p50_ms, sack_p99_ms; /* the client's wait for a SubmitAck */
     long records, dups, bad, lost, disconnects, db_done, db_seqs, resent, resub;
     long bundles, unknown; /* task bundles received; jobs naming one never received */
     long assigns, acks, folded; /* Assigns; Acks alone; Acks inside Assigns */
@@ -766,6 +784,9 @@ static int s_coord(const char *dir, s_coord_t *out)
     out->submit_s = (double)(cl.t_submit1 - cl.t_submit0) / 1e6;
     out->submit_rate = out->submit_s > 0 ? (double)cl.acked / out->submit_s : 0;
     out->max_hb_gap_ms = (double)max_gap / 1000.0;
+    out->sack_p50_ms = s_pct(cl.ack_wait, (size_t)cl.nacked, 50) / 1000.0;
+    out->sack_p99_ms = s_pct(cl.ack_wait, (size_t)cl.nacked, 99) / 1000.0;
+    free(cl.ack_wait);
     out->records = cl.records;
     out->dups = cl.dups;
     out->bad = cl.bad;
@@ -805,7 +826,8 @@ static void s_usage(void)
             "usage: coord_bench [-n jobs] [-w workers] [-c credit] [-s jobs-per-submit]\n"
             "                   [--hb-ms N] [--durability full|normal|off] [--no-echo]\n"
             "                   [--echo-only] [--check] [--crucible PATH] [--extra 'FLAGS']\n"
-            "                   [--source-bytes N] [--no-batches] [--no-result-batches]\n");
+            "                   [--source-bytes N] [--no-batches] [--no-result-batches]\n"
+            "                   [--window SUBMITS]\n");
 }
 
 int main(int argc, char **argv)
@@ -816,6 +838,7 @@ int main(int argc, char **argv)
         {"durability", required_argument, 0, 'd'}, {"hb-ms", required_argument, 0, 'h'},
         {"extra", required_argument, 0, 'x'}, {"source-bytes", required_argument, 0, 'S'},
         {"no-batches", no_argument, 0, 'B'}, {"no-result-batches", no_argument, 0, 'R'},
+        {"window", required_argument, 0, 'W'},
         {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "n:w:c:s:", lo, NULL)) != -1) {
@@ -834,10 +857,11 @@ int main(int argc, char **argv)
         case 'S': O.source_bytes = atol(optarg); break;
         case 'B': O.batches = 0; break;
         case 'R': O.result_batches = 0; break;
+        case 'W': O.window = atoi(optarg); break;
         default: s_usage(); return 2;
         }
     }
-    if (O.n < 1 || O.w < 1 || O.credit < 1 || O.chunk < 1) {
+    if (O.n < 1 || O.w < 1 || O.credit < 1 || O.chunk < 1 || O.window < 1) {
         s_usage();
         return 2;
     }
@@ -864,8 +888,9 @@ int main(int argc, char **argv)
         s_coord(dir, &c);
         printf("coordinator: %.0f jobs/s over %.2f s (submit to last record), Result->Ack p50 "
                "%.0f us, p99 %.0f us\n", c.rate, c.wall_s, c.p50, c.p99);
-        printf("             CPU %.1f us/job, peak RSS %.1f MiB, submit %.2f s (%.0f jobs/s)\n",
-               c.cpu_us, c.rss_mib, c.submit_s, c.submit_rate);
+        printf("             CPU %.1f us/job, peak RSS %.1f MiB, submit %.2f s (%.0f jobs/s), "
+               "SubmitAck wait p50 %.1f ms, p99 %.1f ms\n", c.cpu_us, c.rss_mib, c.submit_s,
+               c.submit_rate, c.sack_p50_ms, c.sack_p99_ms);
         printf("             longest probe heartbeat gap %.0f ms (interval %d ms), workers lost "
                "%ld, told to re-register %ld, results resent %ld\n", c.max_hb_gap_ms, O.hb_ms,
                c.lost, c.disconnects, c.resent);

@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "record.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <math.h>
@@ -101,13 +102,20 @@ int cr_reward_apply(Crucible__RewardRecord *rec, const char *formula)
     int i = s_find(formula);
     if (i < 0)
         return CR_E_USAGE;
-    Crucible__RewardComponents *c = malloc(sizeof *c);
-    char *fname = strdup(s_formulas[i].full);
+    /* a worker's record decoded into the coordinator's arena gets its parts
+     * there (wire.h), any other on the heap */
+    int arena = cr_wire_in_arena(&rec->components);
+    size_t flen = strlen(s_formulas[i].full) + 1;
+    Crucible__RewardComponents *c = arena ? cr_wire_arena_alloc(sizeof *c) : malloc(sizeof *c);
+    char *fname = arena ? cr_wire_arena_alloc(flen) : malloc(flen);
     if (!c || !fname) {
-        free(c);
-        free(fname);
+        if (!arena) {
+            free(c);
+            free(fname);
+        }
         return -ENOMEM;
     }
+    memcpy(fname, s_formulas[i].full, flen);
     crucible__reward_components__init(c);
     c->formula = fname;
 
@@ -123,7 +131,7 @@ int cr_reward_apply(Crucible__RewardRecord *rec, const char *formula)
         c->speed = t.speed;
         c->penalty = t.penalty;
     }
-    if (rec->components)
+    if (rec->components && !arena)
         crucible__reward_components__free_unpacked(rec->components, NULL);
     rec->components = c;
     rec->has_reward = !infra;

@@ -62,24 +62,141 @@ static int s_has_field_zero(const ProtobufCMessage *m)
     return 0;
 }
 
+/* ---- the decode arena (cr_wire_recv_records) ----
+ *
+ * A worker's message is decoded into memory of this thread's own, taken in
+ * order from chunks and given back all at once when the envelope is freed:
+ * a Result of a few records is some forty allocations, each freed again a
+ * moment later, and malloc, free and protobuf-c's walk to free them were a
+ * fifth of the coordinator loop's time (bench/RESULTS.md, issue 20 session
+ * 8). One envelope at a time lives in it (s_arena.env); a second decode
+ * while one is live goes to the heap. */
+#define S_ARENA_CHUNK ((size_t)64 << 10) /* a Result of 64 small records fits */
+#define S_ARENA_ALIGN 16                  /* malloc's, for any member */
+
+typedef struct s_chunk {
+    struct s_chunk *next; /* the older chunk */
+    size_t used, cap;     /* bytes of data */
+    _Alignas(S_ARENA_ALIGN) unsigned char data[];
+} s_chunk_t;
+
+static _Thread_local struct {
+    s_chunk_t *head;         /* owned chunks, newest first; the oldest is kept when reset */
+    Crucible__Envelope *env; /* the envelope decoded into it, or NULL */
+} s_arena;
+
+static void *s_arena_alloc(void *data, size_t size)
+{
+    (void)data;
+    size = (size + S_ARENA_ALIGN - 1) & ~(size_t)(S_ARENA_ALIGN - 1);
+    s_chunk_t *c = s_arena.head;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = size > S_ARENA_CHUNK ? size : S_ARENA_CHUNK;
+        if (!(c = malloc(sizeof *c + cap)))
+            return NULL;
+        c->next = s_arena.head;
+        c->used = 0;
+        c->cap = cap;
+        s_arena.head = c;
+    }
+    void *p = c->data + c->used;
+    c->used += size;
+    return p;
+}
+
+static void s_arena_free(void *data, void *p)
+{
+    (void)data, (void)p; /* all of it at once: s_arena_reset */
+}
+
+static ProtobufCAllocator s_arena_allocator = {s_arena_alloc, s_arena_free, NULL};
+
+/* Gives back what the envelope in the arena held: the chunks but the
+ * oldest, which is emptied for the next one. */
+static void s_arena_reset(void)
+{
+    while (s_arena.head && s_arena.head->next) {
+        s_chunk_t *c = s_arena.head;
+        s_arena.head = c->next;
+        free(c);
+    }
+    if (s_arena.head)
+        s_arena.head->used = 0;
+    s_arena.env = NULL;
+}
+
+int cr_wire_in_arena(const void *p)
+{
+    const unsigned char *b = p;
+    for (const s_chunk_t *c = s_arena.env ? s_arena.head : NULL; c; c = c->next)
+        if (b >= c->data && b < c->data + c->cap)
+            return 1;
+    return 0;
+}
+
+void *cr_wire_arena_alloc(size_t size)
+{
+    return s_arena.env ? s_arena_alloc(NULL, size) : NULL;
+}
+
+int cr_wire_set_str(char **field, const char *v)
+{
+    size_t n = strlen(v) + 1;
+    char *d = cr_wire_in_arena(field) ? s_arena_alloc(NULL, n) : malloc(n);
+    if (!d)
+        return -ENOMEM;
+    memcpy(d, v, n);
+    if (!cr_wire_in_arena(field) && *field && *field != protobuf_c_empty_string)
+        free(*field);
+    *field = d;
+    return 0;
+}
+
+void cr_wire_arena_trim(void)
+{
+    if (s_arena.env)
+        return;
+    s_arena_reset();
+    free(s_arena.head);
+    s_arena.head = NULL;
+}
+
+/* Where cr_wire_unpack decodes: the arena (cr_wire_recv_records), or the
+ * heap (NULL). Set only for that call. */
+static _Thread_local int s_use_arena;
+
+static void s_env_free(Crucible__Envelope *env, ProtobufCAllocator *a)
+{
+    if (a)
+        s_arena_reset();
+    else
+        crucible__envelope__free_unpacked(env, NULL);
+}
+
 int cr_wire_unpack(const void *data, size_t len, size_t max, Crucible__Envelope **out)
 {
     *out = NULL;
     if (len > max)
         return CR_E_TOO_BIG;
-    Crucible__Envelope *env = crucible__envelope__unpack(NULL, len, data);
-    if (!env)
+    ProtobufCAllocator *a = s_use_arena && !s_arena.env ? &s_arena_allocator : NULL;
+    Crucible__Envelope *env = crucible__envelope__unpack(a, len, data);
+    if (!env) {
+        if (a)
+            s_arena_reset();
         return CR_E_DECODE;
+    }
+    if (a)
+        s_arena.env = env;
     if (s_has_field_zero(&env->base)) {
-        crucible__envelope__free_unpacked(env, NULL);
+        s_env_free(env, a);
         return CR_E_DECODE;
     }
     if (env->body_case == CRUCIBLE__ENVELOPE__BODY__NOT_SET) {
-        crucible__envelope__free_unpacked(env, NULL);
+        s_env_free(env, a);
         return CR_E_DECODE;
     }
     if (env->version == 0 || env->version > CR_PROTOCOL_VERSION) {
-        crucible__envelope__free_unpacked(env, NULL);
+        s_env_free(env, a);
         return CR_E_VERSION;
     }
     *out = env;
@@ -89,7 +206,10 @@ int cr_wire_unpack(const void *data, size_t len, size_t max, Crucible__Envelope 
 void cr_wire_free(Crucible__Envelope **env_p)
 {
     if (env_p && *env_p) {
-        crucible__envelope__free_unpacked(*env_p, NULL);
+        if (*env_p == s_arena.env)
+            s_arena_reset();
+        else
+            crucible__envelope__free_unpacked(*env_p, NULL);
         *env_p = NULL;
     }
 }
@@ -333,6 +453,10 @@ static _Thread_local size_t s_max_jobs;
  * NULL = decode it whole. Set only for that call. */
 static _Thread_local cr_wire_specs_t **s_specs_out;
 
+/* Where cr_wire_recv_text puts a Result's records as they came
+ * (cr_wire_recv_records); NULL = none wanted. Set only for that call. */
+static _Thread_local cr_wire_specs_t **s_records_out;
+
 int cr_wire_recv_submit(void *sock, cr_peer_t *peer, size_t max, size_t max_jobs,
                         Crucible__Envelope **out, char *field, size_t cap)
 {
@@ -350,6 +474,18 @@ int cr_wire_recv_submit_specs(void *sock, cr_peer_t *peer, size_t max, size_t ma
     int rc = cr_wire_recv_text(sock, peer, max, out, field, cap);
     s_max_jobs = 0;
     s_specs_out = NULL;
+    return rc;
+}
+
+int cr_wire_recv_records(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope **out,
+                         cr_wire_specs_t **records)
+{
+    *records = NULL;
+    s_records_out = records;
+    s_use_arena = 1;
+    int rc = cr_wire_recv_text(sock, peer, max, out, NULL, 0);
+    s_use_arena = 0;
+    s_records_out = NULL;
     return rc;
 }
 
@@ -536,6 +672,93 @@ static int s_recv_specs(zmq_msg_t *m, size_t max, size_t n, Crucible__Envelope *
     return 1;
 }
 
+/* The fields cr_wire_pack_result writes, looked up by name once (a lookup
+ * is a few strcmp, and it runs for every record streamed). */
+static const ProtobufCFieldDescriptor *s_fv, *s_fr, *s_fc, *s_fs;
+static pthread_once_t s_result_fields_once = PTHREAD_ONCE_INIT;
+
+static void s_result_fields(void)
+{
+    s_fv = protobuf_c_message_descriptor_get_field_by_name(&crucible__envelope__descriptor,
+                                                           "version");
+    s_fr = protobuf_c_message_descriptor_get_field_by_name(&crucible__envelope__descriptor,
+                                                           "result");
+    s_fc = protobuf_c_message_descriptor_get_field_by_name(&crucible__result__descriptor,
+                                                           "record");
+    s_fs = protobuf_c_message_descriptor_get_field_by_name(&crucible__result__descriptor,
+                                                           "records");
+}
+
+/* The records of the Result in data (len bytes) as they came: n of them, in
+ * order, into rec/rlen. 0, or -1 when the message is not of the plain shape
+ * (one result field; record once, or records only): the decoder merges a
+ * field given twice, so no part of the bytes is then one decoded record. */
+static int s_result_spans(const uint8_t *data, size_t len, size_t n, const uint8_t **rec,
+                          size_t *rlen)
+{
+    pthread_once(&s_result_fields_once, s_result_fields);
+    if (!s_fr || !s_fc || !s_fs)
+        return -1;
+    const uint8_t *p = data, *end = data + len, *res = NULL, *val;
+    size_t reslen = 0, vlen, k = 0, singles = 0;
+    uint32_t num;
+    int wt;
+    while (p < end) {
+        if (s_field(&p, end, &num, &wt, &val, &vlen) != 0)
+            return -1;
+        if (num == s_fr->id) {
+            if (wt != 2 || res)
+                return -1;
+            res = val;
+            reslen = vlen;
+        }
+    }
+    for (p = res, end = res ? res + reslen : NULL; p && p < end;) {
+        if (s_field(&p, end, &num, &wt, &val, &vlen) != 0)
+            return -1;
+        if (num != s_fc->id && num != s_fs->id)
+            continue;
+        singles += num == s_fc->id;
+        if (wt != 2 || k >= n || (singles && k > 0))
+            return -1;
+        rec[k] = val;
+        rlen[k++] = vlen;
+    }
+    return k == n && n > 0 ? 0 : -1;
+}
+
+/* Keeps the frame m of the decoded Result env, and where its records lie,
+ * in *records (taking m) when it is of the plain shape; else leaves both. */
+static void s_keep_records(zmq_msg_t *m, const Crucible__Envelope *env,
+                           cr_wire_specs_t **records)
+{
+    if (env->body_case != CRUCIBLE__ENVELOPE__BODY_RESULT || !env->result)
+        return;
+    size_t n = env->result->record ? 1 + env->result->n_records : env->result->n_records;
+    if (n == 0)
+        return;
+    cr_wire_specs_t *sp = calloc(1, sizeof *sp);
+    if (sp) {
+        sp->spec = calloc(n, sizeof *sp->spec);
+        sp->len = calloc(n, sizeof *sp->len);
+        sp->frame = malloc(sizeof(zmq_msg_t));
+    }
+    if (!sp || !sp->spec || !sp->len || !sp->frame ||
+        s_result_spans(zmq_msg_data(m), zmq_msg_size(m), n, sp->spec, sp->len) != 0) {
+        if (sp) {
+            free(sp->spec);
+            free(sp->len);
+            free(sp->frame);
+        }
+        free(sp);
+        return;
+    }
+    sp->n = n;
+    zmq_msg_init(sp->frame);
+    zmq_msg_move(sp->frame, m);
+    *records = sp;
+}
+
 int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope **out,
                       char *field, size_t cap)
 {
@@ -583,6 +806,8 @@ int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelop
         rc = 0; /* m is now (*s_specs_out)->frame: the checks below read it there */
     else
         rc = cr_wire_unpack(zmq_msg_data(&m), zmq_msg_size(&m), max, out);
+    if (rc == 0 && s_records_out && !more)
+        s_keep_records(&m, *out, s_records_out);
     zmq_msg_t *frame = s_specs_out && *s_specs_out ? (zmq_msg_t *)(*s_specs_out)->frame : &m;
     if (rc == 0 && field && cap) {
         const uint8_t *data = zmq_msg_data(frame);
@@ -602,6 +827,8 @@ int cr_wire_recv_text(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelop
             s_drain_more(sock);
         if (s_specs_out)
             cr_wire_specs_free(s_specs_out);
+        if (s_records_out)
+            cr_wire_specs_free(s_records_out);
         if (more) {
             cr_wire_free(out);
             return CR_E_DECODE;
@@ -733,6 +960,142 @@ int cr_wire_record_pack(const Crucible__RewardRecord *rec, uint8_t **buf, size_t
     return 0;
 }
 
+/* The fields of a record the coordinator sets (cr_wire_record_amend), in
+ * the order it writes them: numbers and types as proto/crucible.proto gives
+ * them, checked against the generated descriptor once (s_set_fields).
+ * s_set_mask has bit id set for each, or is 0 when the schema disagrees
+ * (then records are packed whole). */
+enum {
+    S_TASK, S_GROUP, S_SAMPLE, S_TURN, S_ATTEMPT, S_SEQ, S_STATUS, S_MESSAGE, S_HAS_REWARD,
+    S_REWARD, S_COMPONENTS, S_WORKER, S_T_SUBMITTED, S_T_ASSIGNED, S_NSET
+};
+static const struct {
+    const char *name; /* as the schema names it */
+    uint32_t id;      /* field number */
+    ProtobufCType type;
+} s_set[S_NSET] = {
+    [S_TASK] = {"task", 3, PROTOBUF_C_TYPE_STRING},
+    [S_GROUP] = {"group_id", 4, PROTOBUF_C_TYPE_STRING},
+    [S_SAMPLE] = {"sample_index", 5, PROTOBUF_C_TYPE_UINT32},
+    [S_TURN] = {"turn", 6, PROTOBUF_C_TYPE_UINT32},
+    [S_ATTEMPT] = {"attempt", 7, PROTOBUF_C_TYPE_UINT32},
+    [S_SEQ] = {"seq", 8, PROTOBUF_C_TYPE_UINT64},
+    [S_STATUS] = {"status", 9, PROTOBUF_C_TYPE_ENUM},
+    [S_MESSAGE] = {"message", 10, PROTOBUF_C_TYPE_STRING},
+    [S_HAS_REWARD] = {"has_reward", 15, PROTOBUF_C_TYPE_BOOL},
+    [S_REWARD] = {"reward", 16, PROTOBUF_C_TYPE_DOUBLE},
+    [S_COMPONENTS] = {"components", 17, PROTOBUF_C_TYPE_MESSAGE},
+    [S_WORKER] = {"worker_id", 18, PROTOBUF_C_TYPE_STRING},
+    [S_T_SUBMITTED] = {"t_submitted", 22, PROTOBUF_C_TYPE_INT64},
+    [S_T_ASSIGNED] = {"t_assigned", 23, PROTOBUF_C_TYPE_INT64},
+};
+static uint64_t s_set_mask;
+static pthread_once_t s_set_once = PTHREAD_ONCE_INIT;
+
+static void s_set_fields(void)
+{
+    uint64_t mask = 0;
+    for (size_t i = 0; i < S_NSET; i++) {
+        const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field_by_name(
+            &crucible__reward_record__descriptor, s_set[i].name);
+        if (!fd || fd->id != s_set[i].id || fd->type != s_set[i].type ||
+            fd->label != PROTOBUF_C_LABEL_NONE)
+            return; /* s_set_mask stays 0 */
+        mask |= 1ull << fd->id;
+    }
+    s_set_mask = mask;
+}
+
+/* Field k of s_set at p as protobuf-c packs a proto3 field: nothing when
+ * it is zero or empty. Each returns the bytes written. */
+static size_t s_put_uint(uint8_t *p, int k, uint64_t v)
+{
+    if (!v)
+        return 0;
+    size_t n = s_put_varint(p, (uint64_t)s_set[k].id << 3 | 0);
+    return n + s_put_varint(p + n, v);
+}
+
+static size_t s_put_bytes(uint8_t *p, int k, const void *v, size_t len)
+{
+    if (!len)
+        return 0;
+    size_t n = s_put_varint(p, (uint64_t)s_set[k].id << 3 | 2);
+    n += s_put_varint(p + n, len);
+    memcpy(p + n, v, len);
+    return n + len;
+}
+
+static size_t s_put_double(uint8_t *p, int k, double d)
+{
+    uint64_t v;
+    memcpy(&v, &d, sizeof v);
+    if (!v)
+        return 0; /* +0.0 is left out; -0.0 is not, as protobuf-c does */
+    size_t n = s_put_varint(p, (uint64_t)s_set[k].id << 3 | 1);
+    for (int i = 0; i < 8; i++)
+        p[n++] = (uint8_t)(v >> (8 * i)); /* little-endian, as the wire is */
+    return n;
+}
+
+static size_t s_len0(const char *str)
+{
+    return str ? strlen(str) : 0;
+}
+
+int cr_wire_record_amend(const uint8_t *sent, size_t len, const Crucible__RewardRecord *rec,
+                         uint8_t **buf, size_t *outlen)
+{
+    pthread_once(&s_set_once, s_set_fields);
+    if (!s_set_mask)
+        return CR_E_DECODE;
+    size_t lt = s_len0(rec->task), lg = s_len0(rec->group_id), lm = s_len0(rec->message),
+           lw = s_len0(rec->worker_id);
+    size_t lc = rec->components ? crucible__reward_components__get_packed_size(rec->components)
+                                : 0;
+    /* each field's key and length take at most 20 bytes */
+    uint8_t *b = malloc(len + lt + lg + lm + lw + lc + 20 * S_NSET);
+    if (!b)
+        return -ENOMEM;
+    const uint8_t *p = sent, *end = sent + len, *val;
+    size_t o = 0, vlen;
+    uint32_t num;
+    int wt;
+    while (p < end) {
+        const uint8_t *at = p;
+        if (s_field(&p, end, &num, &wt, &val, &vlen) != 0) {
+            free(b);
+            return CR_E_DECODE;
+        }
+        if (num < 64 && (s_set_mask >> num & 1))
+            continue; /* the coordinator's, written below */
+        memcpy(b + o, at, (size_t)(p - at));
+        o += (size_t)(p - at);
+    }
+    o += s_put_bytes(b + o, S_TASK, rec->task, lt);
+    o += s_put_bytes(b + o, S_GROUP, rec->group_id, lg);
+    o += s_put_uint(b + o, S_SAMPLE, rec->sample_index);
+    o += s_put_uint(b + o, S_TURN, rec->turn);
+    o += s_put_uint(b + o, S_ATTEMPT, rec->attempt);
+    o += s_put_uint(b + o, S_SEQ, rec->seq);
+    /* an enum is an int32 on the wire: a negative one takes ten bytes */
+    o += s_put_uint(b + o, S_STATUS, (uint64_t)(int64_t)rec->status);
+    o += s_put_bytes(b + o, S_MESSAGE, rec->message, lm);
+    o += s_put_uint(b + o, S_HAS_REWARD, rec->has_reward != 0);
+    o += s_put_double(b + o, S_REWARD, rec->reward);
+    if (rec->components) { /* present, even when empty, as protobuf-c packs it */
+        o += s_put_varint(b + o, (uint64_t)s_set[S_COMPONENTS].id << 3 | 2);
+        o += s_put_varint(b + o, lc);
+        o += crucible__reward_components__pack(rec->components, b + o);
+    }
+    o += s_put_bytes(b + o, S_WORKER, rec->worker_id, lw);
+    o += s_put_uint(b + o, S_T_SUBMITTED, (uint64_t)rec->t_submitted);
+    o += s_put_uint(b + o, S_T_ASSIGNED, (uint64_t)rec->t_assigned);
+    *buf = b;
+    *outlen = o;
+    return 0;
+}
+
 static size_t s_put_varint(uint8_t *p, uint64_t v)
 {
     size_t n = 0;
@@ -741,23 +1104,6 @@ static size_t s_put_varint(uint8_t *p, uint64_t v)
         v >>= 7;
     } while (v);
     return n;
-}
-
-/* The fields cr_wire_pack_result writes, looked up by name once (a lookup
- * is a few strcmp, and it runs for every record streamed). */
-static const ProtobufCFieldDescriptor *s_fv, *s_fr, *s_fc, *s_fs;
-static pthread_once_t s_result_fields_once = PTHREAD_ONCE_INIT;
-
-static void s_result_fields(void)
-{
-    s_fv = protobuf_c_message_descriptor_get_field_by_name(&crucible__envelope__descriptor,
-                                                           "version");
-    s_fr = protobuf_c_message_descriptor_get_field_by_name(&crucible__envelope__descriptor,
-                                                           "result");
-    s_fc = protobuf_c_message_descriptor_get_field_by_name(&crucible__result__descriptor,
-                                                           "record");
-    s_fs = protobuf_c_message_descriptor_get_field_by_name(&crucible__result__descriptor,
-                                                           "records");
 }
 
 static size_t s_varint_len(uint64_t v)

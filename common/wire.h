@@ -121,15 +121,17 @@ int cr_wire_recv_max(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope
 int cr_wire_recv_submit(void *sock, cr_peer_t *peer, size_t max, size_t max_jobs,
                         Crucible__Envelope **out, char *field, size_t cap);
 
-/* A Submit's jobs as they came on the wire, so that the coordinator stores
- * each packed JobSpec without decoding its source and packing it again:
- * spec[i] (len[i] bytes) is the packed env->submit->jobs[i], whose source
- * the decoded envelope leaves empty. Free with cr_wire_specs_free. */
+/* A message's parts as they came on the wire, so that the coordinator
+ * stores them without packing them again. For a Submit
+ * (cr_wire_recv_submit_specs) spec[i] (len[i] bytes) is the packed
+ * env->submit->jobs[i], whose source the decoded envelope leaves empty; for
+ * a Result (cr_wire_recv_records) it is the packed env->result->records[i],
+ * or its record as entry 0. Free with cr_wire_specs_free. */
 typedef struct {
-    void *frame;          /* owned zmq_msg_t: the message the specs point into */
+    void *frame;          /* owned zmq_msg_t: the message the parts point into */
     const uint8_t **spec; /* owned array of n pointers into frame */
     size_t *len;          /* owned array of n lengths */
-    size_t n;             /* jobs */
+    size_t n;             /* jobs, or records */
 } cr_wire_specs_t;
 
 /* cr_wire_recv_submit that, for a Submit, also gives *specs (caller owns;
@@ -139,8 +141,40 @@ int cr_wire_recv_submit_specs(void *sock, cr_peer_t *peer, size_t max, size_t ma
                               Crucible__Envelope **out, char *field, size_t cap,
                               cr_wire_specs_t **specs);
 
+/* cr_wire_recv_max that, for a Result, also gives *records (caller owns):
+ * its records as they came, in the decoded envelope's order. NULL when the
+ * message is not a Result with records, or is one of a shape whose records
+ * the decoder merges (its result, or its record, given twice), or a record
+ * beside records. */
+int cr_wire_recv_records(void *sock, cr_peer_t *peer, size_t max, Crucible__Envelope **out,
+                         cr_wire_specs_t **records);
+
 /* Frees *specs_p (NULL is fine) and nulls it. */
 void cr_wire_specs_free(cr_wire_specs_t **specs_p);
+
+/* cr_wire_recv_records decodes into memory of the calling thread's own, an
+ * arena, given back at once by cr_wire_free (one envelope at a time lives
+ * there; a second received while the first is not freed is decoded on the
+ * heap). Such an envelope's parts are not the heap's: change a string field
+ * with cr_wire_set_str, and give a message field new parts from
+ * cr_wire_arena_alloc when cr_wire_in_arena says the field lies there
+ * (common/reward.c does). */
+
+/* 1 when p (a field's address) lies in the arena's live envelope. */
+int cr_wire_in_arena(const void *p);
+
+/* size bytes in the arena, given back with its envelope; NULL when none is
+ * live or out of memory. */
+void *cr_wire_arena_alloc(size_t size);
+
+/* Sets the string *field of a decoded message to a copy of v: in the arena
+ * when the field lies there, else on the heap, freeing the old value (not
+ * protobuf-c's shared empty string). 0 or -ENOMEM (*field unchanged). */
+int cr_wire_set_str(char **field, const char *v);
+
+/* Gives back the arena's memory kept between envelopes (at a thread's end;
+ * a live envelope's stays until cr_wire_free). */
+void cr_wire_arena_trim(void);
 
 /* Jobs in the Submit body of a packed envelope (0 when it is not a Submit
  * or does not parse), read from the wire format without decoding. */
@@ -197,6 +231,19 @@ size_t cr_wire_task_bytes(const Crucible__TaskBundle *tb);
 
 /* Packs a RewardRecord into a heap buffer (caller frees). 0 or -ENOMEM. */
 int cr_wire_record_pack(const Crucible__RewardRecord *rec, uint8_t **buf, size_t *len);
+
+/* The packed rec written around the bytes its worker sent (sent, len: a
+ * packed record that decodes to rec in every field but those the
+ * coordinator sets: task, group_id, sample_index, turn, attempt, seq,
+ * status, message, has_reward, reward, components, worker_id, t_submitted,
+ * t_assigned): sent without those fields, then rec's values of them as
+ * protobuf-c writes them (left out when zero). It decodes to rec (fields in
+ * any order are one message), and the rest of the record is not packed
+ * again. Caller frees *buf. 0, -ENOMEM, or CR_E_DECODE when sent does not
+ * parse as protobuf fields or the schema lacks one of the fields (then
+ * cr_wire_record_pack it). */
+int cr_wire_record_amend(const uint8_t *sent, size_t len, const Crucible__RewardRecord *rec,
+                         uint8_t **buf, size_t *outlen);
 
 /* Packs Envelope{Result{record}} around a record already packed (rec, len
  * bytes): the bytes cr_wire_pack gives for that envelope, without packing

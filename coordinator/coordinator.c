@@ -1,9 +1,10 @@
 /* coordinator.c — the broker's main loop and protocol handlers.
  *
  * One thread, one loop, named phases (STYLE.md): poll (timeout = next cron),
- * handle clients, handle workers, intake (Submits stored in steps), replay,
- * cron, commit (then Acks and records go out), dispatch (an Ack due to a
- * worker that gets an Assign rides in it), the Acks left. Every state change goes
+ * handle clients, intake (Submits stored in steps; one stored in full is
+ * committed and answered here), handle workers, replay, cron, commit (then
+ * Acks and records go out), dispatch (an Ack due to a worker that gets an
+ * Assign rides in it), the Acks left. Every state change goes
  * through the store first and is announced second, so a crash between the
  * two loses an announcement (the client resubscribes after its last seq),
  * never a record.
@@ -219,6 +220,11 @@ struct cr_coordinator {
     int env_taken;                  /* 1: the handler kept the envelope (s_phase_socket) */
     cr_wire_specs_t *specs;         /* owned: the packed jobs of the Submit being handled,
                                        taken by s_client_submit (NULL: decoded whole) */
+    cr_store_key_t *pool;           /* owned: room for the keys a dispatch reads from the
+                                       queue (s_phase_dispatch), kept between turns */
+    size_t cap_pool;                /* keys it holds */
+    cr_wire_specs_t *records;       /* owned: the records of the Result being handled as
+                                       they came, or NULL (cr_wire_recv_records) */
     int intake_skipped;             /* 1: the last turn left the intake out (too long already) */
     /* --- the turn's transaction (group commit) --- */
     int turn_open;                  /* 1 between s_turn_begin and s_turn_end */
@@ -1369,7 +1375,8 @@ static void s_acks_flush(cr_coordinator_t *c)
                 s_ack_alone(c, &c->acks[i].peer, c->acks[i].batch_id, c->acks[i].job_id,
                             c->acks[i].attempt);
     }
-    memmove(c->acks, c->acks + c->nacks_due, (c->nacks - c->nacks_due) * sizeof *c->acks);
+    if (c->nacks > c->nacks_due) /* acks is NULL before the first */
+        memmove(c->acks, c->acks + c->nacks_due, (c->nacks - c->nacks_due) * sizeof *c->acks);
     c->nacks -= c->nacks_due;
     c->nacks_due = 0;
     c->nsorted = 0;
@@ -1383,20 +1390,12 @@ static void s_ack(cr_coordinator_t *c, cr_sched_worker_t *w, const Crucible__Rew
         s_ack_alone(c, &w->peer, rec->batch_id, rec->job_id, rec->attempt);
 }
 
-static void s_set_str(char **field, const char *v)
-{
-    char *d = strdup(v);
-    if (!d)
-        return;
-    if (*field && *field != protobuf_c_empty_string)
-        free(*field);
-    *field = d;
-}
-
-/* A worker's verdict. rec belongs to the envelope (the caller frees it).
- * w is the registered worker of the connection it came on, under the key
- * it registered with (s_on_worker_msg checked both): trust note 1. */
-static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__RewardRecord *rec)
+/* A worker's verdict. rec belongs to the envelope (the caller frees it);
+ * sent (len bytes) is rec as it came, or NULL. w is the registered worker
+ * of the connection it came on, under the key it registered with
+ * (s_on_worker_msg checked both): trust note 1. */
+static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible__RewardRecord *rec,
+                            const uint8_t *sent, size_t len)
 {
     if (!rec || !s_id_ok(rec->batch_id, 0) || !s_id_ok(rec->job_id, 0)) {
         cr_warn("worker %s: Result without a record or its batch/job ids: refused", w->id);
@@ -1426,10 +1425,10 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
                  w->id, (int)rec->status);
         cr_warn("job %s/%s: %s", rec->batch_id, rec->job_id, msg);
         rec->status = CRUCIBLE__STATUS__STATUS_INFRA_ERROR;
-        s_set_str(&rec->message, msg);
+        cr_wire_set_str(&rec->message, msg); /* out of memory: the worker's stays */
     }
     /* who ran it is the coordinator's to say, not the record's */
-    s_set_str(&rec->worker_id, w->id);
+    cr_wire_set_str(&rec->worker_id, w->id);
     /* this worker's, and this try's: a late result of an earlier try it also
      * ran (a lease that ran out, then the job came back to it) is not the
      * current one's verdict; a record that names no try (0) names none */
@@ -1479,7 +1478,9 @@ static void s_worker_result(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible_
         cr_warn("job %s/%s: reward formula '%s': %s; record kept without reward", rec->batch_id,
                 rec->job_id, opts ? opts->reward : "", cr_strerror(rc));
     cr_store_job_info_t prev;
-    rc = cr_store_complete(c->store, rec, &prev);
+    /* stored as it came, with the fields set here and by the store after
+     * it: the worker's fields are not packed again */
+    rc = cr_store_complete_sent(c->store, rec, sent, len, &prev);
     if (rc == CR_E_DUPLICATE || rc == CR_E_NOT_FOUND) {
         s_ack(c, w, rec);
         goto out;
@@ -1526,10 +1527,17 @@ static void s_worker_results(cr_coordinator_t *c, cr_sched_worker_t *w, Crucible
                 "both");
         return;
     }
+    /* the records as they came (c->records), when the receive found them */
+    const cr_wire_specs_t *sent = c->records;
+    size_t n = res && res->n_records ? res->n_records : 1;
+    if (sent && sent->n != n)
+        sent = NULL;
     if (!res || !res->n_records)
-        s_worker_result(c, w, res ? res->record : NULL);
+        s_worker_result(c, w, res ? res->record : NULL, sent ? sent->spec[0] : NULL,
+                        sent ? sent->len[0] : 0);
     for (size_t i = 0; res && i < res->n_records; i++)
-        s_worker_result(c, w, res->records[i]);
+        s_worker_result(c, w, res->records[i], sent ? sent->spec[i] : NULL,
+                        sent ? sent->len[i] : 0);
 }
 
 static void s_on_worker_msg(cr_coordinator_t *c, const cr_peer_t *peer, Crucible__Envelope *env)
@@ -2348,6 +2356,22 @@ static void s_phase_intake(cr_coordinator_t *c)
     }
 }
 
+/* The intake phase of the turn that began at t0 (mono ms), run when
+ * Submits are being stored: not in a turn already half over its bound
+ * (decoding a large Submit is such a turn), unless the last turn skipped
+ * it too. */
+static void s_intake_phase(cr_coordinator_t *c, int64_t t0)
+{
+    if (!c->intake)
+        return;
+    if (cr_time_mono_ms() - t0 < CR_COORD_TURN_BOUND_MS / 2 || c->intake_skipped) {
+        s_phase_intake(c);
+        c->intake_skipped = 0;
+    } else {
+        c->intake_skipped = 1;
+    }
+}
+
 /* After the turn's commit: what the steps stored is kept (ok) or, when the
  * commit failed, done again from the last committed step. */
 static void s_intake_settle(cr_coordinator_t *c, int ok)
@@ -2596,7 +2620,8 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
                      ? cr_wire_recv_submit_specs(sock, &peer, (size_t)c->cfg.max_msg,
                                                  (size_t)c->cfg.max_submit_jobs, &env, field,
                                                  sizeof field, &c->specs)
-                     : cr_wire_recv_max(sock, &peer, (size_t)c->cfg.max_msg, &env);
+                     : cr_wire_recv_records(sock, &peer, (size_t)c->cfg.max_msg, &env,
+                                            &c->records);
         if (rc == -EAGAIN)
             return;
         if (rc == CR_E_LIMIT) {
@@ -2633,6 +2658,7 @@ static void s_phase_socket(cr_coordinator_t *c, void *sock, const char *side, s_
         if (!c->env_taken)
             cr_wire_free(&env);
         cr_wire_specs_free(&c->specs); /* unless the handler took them */
+        cr_wire_specs_free(&c->records);
     }
 }
 
@@ -2908,13 +2934,23 @@ static void s_phase_dispatch(cr_coordinator_t *c)
     char sig[CR_SCHED_MAX_CLASSES * (CR_SCHED_BACKEND_MAX + 1) + 1] = "", wsig[sizeof sig];
     cr_store_key_t *pool = NULL;
     size_t npool = 0, used = 0;
+    /* a read of the queue is for at most what it holds, whatever the free
+     * credit: the keys' room is kept from turn to turn, not zeroed (the
+     * store writes each key it gives), as it is what a busy farm's credit
+     * holds */
+    cr_store_counts_t counts;
+    cr_store_counts(c->store, &counts);
+    if (counts.queued == 0)
+        return; /* credit freed, nothing to give: no sweep over the workers */
+    int fetched = 0;
     for (size_t k = 0; k < n; k++) {
         cr_sched_worker_t *w = cr_sched_at(c->sched, (c->rr + k) % n);
         uint32_t room = cr_sched_free_credit(w);
         if (!room || !w->nbackends)
             continue;
         s_lang_sig(w, wsig, sizeof wsig);
-        if (!pool || strcmp(wsig, sig) != 0) {
+        if (!fetched || strcmp(wsig, sig) != 0) {
+            fetched = 1;
             size_t want = 0;
             for (size_t j = k; j < n; j++) {
                 cr_sched_worker_t *x = cr_sched_at(c->sched, (c->rr + j) % n);
@@ -2923,13 +2959,21 @@ static void s_phase_dispatch(cr_coordinator_t *c)
                 if (x->nbackends && strcmp(xsig, wsig) == 0)
                     want += cr_sched_free_credit(x);
             }
-            free(pool);
-            pool = calloc(want ? want : 1, sizeof *pool);
+            if (want > counts.queued)
+                want = (size_t)counts.queued;
+            if (want > c->cap_pool) {
+                void *g = realloc(c->pool, want * sizeof *c->pool);
+                if (g) {
+                    c->pool = g;
+                    c->cap_pool = want;
+                }
+            }
+            pool = c->pool;
             /* its backends, and the multi-GPU classes it can take (docs/multigpu.md) */
             const char *langs[CR_SCHED_MAX_CLASSES];
             int nl = cr_sched_classes(w, langs);
             npool = used = 0;
-            if (!pool ||
+            if (!want || want > c->cap_pool ||
                 cr_store_next_queued(c->store, langs, (size_t)nl, want, pool, &npool) != 0)
                 npool = 0;
             cr_text_copy(sig, sizeof sig, wsig);
@@ -2939,7 +2983,6 @@ static void s_phase_dispatch(cr_coordinator_t *c)
             s_dispatch_worker(c, w, pool + used, take);
         used += take;
     }
-    free(pool);
     c->rr++;
 }
 
@@ -3403,21 +3446,20 @@ int cr_coordinator_run(cr_coordinator_t *c)
         if (items[1].revents & ZMQ_POLLIN)
             s_phase_socket(c, c->clients, "client", s_on_client_msg,
                            cr_time_mono_ms() + CR_COORD_PHASE_MS, 0);
+        /* intake before the workers' results: a client waits for each
+         * SubmitAck before it sends the next Submit, so a Submit stored in
+         * full is committed and answered now, and its client's next
+         * Submit travels while this turn reads the results */
+        s_intake_phase(c, t0);
+        if (c->intake_done) {
+            s_turn_end(c);
+            s_turn_begin(c);
+        }
         if (items[0].revents & ZMQ_POLLIN) {
             int64_t now = cr_time_mono_ms(), until = t0 + 2 * CR_COORD_PHASE_MS;
             s_phase_socket(c, c->workers, "worker", s_on_worker_msg,
                            now + CR_COORD_PHASE_MS < until ? now + CR_COORD_PHASE_MS : until,
                            CR_COORD_MIN_READ);
-        }
-        /* intake: the next steps of the Submits being stored; not in a turn
-         * already half over its bound (decoding a large Submit is such a
-         * turn), unless the last turn skipped it too */
-        if (c->intake && (cr_time_mono_ms() - t0 < CR_COORD_TURN_BOUND_MS / 2 ||
-                          c->intake_skipped)) {
-            s_phase_intake(c);
-            c->intake_skipped = 0;
-        } else if (c->intake) {
-            c->intake_skipped = 1;
         }
         /* metrics scrapes */
         for (int k = 2; k < 2 + nm; k++)
@@ -3495,6 +3537,9 @@ void cr_coordinator_destroy(cr_coordinator_t **self_p)
             s_intake_free(in);
         }
     cr_wire_specs_free(&c->specs);
+    cr_wire_specs_free(&c->records);
+    free(c->pool);
+    cr_wire_arena_trim(); /* the workers' decode memory (this thread's) */
     cr_store_close(&c->store);
     free(c->subs);
     free(c);

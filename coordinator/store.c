@@ -481,13 +481,7 @@ static int s_dup_blob(sqlite3_stmt *st, int col, uint8_t **out, size_t *len)
  * string that is not its shared empty string). */
 static int s_set_str(char **field, const char *v)
 {
-    char *d = strdup(v ? v : "");
-    if (!d)
-        return -ENOMEM;
-    if (*field && *field != protobuf_c_empty_string)
-        free(*field);
-    *field = d;
-    return 0;
+    return cr_wire_set_str(field, v ? v : ""); /* a worker's record lies in the arena */
 }
 
 /* ---- open / close / recover ---- */
@@ -1975,7 +1969,8 @@ int cr_store_assign_spec(cr_store_t *s, const char *batch_id, const char *job_id
 /* Makes the live job j DONE with rec (inside the caller's transaction): the
  * keys from memory, the batch's next seq from memory, one UPDATE of its row
  * by rowid. j leaves memory (the graveyard keeps it until the commit). */
-static int s_finish(cr_store_t *s, s_job_t *j, Crucible__RewardRecord *rec)
+static int s_finish(cr_store_t *s, s_job_t *j, Crucible__RewardRecord *rec,
+                    const uint8_t *sent, size_t sent_len)
 {
     int rc = s_set_str(&rec->task, j->task);
     if (rc == 0)
@@ -1993,7 +1988,9 @@ static int s_finish(cr_store_t *s, s_job_t *j, Crucible__RewardRecord *rec)
 
     uint8_t *blob = NULL;
     size_t len = 0;
-    rc = cr_wire_record_pack(rec, &blob, &len);
+    rc = sent ? cr_wire_record_amend(sent, sent_len, rec, &blob, &len) : CR_E_DECODE;
+    if (rc != 0)
+        rc = cr_wire_record_pack(rec, &blob, &len);
     if (rc != 0)
         return rc;
     char flags[1024];
@@ -2045,6 +2042,12 @@ static int s_finish(cr_store_t *s, s_job_t *j, Crucible__RewardRecord *rec)
 
 int cr_store_complete(cr_store_t *s, Crucible__RewardRecord *rec, cr_store_job_info_t *prev)
 {
+    return cr_store_complete_sent(s, rec, NULL, 0, prev);
+}
+
+int cr_store_complete_sent(cr_store_t *s, Crucible__RewardRecord *rec, const uint8_t *sent,
+                           size_t len, cr_store_job_info_t *prev)
+{
     cr_store_job_info_t info;
     if (!rec->batch_id || !rec->job_id)
         return CR_E_USAGE;
@@ -2068,11 +2071,11 @@ int cr_store_complete(cr_store_t *s, Crucible__RewardRecord *rec, cr_store_job_i
      * the row and the batch's counters (s_flush) in one commit. */
     int rc = 0;
     if (s->depth > 0) {
-        rc = s_finish(s, j, rec);
+        rc = s_finish(s, j, rec, sent, len);
     } else {
         rc = cr_store_begin(s);
         if (rc == 0)
-            rc = s_end(s, s_finish(s, j, rec));
+            rc = s_end(s, s_finish(s, j, rec, sent, len));
     }
     if (prev) {
         if (rc == 0)
@@ -2146,7 +2149,7 @@ int cr_store_requeue(cr_store_t *s, const char *batch_id, const char *job_id,
         snprintf(msg, sizeof msg, "quarantined: worker lost on %u attempts (max-attempts %u; "
                  "last: %s)", j->attempt, max_attempts, why && why[0] ? why : "no reason given");
         rec = s_make_record(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, msg);
-        rc = rec ? s_finish(s, j, rec) : -ENOMEM;
+        rc = rec ? s_finish(s, j, rec, NULL, 0) : -ENOMEM;
     } else {
         /* the try counts: written, so that a restart keeps the count */
         sqlite3_stmt *st = s_q(s, Q_JOB_REQUEUE);
@@ -2239,7 +2242,7 @@ int cr_store_cancel(cr_store_t *s, const char *batch_id, const char *job_id, cr_
         if (rec)
             snprintf(done[ndone].worker, sizeof done[ndone].worker, "%s",
                      j->state == CR_JOB_ASSIGNED && j->worker ? j->worker : "");
-        rc = rec ? s_finish(s, j, rec) : -ENOMEM;
+        rc = rec ? s_finish(s, j, rec, NULL, 0) : -ENOMEM;
         if (rec)
             done[ndone++].rec = rec;
     }
@@ -2300,7 +2303,7 @@ int cr_store_expire_queued(cr_store_t *s, int64_t now_ms, cr_store_done_fn fn, v
                 snprintf(msg, sizeof msg, "queued for %.0f s without a worker (queue timeout %g s)",
                          (double)(now_ms - since) / 1000.0, b->queue_timeout_s);
                 done[ndone] = s_make_record(j, CRUCIBLE__STATUS__STATUS_INFRA_ERROR, msg);
-                rc = done[ndone] ? s_finish(s, j, done[ndone]) : -ENOMEM;
+                rc = done[ndone] ? s_finish(s, j, done[ndone], NULL, 0) : -ENOMEM;
                 if (done[ndone])
                     ndone++;
             }

@@ -196,6 +196,15 @@ int cr_store_task(cr_store_t *s, const char *hash, uint8_t **blob, size_t *len);
  * prev filled); CR_E_NOT_FOUND. */
 int cr_store_complete(cr_store_t *s, Crucible__RewardRecord *rec, cr_store_job_info_t *prev);
 
+/* cr_store_complete of a worker's record whose bytes as it came are sent
+ * (len bytes; rec is their decode, with the fields the coordinator sets
+ * changed, cr_wire_record_amend): the record stored is those bytes with the
+ * coordinator's fields written after them, instead of rec packed again;
+ * decoded, the same record. sent NULL: rec is packed, as cr_store_complete
+ * does. */
+int cr_store_complete_sent(cr_store_t *s, Crucible__RewardRecord *rec, const uint8_t *sent,
+                           size_t len, cr_store_job_info_t *prev);
+
 /* The packed bytes of the record the last cr_store_complete made, as they
  * will be stored (so that they are packed once, for the log and for the
  * stream). Borrowed: valid until the next call into the store. 0, or

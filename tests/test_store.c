@@ -1154,3 +1154,99 @@ Test(store, checkpoints_in_the_commit_by_default)
     CHECK(st);
     cr_store_close(&st);
 }
+
+typedef struct {
+    int n;
+    uint8_t blob[2][512];
+    size_t len[2];
+} s_blobs_t;
+
+static int s_keep_blob(uint64_t seq, const uint8_t *rec, size_t len, void *arg)
+{
+    s_blobs_t *b = arg;
+    (void)seq;
+    cr_assert_lt(b->n, 2);
+    cr_assert_leq(len, sizeof b->blob[0]);
+    memcpy(b->blob[b->n], rec, len);
+    b->len[b->n++] = len;
+    return 0;
+}
+
+/* A worker's record completed with the bytes it came in
+ * (cr_store_complete_sent) is stored as those bytes with the store's and
+ * the coordinator's fields written after them: the worker's own fields (a
+ * host, a field this schema does not know) as sent, its claims to the
+ * coordinator's (task, worker_id, seq) replaced, and decoded it is the
+ * record cr_store_complete packs; it streams and recovers as any record. */
+Test(store, complete_stores_the_record_as_sent)
+{
+    cr_store_t *st = s_open();
+    s_batch(st, "b", 2, 1, "c");
+    Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
+    r.batch_id = "b";
+    r.job_id = "j0";
+    r.status = CRUCIBLE__STATUS__STATUS_OK;
+    r.task = "forged";
+    r.worker_id = "liar";
+    r.seq = 77;
+    r.host = "n7";
+    uint8_t sent[256];
+    size_t slen = crucible__reward_record__pack(&r, sent);
+    sent[slen++] = (uint8_t)(900 << 3 & 0x7f) | 0x80; /* field 900, varint 1 */
+    sent[slen++] = (uint8_t)(900 >> 4);
+    sent[slen++] = 0x01;
+    Crucible__RewardRecord *rec = crucible__reward_record__unpack(NULL, slen, sent);
+    cr_assert_not_null(rec);
+    free(rec->worker_id);
+    rec->worker_id = strdup("w1"); /* as the coordinator sets it */
+    cr_assert_eq(cr_store_begin(st), 0); /* the coordinator's turn */
+    cr_assert_eq(cr_store_complete_sent(st, rec, sent, slen, NULL), 0);
+    cr_assert_eq(rec->seq, 1);
+    cr_assert_str_eq(rec->task, "t");
+    uint8_t *want = NULL, *amended = NULL;
+    size_t wlen = 0, alen = 0;
+    cr_assert_eq(cr_wire_record_pack(rec, &want, &wlen), 0);
+    cr_assert_eq(cr_wire_record_amend(sent, slen, rec, &amended, &alen), 0);
+    const uint8_t *last = NULL;
+    size_t llen = 0;
+    cr_assert_eq(cr_store_last_record(st, &last, &llen), 0);
+    cr_assert_eq(llen, alen);
+    cr_assert_eq(memcmp(last, amended, alen), 0, "the record streamed is the one amended");
+    cr_assert_eq(cr_store_commit(st), 0);
+    Crucible__RewardRecord *j1 = s_rec("b", "j1", CRUCIBLE__STATUS__STATUS_INCORRECT, "w2");
+    cr_assert_eq(cr_store_complete(st, j1, NULL), 0);
+    uint8_t *j1want = NULL;
+    size_t j1len = 0;
+    cr_assert_eq(cr_wire_record_pack(j1, &j1want, &j1len), 0);
+    CHECK(st);
+    cr_store_close(&st);
+
+    st = s_open();
+    CHECK(st);
+    s_blobs_t got = {0};
+    cr_assert_eq(cr_store_records_packed(st, "b", 0, s_keep_blob, &got), 0);
+    cr_assert_eq(got.n, 2);
+    cr_assert_eq(got.len[0], alen);
+    cr_assert_eq(memcmp(got.blob[0], amended, alen), 0, "stored as sent, amended");
+    cr_assert_eq(memcmp(got.blob[0], sent, 6), 0, "the worker's keys as they came first");
+    Crucible__RewardRecord *back = crucible__reward_record__unpack(NULL, got.len[0], got.blob[0]);
+    cr_assert_not_null(back);
+    uint8_t *again = NULL;
+    size_t aglen = 0;
+    cr_assert_eq(cr_wire_record_pack(back, &again, &aglen), 0);
+    cr_assert_eq(aglen, wlen);
+    cr_assert_eq(memcmp(again, want, wlen), 0, "decoded, the record the store packs");
+    cr_assert_str_eq(back->worker_id, "w1");
+    cr_assert_str_eq(back->host, "n7");
+    cr_assert_eq(back->base.n_unknown_fields, 1);
+    cr_assert_eq(got.len[1], j1len);
+    cr_assert_eq(memcmp(got.blob[1], j1want, j1len), 0, "without the bytes: packed");
+    crucible__reward_record__free_unpacked(back, NULL);
+    s_free(rec);
+    s_free(j1);
+    free(want);
+    free(amended);
+    free(again);
+    free(j1want);
+    cr_store_close(&st);
+}

@@ -1,9 +1,11 @@
 /* test_wire.c — the one module that packs and unpacks messages. */
 #include "error.h"
+#include "reward.h"
 #include "wire.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -256,6 +258,18 @@ Test(wire, pack_result_matches_pack)
     free(b);
 }
 
+/* n records of batch "b", jobs j0..j(n-1) (ids[i] their ids), status OK. */
+static void s_records(Crucible__RewardRecord *recs, char (*ids)[16], int n)
+{
+    for (int i = 0; i < n; i++) {
+        crucible__reward_record__init(&recs[i]);
+        snprintf(ids[i], sizeof ids[i], "j%d", i);
+        recs[i].batch_id = "b";
+        recs[i].job_id = ids[i];
+        recs[i].status = CRUCIBLE__STATUS__STATUS_OK;
+    }
+}
+
 /* A batch made of packed records (cr_wire_batch_head + cr_wire_batch_put)
  * is byte for byte what cr_wire_pack makes of Envelope{Result{records}},
  * for records whose lengths take one and two bytes and a batch whose length
@@ -270,13 +284,9 @@ Test(wire, record_batch_is_what_pack_makes)
     log[sizeof log - 1] = '\0';
     comp.log = log;
     char ids[N][16];
+    s_records(recs, ids, N);
     for (int i = 0; i < N; i++) {
-        crucible__reward_record__init(&recs[i]);
-        snprintf(ids[i], sizeof ids[i], "j%d", i);
-        recs[i].batch_id = "b";
-        recs[i].job_id = ids[i];
         recs[i].seq = (uint64_t)i + 1;
-        recs[i].status = CRUCIBLE__STATUS__STATUS_OK;
         if (i % 2)
             recs[i].compile = &comp; /* over 127 bytes: a two-byte length */
         rp[i] = &recs[i];
@@ -319,14 +329,33 @@ Test(wire, record_batch_is_what_pack_makes)
     free(want);
 }
 
+/* A connected pair of sockets of types ta (bound) and tb on inproc://name,
+ * in a context of their own; s_unpair closes all three. */
+static void *s_pair(const char *name, int ta, int tb, void **a, void **b)
+{
+    char ep[64];
+    snprintf(ep, sizeof ep, "inproc://%s", name);
+    void *ctx = zmq_ctx_new();
+    *a = zmq_socket(ctx, ta);
+    *b = zmq_socket(ctx, tb);
+    cr_assert_eq(zmq_bind(*a, ep), 0);
+    cr_assert_eq(zmq_connect(*b, ep), 0);
+    return ctx;
+}
+
+static void s_unpair(void *ctx, void *a, void *b)
+{
+    zmq_close(a);
+    zmq_close(b);
+    zmq_ctx_term(ctx);
+}
+
 /* A Submit read with its specs: the envelope's jobs carry every field but
  * the source, and each spec is that job packed as sent, source included. */
 Test(wire, submit_specs_keep_the_sent_jobs)
 {
-    void *ctx = zmq_ctx_new();
-    void *a = zmq_socket(ctx, ZMQ_PAIR), *b = zmq_socket(ctx, ZMQ_PAIR);
-    cr_assert_eq(zmq_bind(a, "inproc://specs"), 0);
-    cr_assert_eq(zmq_connect(b, "inproc://specs"), 0);
+    void *a, *b;
+    void *ctx = s_pair("specs", ZMQ_PAIR, ZMQ_PAIR, &a, &b);
     Crucible__TaskBundle tb = CRUCIBLE__TASK_BUNDLE__INIT;
     Crucible__TaskBundle *tbs[1] = {&tb};
     tb.name = "t";
@@ -387,9 +416,7 @@ Test(wire, submit_specs_keep_the_sent_jobs)
     cr_wire_specs_free(&sp);
     cr_assert_null(sp);
     cr_wire_free(&out);
-    zmq_close(a);
-    zmq_close(b);
-    zmq_ctx_term(ctx);
+    s_unpair(ctx, a, b);
 }
 
 /* An Assign written around packed parts (cr_wire_pack_assign) is byte for
@@ -524,4 +551,282 @@ Test(wire, fields_ok_knows_protobuf_from_other_bytes)
     cr_assert_not(cr_wire_fields_ok(group, sizeof group));
     cr_assert_not(cr_wire_fields_ok(zero, sizeof zero));
     cr_assert_not(cr_wire_fields_ok(cut, sizeof cut));
+}
+
+/* A worker's record with the coordinator's fields set on its decode
+ * (cr_wire_record_amend) decodes to exactly what packing that decode would
+ * store: the worker's other fields as they came (a profile, hack flags,
+ * kernelbench, a field this schema does not know), its values of the
+ * coordinator's fields gone whether the new ones are set or zero (a
+ * sample_index and a message the coordinator leaves empty, components
+ * merged by a decoder if both were kept), and a negative double, a
+ * ten-byte status and a three-byte seq among the new ones. */
+Test(wire, record_amend_decodes_as_packed)
+{
+    Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
+    Crucible__CompileResult cres = CRUCIBLE__COMPILE_RESULT__INIT;
+    Crucible__ProfileResult prof = CRUCIBLE__PROFILE_RESULT__INIT;
+    Crucible__KernelBenchResult kb = CRUCIBLE__KERNEL_BENCH_RESULT__INIT;
+    Crucible__RewardComponents wc = CRUCIBLE__REWARD_COMPONENTS__INIT;
+    char *flags[2] = {"timing", "copy"};
+    r.batch_id = "b";
+    r.job_id = "j7";
+    r.task = "the worker's";
+    r.group_id = "g-worker";
+    r.sample_index = 3;
+    r.turn = 2;
+    r.attempt = 0;
+    r.seq = 99;
+    r.status = CRUCIBLE__STATUS__STATUS_OK;
+    r.message = "worker message";
+    cres.ok = 1;
+    cres.seconds = 0.25;
+    cres.log = "compiled";
+    r.compile = &cres;
+    prof.speedup_geomean = 1.5;
+    r.profile = &prof;
+    r.n_hack_flags = 2;
+    r.hack_flags = flags;
+    kb.compiled = 1;
+    kb.runtime = 0.5;
+    r.kernelbench = &kb;
+    wc.formula = "forged";
+    wc.penalty = 5;
+    r.components = &wc;
+    r.has_reward = 1;
+    r.reward = 7;
+    r.worker_id = "liar";
+    r.host = "node7";
+    r.t_submitted = 1;
+    r.t_assigned = 2;
+    r.t_finished = 1764000000123;
+    uint8_t *packed = NULL;
+    size_t plen = 0;
+    cr_assert_eq(cr_wire_record_pack(&r, &packed, &plen), 0);
+    /* a field this schema does not know, after the rest */
+    uint8_t sent[4096];
+    cr_assert_lt(plen + 3, sizeof sent);
+    memcpy(sent, packed, plen);
+    sent[plen] = (uint8_t)(1000 << 3 & 0x7f) | 0x80;
+    sent[plen + 1] = (uint8_t)(1000 >> 4);
+    sent[plen + 2] = 0x05;
+    size_t slen = plen + 3;
+    free(packed);
+
+    Crucible__RewardRecord *rec = crucible__reward_record__unpack(NULL, slen, sent);
+    cr_assert_not_null(rec);
+    cr_assert_eq(rec->base.n_unknown_fields, 1);
+    /* what the coordinator and the store set */
+    Crucible__RewardComponents *nc = calloc(1, sizeof *nc);
+    crucible__reward_components__init(nc);
+    nc->formula = strdup("default@1");
+    nc->correct = 1;
+    nc->speed = -0.25;
+    crucible__reward_components__free_unpacked(rec->components, NULL);
+    rec->components = nc;
+    free(rec->task);
+    rec->task = strdup("t");
+    free(rec->group_id);
+    rec->group_id = strdup(""); /* empty: the worker's must not come back */
+    rec->sample_index = 0;
+    rec->turn = 4;
+    rec->attempt = 1;
+    rec->seq = 20000;
+    rec->status = (Crucible__Status)-1;
+    free(rec->message);
+    rec->message = strdup("");
+    rec->has_reward = 1;
+    rec->reward = -0.25;
+    free(rec->worker_id);
+    rec->worker_id = strdup("w3@node7");
+    rec->t_submitted = 1764000000000;
+    rec->t_assigned = 0;
+
+    uint8_t *want = NULL, *got = NULL;
+    size_t wlen = 0, glen = 0;
+    cr_assert_eq(cr_wire_record_pack(rec, &want, &wlen), 0);
+    cr_assert_eq(cr_wire_record_amend(sent, slen, rec, &got, &glen), 0);
+    Crucible__RewardRecord *back = crucible__reward_record__unpack(NULL, glen, got);
+    cr_assert_not_null(back);
+    uint8_t *again = NULL;
+    size_t alen = 0;
+    cr_assert_eq(cr_wire_record_pack(back, &again, &alen), 0);
+    cr_assert_eq(alen, wlen);
+    cr_assert_eq(memcmp(again, want, wlen), 0);
+    cr_assert_str_eq(back->components->formula, "default@1");
+    cr_assert_eq(back->components->penalty, 0); /* not the worker's 5 */
+    cr_assert_str_eq(back->group_id, "");
+    cr_assert_eq(back->sample_index, 0);
+    cr_assert_str_eq(back->message, "");
+    cr_assert_eq(back->t_assigned, 0);
+    cr_assert_eq((int)back->status, -1);
+    cr_assert_str_eq(back->host, "node7");
+    cr_assert_eq(back->n_hack_flags, 2);
+    cr_assert_eq(back->profile->speedup_geomean, 1.5);
+    cr_assert_eq(back->base.n_unknown_fields, 1);
+    /* the worker's fields are the bytes it sent: the amended record starts
+     * with its keys as they came */
+    cr_assert_eq(memcmp(got, sent, 2 + strlen("b") + 2 + strlen("j7")), 0);
+    crucible__reward_record__free_unpacked(back, NULL);
+    crucible__reward_record__free_unpacked(rec, NULL);
+    free(want);
+    free(got);
+    free(again);
+
+    /* bytes that are not protobuf fields are refused, not copied */
+    const uint8_t junk[] = {0x0a, 0x7f, 'x'};
+    Crucible__RewardRecord empty = CRUCIBLE__REWARD_RECORD__INIT;
+    got = NULL;
+    cr_assert_eq(cr_wire_record_amend(junk, sizeof junk, &empty, &got, &glen), CR_E_DECODE);
+    cr_assert_null(got);
+}
+
+/* cr_wire_recv_records gives a Result's records as they came, each the
+ * bytes packing it makes, in order: records, or a record alone; nothing for
+ * a message that is not a Result, and nothing for a Result whose record is
+ * given twice (the decoder merges the two: neither is the decoded one). */
+Test(wire, recv_records_gives_each_as_sent)
+{
+    void *a, *b;
+    void *ctx = s_pair("records", ZMQ_ROUTER, ZMQ_DEALER, &a, &b);
+    Crucible__RewardRecord r[3], *rp[3];
+    Crucible__CompileResult cres = CRUCIBLE__COMPILE_RESULT__INIT;
+    cres.log = "a log";
+    char ids[3][16];
+    s_records(r, ids, 3);
+    for (int i = 0; i < 3; i++) {
+        r[i].attempt = (uint32_t)i + 1;
+        r[i].compile = i == 1 ? &cres : NULL;
+        rp[i] = &r[i];
+    }
+    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    res.n_records = 3;
+    res.records = rp;
+    cr_assert_eq(cr_wire_send(b, NULL, &env), 0);
+    res.n_records = 0;
+    res.records = NULL;
+    res.record = &r[2];
+    cr_assert_eq(cr_wire_send(b, NULL, &env), 0);
+    Crucible__Heartbeat hb = CRUCIBLE__HEARTBEAT__INIT;
+    Crucible__Envelope henv = CRUCIBLE__ENVELOPE__INIT;
+    henv.body_case = CRUCIBLE__ENVELOPE__BODY_HEARTBEAT;
+    henv.heartbeat = &hb;
+    cr_assert_eq(cr_wire_send(b, NULL, &henv), 0);
+    /* Result{record, record}: the same bytes twice over */
+    uint8_t *one = NULL;
+    size_t olen = 0;
+    cr_assert_eq(cr_wire_pack(&env, &one, &olen), 0);
+    uint8_t twice[512];
+    cr_assert_lt(2 * olen, sizeof twice);
+    memcpy(twice, one, olen);
+    memcpy(twice + olen, one, olen);
+    cr_assert_eq(zmq_send(b, twice, 2 * olen, 0), (int)(2 * olen));
+    free(one);
+
+    for (int msg = 0; msg < 4; msg++) {
+        cr_peer_t peer;
+        Crucible__Envelope *out = NULL;
+        cr_wire_specs_t *sp = NULL;
+        int rc;
+        while ((rc = cr_wire_recv_records(a, &peer, CR_WIRE_MAX_MSG, &out, &sp)) == -EAGAIN)
+            usleep(1000);
+        cr_assert_eq(rc, 0, "message %d", msg);
+        if (msg >= 2) {
+            cr_assert_null(sp, "message %d", msg);
+            cr_wire_free(&out);
+            continue;
+        }
+        cr_assert_not_null(sp);
+        size_t n = msg == 0 ? 3 : 1;
+        cr_assert_eq(sp->n, n);
+        for (size_t i = 0; i < n; i++) {
+            Crucible__RewardRecord *want = msg == 0 ? &r[i] : &r[2];
+            uint8_t *p = NULL;
+            size_t plen = 0;
+            cr_assert_eq(cr_wire_record_pack(want, &p, &plen), 0);
+            cr_assert_eq(sp->len[i], plen);
+            cr_assert_eq(memcmp(sp->spec[i], p, plen), 0);
+            free(p);
+        }
+        cr_wire_specs_free(&sp);
+        cr_assert_null(sp);
+        cr_wire_free(&out);
+    }
+    s_unpair(ctx, a, b);
+}
+
+/* A worker's message received with cr_wire_recv_records lives in the
+ * decode arena until cr_wire_free: its strings set with cr_wire_set_str and
+ * the reward's components go there too (nothing of the heap to leak or
+ * free twice); a second message received while the first is live is
+ * decoded on the heap, and both free as any envelope. */
+Test(wire, worker_messages_decode_into_the_arena)
+{
+    void *a, *b;
+    void *ctx = s_pair("arena", ZMQ_ROUTER, ZMQ_DEALER, &a, &b);
+    Crucible__RewardRecord r = CRUCIBLE__REWARD_RECORD__INIT;
+    Crucible__RewardComponents wc = CRUCIBLE__REWARD_COMPONENTS__INIT;
+    wc.formula = "forged";
+    r.batch_id = "b";
+    r.job_id = "j";
+    r.status = CRUCIBLE__STATUS__STATUS_OK;
+    r.message = "the worker's";
+    r.components = &wc;
+    Crucible__Result res = CRUCIBLE__RESULT__INIT;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    res.record = &r;
+    cr_assert_eq(cr_wire_send(b, NULL, &env), 0);
+    cr_assert_eq(cr_wire_send(b, NULL, &env), 0);
+
+    Crucible__Envelope *one = NULL, *two = NULL;
+    cr_wire_specs_t *sp1 = NULL, *sp2 = NULL;
+    cr_peer_t peer;
+    int rc;
+    while ((rc = cr_wire_recv_records(a, &peer, CR_WIRE_MAX_MSG, &one, &sp1)) == -EAGAIN)
+        usleep(1000);
+    cr_assert_eq(rc, 0);
+    Crucible__RewardRecord *rec = one->result->record;
+    cr_assert(cr_wire_in_arena(one));
+    cr_assert(cr_wire_in_arena(&rec->message));
+    cr_assert_eq(cr_wire_set_str(&rec->message, "the coordinator's"), 0);
+    cr_assert(cr_wire_in_arena(rec->message));
+    cr_assert_str_eq(rec->message, "the coordinator's");
+    cr_assert_eq(cr_wire_set_str(&rec->worker_id, "w1"), 0); /* was the shared "" */
+    cr_assert(cr_wire_in_arena(rec->worker_id));
+    cr_assert_eq(cr_reward_apply(rec, "default"), 0);
+    cr_assert(cr_wire_in_arena(rec->components));
+    cr_assert(cr_wire_in_arena(rec->components->formula));
+    cr_assert_str_eq(rec->components->formula, "default@1");
+
+    /* the second, while the first is live: the heap's */
+    while ((rc = cr_wire_recv_records(a, &peer, CR_WIRE_MAX_MSG, &two, &sp2)) == -EAGAIN)
+        usleep(1000);
+    cr_assert_eq(rc, 0);
+    cr_assert_not(cr_wire_in_arena(two));
+    Crucible__RewardRecord *rec2 = two->result->record;
+    cr_assert_eq(cr_wire_set_str(&rec2->message, "heap"), 0);
+    cr_assert_not(cr_wire_in_arena(rec2->message));
+    cr_assert_eq(cr_reward_apply(rec2, "default"), 0);
+    cr_assert_not(cr_wire_in_arena(rec2->components));
+
+    cr_wire_free(&one);
+    cr_assert_null(one);
+    cr_assert_not(cr_wire_in_arena(rec)); /* given back */
+    cr_wire_free(&two);
+    cr_wire_specs_free(&sp1);
+    cr_wire_specs_free(&sp2);
+    /* and a heap record is what it was: strings replaced and freed */
+    Crucible__RewardRecord *h = cr_wire_record_dup(&r);
+    cr_assert_not_null(h);
+    cr_assert_not(cr_wire_in_arena(&h->message));
+    cr_assert_eq(cr_wire_set_str(&h->message, "m"), 0);
+    cr_assert_str_eq(h->message, "m");
+    crucible__reward_record__free_unpacked(h, NULL);
+    cr_wire_arena_trim();
+    s_unpair(ctx, a, b);
 }
