@@ -919,6 +919,7 @@ static void s_tw_rich(Crucible__RewardRecord *r, Crucible__CompileResult *cr_,
     cr_->ok = 1;
     cr_->log = "compiled";
     cr_->seconds = 0.5;
+    cr_->cache_hit = 1;
     r->compile = cr_;
     vr->ok = 1;
     r->verify = vr;
@@ -1054,6 +1055,17 @@ Test(wire, result_walk_attacked)
             rec[n++] = 1;
         S_TW(1);
         cr_assert_null(crucible__envelope__unpack(NULL, len, env), "field %d", wrong[i][0]);
+    }
+    /* inside the CompileResult the walk reads too: its log as a varint,
+     * an unknown field in it */
+    for (int i = 0; i < 2; i++) {
+        n = s_tw_key(rec, 11, 2);
+        rec[n++] = 2;
+        n += s_tw_key(rec + n, i == 0 ? 2 : 9, 0);
+        rec[n++] = 1;
+        S_TW(1);
+        if (i == 0)
+            cr_assert_null(crucible__envelope__unpack(NULL, len, env));
     }
     /* a length past the end, one of 2^32, a varint of 11 bytes */
     n = s_tw_key(rec, 1, 2);
