@@ -579,6 +579,32 @@ static int s_fast_str(char **field, const uint8_t *val, size_t vlen)
     return 0;
 }
 
+/* One field as the walk reads it (s_field_value). */
+typedef struct {
+    uint32_t num;       /* field number */
+    int wt;             /* wire type */
+    const uint8_t *val; /* a length-delimited payload (into the message), or NULL */
+    size_t vlen;        /* its bytes */
+    uint64_t v;         /* a varint's value, else 0 */
+    double d;           /* a fixed64's, else 0 */
+} s_fv_t;
+
+/* s_field, with the scalar's value. -1 when the bytes do not parse. */
+static int s_field_value(const uint8_t **p, const uint8_t *end, s_fv_t *f)
+{
+    const uint8_t *at = *p;
+    uint64_t key;
+    f->v = 0;
+    f->d = 0;
+    if (s_field(p, end, &f->num, &f->wt, &f->val, &f->vlen) != 0)
+        return -1;
+    if (f->wt == 0 && (s_varint(&at, end, &key) != 0 || s_varint(&at, end, &f->v) != 0))
+        return -1;
+    if (f->wt == 1)
+        memcpy(&f->d, *p - 8, 8); /* little-endian, as protobuf's fixed64 */
+    return 0;
+}
+
 /* A record's CompileResult (in every record a worker sends) by the same
  * walk: 0, 1 (not of the plain shape) or -ENOMEM. */
 static int s_fast_compile(const uint8_t *p, size_t len, Crucible__CompileResult **out)
@@ -589,21 +615,15 @@ static int s_fast_compile(const uint8_t *p, size_t len, Crucible__CompileResult 
     crucible__compile_result__init(m);
     const uint8_t *end = p + len;
     while (p < end) {
-        const uint8_t *at = p, *val;
-        size_t vlen;
-        uint32_t num;
-        int wt;
-        uint64_t key, v = 0;
-        if (s_field(&p, end, &num, &wt, &val, &vlen) != 0)
+        s_fv_t f;
+        if (s_field_value(&p, end, &f) != 0)
             return 1;
-        if (wt == 0 && (s_varint(&at, end, &key) != 0 || s_varint(&at, end, &v) != 0))
-            return 1;
-        if ((num == 1 || num == 4) && wt == 0)
-            *(num == 1 ? &m->ok : &m->cache_hit) = v != 0;
-        else if (num == 3 && wt == 1)
-            memcpy(&m->seconds, p - 8, 8);
-        else if (num == 2 && wt == 2) {
-            if (s_fast_str(&m->log, val, vlen) != 0)
+        if ((f.num == 1 || f.num == 4) && f.wt == 0)
+            *(f.num == 1 ? &m->ok : &m->cache_hit) = f.v != 0;
+        else if (f.num == 3 && f.wt == 1)
+            m->seconds = f.d;
+        else if (f.num == 2 && f.wt == 2) {
+            if (s_fast_str(&m->log, f.val, f.vlen) != 0)
                 return -ENOMEM;
         } else
             return 1;
@@ -615,9 +635,9 @@ static int s_fast_compile(const uint8_t *p, size_t len, Crucible__CompileResult 
 /* A sub-message field: decoded by protobuf-c into the arena, once. */
 #define S_FAST_SUB(member, fn)                                                              \
     do {                                                                                    \
-        if (wt != 2 || r->member)                                                           \
+        if (f.wt != 2 || r->member)                                                         \
             return 1;                                                                       \
-        if (!(r->member = fn(&s_arena_allocator, vlen, val)) ||                             \
+        if (!(r->member = fn(&s_arena_allocator, f.vlen, f.val)) ||                         \
             s_has_field_zero(&r->member->base))                                             \
             return 1;                                                                       \
     } while (0)
@@ -633,24 +653,11 @@ static int s_fast_record(const uint8_t *p, size_t len, Crucible__RewardRecord **
     size_t cap_flags = 0;
     const uint8_t *end = p + len;
     while (p < end) {
-        const uint8_t *at = p, *val;
-        size_t vlen;
-        uint32_t num;
-        int wt;
-        if (s_field(&p, end, &num, &wt, &val, &vlen) != 0)
+        s_fv_t f;
+        if (s_field_value(&p, end, &f) != 0)
             return 1;
-        uint64_t v = 0;
-        if (wt == 0) {
-            const uint8_t *q = at;
-            uint64_t key;
-            if (s_varint(&q, end, &key) != 0 || s_varint(&q, end, &v) != 0)
-                return 1;
-        }
-        double d = 0;
-        if (wt == 1)
-            memcpy(&d, p - 8, 8); /* little-endian, as protobuf's fixed64 */
         char **str = NULL;
-        switch (num) {
+        switch (f.num) {
         case 1: str = &r->batch_id; break;
         case 2: str = &r->job_id; break;
         case 3: str = &r->task; break;
@@ -661,7 +668,7 @@ static int s_fast_record(const uint8_t *p, size_t len, Crucible__RewardRecord **
         case 20: str = &r->device; break;
         case 21: str = &r->backend; break;
         case 14: {
-            if (wt != 2)
+            if (f.wt != 2)
                 return 1;
             if (r->n_hack_flags == cap_flags) {
                 cap_flags = cap_flags ? 2 * cap_flags : 4;
@@ -672,39 +679,39 @@ static int s_fast_record(const uint8_t *p, size_t len, Crucible__RewardRecord **
                     memcpy(a, r->hack_flags, r->n_hack_flags * sizeof *a);
                 r->hack_flags = a;
             }
-            if (s_fast_str(&r->hack_flags[r->n_hack_flags], val, vlen) != 0)
+            if (s_fast_str(&r->hack_flags[r->n_hack_flags], f.val, f.vlen) != 0)
                 return -ENOMEM;
             r->n_hack_flags++;
             continue;
         }
         case 5: case 6: case 7: case 8: case 9: case 15: case 22: case 23: case 24: case 25:
         case 26: case 28:
-            if (wt != 0)
+            if (f.wt != 0)
                 return 1;
-            switch (num) {
-            case 5: r->sample_index = (uint32_t)v; break;
-            case 6: r->turn = (uint32_t)v; break;
-            case 7: r->attempt = (uint32_t)v; break;
-            case 8: r->seq = v; break;
-            case 9: r->status = (Crucible__Status)(int32_t)(uint32_t)v; break;
-            case 15: r->has_reward = v != 0; break;
-            case 22: r->t_submitted = (int64_t)v; break;
-            case 23: r->t_assigned = (int64_t)v; break;
-            case 24: r->t_compiled = (int64_t)v; break;
-            case 25: r->t_verified = (int64_t)v; break;
-            case 26: r->t_finished = (int64_t)v; break;
-            default: r->sandboxed_net = v != 0; break;
+            switch (f.num) {
+            case 5: r->sample_index = (uint32_t)f.v; break;
+            case 6: r->turn = (uint32_t)f.v; break;
+            case 7: r->attempt = (uint32_t)f.v; break;
+            case 8: r->seq = f.v; break;
+            case 9: r->status = (Crucible__Status)(int32_t)(uint32_t)f.v; break;
+            case 15: r->has_reward = f.v != 0; break;
+            case 22: r->t_submitted = (int64_t)f.v; break;
+            case 23: r->t_assigned = (int64_t)f.v; break;
+            case 24: r->t_compiled = (int64_t)f.v; break;
+            case 25: r->t_verified = (int64_t)f.v; break;
+            case 26: r->t_finished = (int64_t)f.v; break;
+            default: r->sandboxed_net = f.v != 0; break;
             }
             continue;
         case 16: case 27:
-            if (wt != 1)
+            if (f.wt != 1)
                 return 1;
-            *(num == 16 ? &r->reward : &r->advantage) = d;
+            *(f.num == 16 ? &r->reward : &r->advantage) = f.d;
             continue;
         case 11: {
-            if (wt != 2 || r->compile)
+            if (f.wt != 2 || r->compile)
                 return 1;
-            int rc = s_fast_compile(val, vlen, &r->compile);
+            int rc = s_fast_compile(f.val, f.vlen, &r->compile);
             if (rc != 0)
                 return rc;
             continue;
@@ -716,9 +723,9 @@ static int s_fast_record(const uint8_t *p, size_t len, Crucible__RewardRecord **
         default:
             return 1; /* unknown, or 0: the general unpack keeps or refuses it */
         }
-        if (wt != 2)
+        if (f.wt != 2)
             return 1;
-        if (s_fast_str(str, val, vlen) != 0)
+        if (s_fast_str(str, f.val, f.vlen) != 0)
             return -ENOMEM;
     }
     *out = r;
@@ -738,14 +745,12 @@ static int s_fast_result(const uint8_t *data, size_t len, Crucible__Envelope **o
     uint32_t num, version = 0;
     int wt;
     while (p < end) {
-        const uint8_t *at = p;
-        if (s_field(&p, end, &num, &wt, &val, &vlen) != 0)
+        s_fv_t f;
+        if (s_field_value(&p, end, &f) != 0)
             return 1;
+        num = f.num, wt = f.wt, val = f.val, vlen = f.vlen;
         if (num == f_version && wt == 0) {
-            uint64_t key, v;
-            if (s_varint(&at, end, &key) != 0 || s_varint(&at, end, &v) != 0)
-                return 1;
-            version = (uint32_t)v;
+            version = (uint32_t)f.v;
         } else if (num == f_result && wt == 2 && !res) {
             res = val;
             reslen = vlen;

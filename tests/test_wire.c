@@ -350,6 +350,17 @@ static void s_unpair(void *ctx, void *a, void *b)
     zmq_ctx_term(ctx);
 }
 
+/* The next message on the ROUTER a, received as the coordinator receives a
+ * worker's (cr_wire_recv_records), waiting for it. Its rc. */
+static int s_recv_worker(void *a, Crucible__Envelope **out, cr_wire_specs_t **sp)
+{
+    cr_peer_t peer;
+    int rc;
+    while ((rc = cr_wire_recv_records(a, &peer, CR_WIRE_MAX_MSG, out, sp)) == -EAGAIN)
+        usleep(1000);
+    return rc;
+}
+
 /* A Submit read with its specs: the envelope's jobs carry every field but
  * the source, and each spec is that job packed as sent, source included. */
 Test(wire, submit_specs_keep_the_sent_jobs)
@@ -727,13 +738,9 @@ Test(wire, recv_records_gives_each_as_sent)
     free(one);
 
     for (int msg = 0; msg < 4; msg++) {
-        cr_peer_t peer;
         Crucible__Envelope *out = NULL;
         cr_wire_specs_t *sp = NULL;
-        int rc;
-        while ((rc = cr_wire_recv_records(a, &peer, CR_WIRE_MAX_MSG, &out, &sp)) == -EAGAIN)
-            usleep(1000);
-        cr_assert_eq(rc, 0, "message %d", msg);
+        cr_assert_eq(s_recv_worker(a, &out, &sp), 0, "message %d", msg);
         if (msg >= 2) {
             cr_assert_null(sp, "message %d", msg);
             cr_wire_free(&out);
@@ -1206,18 +1213,12 @@ Test(wire, recv_records_refuses_damaged_and_goes_on)
     size_t len = s_tw_wrap(env, rec, n);
     cr_assert_eq(zmq_send(b, env, len - 1, 0), (int)len - 1); /* cut */
     cr_assert_eq(zmq_send(b, env, len, 0), (int)len);
-    cr_peer_t peer;
     Crucible__Envelope *out = NULL;
     cr_wire_specs_t *sp = NULL;
-    int rc;
-    while ((rc = cr_wire_recv_records(a, &peer, CR_WIRE_MAX_MSG, &out, &sp)) == -EAGAIN)
-        usleep(1000);
-    cr_assert_eq(rc, CR_E_DECODE);
+    cr_assert_eq(s_recv_worker(a, &out, &sp), CR_E_DECODE);
     cr_assert_null(out);
     cr_assert_null(sp);
-    while ((rc = cr_wire_recv_records(a, &peer, CR_WIRE_MAX_MSG, &out, &sp)) == -EAGAIN)
-        usleep(1000);
-    cr_assert_eq(rc, 0);
+    cr_assert_eq(s_recv_worker(a, &out, &sp), 0);
     cr_assert_str_eq(out->result->record->job_id, "j");
     cr_assert(cr_wire_in_arena(out));
     cr_assert_not_null(sp);
