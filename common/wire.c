@@ -552,9 +552,10 @@ static int s_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wt
 
 /* ---- a worker's Result decoded by a walk of its fields ----
  *
- * protobuf-c's general unpack was the largest share of the coordinator
- * loop's samples (bench/RESULTS.md, issue 20 session 9): it counts and
- * scans every field through the descriptor before it parses one. A
+ * protobuf-c's general unpack counts and scans every field through the
+ * descriptor before it parses one, and a worker's record was two such
+ * unpacks (the record and its CompileResult) besides its share of the
+ * envelope's and the Result's (bench/RESULTS.md, issue 20 session 9). A
  * worker's Result has one plain shape, which this walk decodes into the
  * arena: an envelope of version and result, a Result of record or
  * records, each record's scalars and strings as protobuf-c decodes them
