@@ -897,6 +897,20 @@ static size_t s_strip_sources(const uint8_t *data, size_t len, uint8_t *out, siz
     return o + h + b;
 }
 
+/* Moves the frame m into sp->frame, the parts found in it following: a
+ * message of up to 33 bytes (ZeroMQ's VSM) lives inside its zmq_msg_t, so
+ * a move changes where its bytes are, and pointers taken before it would
+ * point into the old zmq_msg_t (a stack variable of cr_wire_recv_text). */
+static void s_take_frame(cr_wire_specs_t *sp, zmq_msg_t *m)
+{
+    const uint8_t *old = zmq_msg_data(m);
+    zmq_msg_init(sp->frame);
+    zmq_msg_move(sp->frame, m);
+    const uint8_t *now = zmq_msg_data(sp->frame);
+    for (size_t i = 0; i < sp->n; i++)
+        sp->spec[i] = now + (sp->spec[i] - old);
+}
+
 /* Decodes the Submit in m with its sources left out and gives its specs
  * (cr_wire_recv_submit_specs); takes m when it returns 0 with *specs set.
  * 1: not of the shape s_strip_sources handles, m untouched. */
@@ -929,8 +943,7 @@ static int s_recv_specs(zmq_msg_t *m, size_t max, size_t n, Crucible__Envelope *
     if (rc == 0 && (*out)->body_case == CRUCIBLE__ENVELOPE__BODY_SUBMIT && (*out)->submit &&
         (*out)->submit->n_jobs == n) {
         sp->n = n;
-        zmq_msg_init(sp->frame);
-        zmq_msg_move(sp->frame, m);
+        s_take_frame(sp, m);
         *specs = sp;
         return 0;
     }
@@ -1024,8 +1037,7 @@ static void s_keep_records(zmq_msg_t *m, const Crucible__Envelope *env,
         return;
     }
     sp->n = n;
-    zmq_msg_init(sp->frame);
-    zmq_msg_move(sp->frame, m);
+    s_take_frame(sp, m);
     *records = sp;
 }
 

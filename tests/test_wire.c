@@ -1230,3 +1230,62 @@ Test(wire, recv_records_refuses_damaged_and_goes_on)
     cr_wire_arena_trim();
     s_unpair(ctx, a, b);
 }
+
+/* A message of up to 33 bytes lives inside its zmq_msg_t (ZeroMQ's VSM):
+ * the parts a receive gives must point into the frame it keeps, not into
+ * the zmq_msg_t it received into. A tiny Submit's spec and a tiny Result's
+ * record read back as sent after the receive returns. */
+Test(wire, tiny_messages_keep_their_parts)
+{
+    void *a, *b;
+    void *ctx = s_pair("tiny", ZMQ_ROUTER, ZMQ_DEALER, &a, &b);
+    Crucible__JobSpec j = CRUCIBLE__JOB_SPEC__INIT, *jp = &j;
+    j.job_id = "j";
+    j.task = "t";
+    j.source = "s";
+    Crucible__Submit sub = CRUCIBLE__SUBMIT__INIT;
+    sub.batch_id = "b";
+    sub.n_jobs = 1;
+    sub.jobs = &jp;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT;
+    env.submit = &sub;
+    uint8_t *packed = NULL;
+    size_t plen = 0;
+    cr_assert_eq(cr_wire_pack(&env, &packed, &plen), 0);
+    cr_assert_leq(plen, 33);
+    free(packed);
+    cr_assert_eq(cr_wire_send(b, NULL, &env), 0);
+    Crucible__Envelope *out = NULL;
+    cr_wire_specs_t *sp = NULL;
+    cr_peer_t peer;
+    char field[64];
+    int rc;
+    while ((rc = cr_wire_recv_submit_specs(a, &peer, CR_WIRE_MAX_MSG, 10, &out, field,
+                                           sizeof field, &sp)) == -EAGAIN)
+        usleep(1000);
+    cr_assert_eq(rc, 0);
+    cr_assert_not_null(sp);
+    uint8_t want[32];
+    size_t wlen = crucible__job_spec__pack(&j, want);
+    cr_assert_eq(sp->len[0], wlen);
+    cr_assert_eq(memcmp(sp->spec[0], want, wlen), 0);
+    cr_assert_eq((const uint8_t *)sp->spec[0] >= (const uint8_t *)zmq_msg_data(sp->frame), 1);
+    cr_wire_specs_free(&sp);
+    cr_wire_free(&out);
+
+    uint8_t rec[16], e[64];
+    size_t n = s_tw_key(rec, 2, 2);
+    rec[n++] = 1, rec[n++] = 'j';
+    size_t len = s_tw_wrap(e, rec, n);
+    cr_assert_eq(zmq_send(b, e, len, 0), (int)len);
+    cr_assert_eq(s_recv_worker(a, &out, &sp), 0);
+    cr_assert_not_null(sp);
+    const uint8_t *fd = zmq_msg_data(sp->frame);
+    cr_assert(sp->spec[0] >= fd && sp->spec[0] + sp->len[0] <= fd + zmq_msg_size(sp->frame));
+    cr_assert_eq(memcmp(sp->spec[0], rec, n), 0);
+    cr_wire_specs_free(&sp);
+    cr_wire_free(&out);
+    cr_wire_arena_trim();
+    s_unpair(ctx, a, b);
+}
