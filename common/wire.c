@@ -161,6 +161,8 @@ void cr_wire_arena_trim(void)
     s_arena.head = NULL;
 }
 
+static int s_fast_result(const uint8_t *data, size_t len, Crucible__Envelope **out);
+
 /* Where cr_wire_unpack decodes: the arena (cr_wire_recv_records), or the
  * heap (NULL). Set only for that call. */
 static _Thread_local int s_use_arena;
@@ -179,7 +181,15 @@ int cr_wire_unpack(const void *data, size_t len, size_t max, Crucible__Envelope 
     if (len > max)
         return CR_E_TOO_BIG;
     ProtobufCAllocator *a = s_use_arena && !s_arena.env ? &s_arena_allocator : NULL;
-    Crucible__Envelope *env = crucible__envelope__unpack(a, len, data);
+    Crucible__Envelope *env = NULL;
+    int fast = a ? s_fast_result(data, len, &env) : 1;
+    if (fast != 0) {
+        if (a)
+            s_arena_reset(); /* what the walk took before it gave up */
+        if (fast < 0)
+            return fast;
+        env = crucible__envelope__unpack(a, len, data);
+    }
     if (!env) {
         if (a)
             s_arena_reset();
@@ -187,7 +197,7 @@ int cr_wire_unpack(const void *data, size_t len, size_t max, Crucible__Envelope 
     }
     if (a)
         s_arena.env = env;
-    if (s_has_field_zero(&env->base)) {
+    if (fast != 0 && s_has_field_zero(&env->base)) { /* the walk checked its own */
         s_env_free(env, a);
         return CR_E_DECODE;
     }
@@ -540,6 +550,266 @@ static int s_field(const uint8_t **p, const uint8_t *end, uint32_t *num, int *wt
     }
 }
 
+/* ---- a worker's Result decoded by a walk of its fields ----
+ *
+ * protobuf-c's general unpack counts and scans every field through the
+ * descriptor before it parses one, and a worker's record was two such
+ * unpacks (the record and its CompileResult) besides its share of the
+ * envelope's and the Result's (bench/RESULTS.md, issue 20 session 9). A
+ * worker's Result has one plain shape, which this walk decodes into the
+ * arena: an envelope of version and result, a Result of record or
+ * records, each record's scalars and strings as protobuf-c decodes them
+ * (the last of a field given twice wins, as the protobuf spec says), its
+ * CompileResult (in every record) by the same walk, its other sub-messages
+ * by protobuf-c's unpack of that message. Anything else (an
+ * unknown or zero field number, a wire type that is not the field's, a
+ * sub-message given twice, which the decoder merges, a record given both
+ * ways) is left to the general unpack, which decodes it or refuses it:
+ * the walk decides nothing about a message it does not take. */
+
+/* Copies a string field's bytes into the arena, NUL-terminated, as
+ * protobuf-c does (a NUL inside ends the C string there, for both). */
+static int s_fast_str(char **field, const uint8_t *val, size_t vlen)
+{
+    char *d = s_arena_alloc(NULL, vlen + 1);
+    if (!d)
+        return -ENOMEM;
+    memcpy(d, val, vlen);
+    d[vlen] = '\0';
+    *field = d;
+    return 0;
+}
+
+/* One field as the walk reads it (s_field_value). */
+typedef struct {
+    uint32_t num;       /* field number */
+    int wt;             /* wire type */
+    const uint8_t *val; /* a length-delimited payload (into the message), or NULL */
+    size_t vlen;        /* its bytes */
+    uint64_t v;         /* a varint's value, else 0 */
+    double d;           /* a fixed64's, else 0 */
+} s_fv_t;
+
+/* s_field, with the scalar's value. -1 when the bytes do not parse. */
+static int s_field_value(const uint8_t **p, const uint8_t *end, s_fv_t *f)
+{
+    const uint8_t *at = *p;
+    uint64_t key;
+    f->v = 0;
+    f->d = 0;
+    if (s_field(p, end, &f->num, &f->wt, &f->val, &f->vlen) != 0)
+        return -1;
+    if (f->wt == 0 && (s_varint(&at, end, &key) != 0 || s_varint(&at, end, &f->v) != 0))
+        return -1;
+    if (f->wt == 1)
+        memcpy(&f->d, *p - 8, 8); /* little-endian, as protobuf's fixed64 */
+    return 0;
+}
+
+/* A record's CompileResult (in every record a worker sends) by the same
+ * walk: 0, 1 (not of the plain shape) or -ENOMEM. */
+static int s_fast_compile(const uint8_t *p, size_t len, Crucible__CompileResult **out)
+{
+    Crucible__CompileResult *m = s_arena_alloc(NULL, sizeof *m);
+    if (!m)
+        return -ENOMEM;
+    crucible__compile_result__init(m);
+    const uint8_t *end = p + len;
+    while (p < end) {
+        s_fv_t f;
+        if (s_field_value(&p, end, &f) != 0)
+            return 1;
+        if ((f.num == 1 || f.num == 4) && f.wt == 0)
+            *(f.num == 1 ? &m->ok : &m->cache_hit) = f.v != 0;
+        else if (f.num == 3 && f.wt == 1)
+            m->seconds = f.d;
+        else if (f.num == 2 && f.wt == 2) {
+            if (s_fast_str(&m->log, f.val, f.vlen) != 0)
+                return -ENOMEM;
+        } else
+            return 1;
+    }
+    *out = m;
+    return 0;
+}
+
+/* A sub-message field: decoded by protobuf-c into the arena, once. */
+#define S_FAST_SUB(member, fn)                                                              \
+    do {                                                                                    \
+        if (f.wt != 2 || r->member)                                                         \
+            return 1;                                                                       \
+        if (!(r->member = fn(&s_arena_allocator, f.vlen, f.val)) ||                         \
+            s_has_field_zero(&r->member->base))                                             \
+            return 1;                                                                       \
+    } while (0)
+
+/* One RewardRecord's bytes into *out (the arena). 0, 1 (not of the plain
+ * shape: the caller unpacks the whole message), or -ENOMEM. */
+static int s_fast_record(const uint8_t *p, size_t len, Crucible__RewardRecord **out)
+{
+    Crucible__RewardRecord *r = s_arena_alloc(NULL, sizeof *r);
+    if (!r)
+        return -ENOMEM;
+    crucible__reward_record__init(r);
+    size_t cap_flags = 0;
+    const uint8_t *end = p + len;
+    while (p < end) {
+        s_fv_t f;
+        if (s_field_value(&p, end, &f) != 0)
+            return 1;
+        char **str = NULL;
+        switch (f.num) {
+        case 1: str = &r->batch_id; break;
+        case 2: str = &r->job_id; break;
+        case 3: str = &r->task; break;
+        case 4: str = &r->group_id; break;
+        case 10: str = &r->message; break;
+        case 18: str = &r->worker_id; break;
+        case 19: str = &r->host; break;
+        case 20: str = &r->device; break;
+        case 21: str = &r->backend; break;
+        case 14: {
+            if (f.wt != 2)
+                return 1;
+            if (r->n_hack_flags == cap_flags) {
+                cap_flags = cap_flags ? 2 * cap_flags : 4;
+                char **a = s_arena_alloc(NULL, cap_flags * sizeof *a);
+                if (!a)
+                    return -ENOMEM;
+                if (r->n_hack_flags)
+                    memcpy(a, r->hack_flags, r->n_hack_flags * sizeof *a);
+                r->hack_flags = a;
+            }
+            if (s_fast_str(&r->hack_flags[r->n_hack_flags], f.val, f.vlen) != 0)
+                return -ENOMEM;
+            r->n_hack_flags++;
+            continue;
+        }
+        case 5: case 6: case 7: case 8: case 9: case 15: case 22: case 23: case 24: case 25:
+        case 26: case 28:
+            if (f.wt != 0)
+                return 1;
+            switch (f.num) {
+            case 5: r->sample_index = (uint32_t)f.v; break;
+            case 6: r->turn = (uint32_t)f.v; break;
+            case 7: r->attempt = (uint32_t)f.v; break;
+            case 8: r->seq = f.v; break;
+            case 9: r->status = (Crucible__Status)(int32_t)(uint32_t)f.v; break;
+            case 15: r->has_reward = f.v != 0; break;
+            case 22: r->t_submitted = (int64_t)f.v; break;
+            case 23: r->t_assigned = (int64_t)f.v; break;
+            case 24: r->t_compiled = (int64_t)f.v; break;
+            case 25: r->t_verified = (int64_t)f.v; break;
+            case 26: r->t_finished = (int64_t)f.v; break;
+            default: r->sandboxed_net = f.v != 0; break;
+            }
+            continue;
+        case 16: case 27:
+            if (f.wt != 1)
+                return 1;
+            *(f.num == 16 ? &r->reward : &r->advantage) = f.d;
+            continue;
+        case 11: {
+            if (f.wt != 2 || r->compile)
+                return 1;
+            int rc = s_fast_compile(f.val, f.vlen, &r->compile);
+            if (rc != 0)
+                return rc;
+            continue;
+        }
+        case 12: S_FAST_SUB(verify, crucible__verify_result__unpack); continue;
+        case 13: S_FAST_SUB(profile, crucible__profile_result__unpack); continue;
+        case 17: S_FAST_SUB(components, crucible__reward_components__unpack); continue;
+        case 29: S_FAST_SUB(kernelbench, crucible__kernel_bench_result__unpack); continue;
+        default:
+            return 1; /* unknown, or 0: the general unpack keeps or refuses it */
+        }
+        if (f.wt != 2)
+            return 1;
+        if (s_fast_str(str, f.val, f.vlen) != 0)
+            return -ENOMEM;
+    }
+    *out = r;
+    return 0;
+}
+
+/* A worker's Result envelope in data (len bytes) into *out, in the arena
+ * (cr_wire_unpack's caller checks version and body). 0, 1 (not of the
+ * plain shape, or not a Result: unpack it whole; the arena is as it was
+ * found, empty), or -ENOMEM. */
+static int s_fast_result(const uint8_t *data, size_t len, Crucible__Envelope **out)
+{
+    const uint32_t f_version = 1, f_result = CRUCIBLE__ENVELOPE__BODY_RESULT, f_record = 1,
+                   f_records = 40;
+    const uint8_t *p = data, *end = data + len, *res = NULL, *val;
+    size_t reslen = 0, vlen, n = 0;
+    uint32_t num, version = 0;
+    int wt;
+    while (p < end) {
+        s_fv_t f;
+        if (s_field_value(&p, end, &f) != 0)
+            return 1;
+        num = f.num, wt = f.wt, val = f.val, vlen = f.vlen;
+        if (num == f_version && wt == 0) {
+            version = (uint32_t)f.v;
+        } else if (num == f_result && wt == 2 && !res) {
+            res = val;
+            reslen = vlen;
+        } else {
+            return 1;
+        }
+    }
+    if (!res)
+        return 1;
+    /* the records: one `record`, or `records` only */
+    int single = 0;
+    for (p = res, end = res + reslen; p < end;) {
+        if (s_field(&p, end, &num, &wt, &val, &vlen) != 0 || wt != 2 ||
+            (num != f_record && num != f_records))
+            return 1;
+        single += num == f_record;
+        n++;
+        if (single && n > 1)
+            return 1;
+    }
+    Crucible__Envelope *env = s_arena_alloc(NULL, sizeof *env);
+    Crucible__Result *r = s_arena_alloc(NULL, sizeof *r);
+    Crucible__RewardRecord **recs = n && !single ? s_arena_alloc(NULL, n * sizeof *recs) : NULL;
+    if (!env || !r || (n && !single && !recs))
+        return -ENOMEM;
+    crucible__envelope__init(env);
+    crucible__result__init(r);
+    env->version = version;
+    env->body_case = CRUCIBLE__ENVELOPE__BODY_RESULT;
+    env->result = r;
+    size_t k = 0;
+    for (p = res, end = res + reslen; p < end;) {
+        s_field(&p, end, &num, &wt, &val, &vlen); /* parsed above */
+        int rc = s_fast_record(val, vlen, single ? &r->record : &recs[k++]);
+        if (rc != 0)
+            return rc;
+    }
+    r->n_records = single ? 0 : n;
+    r->records = recs;
+    *out = env;
+    return 0;
+}
+
+int cr__wire_result_walk(const void *data, size_t len, Crucible__Envelope **out)
+{
+    *out = NULL;
+    if (s_arena.env)
+        return -EBUSY;
+    int rc = s_fast_result(data, len, out);
+    if (rc != 0) {
+        s_arena_reset();
+        *out = NULL;
+        return rc;
+    }
+    s_arena.env = *out;
+    return 0;
+}
+
 static size_t s_put_varint(uint8_t *p, uint64_t v);
 
 /* The envelope in data with every Submit.jobs[i].source left out, written
@@ -627,6 +897,20 @@ static size_t s_strip_sources(const uint8_t *data, size_t len, uint8_t *out, siz
     return o + h + b;
 }
 
+/* Moves the frame m into sp->frame, the parts found in it following: a
+ * message of up to 33 bytes (ZeroMQ's VSM) lives inside its zmq_msg_t, so
+ * a move changes where its bytes are, and pointers taken before it would
+ * point into the old zmq_msg_t (a stack variable of cr_wire_recv_text). */
+static void s_take_frame(cr_wire_specs_t *sp, zmq_msg_t *m)
+{
+    const uint8_t *old = zmq_msg_data(m);
+    zmq_msg_init(sp->frame);
+    zmq_msg_move(sp->frame, m);
+    const uint8_t *now = zmq_msg_data(sp->frame);
+    for (size_t i = 0; i < sp->n; i++)
+        sp->spec[i] = now + (sp->spec[i] - old);
+}
+
 /* Decodes the Submit in m with its sources left out and gives its specs
  * (cr_wire_recv_submit_specs); takes m when it returns 0 with *specs set.
  * 1: not of the shape s_strip_sources handles, m untouched. */
@@ -659,8 +943,7 @@ static int s_recv_specs(zmq_msg_t *m, size_t max, size_t n, Crucible__Envelope *
     if (rc == 0 && (*out)->body_case == CRUCIBLE__ENVELOPE__BODY_SUBMIT && (*out)->submit &&
         (*out)->submit->n_jobs == n) {
         sp->n = n;
-        zmq_msg_init(sp->frame);
-        zmq_msg_move(sp->frame, m);
+        s_take_frame(sp, m);
         *specs = sp;
         return 0;
     }
@@ -754,8 +1037,7 @@ static void s_keep_records(zmq_msg_t *m, const Crucible__Envelope *env,
         return;
     }
     sp->n = n;
-    zmq_msg_init(sp->frame);
-    zmq_msg_move(sp->frame, m);
+    s_take_frame(sp, m);
     *records = sp;
 }
 

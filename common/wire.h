@@ -172,6 +172,14 @@ void *cr_wire_arena_alloc(size_t size);
  * protobuf-c's shared empty string). 0 or -ENOMEM (*field unchanged). */
 int cr_wire_set_str(char **field, const char *v);
 
+/* The walk cr_wire_recv_records decodes a worker's Result with instead of
+ * protobuf-c's general unpack (common/wire.c says which shape it takes),
+ * alone, for tests: data (len bytes) into *out in the arena (free it with
+ * cr_wire_free). 0; 1 when the walk leaves the message to the general
+ * unpack (*out NULL); -EBUSY while an envelope is live in the arena;
+ * -ENOMEM. Versions are not checked here. */
+int cr__wire_result_walk(const void *data, size_t len, Crucible__Envelope **out);
+
 /* Gives back the arena's memory kept between envelopes (at a thread's end;
  * a live envelope's stays until cr_wire_free). */
 void cr_wire_arena_trim(void);
