@@ -33,7 +33,7 @@
  *    done. A group stop waits for every thread to be scheduled into it: for
  *    a torch executor's threads that took 1-7 ms a command on the H200 host
  *    while its cores ran compilers (session 18, docs/torch.md §4), and
- *    100-160 us on an idle one, different between two processes of
+ *    95-160 us on the idle build VM (4-34 threads), different between two processes of
  *    different threads: the noise of every torch timing cross-check. No
  *    user code runs after the SIGSTOP is sent (a thread stops on its way
  *    back to user mode) and the judge sends it as soon as it sees done
