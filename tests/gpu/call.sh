@@ -99,9 +99,13 @@ for part in "$@"; do
                 | grep -v "raw\|ref_" >> "$L"
             rm -rf "$out/prec"
         done ;;
-    precision)
-        timeout 120 $B --bin "$bin" --out "$out/prec" --parts precision > /dev/null 2>&1
+    precision) # its worker's log (debug: each case's medians, the reference's beside them)
+        # and the whole summary (raw and reference medians too) kept in logs.tgz
+        timeout 120 $B --bin "$bin" --out "$out/prec" --parts precision --log-level debug \
+            > /dev/null 2>&1
         grep -A40 "precision" "$out/prec/bench.log" | grep "median_us\|statuses\|not OK" | grep -v "raw\|ref_" >> "$L"
+        grep -A60 "precision" "$out/prec/bench.log" > "$out/precision.txt"
+        cp "$out"/prec/logs_precision_*/worker-w0.log "$out/precision-worker.log" 2> /dev/null
         rm -rf "$out/prec" ;;
     seq)
         timeout 120 $B --bin "$bin" --out "$out/seq" --parts seq --seq-count 16 > /dev/null 2>&1
