@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "cpu_judge.h"
+#include "stats.h"
 #include "torch_timing.h"
 
 #include <stdlib.h>
@@ -101,6 +102,25 @@ Test(torch_timing, small_hidden_work_is_counted_not_flagged)
     cr_torch_cross_check(&S, r);
     cr_expect_eq(r->status, CRUCIBLE__STATUS__STATUS_OK);
     cr_expect_float_eq(cr_torch_median(S.a, S.n), 65.0, 1e-6);
+    crucible__reward_record__free_unpacked(r, NULL);
+}
+
+/* 07_side_stream.py's pairs on the H200 (session 19): a GEMM of 13.7 us on
+ * another stream, events of 1.3 us, wall clocks jittering by +-20 us: the
+ * median pair hides ~12 us, under the flag's bound. No sample may stay at
+ * its event time: the best sample would claim 10x. */
+Test(torch_timing, hidden_work_is_in_every_sample)
+{
+    cr_torch_samples_t S = s_pairs(1.3, 13.7, 600.0, 20.0);
+    for (size_t i = 0; i < S.n; i++)
+        S.aw[i] += 12.4;
+    Crucible__RewardRecord *r = s_rec();
+    cr_torch_cross_check(&S, r);
+    cr_expect_eq(r->status, CRUCIBLE__STATUS__STATUS_OK, "%s", r->message ? r->message : "");
+    cr_stats_t a;
+    cr_assert_eq(cr_stats_compute(S.a, S.n, &a), 0);
+    cr_expect_gt(a.min, 1.3 + 5.0, "the best sample kept its event time: %.1f us", a.min);
+    cr_expect_gt(a.median, 1.3 + 10.0, "the median was not charged: %.1f us", a.median);
     crucible__reward_record__free_unpacked(r, NULL);
 }
 

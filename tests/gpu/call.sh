@@ -30,7 +30,10 @@
 #               substrings (default "l1_"; torch-ex:SUBSTRINGS names them in the part, its
 #               logs in their own folder, so one call can run several sets; $CR_TORCH_TIMEOUT, default 200 s, bounds them), then
 #               do_bench against the honest GPU ones (their extensions built 8 at a time
-#               first; at most $CR_DOBENCH_TIMEOUT s, 240; CR_TORCH_DOBENCH=0 skips it)
+#               first, $CR_DOBENCH_PREBUILD at a time; at most $CR_DOBENCH_TIMEOUT s, 240;
+#               CR_TORCH_DOBENCH=0 skips it); $CR_TORCH_RSE is the jobs' --rse-target (0.01);
+#               CRUCIBLE_TORCH_DIAG=1 has the judge take four timing variants in turn
+#               (torch_judge.c, s_diag_t: its "torch diag" lines in pairs.txt)
 #   torch-hacks-gpu  the torch hack suite's GPU rows (tests/hacks/torch-gpu), after torch-ex
 #   torch-bench $CR_BENCH_N (64) KernelBench-format candidates through one worker against the
 #               first $CR_BENCH_SEQ_N (2) one after another, KernelBench's way: evals/min, ratio
@@ -137,14 +140,14 @@ for part in "$@"; do
         CRUCIBLE_LOG_LEVEL=debug CR_TORCH_TRACE=1 CUDA_TORCH_ARCH_LIST=${cap:-9.0} timeout "${CR_TORCH_TIMEOUT:-200}" "$py" \
             tests/torch/check_examples.py --crucible "$bin/crucible" --needs all --workers 1 \
             --only "$only" --logs "$out/$t/ex" --extra=--time-budget-s=1 \
-            --extra=--rse-target=0.01 --extra=--log-level=debug > "$out/$t/check.txt" 2>&1
+            --extra=--rse-target=${CR_TORCH_RSE:-0.01} --extra=--log-level=debug > "$out/$t/check.txt" 2>&1
         grep "^FAIL\|as expected" "$out/$t/check.txt" | cut -c1-300 >> "$L"
         # what ended an executor: the worker's log keeps the executors' stderr
         grep -a -B3 -A14 "Traceback\|ended its process\|harness: " "$out/$t/ex/logs/worker-w0.log" \
             2> /dev/null | cut -c1-300 | head -200 > "$out/$t/errors.txt"
         # the timing cross-check's figures, a job's and a pair's (torch_judge.c), beside the
         # compiles that ran then: what the next look at a false timing_mismatch needs
-        grep -a "cross-check\|torch pair\|torch clocks\|RUN host us\|timing: \|compile\|job \|verdict" \
+        grep -a "cross-check\|torch pair\|torch clocks\|torch diag\|RUN host us\|timing: \|compile\|job \|verdict" \
             "$out/$t/ex/logs/worker-w0.log" 2> /dev/null > "$out/$t/pairs.txt"
         # where a GPU RUN's host time goes (crucible_torch.py's CR_TORCH_TRACE lines)
         python3 - "$out/$t/ex/logs/worker-w0.log" >> "$L" 2>&1 <<'PY'
@@ -169,7 +172,7 @@ for role, rows in sorted(by.items()):
           "synchronise %.1f; events %.1f" % (role, len(rows), *med))
 PY
         [ "${CR_TORCH_DOBENCH:-1}" = 1 ] && timeout "${CR_DOBENCH_TIMEOUT:-240}" "$py" tests/gpu/torch_dobench.py --results "$out/$t/ex/results.jsonl" \
-            --src "$PWD" --python "$py" > "$out/$t/dobench.txt" 2>&1
+            --src "$PWD" --python "$py" --prebuild "${CR_DOBENCH_PREBUILD:-8}" > "$out/$t/dobench.txt" 2>&1
         tail -12 "$out/$t/dobench.txt" | sed 's/^/  /' >> "$L"
         ;;
     torch-hacks-gpu) # the torch hack suite's GPU rows (tests/hacks/torch-gpu), after torch-ex
