@@ -40,6 +40,9 @@ typedef struct {
                                 the judge has a core of its own); 0 = 200 us */
     int wall_to_done;        /* a wall-timed (threads) command's time ends when the judge
                                 sees it done, not at its stop (exec.c note 3) */
+    int whole_times;         /* the empty command's least cost is not taken off (note 3):
+                                for a judge that only compares two executors' times pair
+                                by pair, where each one's own least cost is a bias */
     size_t ro_bytes;         /* input arena size */
     size_t rw_bytes;         /* output arena size */
     const cr_exec_cuda_t *cuda; /* copied into the control block before the start (a CUDA

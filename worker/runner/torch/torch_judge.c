@@ -36,7 +36,9 @@
  *    executor runs threads, so exec.c times by the wall) allows
  *    (torch_timing.c): never below the wall time less the harness's cost,
  *    and work the events missed beyond a bound is HACK_DETECTED /
- *    timing_mismatch. Work that outlives RUN
+ *    timing_mismatch. Those wall times are only ever compared pair by pair,
+ *    so they are whole (exec.c's whole_times): each executor's own least
+ *    cost, taken off, was a bias between the two of up to 30 us. Work that outlives RUN
  *    altogether (a harness patched from inside to return early) lands in
  *    FETCH, which waits for the outputs: a candidate's FETCH far slower than
  *    the reference's for the same bytes is timing_mismatch too; and work
@@ -221,6 +223,7 @@ static cr_exec_opts_t s_opts(const s_judge_t *J, const Crucible__RunnerRequest *
                             .cpu = J->env->exec_cpu,
                             .spin_ns = J->cuda && J->env->judge_cpu >= 0 ? S_GPU_SPIN_NS : 0,
                             .wall_to_done = 1,
+                            .whole_times = J->cuda, /* note 4: only ever compared pair by pair */
                             .ro_bytes = S_ARENA_BYTES,
                             .rw_bytes = S_ARENA_BYTES};
 }
