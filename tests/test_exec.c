@@ -4,6 +4,7 @@
  * that dies, hangs or says it failed ending the wait for all, its peers
  * killed and said so. The object is a C entry that reads its "mode" from
  * argument 0, as the ranks of a task read their rank. */
+#define _GNU_SOURCE
 #include "error.h"
 #include "exec.h"
 #include "file.h"
@@ -11,11 +12,13 @@
 #include "timeutil.h"
 
 #include <criterion/criterion.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define EXECUTOR CR_TEST_BIN_DIR "/crucible-executor"
@@ -323,6 +326,51 @@ Test(exec, a_threaded_executors_time_ends_at_done_not_at_its_stop)
     }
     cr_expect_gt(long_stops, 5, "the stops of 200 threads read under 20 us");
     cr_expect_eq(over, 0, "%d of 10 commands' times held their stops", over);
+    cr_exec_destroy(&x);
+}
+
+/* A wall_to_done command reports how long the executor's main thread waited
+ * for a core in its window (exec.c note 3): with a busy process on every
+ * core, a third to a half of a CPU-bound call's wall time on two cores; never
+ * more than the window. */
+Test(exec, a_wall_to_done_command_reports_its_wait_for_a_core)
+{
+    cr_exec_opts_t o = s_opts(s_so, 1);
+    cr_exec_t *x = NULL;
+    char err[600] = "";
+    cr_assert_eq(cr_exec_new(&o, &x, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cr_exec_load(x, NULL, NULL, 0), 0, "%s", cr_exec_fault(x)->msg);
+    cpu_set_t set;
+    cr_assert_eq(sched_getaffinity(0, sizeof set, &set), 0);
+    int ncpu = CPU_COUNT(&set), mode = 1;
+    pid_t hog[64];
+    int nhog = 0, waited = 0;
+    for (int round = 0; round < 4; round++) {
+        if (round == 1) /* from the second call on, a spinning process on every core */
+            for (; nhog < ncpu && nhog < 64; nhog++)
+                if ((hog[nhog] = fork()) == 0) {
+                    alarm(30);
+                    for (volatile unsigned long i = 0;; i++)
+                        ;
+                }
+        cr_exec_ctl_t *ctl = cr_exec_ctl(x);
+        memset(&ctl->args[0], 0, sizeof ctl->args[0]);
+        ctl->args[0].kind = CR_EXEC_ARG_VALUE;
+        memcpy(ctl->args[0].val, &mode, sizeof mode);
+        ctl->nargs = 1;
+        double us = 0;
+        cr_assert_eq(cr_exec_command(x, CR_EXEC_OP_CALL, &us), 0, "%s", cr_exec_fault(x)->msg);
+        double w = cr_exec_wait_us(x);
+        cr_expect_geq(w, 0, "no wait read");
+        cr_expect_leq(w, us + cr_exec_overhead_us(x) + 1.0, "waited %.1f us in %.1f", w, us);
+        waited += round > 0 && w > 0.1 * us;
+    }
+    for (int i = 0; i < nhog; i++) {
+        kill(hog[i], SIGKILL);
+        waitpid(hog[i], NULL, 0);
+    }
+    cr_expect_geq(waited, 2, "%d of 3 calls beside %d busy processes waited a tenth of their "
+                  "time", waited, nhog);
     cr_exec_destroy(&x);
 }
 

@@ -46,7 +46,13 @@
  *    reference) instead of HACK_DETECTED (session 18). SIGCONT stays in the
  *    window either way: a candidate that starts thousands of threads to make
  *    that signal slow pays for it. The stop's own time is kept
- *    (cr_exec_freeze_us) for the logs. Either
+ *    (cr_exec_freeze_us) for the logs. A wall_to_done command also reports
+ *    how long the executor's main thread waited for a core inside its window
+ *    (cr_exec_wait_us: the growth of schedstat's run_delay, read while it
+ *    is frozen before and as done is seen): on the H200 the way from
+ *    SIGCONT to the torch harness seeing its command took 30-50 us, steadily
+ *    10-20 us more for one executor of a pair than for the other, and a
+ *    compiler that takes the core is that too (docs/torch.md §4). Either
  *    way, the empty command (PING) measured before the object is loaded,
  *    the fastest of S_CALIBRATE_N, is this executor's least cost of a
  *    command, taken off every call's time; reference and candidate pay it
@@ -120,6 +126,8 @@ struct cr_exec {
     int64_t spin_ns;        /* how long to spin for done before sleeping on it */
     double freeze_us;       /* the last command's stop, from done to stopped (note 3) */
     int64_t last_t0, last_td; /* the last command's let-run and done-seen, CLOCK_MONOTONIC ns */
+    int64_t wait0;          /* wall_to_done: the main thread's run_delay at let-run, ns; < 0 none */
+    double wait_us;         /* ... and its growth to done (note 3); < 0 unknown */
     int wall;               /* 1: time by the wall clock (threads); 0: by CPU time (note 3) */
     int to_done;            /* wall: a command ends when done is seen, not at its stop */
     int whole;              /* opts.whole_times: overhead_us is logged, not taken off */
@@ -290,6 +298,23 @@ static int64_t s_cpu_ns(const cr_exec_t *x)
     return strtoll(buf, NULL, 10);
 }
 
+/* The main thread's run_delay (schedstat's second field, ns): the time it
+ * has spent runnable, waiting for a core; -1 unreadable. */
+static int64_t s_wait_ns(const cr_exec_t *x)
+{
+    char buf[96];
+    if (x->stat_fd < 0)
+        return -1;
+    ssize_t n = pread(x->stat_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *e;
+    strtoll(buf, &e, 10);
+    long long v = strtoll(e, &e, 10);
+    return *e == ' ' && v >= 0 ? v : -1;
+}
+
 static void s_futex_wait(uint32_t *word, uint32_t val, long ns)
 {
     struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
@@ -417,6 +442,7 @@ static int s_let_run(cr_exec_t *x, uint32_t op, uint32_t *seq, int64_t *t0, int6
     x->ctl->op = op;
     *seq = ++x->seq;
     *c0 = x->wall ? 0 : s_cpu_ns(x);
+    x->wait0 = x->wall && x->to_done ? s_wait_ns(x) : -1; /* frozen: no wait under way */
     *t0 = cr_time_mono_ns();
     __atomic_store_n(&x->ctl->cmd_seq, *seq, __ATOMIC_RELEASE);
     if (kill(x->pid, SIGCONT) != 0) {
@@ -439,6 +465,10 @@ static int s_settle(cr_exec_t *x, int64_t t0, int64_t c0, double *us)
     int64_t td = cr_time_mono_ns();
     x->last_t0 = t0;
     x->last_td = td;
+    /* before the stop: waits that ended in the window (a wait is counted
+     * when the thread gets its core), none of the stop's own */
+    int64_t w1 = x->wait0 >= 0 ? s_wait_ns(x) : -1;
+    x->wait_us = w1 >= x->wait0 && x->wait0 >= 0 ? (double)(w1 - x->wait0) / 1e3 : -1;
     int rc = s_freeze(x);
     int64_t t1 = cr_time_mono_ns();
     x->freeze_us = (double)(t1 - td) / 1e3;
@@ -1037,6 +1067,11 @@ const void *cr_exec_fault_ptr(const cr_exec_t *x)
     if (x->fault.kind != CR_EXEC_RO_WRITE || x->fault.value >= x->ro_len)
         return NULL;
     return x->ro + x->fault.value;
+}
+
+double cr_exec_wait_us(const cr_exec_t *x)
+{
+    return x->wait_us;
 }
 
 double cr_exec_freeze_us(const cr_exec_t *x)

@@ -184,6 +184,11 @@ double cr_exec_overhead_us(const cr_exec_t *x);
  * saying it is stopped (outside a wall_to_done command's time: exec.c note 3). */
 double cr_exec_freeze_us(const cr_exec_t *x);
 
+/* A wall_to_done executor's last command: how long its main thread waited
+ * for a core inside the window (us; the kernel's run_delay, exec.c note 3);
+ * < 0 unknown or another kind of executor. */
+double cr_exec_wait_us(const cr_exec_t *x);
+
 /* The last command's window on CLOCK_MONOTONIC (ns): *t0 just before the
  * judge let it run, *td when the judge saw it done. For the logs. */
 void cr_exec_last_window(const cr_exec_t *x, int64_t *t0, int64_t *td);

@@ -569,6 +569,7 @@ typedef struct {
     double evt_us, host_us;         /* the executor's event time and host time; < 0 none */
     double probe_us;                /* the judge's idle probe after FETCH (in run_us too) */
     double freeze_us;               /* RUN's stop, outside run_us (exec.c note 3): logged */
+    double stage_wait, run_wait, fetch_wait; /* each command's wait for a core (< 0 none) */
     int64_t run_t0, run_td;         /* RUN's window, CLOCK_MONOTONIC ns: logged */
 } s_call_t;
 
@@ -586,6 +587,8 @@ static int s_run(const s_judge_t *J, cr_exec_t *x, const unsigned char *spec, vo
                  void *const *out, s_call_t *c, char *msg, size_t len)
 {
     int rc = s_cmd(x, CR_TORCH_STAGE, in, J->nbuf, -1, c ? &c->stage_us : NULL, msg, len);
+    if (c)
+        c->stage_wait = cr_exec_wait_us(x);
     if (rc == 0 && c && c->head_us >= 0 && J->env->head_queue(c->head_us, msg, len) != 0)
         rc = -EIO;
     if (rc == 0)
@@ -593,12 +596,15 @@ static int s_run(const s_judge_t *J, cr_exec_t *x, const unsigned char *spec, vo
                    c ? &c->run_us : NULL, msg, len);
     if (rc == 0 && c) {
         c->freeze_us = cr_exec_freeze_us(x);
+        c->run_wait = cr_exec_wait_us(x);
         cr_exec_last_window(x, &c->run_t0, &c->run_td);
         c->evt_us = s_claim(spec, CR_TORCH_EVT_OFF);
         c->host_us = s_claim(spec, CR_TORCH_HOST_OFF);
     }
     if (rc == 0)
         rc = s_cmd(x, CR_TORCH_FETCH, out, J->nout, -1, c ? &c->fetch_us : NULL, msg, len);
+    if (rc == 0 && c)
+        c->fetch_wait = cr_exec_wait_us(x);
     /* note 5: what it left queued on the GPU delays the judge's probe, and
      * counts in its call's wall time (both sides alike: the pair cancels an
      * idle GPU's probe) */
@@ -633,14 +639,15 @@ static int s_diag_on(void)
     return e && !strcmp(e, "1");
 }
 
-static void s_diag_push(s_diag_t *d, int v, const s_call_t *a, const s_call_t *b)
+/* A pair's events and what the candidate's missed (its walls, waits off). */
+static void s_diag_push(s_diag_t *d, int v, double evt_a, double evt_b, double missed)
 {
     if (!d->v[0][0])
         return;
     size_t k = d->n[v]++;
-    d->v[v][0][k] = a->evt_us;
-    d->v[v][1][k] = b->evt_us;
-    d->v[v][2][k] = (a->run_us - a->evt_us) - (b->run_us - b->evt_us);
+    d->v[v][0][k] = evt_a;
+    d->v[v][1][k] = evt_b;
+    d->v[v][2][k] = missed;
 }
 
 static void s_diag_log(s_diag_t *d)
@@ -1105,10 +1112,11 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         if (J->cuda)
             cr_debug("torch pair %zu: head %.1f; candidate stage %.1f run %.1f (probe %.1f) "
                      "events %.1f host %.1f fetch %.1f; reference stage %.1f run %.1f (probe "
-                     "%.1f) events %.1f host %.1f fetch %.1f; stops %.1f / %.1f", i, ca.head_us,
+                     "%.1f) events %.1f host %.1f fetch %.1f; stops %.1f / %.1f; RUN's waits "
+                     "for a core %.1f / %.1f", i, ca.head_us,
                      ca.stage_us, ca.run_us, ca.probe_us, ca.evt_us, ca.host_us, ca.fetch_us,
                      cb.stage_us, cb.run_us, cb.probe_us, cb.evt_us, cb.host_us, cb.fetch_us,
-                     ca.freeze_us, cb.freeze_us);
+                     ca.freeze_us, cb.freeze_us, ca.run_wait, cb.run_wait);
         if (J->cuda) /* beside the harness's "clocks" (CR_TORCH_TRACE): where a RUN's time went */
             cr_debug("torch clocks us: pair %zu: candidate RUN let run %.1f, seen done %.1f; "
                      "reference RUN let run %.1f, seen done %.1f", i, (double)ca.run_t0 / 1e3,
@@ -1133,11 +1141,15 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         S.fb[S.n] = cb.fetch_us;
         S.sa[S.n] = ca.stage_us;
         S.sb[S.n] = cb.stage_us;
+        cr_torch_take_waits(&S.aw[S.n], &S.bw[S.n], ca.run_wait, cb.run_wait);
+        cr_torch_take_waits(&S.fa[S.n], &S.fb[S.n], ca.fetch_wait, cb.fetch_wait);
+        cr_torch_take_waits(&S.sa[S.n], &S.sb[S.n], ca.stage_wait, cb.stage_wait);
         S.a[S.n] = J->cuda && ca.evt_us > 0 ? ca.evt_us : ca.run_us;
         S.b[S.n] = J->cuda && cb.evt_us > 0 ? cb.evt_us : cb.run_us;
         cr_stats_online_push(&oa, S.a[S.n]);
         cr_stats_online_push(&ob, S.b[S.n]);
-        s_diag_push(&dg, dv, &ca, &cb);
+        s_diag_push(&dg, dv, ca.evt_us, cb.evt_us,
+                    (S.aw[S.n] - ca.evt_us) - (S.bw[S.n] - cb.evt_us));
         S.n++;
         double el = (double)(cr_time_mono_ns() - ts) / 1e9;
         int enough = S.n >= CR_JUDGE_MIN_SAMPLES;

@@ -40,6 +40,25 @@ double cr_torch_median(const double *v, size_t n)
     return n && cr_stats_compute(v, n, &st) == 0 ? st.median : 0;
 }
 
+/* Note 4. A command's wall time holds the executor's way from SIGCONT to
+ * its main thread running, and whatever took that thread's core on the way
+ * (a compiler): on the H200 30-50 us a command, steadily 10-20 us more for
+ * one executor of a pair than the other (session 19), which in the
+ * cross-check hid a GEMM on another stream, or made an honest candidate's
+ * events look short. The kernel counts that wait (run_delay), and it is no
+ * work of the executor's, so it comes off. The candidate could make its
+ * main thread wait on purpose (a thread of its own on that core doing the
+ * work meanwhile): its wait is taken off only up to its pair's reference's
+ * + CR_TORCH_WAIT_SLACK_US, the most host work it could hide that way. */
+void cr_torch_take_waits(double *wc, double *wr, double wait_c, double wait_r)
+{
+    if (wait_c < 0 || wait_r < 0)
+        return;
+    double cap = wait_r + CR_TORCH_WAIT_SLACK_US;
+    *wc -= wait_c < cap ? wait_c : cap;
+    *wr -= wait_r;
+}
+
 /* Note 4, on a GPU. The harness's own cost of a call is its wall time less
  * its event time; the reference's (same harness, a process that runs no
  * candidate code) is the yardstick, pair by pair: a pair shares its head
