@@ -285,8 +285,10 @@ static int s_gone(cr_exec_t *x)
     return 0;
 }
 
-/* The executor's main thread's sum_exec_runtime in ns, or -1. */
-static int64_t s_cpu_ns(const cr_exec_t *x)
+/* Field k of the executor's main thread's schedstat (ns): 0 its
+ * sum_exec_runtime, 1 its run_delay (the time it spent runnable, waiting for
+ * a core); -1 unreadable. */
+static int64_t s_schedstat(const cr_exec_t *x, int k)
 {
     char buf[96];
     if (x->stat_fd < 0)
@@ -295,24 +297,22 @@ static int64_t s_cpu_ns(const cr_exec_t *x)
     if (n <= 0)
         return -1;
     buf[n] = '\0';
-    return strtoll(buf, NULL, 10);
+    char *p = buf, *e = buf;
+    long long v = -1;
+    for (int i = 0; i <= k; i++, p = e)
+        if ((v = strtoll(p, &e, 10)) < 0 || e == p)
+            return -1;
+    return v;
 }
 
-/* The main thread's run_delay (schedstat's second field, ns): the time it
- * has spent runnable, waiting for a core; -1 unreadable. */
+static int64_t s_cpu_ns(const cr_exec_t *x)
+{
+    return s_schedstat(x, 0);
+}
+
 static int64_t s_wait_ns(const cr_exec_t *x)
 {
-    char buf[96];
-    if (x->stat_fd < 0)
-        return -1;
-    ssize_t n = pread(x->stat_fd, buf, sizeof buf - 1, 0);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    char *e;
-    strtoll(buf, &e, 10);
-    long long v = strtoll(e, &e, 10);
-    return *e == ' ' && v >= 0 ? v : -1;
+    return s_schedstat(x, 1);
 }
 
 static void s_futex_wait(uint32_t *word, uint32_t val, long ns)
