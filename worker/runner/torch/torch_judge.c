@@ -598,13 +598,14 @@ static int s_run(const s_judge_t *J, cr_exec_t *x, const unsigned char *spec, vo
         c->freeze_us = cr_exec_freeze_us(x);
         c->run_wait = cr_exec_wait_us(x);
         cr_exec_last_window(x, &c->run_t0, &c->run_td);
-        c->evt_us = s_claim(spec, CR_TORCH_EVT_OFF);
-        c->host_us = s_claim(spec, CR_TORCH_HOST_OFF);
     }
     if (rc == 0)
         rc = s_cmd(x, CR_TORCH_FETCH, out, J->nout, -1, c ? &c->fetch_us : NULL, msg, len);
-    if (rc == 0 && c)
+    if (rc == 0 && c) { /* RUN's claims, written by its FETCH (torch_proto.h) */
         c->fetch_wait = cr_exec_wait_us(x);
+        c->evt_us = s_claim(spec, CR_TORCH_EVT_OFF);
+        c->host_us = s_claim(spec, CR_TORCH_HOST_OFF);
+    }
     /* note 5: what it left queued on the GPU delays the judge's probe, and
      * counts in its call's wall time (both sides alike: the pair cancels an
      * idle GPU's probe) */

@@ -12,15 +12,19 @@
  *          the device; the L2 flushed, unless the load request said
  *          "judge_flush": the judge's head flushes it). Its time is held to
  *          the reference's: work done there is counted (torch_judge.c note 4).
- *   RUN    calls forward() on them (with a value 1 in argument 1, the
- *          reference's torch.compile baseline's, made at LOAD); on a GPU between two events and a
- *          device-wide synchronise, the events' time written at
- *          CR_TORCH_EVT_OFF (the executor's claim, which the judge accepts
- *          only inside its own wall-clock measure), and how many calls of
- *          its own kernels it made at CR_TORCH_OWN_OFF (its claim: only ever
+ *   RUN    calls forward() on them (argument 1 a u32: bit 0 the reference's
+ *          torch.compile baseline's, made at LOAD; bit 1 work queued behind the
+ *          end event, diagnostics only); on a GPU between two events and a
+ *          device-wide synchronise, the events' time to be written at
+ *          CR_TORCH_EVT_OFF by FETCH (the executor's claim, which the judge
+ *          accepts only inside its own wall-clock measure), and how many calls
+ *          of its own kernels it made at CR_TORCH_OWN_OFF (its claim: only ever
  *          used against it). The timed command.
  *   FETCH  args 1..m: where each output goes in the output arena; the
- *          executor checks count and shape and copies them. Untimed.
+ *          executor checks count and shape and copies them; first it writes
+ *          the last GPU RUN's event and host times (CR_TORCH_EVT_OFF,
+ *          CR_TORCH_HOST_OFF): nothing follows RUN's synchronise in RUN but
+ *          its done. Timed, held to the reference's (torch_judge.c note 4).
  *
  * ctl->result after a command: 0, or one of CR_TORCH_R_* with ctl->msg
  * saying why (the executor's word: it can only hurt the candidate). */
