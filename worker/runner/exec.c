@@ -50,9 +50,9 @@
  *    how long the executor's main thread waited for a core inside its window
  *    (cr_exec_wait_us: the growth of schedstat's run_delay, read while it
  *    is frozen before and as done is seen): on the H200 the way from
- *    SIGCONT to the torch harness seeing its command took 30-50 us, steadily
- *    10-20 us more for one executor of a pair than for the other, and a
- *    compiler that takes the core is that too (docs/torch.md §4). Either
+ *    SIGCONT to the torch harness seeing its command took 30-50 us, either
+ *    executor of a pair the longer by up to 11 us, and a compiler that
+ *    takes the core makes it milliseconds (docs/torch.md §4). Either
  *    way, the empty command (PING) measured before the object is loaded,
  *    the fastest of S_CALIBRATE_N, is this executor's least cost of a
  *    command, taken off every call's time; reference and candidate pay it

@@ -42,11 +42,11 @@ double cr_torch_median(const double *v, size_t n)
 
 /* Note 4. A command's wall time holds the executor's way from SIGCONT to
  * its main thread running, and whatever took that thread's core on the way
- * (a compiler): on the H200 30-50 us a command, steadily 10-20 us more for
- * one executor of a pair than the other (session 19), which in the
- * cross-check hid a GEMM on another stream, or made an honest candidate's
- * events look short. The kernel counts that wait (run_delay), and it is no
- * work of the executor's, so it comes off. The candidate could make its
+ * (a compiler): on the H200 30-50 us a command, either side of a pair the
+ * longer by up to 11 us (session 19), milliseconds under a compile; in the
+ * cross-check that noise hides work on another stream, or makes an honest
+ * candidate's events look short. The kernel counts that wait (run_delay),
+ * and it is no work of the executor's, so it comes off. The candidate could make its
  * main thread wait on purpose (a thread of its own on that core doing the
  * work meanwhile): its wait is taken off only up to its pair's reference's
  * + CR_TORCH_WAIT_SLACK_US, the most host work it could hide that way. */
