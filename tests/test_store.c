@@ -1164,7 +1164,10 @@ Test(store, new_database_pages_and_old_ones_kept)
     cr_store_t *st = s_open();
     cr_assert_eq(s_sql_count("PRAGMA page_size"), 8192);
     s_fill_log(st);
+    char wal[160];
+    snprintf(wal, sizeof wal, "%s-wal", s_db);
     cr_assert_gt(s_file_bytes(s_db), 4L << 20, "checkpointed after 4 MiB of 8 KiB frames");
+    cr_assert_lt(s_file_bytes(wal), 6L << 20, "the log grew to %ld bytes", s_file_bytes(wal));
     CHECK(st);
     cr_store_close(&st);
     cr_file_rmtree(s_dir);
