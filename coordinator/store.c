@@ -1311,6 +1311,7 @@ int cr_store_open(const char *path, cr_store_t **out)
     cr_store_t *s = calloc(1, sizeof *s);
     if (!s)
         return -ENOMEM;
+    s->ckpt_frames = (int)(CR_STORE_CKPT_BYTES / 4096); /* until the page is read, below */
     s->path = strdup(path);
     if (!s->path)
         goto fail;
@@ -1335,8 +1336,7 @@ int cr_store_open(const char *path, cr_store_t **out)
         sqlite3_free(msg);
         goto fail;
     }
-    if (s_migrate(s) != 0)
-        goto fail;
+    /* the database's page, fixed by now: the migration's commits check it */
     sqlite3_stmt *ps = NULL;
     int page = 0;
     if (sqlite3_prepare_v2(s->db, "PRAGMA page_size", -1, &ps, NULL) == SQLITE_OK &&
@@ -1344,6 +1344,8 @@ int cr_store_open(const char *path, cr_store_t **out)
         page = sqlite3_column_int(ps, 0);
     sqlite3_finalize(ps);
     s->ckpt_frames = (int)(CR_STORE_CKPT_BYTES / (size_t)(page > 0 ? page : 4096));
+    if (s_migrate(s) != 0)
+        goto fail;
     for (int i = 0; i < Q__COUNT; i++) {
         if (sqlite3_prepare_v3(s->db, s_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->q[i], NULL) !=
             SQLITE_OK) {
