@@ -213,12 +213,15 @@ int cr_wire_unpack(const void *data, size_t len, size_t max, Crucible__Envelope 
     return 0;
 }
 
+static int s_walked_release(Crucible__Envelope *env);
+
 void cr_wire_free(Crucible__Envelope **env_p)
 {
     if (env_p && *env_p) {
         if (*env_p == s_arena.env)
             s_arena_reset();
-        else
+        else if ((*env_p)->body_case != CRUCIBLE__ENVELOPE__BODY_SUBMIT ||
+                 !s_walked_release(*env_p))
             crucible__envelope__free_unpacked(*env_p, NULL);
         *env_p = NULL;
     }
@@ -897,6 +900,235 @@ static size_t s_strip_sources(const uint8_t *data, size_t len, uint8_t *out, siz
     return o + h + b;
 }
 
+/* ---- a client's Submit decoded by a walk of its fields ----
+ *
+ * protobuf-c's general unpack of a Submit is a descriptor scan and some
+ * four mallocs a JobSpec, and its free_unpacked a walk that frees them one
+ * by one (bench/RESULTS.md, issue 20 session 10). A Submit has one plain
+ * shape, which this walk decodes into one block of the heap: the envelope,
+ * the Submit, its JobSpecs and their strings; the tasks and the options,
+ * few a Submit, are unpacked by protobuf-c on the heap as before. A
+ * JobSpec's source is left out (empty), as s_strip_sources leaves it, and
+ * the job's bytes given in spec/slen. Anything else (an unknown field or
+ * one numbered 0, a wire type that is not the field's, a sub-message or a
+ * source given twice) is left to s_strip_sources and protobuf-c, which
+ * decode or refuse it: the walk decides nothing about a message it does not
+ * take. cr_wire_free knows a walked Submit by its envelope's address
+ * (s_walked, a list guarded by s_walked_mu: the intake keeps a few). */
+
+typedef struct s_walked {
+    struct s_walked *next;     /* s_walked's list */
+    Crucible__Envelope env;    /* what the caller is given */
+    Crucible__Submit sub;      /* env.submit */
+} s_walked_t;
+
+static s_walked_t *s_walked;
+static pthread_mutex_t s_walked_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Frees what a walked Submit holds of protobuf-c's, then its block. */
+static void s_walked_free(s_walked_t *w)
+{
+    for (size_t i = 0; i < w->sub.n_tasks; i++)
+        if (w->sub.tasks[i])
+            crucible__task_bundle__free_unpacked(w->sub.tasks[i], NULL);
+    if (w->sub.options)
+        crucible__job_options__free_unpacked(w->sub.options, NULL);
+    free(w);
+}
+
+/* 1 and *env_p freed when it is a walked Submit's envelope. */
+static int s_walked_release(Crucible__Envelope *env)
+{
+    s_walked_t *w = NULL;
+    pthread_mutex_lock(&s_walked_mu);
+    for (s_walked_t **pp = &s_walked; *pp; pp = &(*pp)->next)
+        if (&(*pp)->env == env) {
+            w = *pp;
+            *pp = w->next;
+            break;
+        }
+    pthread_mutex_unlock(&s_walked_mu);
+    if (w)
+        s_walked_free(w);
+    return w != NULL;
+}
+
+/* A string field's copy into the block at *at, NUL-terminated, as
+ * protobuf-c makes it (a NUL inside ends the C string there, for both). */
+static char *s_walk_str(char **at, const uint8_t *val, size_t vlen)
+{
+    char *d = *at;
+    memcpy(d, val, vlen);
+    d[vlen] = '\0';
+    *at += vlen + 1;
+    return d;
+}
+
+/* One JobSpec's fields: counted (js NULL: its strings' bytes added to
+ * *bytes), or decoded into js with its strings at *at. 0, or 1 when it is
+ * not of the plain shape. */
+static int s_walk_job(const uint8_t *p, size_t len, Crucible__JobSpec *js, size_t *bytes,
+                      char **at)
+{
+    const uint8_t *end = p + len;
+    int sources = 0;
+    while (p < end) {
+        s_fv_t f;
+        if (s_field_value(&p, end, &f) != 0)
+            return 1;
+        char **str = NULL;
+        switch (f.num) {
+        case 1: str = js ? &js->job_id : NULL; break;
+        case 2: str = js ? &js->task : NULL; break;
+        case 4: str = js ? &js->group_id : NULL; break;
+        case 3: /* the source: kept in the job's bytes, left out here */
+            if (f.wt != 2 || sources++)
+                return 1;
+            continue;
+        case 5: case 6:
+            if (f.wt != 0)
+                return 1;
+            if (js)
+                *(f.num == 5 ? &js->sample_index : &js->turn) = (uint32_t)f.v;
+            continue;
+        default:
+            return 1; /* unknown, or 0: the general unpack keeps or refuses it */
+        }
+        if (f.wt != 2)
+            return 1;
+        if (js)
+            *str = s_walk_str(at, f.val, f.vlen);
+        else
+            *bytes += f.vlen + 1;
+    }
+    return 0;
+}
+
+/* The Submit envelope in data (len bytes, n jobs counted beforehand) into
+ * *out, one block of the heap, and each job's bytes in spec/slen (pointers
+ * into data). 0, 1 (not of the plain shape, or not a Submit of n jobs:
+ * nothing is left allocated), or -ENOMEM. Versions are checked by the
+ * caller. */
+static int s_walk_submit(const uint8_t *data, size_t len, size_t n, Crucible__Envelope **out,
+                         const uint8_t **spec, size_t *slen)
+{
+    const uint32_t f_version = 1, f_submit = CRUCIBLE__ENVELOPE__BODY_SUBMIT;
+    const uint8_t *p = data, *end = data + len, *sub = NULL, *opts = NULL;
+    size_t sublen = 0, ntasks = 0, k = 0, bytes = 0;
+    uint32_t version = 0;
+    *out = NULL;
+    while (p < end) {
+        s_fv_t f;
+        if (s_field_value(&p, end, &f) != 0)
+            return 1;
+        if (f.num == f_version && f.wt == 0)
+            version = (uint32_t)f.v;
+        else if (f.num == f_submit && f.wt == 2 && !sub)
+            sub = f.val, sublen = f.vlen;
+        else
+            return 1;
+    }
+    if (!sub)
+        return 1;
+    /* first the counts: tasks, jobs and the strings' bytes */
+    for (p = sub, end = sub + sublen; p < end;) {
+        s_fv_t f;
+        if (s_field_value(&p, end, &f) != 0)
+            return 1;
+        switch (f.num) {
+        case 1: /* batch_id */
+            if (f.wt != 2)
+                return 1;
+            bytes += f.vlen + 1;
+            break;
+        case 2: /* tasks */
+            if (f.wt != 2)
+                return 1;
+            ntasks++;
+            break;
+        case 3: /* jobs */
+            if (f.wt != 2 || k >= n || s_walk_job(f.val, f.vlen, NULL, &bytes, NULL) != 0)
+                return 1;
+            spec[k] = f.val;
+            slen[k++] = f.vlen;
+            break;
+        case 4: /* options: given twice, protobuf-c merges them */
+            if (f.wt != 2 || opts)
+                return 1;
+            opts = f.val;
+            break;
+        case 5: case 40: /* subscribe, record_batches */
+            if (f.wt != 0)
+                return 1;
+            break;
+        default:
+            return 1;
+        }
+    }
+    if (k != n)
+        return 1;
+    size_t size = sizeof(s_walked_t) + n * (sizeof(Crucible__JobSpec *) + sizeof(Crucible__JobSpec)) +
+                  ntasks * sizeof(Crucible__TaskBundle *) + bytes;
+    s_walked_t *w = malloc(size);
+    if (!w)
+        return -ENOMEM;
+    crucible__envelope__init(&w->env);
+    crucible__submit__init(&w->sub);
+    Crucible__JobSpec **jobs = (Crucible__JobSpec **)(w + 1);
+    Crucible__TaskBundle **tasks = (Crucible__TaskBundle **)(jobs + n);
+    Crucible__JobSpec *js = (Crucible__JobSpec *)(tasks + ntasks);
+    char *at = (char *)(js + n);
+    w->env.version = version;
+    w->env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT;
+    w->env.submit = &w->sub;
+    w->sub.jobs = n ? jobs : NULL;
+    w->sub.tasks = ntasks ? tasks : NULL;
+    int rc = 0;
+    k = 0;
+    for (p = sub, end = sub + sublen; p < end && rc == 0;) {
+        s_fv_t f;
+        s_field_value(&p, end, &f); /* parsed above */
+        switch (f.num) {
+        case 1: w->sub.batch_id = s_walk_str(&at, f.val, f.vlen); break;
+        case 2:
+            tasks[w->sub.n_tasks] = crucible__task_bundle__unpack(NULL, f.vlen, f.val);
+            if (!tasks[w->sub.n_tasks] || s_has_field_zero(&tasks[w->sub.n_tasks]->base))
+                rc = 1; /* the general unpack refuses it too */
+            w->sub.n_tasks += tasks[w->sub.n_tasks] != NULL;
+            break;
+        case 3:
+            crucible__job_spec__init(&js[k]);
+            jobs[k] = &js[k];
+            s_walk_job(f.val, f.vlen, &js[k++], NULL, &at);
+            break;
+        case 4:
+            w->sub.options = crucible__job_options__unpack(NULL, f.vlen, f.val);
+            if (!w->sub.options || s_has_field_zero(&w->sub.options->base))
+                rc = 1;
+            break;
+        case 5: w->sub.subscribe = f.v != 0; break;
+        default: w->sub.record_batches = f.v != 0; break;
+        }
+    }
+    w->sub.n_jobs = k;
+    if (rc != 0) {
+        s_walked_free(w);
+        return rc;
+    }
+    pthread_mutex_lock(&s_walked_mu);
+    w->next = s_walked;
+    s_walked = w;
+    pthread_mutex_unlock(&s_walked_mu);
+    *out = &w->env;
+    return 0;
+}
+
+int cr__wire_submit_walk(const void *data, size_t len, size_t n, Crucible__Envelope **out,
+                         const uint8_t **spec, size_t *slen)
+{
+    return s_walk_submit(data, len, n, out, spec, slen);
+}
+
 /* Moves the frame m into sp->frame, the parts found in it following: a
  * message of up to 33 bytes (ZeroMQ's VSM) lives inside its zmq_msg_t, so
  * a move changes where its bytes are, and pointers taken before it would
@@ -920,37 +1152,44 @@ static int s_recv_specs(zmq_msg_t *m, size_t max, size_t n, Crucible__Envelope *
     const uint8_t *data = zmq_msg_data(m);
     size_t len = zmq_msg_size(m);
     cr_wire_specs_t *sp = calloc(1, sizeof *sp);
-    uint8_t *buf = malloc(len + 64);
+    uint8_t *buf = NULL;
     if (sp) {
         sp->spec = calloc(n ? n : 1, sizeof *sp->spec);
         sp->len = calloc(n ? n : 1, sizeof *sp->len);
         sp->frame = malloc(sizeof(zmq_msg_t));
     }
-    size_t blen = 0;
-    if (!sp || !buf || !sp->spec || !sp->len || !sp->frame ||
-        !(blen = s_strip_sources(data, len, buf, n, sp->spec, sp->len))) {
-        if (sp) {
-            free(sp->spec);
-            free(sp->len);
-            free(sp->frame);
+    int rc = 1;
+    if (sp && sp->spec && sp->len && sp->frame) {
+        /* the walk first; what it leaves, sources stripped and unpacked */
+        rc = len <= max ? s_walk_submit(data, len, n, out, sp->spec, sp->len) : 1;
+        if (rc == 0 && ((*out)->version == 0 || (*out)->version > CR_PROTOCOL_VERSION)) {
+            cr_wire_free(out); /* the general unpack answers it */
+            rc = 1;
         }
-        free(sp);
+        size_t blen = 0;
+        if (rc != 0 && (buf = malloc(len + 64)) &&
+            (blen = s_strip_sources(data, len, buf, n, sp->spec, sp->len))) {
+            rc = cr_wire_unpack(buf, blen, max, out);
+            if (rc == 0 && ((*out)->body_case != CRUCIBLE__ENVELOPE__BODY_SUBMIT ||
+                            !(*out)->submit || (*out)->submit->n_jobs != n)) {
+                cr_wire_free(out);
+                rc = 1;
+            }
+        }
         free(buf);
-        return 1;
     }
-    int rc = cr_wire_unpack(buf, blen, max, out);
-    free(buf);
-    if (rc == 0 && (*out)->body_case == CRUCIBLE__ENVELOPE__BODY_SUBMIT && (*out)->submit &&
-        (*out)->submit->n_jobs == n) {
+    if (rc == 0) {
         sp->n = n;
         s_take_frame(sp, m);
         *specs = sp;
         return 0;
     }
     cr_wire_free(out);
-    free(sp->spec);
-    free(sp->len);
-    free(sp->frame);
+    if (sp) {
+        free(sp->spec);
+        free(sp->len);
+        free(sp->frame);
+    }
     free(sp);
     return 1;
 }

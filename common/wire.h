@@ -136,7 +136,9 @@ typedef struct {
 
 /* cr_wire_recv_submit that, for a Submit, also gives *specs (caller owns;
  * NULL when the message is not a Submit or is one of an unusual shape,
- * which is then decoded whole as before). */
+ * which is then decoded whole as before). A Submit of the plain shape is
+ * decoded by a walk of its fields into one block (cr__wire_submit_walk):
+ * read its parts, change none of them; cr_wire_free gives it back. */
 int cr_wire_recv_submit_specs(void *sock, cr_peer_t *peer, size_t max, size_t max_jobs,
                               Crucible__Envelope **out, char *field, size_t cap,
                               cr_wire_specs_t **specs);
@@ -179,6 +181,17 @@ int cr_wire_set_str(char **field, const char *v);
  * unpack (*out NULL); -EBUSY while an envelope is live in the arena;
  * -ENOMEM. Versions are not checked here. */
 int cr__wire_result_walk(const void *data, size_t len, Crucible__Envelope **out);
+
+/* The walk cr_wire_recv_submit_specs decodes a client's Submit with
+ * instead of protobuf-c's general unpack (common/wire.c says which shape it
+ * takes), alone, for tests: data (len bytes, n jobs as cr_wire_submit_jobs
+ * counts them) into *out, one block of the heap (free it with
+ * cr_wire_free; its parts are not to be changed), each job's bytes in
+ * spec[i] / slen[i] (pointers into data, n of each). 0; 1 when the walk
+ * leaves the message to the general unpack (*out NULL); -ENOMEM. Versions
+ * are not checked here. */
+int cr__wire_submit_walk(const void *data, size_t len, size_t n, Crucible__Envelope **out,
+                         const uint8_t **spec, size_t *slen);
 
 /* Gives back the arena's memory kept between envelopes (at a thread's end;
  * a live envelope's stays until cr_wire_free). */

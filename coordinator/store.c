@@ -149,9 +149,19 @@
  * read from their rows at assign. A constant, so memory does not grow with
  * a batch: 64 MiB holds the queue of a farm fed as fast as it drains. */
 #define CR_STORE_SPEC_CACHE ((size_t)64 << 20)
-/* WAL frames (pages) past which the log is copied back into the database:
- * SQLite's own default (SQLITE_DEFAULT_WAL_AUTOCHECKPOINT), 4 MiB of pages. */
-#define CR_STORE_CKPT_FRAMES 1000
+/* Bytes of WAL frames past which the log is copied back into the database:
+ * SQLite's own default (SQLITE_DEFAULT_WAL_AUTOCHECKPOINT, 1000 pages) at
+ * its default page of 4 KiB; a database of larger pages checkpoints after
+ * as many bytes, fewer frames. */
+#define CR_STORE_CKPT_BYTES ((size_t)4 << 20)
+/* The page of a new database (an existing one keeps its own: SQLite fixes
+ * it at creation, and in WAL mode for good). A commit writes every page
+ * it changed as a WAL frame (a write of the frame's header, one of the
+ * page); a small job adds about 190 bytes to the jobs table and 190 to
+ * records, so a Submit's 2,000 jobs and their records are some 200 frames
+ * of 4 KiB: at 8 KiB half as many writes for the same bytes. 64 KiB pages
+ * measured slower (bench/RESULTS.md, issue 20 session 10). */
+#define CR_STORE_PAGE_BYTES 8192
 /* PRAGMA user_version of this layout: 1 = records in their own table
  * (s_migrate moves those of version 0, which kept them in the job's row). */
 #define S_SCHEMA_VERSION 1
@@ -419,7 +429,8 @@ struct cr_store {
     pthread_t ckpt_thread;       /* runs s_ckpt_main while ckpt_db is set */
     pthread_mutex_t ckpt_mu;     /* guards the two flags below */
     pthread_cond_t ckpt_cv;      /* signalled when one of them is set */
-    int ckpt_due;                /* 1: a commit left the log past CR_STORE_CKPT_FRAMES */
+    int ckpt_frames;             /* frames of CR_STORE_CKPT_BYTES at this database's page */
+    int ckpt_due;                /* 1: a commit left the log past ckpt_frames */
     int ckpt_stop;               /* 1: the thread ends (cr_store_close) */
 };
 
@@ -1300,6 +1311,7 @@ int cr_store_open(const char *path, cr_store_t **out)
     cr_store_t *s = calloc(1, sizeof *s);
     if (!s)
         return -ENOMEM;
+    s->ckpt_frames = (int)(CR_STORE_CKPT_BYTES / 4096); /* until the page is read, below */
     s->path = strdup(path);
     if (!s->path)
         goto fail;
@@ -1315,13 +1327,23 @@ int cr_store_open(const char *path, cr_store_t **out)
     sqlite3_busy_timeout(s->db, CR_STORE_BUSY_MS);
     sqlite3_wal_hook(s->db, s_wal_hook, s); /* in place of SQLite's autocheckpoint */
     char *msg = NULL;
-    if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", NULL, NULL,
-                     &msg) != SQLITE_OK ||
+    char pragmas[128];
+    snprintf(pragmas, sizeof pragmas, "PRAGMA page_size=%d; PRAGMA journal_mode=WAL;"
+             " PRAGMA synchronous=FULL;", CR_STORE_PAGE_BYTES);
+    if (sqlite3_exec(s->db, pragmas, NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(s->db, s_schema, NULL, NULL, &msg) != SQLITE_OK) {
         cr_error("store %s: schema: %s", path, msg ? msg : "?");
         sqlite3_free(msg);
         goto fail;
     }
+    /* the database's page, fixed by now: the migration's commits check it */
+    sqlite3_stmt *ps = NULL;
+    int page = 0;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA page_size", -1, &ps, NULL) == SQLITE_OK &&
+        sqlite3_step(ps) == SQLITE_ROW)
+        page = sqlite3_column_int(ps, 0);
+    sqlite3_finalize(ps);
+    s->ckpt_frames = (int)(CR_STORE_CKPT_BYTES / (size_t)(page > 0 ? page : 4096));
     if (s_migrate(s) != 0)
         goto fail;
     for (int i = 0; i < Q__COUNT; i++) {
@@ -1364,7 +1386,7 @@ fail:
 }
 
 /* After every commit (SQLite's wal hook, which its autocheckpoint also
- * is): once the log is past CR_STORE_CKPT_FRAMES it is copied back into the
+ * is): once the log is past s->ckpt_frames it is copied back into the
  * database, by the checkpoint thread when there is one (the commit goes on
  * at once), else here, as SQLite's autocheckpoint would. A checkpoint
  * changes nothing a commit made durable: the log is synced at the commit,
@@ -1372,7 +1394,7 @@ fail:
 static int s_wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 {
     cr_store_t *s = arg;
-    if (frames < CR_STORE_CKPT_FRAMES)
+    if (frames < s->ckpt_frames)
         return SQLITE_OK;
     if (!s->ckpt_db) {
         sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);

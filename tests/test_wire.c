@@ -874,6 +874,35 @@ static size_t s_tw_wrap(uint8_t *out, const uint8_t *rec, size_t len)
     return o + r;
 }
 
+/* a and b pack to the same bytes (what says otherwise). */
+static void s_packs_alike(const ProtobufCMessage *a, const ProtobufCMessage *b, const char *what)
+{
+    size_t al = protobuf_c_message_get_packed_size(a);
+    cr_assert_eq(al, protobuf_c_message_get_packed_size(b), "%s", what);
+    uint8_t *ab = malloc(al + 1), *bb = malloc(al + 1);
+    protobuf_c_message_pack(a, ab);
+    protobuf_c_message_pack(b, bb);
+    cr_assert_eq(memcmp(ab, bb, al), 0, "%s", what);
+    free(ab);
+    free(bb);
+}
+
+/* A walk's rc and envelope w on data: NULL when it left the message (rc 1,
+ * w NULL), else protobuf-c's decode of the same bytes, which must exist
+ * (caller frees). */
+static Crucible__Envelope *s_walk_taken(int rc, const Crucible__Envelope *w, const uint8_t *data,
+                                        size_t len)
+{
+    cr_assert(rc == 0 || rc == 1, "walk rc %d", rc);
+    if (rc != 0) {
+        cr_assert_null(w);
+        return NULL;
+    }
+    Crucible__Envelope *pc = crucible__envelope__unpack(NULL, len, data);
+    cr_assert_not_null(pc, "the walk took bytes protobuf-c refuses");
+    return pc;
+}
+
 /* The walk's verdict on data, checked against protobuf-c's decode of the
  * same bytes: when the walk takes a message, protobuf-c decodes it too and
  * the two envelopes pack to the same bytes. Returns the walk's rc. */
@@ -881,22 +910,10 @@ static int s_tw_check(const uint8_t *data, size_t len)
 {
     Crucible__Envelope *w = NULL;
     int rc = cr__wire_result_walk(data, len, &w);
-    cr_assert(rc == 0 || rc == 1, "walk rc %d", rc);
-    if (rc != 0) {
-        cr_assert_null(w);
+    Crucible__Envelope *pc = s_walk_taken(rc, w, data, len);
+    if (!pc)
         return rc;
-    }
-    Crucible__Envelope *pc = crucible__envelope__unpack(NULL, len, data);
-    cr_assert_not_null(pc, "the walk took bytes protobuf-c refuses");
-    size_t wl = crucible__envelope__get_packed_size(w);
-    size_t pl = crucible__envelope__get_packed_size(pc);
-    cr_assert_eq(wl, pl);
-    uint8_t *wb = malloc(wl + 1), *pb = malloc(pl + 1);
-    crucible__envelope__pack(w, wb);
-    crucible__envelope__pack(pc, pb);
-    cr_assert_eq(memcmp(wb, pb, wl), 0, "the walk decoded other values than protobuf-c");
-    free(wb);
-    free(pb);
+    s_packs_alike(&w->base, &pc->base, "the walk decoded other values than protobuf-c");
     crucible__envelope__free_unpacked(pc, NULL);
     cr_wire_free(&w);
     return 0;
@@ -1011,6 +1028,73 @@ Test(wire, result_walk_decodes_as_protobuf_c)
     cr_wire_arena_trim();
 }
 
+/* One case of a walk's attack test: the n bytes of body as wrap puts them
+ * into env (len set), and check's verdict on them expected. */
+#define S_WALK_CASE(wrap, check, body, expect)                                              \
+    do {                                                                                    \
+        len = wrap(env, body, n);                                                           \
+        cr_assert_eq(check(env, len), (expect), "case at line %d", __LINE__);               \
+    } while (0)
+
+/* The string field str "a" and the varint num 1, then "b" and 7, in m:
+ * each given twice, the last to win. Returns the bytes. */
+static size_t s_given_twice(uint8_t *m, uint32_t str, uint32_t num)
+{
+    size_t n = 0;
+    for (int i = 0; i < 2; i++) {
+        n += s_tw_key(m + n, str, 2);
+        m[n++] = 1, m[n++] = i ? 'b' : 'a';
+        n += s_tw_key(m + n, num, 0);
+        m[n++] = i ? 7 : 1;
+    }
+    return n;
+}
+
+/* Field num in m with wire type wt and a value of that type (bytes "x",
+ * a zero fixed32 or fixed64, a varint 1). Returns the bytes. */
+static size_t s_typed_field(uint8_t *m, uint32_t num, int wt)
+{
+    size_t n = s_tw_key(m, num, wt);
+    if (wt == 2)
+        m[n++] = 1, m[n++] = 'x';
+    else if (wt == 5)
+        memset(m + n, 0, 4), n += 4;
+    else if (wt == 1)
+        memset(m + n, 0, 8), n += 8;
+    else
+        m[n++] = 1;
+    return n;
+}
+
+/* The malformed encodings a walk leaves to protobuf-c (check returns 1),
+ * each as the one message that wrap puts into an envelope: a length past
+ * the end, one of 2^32, a varint of 11 bytes (protobuf-c refuses the three),
+ * an unknown field, a field numbered 0 (protobuf-c keeps or refuses them).
+ * str and num name a string and a varint field of that message. */
+static void s_malformed_left(size_t (*wrap)(uint8_t *, const uint8_t *, size_t),
+                             int (*check)(const uint8_t *, size_t), uint32_t str, uint32_t num)
+{
+    uint8_t m[5][32], env[1024];
+    size_t n[5];
+    n[0] = s_tw_key(m[0], str, 2);
+    m[0][n[0]++] = 100, m[0][n[0]++] = 'x';
+    n[1] = s_tw_key(m[1], str, 2);
+    n[1] += s_tw_varint(m[1] + n[1], (uint64_t)1 << 32);
+    n[2] = s_tw_key(m[2], num, 0);
+    memset(m[2] + n[2], 0xff, 10), n[2] += 10;
+    m[2][n[2]++] = 1;
+    n[3] = s_tw_key(m[3], 99, 0);
+    m[3][n[3]++] = 5;
+    n[4] = 0;
+    m[4][n[4]++] = 0x80, m[4][n[4]++] = 0x00, m[4][n[4]++] = 1; /* field 0, padded tag */
+    for (int i = 0; i < 5; i++) {
+        size_t len = wrap(env, m[i], n[i]);
+        cr_assert_eq(check(env, len), 1, "malformed case %d", i);
+        if (i < 3)
+            cr_assert_null(crucible__envelope__unpack(NULL, len, env), "malformed case %d", i);
+    }
+}
+
 /* Hostile bytes: whatever the walk does not take whole is left to
  * protobuf-c (1), never half-decoded; the last of a scalar or string given
  * twice wins, as in protobuf-c. */
@@ -1019,20 +1103,9 @@ Test(wire, result_walk_attacked)
     uint8_t rec[512], env[1024];
     size_t n, len;
     Crucible__Envelope *w = NULL;
-#define S_TW(expect)                                                                        \
-    do {                                                                                    \
-        len = s_tw_wrap(env, rec, n);                                                       \
-        cr_assert_eq(s_tw_check(env, len), (expect), "case at line %d", __LINE__);          \
-    } while (0)
+#define S_TW(expect) S_WALK_CASE(s_tw_wrap, s_tw_check, rec, expect)
     /* duplicates: job_id "a" then "b", attempt 1 then 7: the last wins */
-    n = s_tw_key(rec, 2, 2);
-    rec[n++] = 1, rec[n++] = 'a';
-    n += s_tw_key(rec + n, 7, 0);
-    rec[n++] = 1;
-    n += s_tw_key(rec + n, 2, 2);
-    rec[n++] = 1, rec[n++] = 'b';
-    n += s_tw_key(rec + n, 7, 0);
-    rec[n++] = 7;
+    n = s_given_twice(rec, 2, 7);
     S_TW(0);
     cr_assert_eq(cr__wire_result_walk(env, len, &w), 0);
     cr_assert_str_eq(w->result->record->job_id, "b");
@@ -1051,15 +1124,7 @@ Test(wire, result_walk_attacked)
      * bytes, a double as fixed32, a sub-message as a varint */
     const int wrong[][2] = {{1, 0}, {7, 2}, {16, 5}, {11, 0}, {14, 0}, {9, 1}};
     for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
-        n = s_tw_key(rec, (uint32_t)wrong[i][0], wrong[i][1]);
-        if (wrong[i][1] == 2)
-            rec[n++] = 1, rec[n++] = 'x';
-        else if (wrong[i][1] == 5)
-            memset(rec + n, 0, 4), n += 4;
-        else if (wrong[i][1] == 1)
-            memset(rec + n, 0, 8), n += 8;
-        else
-            rec[n++] = 1;
+        n = s_typed_field(rec, (uint32_t)wrong[i][0], wrong[i][1]);
         S_TW(1);
         cr_assert_null(crucible__envelope__unpack(NULL, len, env), "field %d", wrong[i][0]);
     }
@@ -1074,25 +1139,7 @@ Test(wire, result_walk_attacked)
         if (i == 0)
             cr_assert_null(crucible__envelope__unpack(NULL, len, env));
     }
-    /* a length past the end, one of 2^32, a varint of 11 bytes */
-    n = s_tw_key(rec, 1, 2);
-    rec[n++] = 100, rec[n++] = 'x';
-    S_TW(1);
-    n = s_tw_key(rec, 1, 2);
-    n += s_tw_varint(rec + n, (uint64_t)1 << 32);
-    S_TW(1);
-    n = s_tw_key(rec, 7, 0);
-    memset(rec + n, 0xff, 10), n += 10;
-    rec[n++] = 1;
-    S_TW(1);
-    cr_assert_null(crucible__envelope__unpack(NULL, len, env));
-    /* an unknown field, a field numbered 0: protobuf-c keeps or refuses them */
-    n = s_tw_key(rec, 99, 0);
-    rec[n++] = 5;
-    S_TW(1);
-    n = 0;
-    rec[n++] = 0x80, rec[n++] = 0x00, rec[n++] = 1; /* field 0, padded tag */
-    S_TW(1);
+    s_malformed_left(s_tw_wrap, s_tw_check, 1, 7);
     /* out of range, as protobuf-c reads them: a uint32 of 2^40 keeps its low
      * 32 bits, status -1 (10 bytes), a bool of 2 */
     n = s_tw_key(rec, 7, 0);
@@ -1148,6 +1195,31 @@ Test(wire, result_walk_attacked)
     cr_wire_arena_trim();
 }
 
+/* A copy of the len bytes of b in m (room for len + 8) with one to three
+ * random edits: a byte flipped, the rest cut, a byte inserted. Returns the
+ * copy's length. */
+static size_t s_damage(uint8_t *m, const uint8_t *b, size_t len, unsigned *seed)
+{
+    memcpy(m, b, len);
+    size_t ml = len;
+    int edits = 1 + (int)(rand_r(seed) % 3);
+    for (int e = 0; e < edits; e++) {
+        size_t at = (size_t)rand_r(seed) % ml;
+        switch (rand_r(seed) % 3) {
+        case 0: m[at] = (uint8_t)rand_r(seed); break;
+        case 1: ml = at + 1; break;
+        default:
+            if (ml < len + 8) {
+                memmove(m + at + 1, m + at, ml - at);
+                m[at] = (uint8_t)rand_r(seed);
+                ml++;
+            }
+            break;
+        }
+    }
+    return ml;
+}
+
 /* Random damage to a rich Result (bytes flipped, cut, inserted): whatever
  * the walk takes, protobuf-c decodes to the same envelope. */
 Test(wire, result_walk_matches_protobuf_c_on_damaged_bytes)
@@ -1174,23 +1246,7 @@ Test(wire, result_walk_matches_protobuf_c_on_damaged_bytes)
     unsigned seed = 20;
     int taken = 0;
     for (int i = 0; i < 20000; i++) {
-        memcpy(m, b, len);
-        size_t ml = len;
-        int edits = 1 + (int)(rand_r(&seed) % 3);
-        for (int e = 0; e < edits; e++) {
-            size_t at = (size_t)rand_r(&seed) % ml;
-            switch (rand_r(&seed) % 3) {
-            case 0: m[at] = (uint8_t)rand_r(&seed); break;
-            case 1: ml = at + 1; break;
-            default:
-                if (ml < len + 8) {
-                    memmove(m + at + 1, m + at, ml - at);
-                    m[at] = (uint8_t)rand_r(&seed);
-                    ml++;
-                }
-                break;
-            }
-        }
+        size_t ml = s_damage(m, b, len, &seed);
         taken += s_tw_check(m, ml) == 0;
     }
     cr_assert_gt(taken, 100); /* damage in a string's bytes still parses */
@@ -1291,4 +1347,290 @@ Test(wire, tiny_messages_keep_their_parts)
     cr_wire_free(&out);
     cr_wire_arena_trim();
     s_unpair(ctx, a, b);
+}
+
+/* ---- the walk that decodes a client's Submit (cr__wire_submit_walk) ---- */
+
+/* The walk's verdict on data, checked against protobuf-c's decode of the
+ * same bytes: when the walk takes a message, protobuf-c decodes it too, the
+ * two envelopes pack to the same bytes once protobuf-c's sources are left
+ * out (the walk leaves them out), and each job's bytes the walk gives
+ * decode to protobuf-c's job, source included. Returns the walk's rc. */
+static int s_sw_check(const uint8_t *data, size_t len)
+{
+    size_t n = cr_wire_submit_jobs(data, len);
+    const uint8_t *spec[16];
+    size_t slen[16];
+    cr_assert_leq(n, 16);
+    Crucible__Envelope *w = NULL;
+    int rc = cr__wire_submit_walk(data, len, n, &w, spec, slen);
+    Crucible__Envelope *pc = s_walk_taken(rc, w, data, len);
+    if (!pc)
+        return rc;
+    cr_assert_eq(pc->body_case, CRUCIBLE__ENVELOPE__BODY_SUBMIT);
+    cr_assert_eq(w->submit->n_jobs, pc->submit->n_jobs);
+    for (size_t i = 0; i < n; i++) {
+        Crucible__JobSpec *back = crucible__job_spec__unpack(NULL, slen[i], spec[i]);
+        cr_assert_not_null(back);
+        Crucible__JobSpec *want = pc->submit->jobs[i];
+        s_packs_alike(&back->base, &want->base, "a job's bytes are not protobuf-c's job");
+        crucible__job_spec__free_unpacked(back, NULL);
+        if (want->source != protobuf_c_empty_string)
+            free(want->source);
+        want->source = (char *)protobuf_c_empty_string;
+    }
+    s_packs_alike(&w->base, &pc->base, "the walk decoded other values than protobuf-c");
+    crucible__envelope__free_unpacked(pc, NULL);
+    cr_wire_free(&w);
+    cr_assert_null(w);
+    return 0;
+}
+
+/* A Submit with every field the walk reads set, packed into *b. */
+static void s_sw_rich(uint8_t **b, size_t *len)
+{
+    static Crucible__TaskBundle tb[2];
+    static Crucible__TaskBundle *tbs[2];
+    static Crucible__JobSpec j[3];
+    static Crucible__JobSpec *jp[3];
+    static Crucible__JobOptions o;
+    for (int i = 0; i < 2; i++) {
+        crucible__task_bundle__init(&tb[i]);
+        tb[i].name = i ? "scan" : "vector_add";
+        tb[i].task_json = "{\"name\": \"x\"}";
+        tb[i].reference_source = "int main(void) { return 0; }";
+        tb[i].hash = "abc123";
+        tbs[i] = &tb[i];
+    }
+    for (int i = 0; i < 3; i++) {
+        crucible__job_spec__init(&j[i]);
+        j[i].job_id = i == 0 ? "j0" : i == 1 ? "job-with-a-longer-id" : "j2";
+        j[i].task = i == 1 ? "scan" : "vector_add";
+        j[i].source = i == 1 ? "" : "__global__ void k() {}";
+        j[i].group_id = i == 2 ? "" : "g1";
+        j[i].sample_index = i == 0 ? UINT32_MAX : (uint32_t)i * 300;
+        j[i].turn = (uint32_t)i;
+        jp[i] = &j[i];
+    }
+    crucible__job_options__init(&o);
+    o.time_budget_s = 0.5;
+    o.reward = "speedup";
+    o.max_attempts = 3;
+    Crucible__Submit sub = CRUCIBLE__SUBMIT__INIT;
+    sub.batch_id = "batch-9";
+    sub.n_tasks = 2;
+    sub.tasks = tbs;
+    sub.n_jobs = 3;
+    sub.jobs = jp;
+    sub.options = &o;
+    sub.subscribe = 1;
+    sub.record_batches = 1;
+    Crucible__Envelope env = CRUCIBLE__ENVELOPE__INIT;
+    env.body_case = CRUCIBLE__ENVELOPE__BODY_SUBMIT;
+    env.submit = &sub;
+    cr_assert_eq(cr_wire_pack(&env, b, len), 0);
+}
+
+/* An envelope {version 1, submit {the len bytes of body}} in out. */
+static size_t s_sw_wrap(uint8_t *out, const uint8_t *body, size_t len)
+{
+    size_t o = s_tw_key(out, 1, 0);
+    o += s_tw_varint(out + o, 1);
+    o += s_tw_key(out + o, CRUCIBLE__ENVELOPE__BODY_SUBMIT, 2);
+    o += s_tw_varint(out + o, len);
+    memcpy(out + o, body, len);
+    return o + len;
+}
+
+/* A Submit {batch_id "b", jobs {the len bytes of job}} in out. */
+static size_t s_sw_one_job(uint8_t *out, const uint8_t *job, size_t len)
+{
+    uint8_t sub[512];
+    size_t s = s_tw_key(sub, 1, 2);
+    sub[s++] = 1, sub[s++] = 'b';
+    s += s_tw_key(sub + s, 3, 2);
+    s += s_tw_varint(sub + s, len);
+    memcpy(sub + s, job, len);
+    return s_sw_wrap(out, sub, s + len);
+}
+
+/* Every field the walk reads decodes as protobuf-c decodes it, each job's
+ * bytes are the job as sent, and the decoded Submit is one block that
+ * cr_wire_free gives back (the ASan build checks that nothing is left). */
+Test(wire, submit_walk_decodes_as_protobuf_c)
+{
+    uint8_t *b = NULL;
+    size_t len = 0;
+    s_sw_rich(&b, &len);
+    cr_assert_eq(s_sw_check(b, len), 0);
+    const uint8_t *spec[3];
+    size_t slen[3];
+    Crucible__Envelope *w = NULL;
+    cr_assert_eq(cr__wire_submit_walk(b, len, 3, &w, spec, slen), 0);
+    Crucible__Submit *s = w->submit;
+    cr_assert_str_eq(s->batch_id, "batch-9");
+    cr_assert_eq(s->n_tasks, 2);
+    cr_assert_str_eq(s->tasks[1]->name, "scan");
+    cr_assert_str_eq(s->jobs[1]->job_id, "job-with-a-longer-id");
+    cr_assert_eq(s->jobs[0]->sample_index, UINT32_MAX);
+    cr_assert_str_eq(s->jobs[0]->group_id, "g1");
+    cr_assert_str_eq(s->jobs[2]->group_id, "");
+    cr_assert_str_eq(s->jobs[0]->source, ""); /* left out */
+    cr_assert(s->options && s->options->max_attempts == 3);
+    cr_assert_str_eq(s->options->reward, "speedup");
+    cr_assert(s->subscribe && s->record_batches);
+    cr_assert(!cr_wire_in_arena(w));
+    cr_wire_free(&w);
+    /* the count must be the Submit's: one job more or less is left */
+    cr_assert_eq(cr__wire_submit_walk(b, len, 2, &w, spec, slen), 1);
+    cr_assert_null(w);
+    cr_assert_eq(cr__wire_submit_walk(b, len, 4, &w, spec, slen), 1);
+    cr_assert_null(w);
+    /* several live at once, freed in any order */
+    Crucible__Envelope *ws[3];
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(cr__wire_submit_walk(b, len, 3, &ws[i], spec, slen), 0);
+    cr_wire_free(&ws[1]);
+    cr_wire_free(&ws[0]);
+    cr_wire_free(&ws[2]);
+    free(b);
+}
+
+/* Hostile bytes: whatever the walk does not take whole is left to
+ * protobuf-c (1), never half-decoded; the last of a scalar or string given
+ * twice wins, as in protobuf-c. */
+Test(wire, submit_walk_attacked)
+{
+    uint8_t job[256], env[1024];
+    size_t n, len;
+    Crucible__Envelope *w = NULL;
+    const uint8_t *spec[4];
+    size_t slen[4];
+#define S_SW(expect) S_WALK_CASE(s_sw_one_job, s_sw_check, job, expect)
+    /* duplicates: job_id "a" then "b", turn 1 then 7: the last wins */
+    n = s_given_twice(job, 1, 6);
+    S_SW(0);
+    cr_assert_eq(cr__wire_submit_walk(env, len, 1, &w, spec, slen), 0);
+    cr_assert_str_eq(w->submit->jobs[0]->job_id, "b");
+    cr_assert_eq(w->submit->jobs[0]->turn, 7);
+    cr_wire_free(&w);
+    /* a NUL inside a string ends the C string there, for both */
+    n = s_tw_key(job, 1, 2);
+    job[n++] = 3, job[n++] = 'a', job[n++] = 0, job[n++] = 'b';
+    S_SW(0);
+    /* a source given twice (s_strip_sources refuses it too), and as a varint */
+    n = 0;
+    for (int i = 0; i < 2; i++) {
+        n += s_tw_key(job + n, 3, 2);
+        job[n++] = 1, job[n++] = 'x';
+    }
+    S_SW(1);
+    n = s_tw_key(job, 3, 0);
+    job[n++] = 1;
+    S_SW(1);
+    cr_assert_null(crucible__envelope__unpack(NULL, len, env));
+    /* wrong wire types on the job's known fields */
+    const int wrong[][2] = {{1, 0}, {2, 5}, {4, 1}, {5, 2}, {6, 1}};
+    for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+        n = s_typed_field(job, (uint32_t)wrong[i][0], wrong[i][1]);
+        S_SW(1);
+        cr_assert_null(crucible__envelope__unpack(NULL, len, env), "field %d", wrong[i][0]);
+    }
+    s_malformed_left(s_sw_one_job, s_sw_check, 1, 5);
+    /* out of range, as protobuf-c reads it: a uint32 of 2^40 keeps its low
+     * 32 bits */
+    n = s_tw_key(job, 5, 0);
+    n += s_tw_varint(job + n, ((uint64_t)1 << 40) | 9);
+    S_SW(0);
+    cr_assert_eq(cr__wire_submit_walk(env, len, 1, &w, spec, slen), 0);
+    cr_assert_eq(w->submit->jobs[0]->sample_index, 9);
+    cr_wire_free(&w);
+    /* every prefix of a rich Submit, truncated anywhere */
+    uint8_t *b = NULL;
+    size_t bl = 0;
+    s_sw_rich(&b, &bl);
+    cr_assert_eq(s_sw_check(b, bl), 0);
+    for (size_t cut = 0; cut < bl; cut++)
+        s_sw_check(b, cut); /* taken only when protobuf-c agrees */
+    free(b);
+    /* the Submit's own fields: options given twice (protobuf-c merges),
+     * a task of bytes that are not a TaskBundle, a bool of 2, an unknown
+     * Submit field, batch_id as a varint */
+    uint8_t sub[256];
+    size_t s = 0;
+    for (int i = 0; i < 2; i++) { /* {max_attempts 3}, then {reward "x"} */
+        s += s_tw_key(sub + s, 4, 2);
+        sub[s++] = i ? 3 : 2;
+        s += s_tw_key(sub + s, i ? 5 : 8, i ? 2 : 0);
+        if (i)
+            sub[s++] = 1, sub[s++] = 'x';
+        else
+            sub[s++] = 3;
+    }
+    len = s_sw_wrap(env, sub, s);
+    cr_assert_eq(s_sw_check(env, len), 1);
+    s = s_tw_key(sub, 2, 2);
+    sub[s++] = 2, sub[s++] = 0x0a, sub[s++] = 9; /* a name longer than its task */
+    len = s_sw_wrap(env, sub, s);
+    cr_assert_eq(s_sw_check(env, len), 1);
+    cr_assert_null(crucible__envelope__unpack(NULL, len, env));
+    s = s_tw_key(sub, 5, 0);
+    sub[s++] = 2;
+    len = s_sw_wrap(env, sub, s);
+    cr_assert_eq(s_sw_check(env, len), 0);
+    cr_assert_eq(cr__wire_submit_walk(env, len, 0, &w, spec, slen), 0);
+    cr_assert(w->submit->subscribe);
+    cr_wire_free(&w);
+    s = s_tw_key(sub, 77, 0);
+    sub[s++] = 1;
+    len = s_sw_wrap(env, sub, s);
+    cr_assert_eq(s_sw_check(env, len), 1);
+    s = s_tw_key(sub, 1, 0);
+    sub[s++] = 1;
+    len = s_sw_wrap(env, sub, s);
+    cr_assert_eq(s_sw_check(env, len), 1);
+    /* envelopes of another shape: a Submit given twice, another body, an
+     * unknown envelope field, the version as bytes */
+    n = s_tw_key(job, 1, 2);
+    job[n++] = 1, job[n++] = 'a';
+    len = s_sw_one_job(env, job, n);
+    memcpy(env + len, env + 2, len - 2); /* the submit field again */
+    cr_assert_eq(s_sw_check(env, len + len - 2), 1);
+    len = s_tw_key(env, CRUCIBLE__ENVELOPE__BODY_HEARTBEAT, 2);
+    env[len++] = 0;
+    cr_assert_eq(s_sw_check(env, len), 1);
+    len = s_sw_one_job(env, job, n);
+    len += s_tw_key(env + len, 77, 0);
+    env[len++] = 1;
+    cr_assert_eq(s_sw_check(env, len), 1);
+    uint8_t good[256];
+    size_t gl = s_sw_one_job(good, job, n);
+    len = s_tw_key(env, 1, 2);
+    env[len++] = 0;
+    memcpy(env + len, good + 2, gl - 2); /* the good one's fields after its version */
+    len += gl - 2;
+    cr_assert_eq(s_sw_check(env, len), 1);
+    cr_assert_eq(s_sw_check(good, gl), 0);
+#undef S_SW
+}
+
+/* Random damage to a rich Submit (bytes flipped, cut, inserted): whatever
+ * the walk takes, protobuf-c decodes to the same envelope. */
+Test(wire, submit_walk_matches_protobuf_c_on_damaged_bytes)
+{
+    uint8_t *b = NULL;
+    size_t len = 0;
+    s_sw_rich(&b, &len);
+    uint8_t *m = malloc(len + 8);
+    unsigned seed = 10;
+    int taken = 0;
+    for (int i = 0; i < 20000; i++) {
+        size_t ml = s_damage(m, b, len, &seed);
+        if (cr_wire_submit_jobs(m, ml) > 16)
+            continue;
+        taken += s_sw_check(m, ml) == 0;
+    }
+    cr_assert_gt(taken, 100); /* damage in a string's bytes still parses */
+    free(m);
+    free(b);
 }
