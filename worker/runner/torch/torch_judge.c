@@ -1142,9 +1142,10 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         S.fb[S.n] = cb.fetch_us;
         S.sa[S.n] = ca.stage_us;
         S.sb[S.n] = cb.stage_us;
-        cr_torch_take_waits(&S.aw[S.n], &S.bw[S.n], ca.run_wait, cb.run_wait);
-        cr_torch_take_waits(&S.fa[S.n], &S.fb[S.n], ca.fetch_wait, cb.fetch_wait);
-        cr_torch_take_waits(&S.sa[S.n], &S.sb[S.n], ca.stage_wait, cb.stage_wait);
+        cr_torch_take_waits(&S.aw[S.n], &S.bw[S.n], ca.run_wait, cb.run_wait,
+                            ca.head_us > 0 ? ca.head_us : 0);
+        cr_torch_take_waits(&S.fa[S.n], &S.fb[S.n], ca.fetch_wait, cb.fetch_wait, 0);
+        cr_torch_take_waits(&S.sa[S.n], &S.sb[S.n], ca.stage_wait, cb.stage_wait, 0);
         S.a[S.n] = J->cuda && ca.evt_us > 0 ? ca.evt_us : ca.run_us;
         S.b[S.n] = J->cuda && cb.evt_us > 0 ? cb.evt_us : cb.run_us;
         cr_stats_online_push(&oa, S.a[S.n]);

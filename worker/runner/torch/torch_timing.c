@@ -41,22 +41,25 @@ double cr_torch_median(const double *v, size_t n)
 }
 
 /* Note 4. A command's wall time holds the executor's way from SIGCONT to
- * its main thread running, and whatever took that thread's core on the way
- * (a compiler): on the H200 30-50 us a command, either side of a pair the
- * longer by up to 11 us (session 19), milliseconds under a compile; in the
- * cross-check that noise hides work on another stream, or makes an honest
- * candidate's events look short. The kernel counts that wait (run_delay),
- * and it is no work of the executor's, so it comes off. The candidate could make its
- * main thread wait on purpose (a thread of its own on that core doing the
- * work meanwhile): its wait is taken off only up to its pair's reference's
- * + CR_TORCH_WAIT_SLACK_US, the most host work it could hide that way. */
-void cr_torch_take_waits(double *wc, double *wr, double wait_c, double wait_r)
+ * its main thread running, and whatever took that thread's core on the way:
+ * on the H200 30-50 us a command, either side of a pair the longer by up to
+ * 11 us (session 19), and milliseconds when a compiler takes the core. The
+ * kernel counts that wait (run_delay), and it is no work of the executor's.
+ * In RUN the GPU spins the judge's head meanwhile (note 5), so a wait within
+ * the head delays nothing (taking it off would add its jitter to the pair);
+ * what is past it comes off, as all of a STAGE's or FETCH's wait does. The
+ * candidate could make its main thread wait on purpose (a thread of its own
+ * on that core doing the work meanwhile): its wait comes off only up to its
+ * pair's reference's + CR_TORCH_WAIT_SLACK_US, the most host work it could
+ * hide that way. */
+void cr_torch_take_waits(double *wc, double *wr, double wait_c, double wait_r, double hidden_us)
 {
     if (wait_c < 0 || wait_r < 0)
         return;
-    double cap = wait_r + CR_TORCH_WAIT_SLACK_US;
-    *wc -= wait_c < cap ? wait_c : cap;
-    *wr -= wait_r;
+    double c = wait_c > hidden_us ? wait_c - hidden_us : 0;
+    double r = wait_r > hidden_us ? wait_r - hidden_us : 0;
+    *wc -= c < r + CR_TORCH_WAIT_SLACK_US ? c : r + CR_TORCH_WAIT_SLACK_US;
+    *wr -= r;
 }
 
 /* Note 4, on a GPU. The harness's own cost of a call is its wall time less

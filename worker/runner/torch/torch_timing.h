@@ -26,12 +26,13 @@ typedef struct {
 } cr_torch_samples_t;
 
 /* A pair's two wall times (a command of each side, *wc the candidate's)
- * less the time each executor's main thread waited for a core in it
- * (cr_exec_wait_us; < 0 unknown: both left as they are). The reference's
- * wait comes off whole; the candidate's only up to its pair's +
+ * less what of each executor's main thread's wait for a core in it
+ * (cr_exec_wait_us; < 0 unknown: both left as they are) is past hidden_us
+ * (RUN's: the head, which the GPU spins meanwhile; 0 for STAGE and FETCH).
+ * The reference's comes off whole; the candidate's only up to its pair's +
  * CR_TORCH_WAIT_SLACK_US (torch_timing.c). */
 #define CR_TORCH_WAIT_SLACK_US 50.0
-void cr_torch_take_waits(double *wc, double *wr, double wait_c, double wait_r);
+void cr_torch_take_waits(double *wc, double *wr, double wait_c, double wait_r, double hidden_us);
 
 /* The median of v[0..n); 0 for none. */
 double cr_torch_median(const double *v, size_t n);
