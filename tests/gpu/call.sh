@@ -185,7 +185,11 @@ PY
         echo "  exit $?" >> "$L"
         grep "candidates (\|status .*expected\|FAIL" "$out/torch-hacks.txt" | cut -c1-300 | tail -14 >> "$L"
         grep -a -h "cross-check\|torch pair\|torch clocks\|RUN host us\|timing: \|job " "$out"/th/worker-w*.log \
-            > "$out/th-pairs.txt" 2> /dev/null ;;
+            > "$out/th-pairs.txt" 2> /dev/null
+        # where each GPU hack row's RUN time went, side by side (tests/gpu/torch_pairs.py)
+        for w in "$out"/th/worker-w*.log; do
+            python3 tests/gpu/torch_pairs.py "$w" 07_ 10_ honest/ 2> /dev/null | sed 's/^/  /' >> "$L"
+        done ;;
     torch-bench) # $CR_BENCH_N KernelBench-format candidates through one worker against the
         # first $CR_BENCH_SEQ_N of them one after another as KernelBench's script does
         # (tests/gpu/torch_bench.py; an extension's compile is ~70 s of nvcc on each side)

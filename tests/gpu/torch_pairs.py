@@ -2,7 +2,7 @@
 """Where a GPU torch job's times went, from a worker's log at debug level with
 CR_TORCH_TRACE=1 (tests/gpu/call.sh's torch-ex and torch-hacks-gpu parts keep
 it): per job its verdict, the cross-check's "missed" quartiles (torch_timing.c),
-and medians over its pairs of each side's RUN pieces on one clock
+and medians over its timed pairs of each side's RUN pieces on one clock
 (CLOCK_MONOTONIC: the judge's "torch clocks" line, the harness's trace line):
 
   wake      the judge letting RUN run (before its SIGCONT) to the harness seeing it
@@ -29,6 +29,7 @@ CLOCKS = re.compile(r"torch clocks us: pair (\d+): candidate RUN let run ([\d.]+
                     r"([\d.]+); reference RUN let run ([\d.]+), seen done ([\d.]+)")
 PAIR = re.compile(r"torch pair (\d+): .*RUN's waits for a core (-?[\d.]+) / (-?[\d.]+)")
 PARTS = ("wake", "span", "back", "seen", "wait")
+WARMUP = 3  # torch_judge.c's S_WARMUP: the first pairs, untimed
 
 
 def jobs(lines):
@@ -45,6 +46,9 @@ def jobs(lines):
             waits[int(m.group(1))] = (float(m.group(2)), float(m.group(3)))
             continue
         m = CLOCKS.search(line)
+        if m and len(pend) == 2 and int(m.group(1)) < WARMUP:
+            pend = {}
+            continue
         if m and len(pend) == 2:
             i = int(m.group(1))
             c0, cd, r0, rd = (float(g) for g in m.groups()[1:])
