@@ -466,7 +466,8 @@ static int s_settle(cr_exec_t *x, int64_t t0, int64_t c0, double *us)
     x->last_t0 = t0;
     x->last_td = td;
     /* before the stop: waits that ended in the window (a wait is counted
-     * when the thread gets its core), none of the stop's own */
+     * when the thread gets its core), none of the stop's own; the read is a
+     * few microseconds more between done and the stop (note 3) */
     int64_t w1 = x->wait0 >= 0 ? s_wait_ns(x) : -1;
     x->wait_us = w1 >= x->wait0 && x->wait0 >= 0 ? (double)(w1 - x->wait0) / 1e3 : -1;
     int rc = s_freeze(x);
