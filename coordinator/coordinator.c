@@ -3512,12 +3512,17 @@ int cr_coordinator_run(cr_coordinator_t *c)
         /* dispatch: after the commit, so that a worker hears its result is
          * safe before (or in the same message as) the job that takes the
          * freed credit */
-        if (c->dispatch_due) {
+        int late = s_readable(c->clients);
+        if (c->dispatch_due || late) {
             /* its own transaction, a read one: an assignment writes nothing
              * (store.c, "Memory and log") but reads its job's spec, and one
              * read transaction for the phase costs one WAL lock instead of
-             * one per job; the rare record made here commits with it */
+             * one per job; the rare record made here commits with it, and
+             * so do the steps of a Submit that came during the commit
+             * (s_late_submits), whose jobs this dispatch then hands out */
             s_turn_begin(c);
+            if (late)
+                s_late_submits(c, t0);
             s_phase_dispatch(c);
             s_turn_end(c);
             s_turn_mark(c, &t0, "dispatch");
