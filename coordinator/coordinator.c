@@ -3408,34 +3408,6 @@ void cr_coordinator_stop(cr_coordinator_t *c)
     atomic_store(&c->stop, 1);
 }
 
-/* 1 when sock has a message to read now (ZMQ_EVENTS), without waiting. */
-static int s_readable(void *sock)
-{
-    int events = 0;
-    size_t len = sizeof events;
-    return zmq_getsockopt(sock, ZMQ_EVENTS, &events, &len) == 0 && (events & ZMQ_POLLIN);
-}
-
-/* The clients' messages that came while the turn that began at t0 read the
- * workers' results, and the intake of their Submits, in that turn, before
- * its commit: a client waits for each SubmitAck before it sends the next
- * Submit, which mostly arrives while the turn reads results; read only at
- * the next turn's start it waited for this turn's commit (that of the last
- * Submit's records, the largest of the cycle) and dispatch, and its jobs
- * reached the workers a turn later still. Now its SubmitAck leaves with
- * this turn's commit and its jobs with this turn's dispatch. Only in a
- * turn not a quarter through its bound, so that the turn, a large
- * Submit's decode and the intake's step included, keeps it (s_intake_phase
- * leaves the intake out of a turn half through). */
-static void s_late_submits(cr_coordinator_t *c, int64_t t0)
-{
-    if (cr_time_mono_ms() - t0 >= CR_COORD_TURN_BOUND_MS / 4 || !s_readable(c->clients))
-        return;
-    s_phase_socket(c, c->clients, "client", s_on_client_msg,
-                   cr_time_mono_ms() + CR_COORD_PHASE_MS / 3, 0);
-    s_intake_phase(c, t0);
-}
-
 int cr_coordinator_run(cr_coordinator_t *c)
 {
     cr_store_counts_t counts = {0};
@@ -3489,8 +3461,6 @@ int cr_coordinator_run(cr_coordinator_t *c)
                            now + CR_COORD_PHASE_MS < until ? now + CR_COORD_PHASE_MS : until,
                            CR_COORD_MIN_READ);
         }
-        /* a Submit that came while the turn read the workers' results */
-        s_late_submits(c, t0);
         /* metrics scrapes */
         for (int k = 2; k < 2 + nm; k++)
             if (items[k].revents) {
@@ -3512,17 +3482,12 @@ int cr_coordinator_run(cr_coordinator_t *c)
         /* dispatch: after the commit, so that a worker hears its result is
          * safe before (or in the same message as) the job that takes the
          * freed credit */
-        int late = s_readable(c->clients);
-        if (c->dispatch_due || late) {
+        if (c->dispatch_due) {
             /* its own transaction, a read one: an assignment writes nothing
              * (store.c, "Memory and log") but reads its job's spec, and one
              * read transaction for the phase costs one WAL lock instead of
-             * one per job; the rare record made here commits with it, and
-             * so do the steps of a Submit that came during the commit
-             * (s_late_submits), whose jobs this dispatch then hands out */
+             * one per job; the rare record made here commits with it */
             s_turn_begin(c);
-            if (late)
-                s_late_submits(c, t0);
             s_phase_dispatch(c);
             s_turn_end(c);
             s_turn_mark(c, &t0, "dispatch");
