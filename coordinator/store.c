@@ -402,6 +402,8 @@ struct cr_store {
     s_job_t **jobs;              /* owned hash of live jobs by (batch, job id) */
     size_t njobs;                /* live jobs */
     size_t capjobs;              /* buckets, a power of two */
+    s_job_t *hot;                /* the job s_job_find found last (one of the hash), or NULL:
+                                    a result's check and its completion look the same job up */
     s_job_t **old;               /* owned: the table being retired while it grows, or NULL */
     size_t capold;               /* its buckets */
     size_t old_pos;              /* its next bucket to move */
@@ -593,16 +595,20 @@ static void s_rehash_step(cr_store_t *s, size_t buckets)
 
 static s_job_t *s_job_find(cr_store_t *s, const char *batch_id, const char *job_id)
 {
+    s_job_t *hot = s->hot;
+    if (hot && batch_id && job_id && strcmp(hot->job_id, job_id) == 0 &&
+        strcmp(hot->batch->id, batch_id) == 0)
+        return hot;
     s_batch_t *b = batch_id ? s_batch_find(s, batch_id) : NULL;
     if (!b || !job_id || !s->capjobs)
         return NULL;
     uint64_t h = s_job_hash(b, job_id);
     for (s_job_t *j = s->jobs[h & (s->capjobs - 1)]; j; j = j->hnext)
         if (j->hash == h && j->batch == b && strcmp(j->job_id, job_id) == 0)
-            return j;
+            return s->hot = j;
     for (s_job_t *j = s->old ? s->old[h & (s->capold - 1)] : NULL; j; j = j->hnext)
         if (j->hash == h && j->batch == b && strcmp(j->job_id, job_id) == 0)
-            return j;
+            return s->hot = j;
     return NULL;
 }
 
@@ -627,6 +633,8 @@ static int s_jobs_grow(cr_store_t *s)
 
 static void s_hash_del(cr_store_t *s, s_job_t *j)
 {
+    if (s->hot == j)
+        s->hot = NULL;
     s_job_t **heads[2] = {&s->jobs[j->hash & (s->capjobs - 1)],
                           s->old ? &s->old[j->hash & (s->capold - 1)] : NULL};
     for (int t = 0; t < 2; t++)
@@ -804,6 +812,8 @@ static void s_job_free(s_job_t *j)
 /* s_job_free, keeping the count of cached spec bytes. */
 static void s_job_release(cr_store_t *s, s_job_t *j)
 {
+    if (s->hot == j)
+        s->hot = NULL;
     if (j && j->spec)
         s->spec_bytes -= j->spec_len;
     s_job_free(j);
