@@ -31,9 +31,7 @@
 #               logs in their own folder, so one call can run several sets; $CR_TORCH_TIMEOUT, default 200 s, bounds them), then
 #               do_bench against the honest GPU ones (their extensions built 8 at a time
 #               first, $CR_DOBENCH_PREBUILD at a time; at most $CR_DOBENCH_TIMEOUT s, 240;
-#               CR_TORCH_DOBENCH=0 skips it); $CR_TORCH_RSE is the jobs' --rse-target (0.01);
-#               CRUCIBLE_TORCH_DIAG=1 has the judge take four timing variants in turn
-#               (torch_judge.c, s_diag_t: its "torch diag" lines in pairs.txt)
+#               CR_TORCH_DOBENCH=0 skips it); $CR_TORCH_RSE is the jobs' --rse-target (0.01)
 #   torch-hacks-gpu  the torch hack suite's GPU rows (tests/hacks/torch-gpu), after torch-ex
 #   torch-bench $CR_BENCH_N (64) KernelBench-format candidates through one worker against the
 #               first $CR_BENCH_SEQ_N (2) one after another, KernelBench's way: evals/min, ratio
@@ -147,7 +145,7 @@ for part in "$@"; do
             2> /dev/null | cut -c1-300 | head -200 > "$out/$t/errors.txt"
         # the timing cross-check's figures, a job's and a pair's (torch_judge.c), beside the
         # compiles that ran then: what the next look at a false timing_mismatch needs
-        grep -a "cross-check\|torch pair\|torch clocks\|torch diag\|RUN host us\|timing: \|compile\|job \|verdict" \
+        grep -a "cross-check\|torch pair\|torch clocks\|RUN host us\|timing: \|compile\|job \|verdict" \
             "$out/$t/ex/logs/worker-w0.log" 2> /dev/null > "$out/$t/pairs.txt"
         # where a GPU RUN's host time goes (crucible_torch.py's CR_TORCH_TRACE lines)
         python3 - "$out/$t/ex/logs/worker-w0.log" >> "$L" 2>&1 <<'PY'

@@ -364,8 +364,6 @@ class Executor:
         # (the judge's log at debug): where the way from the start event to the
         # first launch goes (docs/torch.md §4, the judge's head)
         self.trace = os.environ.get("CR_TORCH_TRACE") == "1"
-        tail = os.environ.get("CR_TORCH_TAIL", "")  # kernels a tailed RUN queues (diagnostics)
-        self.tail_n = min(256, int(tail)) if tail.isdigit() else 32
         self.run_clocks = None  # the last GPU RUN's clocks, for FETCH's _run_figures
         self.last_cmd = (0, 0)  # the last command's CLOCK_MONOTONIC ns: seen, done (_serve)
         self.clock = time.perf_counter_ns
@@ -533,11 +531,10 @@ class Executor:
         if sub == T_STAGE:
             self._stage(nargs)
         elif sub == T_RUN:
-            v = struct.unpack_from("<I", self.ctl.arg(1)[2], 0)[0] if nargs > 1 else 0
-            base = v & 1
+            base = nargs > 1 and struct.unpack_from("<I", self.ctl.arg(1)[2], 0)[0] == 1
             if base and self.baseline is None:
                 raise _Fail(R_RUNTIME, "RUN of a baseline this executor has not compiled")
-            self._run(self.baseline if base else self.model, tail=bool(v & 2))
+            self._run(self.baseline if base else self.model)
         elif sub == T_FETCH:
             self._fetch(nargs)
         else:
@@ -590,7 +587,7 @@ class Executor:
             self.sync()
         return self.ev
 
-    def _run(self, model, tail=False):
+    def _run(self, model):
         torch = self.torch
         struct.pack_into("<d", self.ctl.rw, EVT_OFF, -1.0)
         self.run_clocks = None
@@ -608,9 +605,6 @@ class Executor:
                 t2 = clock()
                 self.record(b)
                 t3 = clock()
-                if tail:  # diagnostics (torch_judge.c, CRUCIBLE_TORCH_DIAG): work queued behind
-                    for _ in range(self.tail_n):
-                        self.tick(1)
                 self.sync()  # device-wide: work on other streams counts
                 self.run_clocks = (t0, t1, t2, t3, clock())  # the figures: FETCH's
             else:

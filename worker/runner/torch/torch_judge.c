@@ -564,7 +564,6 @@ static int s_cmd(cr_exec_t *x, uint32_t sub, void *const *bufs, int nb, int valu
 typedef struct {
     double head_us;                 /* in: the judge's spin before RUN; < 0 no head */
     int baseline;                   /* in: run the reference's compiled baseline */
-    int tail;                       /* in: queue work behind the end event (diagnostics) */
     double stage_us, run_us, fetch_us;
     double evt_us, host_us;         /* the executor's event time and host time; < 0 none */
     double probe_us;                /* the judge's idle probe after FETCH (in run_us too) */
@@ -592,8 +591,7 @@ static int s_run(const s_judge_t *J, cr_exec_t *x, const unsigned char *spec, vo
     if (rc == 0 && c && c->head_us >= 0 && J->env->head_queue(c->head_us, msg, len) != 0)
         rc = -EIO;
     if (rc == 0)
-        rc = s_cmd(x, CR_TORCH_RUN, NULL, 0, c ? (c->baseline ? 1 : 0) | (c->tail ? 2 : 0) : 0,
-                   c ? &c->run_us : NULL, msg, len);
+        rc = s_cmd(x, CR_TORCH_RUN, NULL, 0, c && c->baseline, c ? &c->run_us : NULL, msg, len);
     if (rc == 0 && c) {
         c->freeze_us = cr_exec_freeze_us(x);
         c->run_wait = cr_exec_wait_us(x);
@@ -622,45 +620,6 @@ static int s_run(const s_judge_t *J, cr_exec_t *x, const unsigned char *spec, vo
         c->probe_us = pu;
     }
     return rc;
-}
-
-/* Diagnostics (CRUCIBLE_TORCH_DIAG=1; docs/torch.md §4): the timed pairs take
- * four variants in turn, bit 0 work queued behind RUN's end event (the
- * harness's CR_TORCH_TAIL one-cycle kernels), bit 1 a head sized from both
- * executors' host times, not the reference's alone; each variant's medians
- * are logged at the job's end. The job's reported times mix the four. */
-typedef struct {
-    double *v[4][3]; /* per variant: candidate events, reference events, missed */
-    size_t n[4];
-} s_diag_t;
-
-static int s_diag_on(void)
-{
-    const char *e = getenv("CRUCIBLE_TORCH_DIAG");
-    return e && !strcmp(e, "1");
-}
-
-/* A pair's events and what the candidate's missed (its walls, waits off). */
-static void s_diag_push(s_diag_t *d, int v, double evt_a, double evt_b, double missed)
-{
-    if (!d->v[0][0])
-        return;
-    size_t k = d->n[v]++;
-    d->v[v][0][k] = evt_a;
-    d->v[v][1][k] = evt_b;
-    d->v[v][2][k] = missed;
-}
-
-static void s_diag_log(s_diag_t *d)
-{
-    for (int v = 0; v < 4 && d->v[0][0]; v++)
-        if (d->n[v])
-            cr_info("torch diag: variant %d (tail %d, head from %s): %zu pairs; candidate "
-                    "events %.3f us, reference events %.3f us, missed %.1f us (medians)", v,
-                    v & 1, v & 2 ? "both" : "the reference", d->n[v],
-                    cr_torch_median(d->v[v][0], d->n[v]), cr_torch_median(d->v[v][1], d->n[v]),
-                    cr_torch_median(d->v[v][2], d->n[v]));
-    free(d->v[0][0]);
 }
 
 /* ---------------------------------------------------------------- inputs (note 2) */
@@ -979,7 +938,6 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
     void *data[S_POOL][S_MAX_T], *slot_in[S_POOL][S_MAX_T], *slot_out[S_POOL][S_MAX_T];
     void *rin[S_MAX_T], *rout[S_MAX_T], *cur[S_MAX_T] = {0};
     cr_torch_samples_t S = {0};
-    s_diag_t dg = {0};
     char msg[S_MSG] = "";
     int rc = -ENOMEM;
     memset(data, 0, sizeof data);
@@ -1018,14 +976,7 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
     S.sb = S.sa + CR_JUDGE_MAX_SAMPLES;
     S.head = S.sb + CR_JUDGE_MAX_SAMPLES;
     double span[CR_TORCH_HEAD_KEEP], head = CR_TORCH_HEAD_START_US;
-    double cspan[CR_TORCH_HEAD_KEEP], chead = CR_TORCH_HEAD_START_US; /* diagnostics */
-    size_t nspan = 0, ncspan = 0;
-    if (J->head && s_diag_on()) {
-        double *m = malloc(12 * CR_JUDGE_MAX_SAMPLES * sizeof *m);
-        for (int v = 0; m && v < 4; v++)
-            for (int w = 0; w < 3; w++)
-                dg.v[v][w] = m + (3 * v + w) * CR_JUDGE_MAX_SAMPLES;
-    }
+    size_t nspan = 0;
     s_new_case(J);
     for (int s = 0; s < S_POOL; s++)
         if (s_draw(J, 0, CR_JUDGE_SET_TIMED + (uint32_t)s, data[s]) ||
@@ -1055,10 +1006,7 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         s_perturb(J, cur, &perturb, 0);
         s_put_inputs(J, slot_in[k], cur);
         s_poison(J, slot_out[k]);
-        int dv = dg.v[0][0] && !warm ? (int)(q % 4) : 0;
-        s_call_t ca = {.head_us = !J->head ? -1 : dv & 2 && chead > head ? chead : head,
-                       .tail = dv & 1},
-                 cb = ca;
+        s_call_t ca = {.head_us = J->head ? head : -1}, cb = ca;
         cb.baseline = J->task->compile_mode != NULL; /* the reference's side of each pair */
         rc = s_run(J, J->cand, J->spec_cand, slot_in[k], slot_out[k], &ca, msg, sizeof msg);
         if (rc == CR_E_EXEC && cr_exec_fault_ptr(J->cand)) {
@@ -1103,11 +1051,6 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
                 span[nspan++ % CR_TORCH_HEAD_KEEP] = h;
             if (nspan)
                 head = cr_torch_head_next(span, nspan < CR_TORCH_HEAD_KEEP ? nspan : CR_TORCH_HEAD_KEEP);
-            if (dg.v[0][0] && ca.host_us >= 0 && ca.host_us < 1e6) {
-                cspan[ncspan++ % CR_TORCH_HEAD_KEEP] = ca.host_us;
-                chead = cr_torch_head_next(cspan, ncspan < CR_TORCH_HEAD_KEEP ? ncspan
-                                                                             : CR_TORCH_HEAD_KEEP);
-            }
             S.head[S.n] = used;
         }
         if (J->cuda)
@@ -1150,8 +1093,6 @@ static int s_time(s_judge_t *J, Crucible__RewardRecord *rec)
         S.b[S.n] = J->cuda && cb.evt_us > 0 ? cb.evt_us : cb.run_us;
         cr_stats_online_push(&oa, S.a[S.n]);
         cr_stats_online_push(&ob, S.b[S.n]);
-        s_diag_push(&dg, dv, ca.evt_us, cb.evt_us,
-                    (S.aw[S.n] - ca.evt_us) - (S.bw[S.n] - cb.evt_us));
         S.n++;
         double el = (double)(cr_time_mono_ns() - ts) / 1e9;
         int enough = S.n >= CR_JUDGE_MIN_SAMPLES;
@@ -1195,7 +1136,6 @@ out:;
     }
     rc = 0;
 fail:
-    s_diag_log(&dg);
     for (int s = 0; s < S_POOL; s++)
         s_free_all(data[s], J->nbuf);
     s_free_all(cur, J->nbuf);

@@ -12,9 +12,8 @@
  *          the device; the L2 flushed, unless the load request said
  *          "judge_flush": the judge's head flushes it). Its time is held to
  *          the reference's: work done there is counted (torch_judge.c note 4).
- *   RUN    calls forward() on them (argument 1 a u32: bit 0 the reference's
- *          torch.compile baseline's, made at LOAD; bit 1 work queued behind the
- *          end event, diagnostics only); on a GPU between two events and a
+ *   RUN    calls forward() on them (with a value 1 in argument 1, the
+ *          reference's torch.compile baseline's, made at LOAD); on a GPU between two events and a
  *          device-wide synchronise, the events' time to be written at
  *          CR_TORCH_EVT_OFF by FETCH (the executor's claim, which the judge
  *          accepts only inside its own wall-clock measure), and how many calls
